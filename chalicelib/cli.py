@@ -1,0 +1,67 @@
+"""Admin command line (decisions §1).
+
+    python -m chalicelib.cli create-table
+    python -m chalicelib.cli create-account --id ID [--name NAME] [--token SECRET]
+    python -m chalicelib.cli create-token --account ID
+    python -m chalicelib.cli revoke-token --account ID --token-id ID
+
+create-account and create-token print the new token as their last line.
+"""
+import argparse
+import sys
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from .domain.errors import ServiceError
+from .service import accounts
+from .store import table
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m chalicelib.cli", description="Supplier Ordering Service admin")
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("create-table", help="create the DynamoDB table if it does not exist")
+    account = commands.add_parser("create-account", help="create an account and print a supplier token")
+    account.add_argument("--id", required=True)
+    account.add_argument("--name")
+    account.add_argument("--token", help="register this secret as the supplier token (development)")
+    token = commands.add_parser("create-token", help="create a supplier token for an account")
+    token.add_argument("--account", required=True)
+    revoke = commands.add_parser("revoke-token", help="revoke a token by its id")
+    revoke.add_argument("--account", required=True)
+    revoke.add_argument("--token-id", required=True)
+    return parser
+
+
+def run(argv: list[str]) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "create-table":
+        created = table.create_table()
+        print(f"table {table.name()} {'created' if created else 'already exists'}")
+    elif args.command == "create-account":
+        result = accounts.create_account(args.id, args.name, args.token)
+        print(f"account {args.id} {'created' if result['created'] else 'already exists'}")
+        print(f"supplier token id {result['token_id']}")
+        print(result["token"])
+    elif args.command == "create-token":
+        token_id, secret = accounts.create_supplier_token(args.account)
+        print(f"supplier token id {token_id}")
+        print(secret)
+    elif args.command == "revoke-token":
+        accounts.revoke_token(args.account, args.token_id)
+        print(f"token {args.token_id} revoked")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        return run(sys.argv[1:] if argv is None else argv)
+    except ServiceError as error:
+        print(f"error: {error.detail}" + "".join(f"\n  {e.path}: {e.message}" for e in error.errors), file=sys.stderr)
+    except (ClientError, BotoCoreError) as error:
+        print(f"error: DynamoDB call failed: {error}", file=sys.stderr)
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,152 @@
+"""Value types shared by every resource: ids, numbers, dates, times of day, delivery rules.
+
+Numbers arrive as int or Decimal (JSON is parsed with parse_float=Decimal) and are kept that way, so what a
+client writes is what it reads back and no float ever reaches DynamoDB.
+"""
+import datetime as dt
+import re
+from decimal import Decimal
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, Strict, ValidationError
+
+from .errors import FieldError, ValidationFailed
+
+ID_PATTERN = r"^[a-zA-Z0-9_-]+$"
+Identifier = Annotated[str, Strict(), Field(min_length=1, max_length=128, pattern=ID_PATTERN)]
+
+
+def is_identifier(value: str | None) -> bool:
+    """The id rule of products, categories and customers, for ids that arrive in a URL."""
+    return bool(value) and len(value) <= 128 and re.fullmatch(ID_PATTERN, value) is not None
+
+
+Text = Annotated[str, Strict(), Field(max_length=2000)]
+ShortText = Annotated[str, Strict(), Field(min_length=1, max_length=256)]
+Cents = Annotated[int, Strict(), Field(ge=0, le=10**12)]
+WholeCount = Annotated[int, Strict(), Field(ge=0, le=10**9)]
+
+_MAX_NUMBER = Decimal(10) ** 12
+_MAX_DECIMALS = 6
+
+
+def _number(value: Any) -> Decimal:
+    # bool is an int in Python; a JSON true is not a number.
+    if isinstance(value, bool) or not isinstance(value, (int, Decimal)):
+        raise ValueError("must be a number")
+    number = Decimal(value)
+    if not number.is_finite() or abs(number) > _MAX_NUMBER:
+        raise ValueError(f"must be a finite number of at most {_MAX_NUMBER:,.0f}")
+    if number.as_tuple().exponent < -_MAX_DECIMALS and number != number.quantize(Decimal(1).scaleb(-_MAX_DECIMALS)):
+        raise ValueError(f"must have at most {_MAX_DECIMALS} decimal places")
+    return number
+
+
+Number = Annotated[Decimal, BeforeValidator(_number)]
+PositiveNumber = Annotated[Decimal, BeforeValidator(_number), Field(gt=0)]
+NonNegativeNumber = Annotated[Decimal, BeforeValidator(_number), Field(ge=0)]
+
+
+def is_whole(number: Decimal) -> bool:
+    return number == number.to_integral_value()
+
+
+def _iso_date(value: str) -> str:
+    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+        raise ValueError("must be a date YYYY-MM-DD")
+    try:
+        dt.date.fromisoformat(value)
+    except ValueError:
+        raise ValueError("is not a calendar date") from None
+    return value
+
+
+def _time_of_day(value: str) -> str:
+    if not re.fullmatch(r"([01]\d|2[0-3]):[0-5]\d", value):
+        raise ValueError("must be a time HH:mm between 00:00 and 23:59")
+    return value
+
+
+IsoDate = Annotated[str, Strict(), AfterValidator(_iso_date)]
+TimeOfDay = Annotated[str, Strict(), AfterValidator(_time_of_day)]
+
+PACKAGING_CODES = frozenset(
+    "AE BA BE BG BH BI BK BM BO BX CA CI CN CR CS CT CU JR NA PA PK PU RO SA TU WA ZZ".split()
+)
+PALLET = "PX"
+
+
+def _packaging_code(value: str) -> str:
+    if value not in PACKAGING_CODES:
+        raise ValueError("is not a known packaging type code (UN/ECE Rec. 21; PX only for bundles)")
+    return value
+
+
+def _bundle_code(value: str) -> str:
+    return value if value == PALLET else _packaging_code(value)
+
+
+PackagingCode = Annotated[str, Strict(), AfterValidator(_packaging_code)]
+BundleCode = Annotated[str, Strict(), AfterValidator(_bundle_code)]
+
+
+class Shape(BaseModel):
+    """Base of every request shape: unknown fields are refused so typos do not pass silently."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class DeliveryRule(Shape):
+    lead_days: Annotated[int, Strict(), Field(ge=0, le=365)]
+    cutoff: TimeOfDay | None = None
+
+
+def _weekday_keys(value: dict) -> dict:
+    wrong = [key for key in value if key not in {"0", "1", "2", "3", "4", "5", "6"}]
+    if wrong:
+        raise ValueError(f"keys must be weekday numbers 0 (Sunday) to 6 (Saturday), not {', '.join(wrong)}")
+    return value
+
+
+DeliveryDays = Annotated[dict[str, DeliveryRule], AfterValidator(_weekday_keys)]
+DeliveryDateOverrides = dict[IsoDate, DeliveryRule]
+DatesWithNoDelivery = Annotated[list[IsoDate], Field(max_length=1000)]
+
+
+def path_of(location: tuple) -> str:
+    """('bundles', 1, 'size') -> 'bundles[1].size'."""
+    path = ""
+    for part in location:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        else:
+            path += f".{part}" if path else str(part)
+    return path or "body"
+
+
+def _message(error: dict) -> str:
+    if error["type"] == "value_error":
+        return str(error["ctx"]["error"]) if "ctx" in error else error["msg"].removeprefix("Value error, ")
+    return error["msg"]
+
+
+def field_errors(error: ValidationError, prefix: tuple = ()) -> list[FieldError]:
+    result = []
+    for item in error.errors(include_url=False):
+        # Drop pydantic's internal step names (function-after[...]) from the path.
+        location = tuple(p for p in item["loc"] if not (isinstance(p, str) and "[" in p and p.endswith("]")))
+        result.append(FieldError(path_of(prefix + location), _message(item)))
+    return result
+
+
+def parse(model: type[BaseModel], data: Any, prefix: tuple = ()):
+    """Validate data against a shape, raising ValidationFailed with every wrong field."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as error:
+        raise ValidationFailed(field_errors(error, prefix)) from None
+
+
+def dump(model: BaseModel) -> dict:
+    """The stored form: only what was given, numbers kept as Decimal/int."""
+    return model.model_dump(exclude_none=True, by_alias=True)

@@ -1,0 +1,177 @@
+"""Scaled pricing (decisions §6).
+
+Pure functions over mappings as they are stored: numbers are ``int`` or
+``Decimal`` (never float) and dates are ISO strings. Amounts are cents for one
+vessel, or for one kilo of a ``kg`` product. Totals are exact; only the unit
+price is rounded, because that is the figure an order item carries.
+
+A *level* is any mapping with optional ``price`` and ``pricing`` keys: a
+product, a customer's pricing or a price group's pricing.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+VOLUME = "VOLUME"
+INCREMENTAL = "INCREMENTAL"
+DIVISIBLE = "DIVISIBLE"
+
+PricePoint = Mapping[str, Any]
+
+
+class NoApplicablePrice(ValueError):
+    """No price point applies to the quantity, so the price is undefined."""
+
+
+def applicable_level(
+    product: Mapping, customer_pricing: Mapping | None, group_pricing: Mapping | None
+) -> Mapping:
+    """The level whose price a customer pays: their own, else their group's, else the product's."""
+    for level in (customer_pricing, group_pricing):
+        if _sets_a_price(level):
+            return level
+    return product
+
+
+def price_points_on(pricing: Mapping, on: dt.date) -> list[PricePoint]:
+    """The points valid on a date: a covering date override, else the base points; sorted by ``from``.
+
+    Overrides may not overlap (validated on write), so the first covering one is the only one.
+    """
+    override = next((o for o in pricing.get("date_overrides") or () if _covers(o, on)), None)
+    points = (override or pricing)["price_points"]
+    return sorted(points, key=lambda point: point["from"])
+
+
+def total_price(pricing: Mapping, quantity: Decimal, on: dt.date) -> Decimal:
+    """The exact total in cents for ``quantity`` units (vessels or kilos) under the pricing's strategy.
+
+    Raises ``NoApplicablePrice`` when no point applies (quantity below the smallest ``from``,
+    or for ``DIVISIBLE`` no positive ``from`` divides it).
+    """
+    quantity = _positive_quantity(quantity)
+    strategy = pricing["strategy"]
+    try:
+        charge = _STRATEGIES[strategy]
+    except KeyError:
+        raise ValueError(f"unknown pricing strategy: {strategy!r}") from None
+    return charge(price_points_on(pricing, on), quantity)
+
+
+def unit_price(level: Mapping, quantity: Decimal, on: dt.date) -> int | None:
+    """The expected price of one unit: total / quantity rounded half up, or the plain ``price``.
+
+    ``pricing`` wins over ``price`` on the same level; ``None`` when the level sets neither.
+    """
+    quantity = _positive_quantity(quantity)
+    pricing = level.get("pricing")
+    if pricing is None:
+        return level.get("price")
+    average = total_price(pricing, quantity, on) / quantity
+    return int(average.quantize(Decimal(1), rounding=ROUND_HALF_UP))
+
+
+def minimum_quantity(product: Mapping, level: Mapping) -> Decimal | None:
+    """The smallest quantity a customer paying ``level`` may order; ``None`` means no minimum.
+
+    ``level`` is the mapping ``applicable_level`` returned: when it *is* the product (identity),
+    the product's own minimum applies; otherwise a customer or group pricing can only raise it.
+    (For a validated product both readings agree, since ``min_order_count`` must equal the
+    smallest positive ``from``.)
+    """
+    own = _product_minimum(product)
+    if level is product:
+        return own
+    return max((m for m in (own, _smallest_positive_from(level)) if m is not None), default=None)
+
+
+# --- strategies: each takes points sorted by ``from`` and a positive Decimal quantity ---
+
+
+def _volume(points: Sequence[PricePoint], quantity: Decimal) -> Decimal:
+    """The highest point reached prices every unit."""
+    return _all_units_at(_highest(p for p in points if p["from"] <= quantity), quantity)
+
+
+def _divisible(points: Sequence[PricePoint], quantity: Decimal) -> Decimal:
+    """The highest ``from`` that divides the quantity evenly prices every unit (0 divides nothing)."""
+    dividing = (p for p in points if p["from"] > 0 and quantity % p["from"] == 0)
+    return _all_units_at(_highest(dividing), quantity)
+
+
+def _incremental(points: Sequence[PricePoint], quantity: Decimal) -> Decimal:
+    """Graduated: each unit is charged at the price of the band it falls in.
+
+    Unit ``n`` occupies the interval (n-1, n], so the band of a point at ``from`` covers
+    (from-1, next_from-1]. Points at 1, 6, 96 give units 1-5, 6-95 and 96+. A fractional
+    quantity (only reachable for unvalidated data: kg products must use VOLUME) is charged
+    proportionally for the part of a unit it covers.
+    """
+    if not points or quantity < points[0]["from"]:
+        raise NoApplicablePrice(f"no price point applies to quantity {quantity}")
+    total = Decimal(0)
+    band_ends = [p["from"] - 1 for p in points[1:]] + [quantity]
+    for point, band_end in zip(points, band_ends):
+        band_start = max(point["from"] - 1, 0)
+        units_in_band = min(quantity, band_end) - band_start
+        if units_in_band > 0:
+            total += units_in_band * point["price"]
+    return total
+
+
+_STRATEGIES: dict[str, Callable[[Sequence[PricePoint], Decimal], Decimal]] = {
+    VOLUME: _volume,
+    INCREMENTAL: _incremental,
+    DIVISIBLE: _divisible,
+}
+
+
+# --- helpers ---
+
+
+def _sets_a_price(level: Mapping | None) -> bool:
+    return level is not None and (level.get("price") is not None or level.get("pricing") is not None)
+
+
+def _covers(override: Mapping, on: dt.date) -> bool:
+    to_date = override.get("to_date")
+    return dt.date.fromisoformat(override["from_date"]) <= on and (
+        to_date is None or on <= dt.date.fromisoformat(to_date)
+    )
+
+
+def _highest(points: Iterable[PricePoint]) -> PricePoint:
+    """The last of already sorted candidate points."""
+    candidates = list(points)
+    if not candidates:
+        raise NoApplicablePrice("no price point applies to the quantity")
+    return candidates[-1]
+
+
+def _all_units_at(point: PricePoint, quantity: Decimal) -> Decimal:
+    return Decimal(point["price"]) * quantity
+
+
+def _positive_quantity(quantity: Decimal | int) -> Decimal:
+    """Quantities are exact numbers above zero; floats would make totals inexact."""
+    if isinstance(quantity, (float, bool)):
+        raise TypeError(f"quantity must be int or Decimal, not {type(quantity).__name__}")
+    quantity = Decimal(quantity)
+    if not quantity.is_finite() or quantity <= 0:
+        raise ValueError(f"quantity must be greater than 0, got {quantity}")
+    return quantity
+
+
+def _product_minimum(product: Mapping) -> Decimal | None:
+    if product.get("min_order_count") is not None:
+        return Decimal(product["min_order_count"])
+    return _smallest_positive_from(product)
+
+
+def _smallest_positive_from(level: Mapping) -> Decimal | None:
+    """A level's own minimum: its base points' smallest positive ``from`` (date overrides aside)."""
+    pricing = level.get("pricing")
+    froms = [p["from"] for p in pricing["price_points"] if p["from"] > 0] if pricing else []
+    return Decimal(min(froms)) if froms else None

@@ -1,0 +1,222 @@
+"""The product and its packaging: shape (pydantic) plus the rules that span fields (decisions §5-6)."""
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import AfterValidator, Field, Strict, field_validator
+
+from .common import (
+    PALLET,
+    BundleCode,
+    Cents,
+    DatesWithNoDelivery,
+    DeliveryDateOverrides,
+    DeliveryDays,
+    FieldError,
+    Identifier,
+    PackagingCode,
+    PositiveNumber,
+    Shape,
+    ShortText,
+    ValidationFailed,
+    dump,
+    is_whole,
+    parse,
+)
+from .scaled_pricing import ScaledPricing, pricing_errors, smallest_positive_from
+
+STATUSES = ("ACTIVE", "INACTIVE", "OUT_OF_STOCK")
+MAX_CUSTOM_PROPERTIES = 50
+
+
+class Vessel(Shape):
+    id: ShortText | None = None
+    size: PositiveNumber
+    unit: Literal["l", "dl", "cl", "ml", "kg", "g", "quantity"]
+    type: PackagingCode | None = None
+
+
+class PalletBundle(Shape):
+    id: ShortText | None = None
+    type: PackagingCode
+    size: PositiveNumber
+
+
+class Bundle(Shape):
+    id: ShortText | None = None
+    id_override: ShortText | None = None
+    type: BundleCode
+    size: PositiveNumber
+    unit: Literal["kg"] | None = None
+    pallet_bundle: PalletBundle | None = None
+
+
+def _absolute_http_url(value: str) -> str:
+    parts = urlsplit(value)
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname or any(c.isspace() for c in value):
+        raise ValueError("must be an absolute http or https URL")
+    return value
+
+
+class Image(Shape):
+    url: Annotated[str, Strict(), Field(max_length=2048), AfterValidator(_absolute_http_url)]
+    etag: ShortText | None = None
+    last_modified: ShortText | None = None
+
+
+def _name(value: str) -> str:
+    value = value.strip()
+    if any(c in value for c in "\n\r\t"):
+        raise ValueError("must not contain newlines or tabs")
+    if not 3 <= len(value) <= 64:
+        raise ValueError("must be 3 to 64 characters after trimming")
+    return value
+
+
+CustomValue = Annotated[str, Strict(), Field(max_length=2000)] | Annotated[bool, Strict()] | PositiveNumber | list[
+    Annotated[str, Strict(), Field(max_length=2000)]
+]
+
+
+class Product(Shape):
+    id: Identifier | None = None
+    status: Literal["ACTIVE", "INACTIVE", "OUT_OF_STOCK"]
+    category: Identifier
+    name: Annotated[str, Strict()]
+    order_by: Literal["vessel", "kg"] | None = None
+    vessel: Vessel | None = None
+    bundles: Annotated[list[Bundle], Field(max_length=50)] | None = None
+    price: Cents | None = None
+    price_per: Literal["vessel", "l", "kg", "100g"] | None = None
+    min_order_count: PositiveNumber | None = None
+    delivery_days: DeliveryDays | None = None
+    delivery_date_overrides: DeliveryDateOverrides | None = None
+    dates_with_no_delivery: DatesWithNoDelivery | None = None
+    pricing: ScaledPricing | None = None
+    gtin: ShortText | None = None
+    custom_properties: dict[Annotated[str, Field(min_length=1, max_length=128)], Any] | None = None
+    image: Image | None = None
+
+    _name = field_validator("name")(classmethod(lambda cls, v: _name(v)))
+
+    @field_validator("custom_properties")
+    @classmethod
+    def _custom_properties(cls, value):
+        if value is not None and len(value) > MAX_CUSTOM_PROPERTIES:
+            raise ValueError(f"must have at most {MAX_CUSTOM_PROPERTIES} properties")
+        return value
+
+
+class _CustomValue(Shape):
+    value: CustomValue
+
+
+def _custom_property_errors(properties: dict) -> list[FieldError]:
+    errors = []
+    for key, value in properties.items():
+        try:
+            parse(_CustomValue, {"value": value})
+        except ValidationFailed:
+            errors.append(
+                FieldError(f"custom_properties.{key}", "must be a string, a number, a boolean or an array of strings")
+            )
+    return errors
+
+
+def _bundle_errors(product: Product) -> list[FieldError]:
+    errors = []
+    bundles = product.bundles or []
+    for i, bundle in enumerate(bundles):
+        path = f"bundles[{i}]"
+        if (bundle.type == PALLET or bundle.unit is None) and not is_whole(bundle.size):
+            errors.append(FieldError(f"{path}.size", "must be a whole number for pallets and bundles without unit"))
+        if bundle.type != PALLET:
+            if bundle.pallet_bundle is not None:
+                errors.append(FieldError(f"{path}.pallet_bundle", "is only allowed when type is PX"))
+            continue
+        others = [b for b in bundles if b.type != PALLET]
+        wanted = bundle.pallet_bundle
+        if wanted is None:
+            if len(others) != 1:
+                errors.append(
+                    FieldError(f"{path}.pallet_bundle", "is required unless exactly one other bundle exists")
+                )
+        elif not any(
+            b.type == wanted.type and b.size == wanted.size and (wanted.id is None or wanted.id == b.id)
+            for b in others
+        ):
+            errors.append(FieldError(f"{path}.pallet_bundle", "must match another bundle of the product"))
+    return errors
+
+
+def _select_pallet_bundles(product: Product) -> None:
+    """A pallet without pallet_bundle gets the product's only other bundle (interface: automatic selection)."""
+    others = [b for b in product.bundles or [] if b.type != PALLET]
+    for bundle in product.bundles or []:
+        if bundle.type == PALLET and bundle.pallet_bundle is None and len(others) == 1:
+            only = others[0]
+            bundle.pallet_bundle = PalletBundle(id=only.id, type=only.type, size=only.size)
+
+
+def _rule_errors(product: Product) -> list[FieldError]:
+    errors = []
+    order_by = product.order_by or "vessel"
+    if order_by == "kg" and product.vessel is not None:
+        if not (product.vessel.size == 1 and product.vessel.unit == "kg"):
+            errors.append(FieldError("vessel", "must be omitted or size 1 with unit kg when order_by is kg"))
+    if product.min_order_count is not None and order_by != "kg" and not is_whole(product.min_order_count):
+        errors.append(FieldError("min_order_count", "must be a whole number unless order_by is kg"))
+    if product.pricing is not None:
+        errors += pricing_errors(product.pricing, order_by)
+        smallest = smallest_positive_from(product.pricing)
+        if product.min_order_count is not None and smallest is not None and product.min_order_count != smallest:
+            errors.append(
+                FieldError("min_order_count", "must equal the smallest positive 'from' of the price points")
+            )
+    errors += _bundle_errors(product)
+    errors += _custom_property_errors(product.custom_properties or {})
+    return errors
+
+
+def validate_product(data: Any, product_id: str | None = None) -> dict:
+    """The product to store, or ValidationFailed naming every wrong field.
+
+    product_id is the id from the URL; a body id must equal it. Without it (POST) the body must carry one.
+    """
+    product = parse(Product, data)
+    errors = []
+    if product_id is None and product.id is None:
+        errors.append(FieldError("id", "Field required"))
+    if product_id is not None and product.id is not None and product.id != product_id:
+        errors.append(FieldError("id", "must equal the id in the URL"))
+    errors += _rule_errors(product)
+    if errors:
+        raise ValidationFailed(errors)
+    _select_pallet_bundles(product)
+    stored = dump(product)
+    stored["id"] = product_id or product.id
+    return stored
+
+
+def merge_patch(current: dict, patch: Any) -> dict:
+    """PATCH merges top-level fields; null removes one. id cannot be changed."""
+    if not isinstance(patch, dict):
+        raise ValidationFailed([FieldError("body", "must be a JSON object")])
+    if "id" in patch:
+        raise ValidationFailed([FieldError("id", "cannot be changed")])
+    merged = {k: v for k, v in current.items()}
+    for key, value in patch.items():
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = value
+    return merged
+
+
+def vessel_count(count, bundle: dict | None):
+    """Vessels in an ordered item: count x bundle size (x pallet bundle size)."""
+    if bundle is None:
+        return count
+    total = count * bundle["size"]
+    if bundle.get("pallet_bundle"):
+        total *= bundle["pallet_bundle"]["size"]
+    return total

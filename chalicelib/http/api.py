@@ -1,0 +1,162 @@
+"""What every route shares, written once: authentication, body parsing, paging parameters, errors.
+
+Handlers are declared with `endpoint(bp, path, method, role)` and receive a `Call` plus the path parameters.
+"""
+import functools
+import json
+import logging
+from decimal import Decimal
+from typing import Any, Callable
+
+from chalice import Blueprint, Chalice, Response
+
+from ..domain.errors import FieldError, ServiceError, ValidationFailed, invalid
+from . import auth
+from .responses import PROBLEM, from_error, problem
+
+MAX_BODY_BYTES = 1024 * 1024
+BODY_METHODS = ("POST", "PUT", "PATCH")
+BODY_TYPES = ["application/json", "application/merge-patch+json"]
+DEFAULT_LIMIT, MAX_LIMIT = 50, 100
+log = logging.getLogger("supplier-ordering")
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not a JSON number")
+
+
+class Call:
+    """One request as the handlers see it: who calls, its body, its query."""
+
+    def __init__(self, request, principal: dict | None):
+        self.request = request
+        self.principal = principal or {}
+
+    @property
+    def account(self) -> str:
+        return self.principal["account"]
+
+    @property
+    def customer_id(self) -> str:
+        return self.principal["customer_id"]
+
+    def header(self, name: str) -> str | None:
+        return self.request.headers.get(name)
+
+    def body(self) -> Any:
+        raw = self.request.raw_body or b""
+        if isinstance(raw, str):
+            raw = raw.encode()
+        if not raw.strip():
+            raise invalid("body", "a JSON body is required")
+        try:
+            return json.loads(raw.decode("utf-8"), parse_float=Decimal, parse_constant=_reject_constant)
+        except (UnicodeDecodeError, ValueError) as error:
+            raise invalid("body", f"is not valid JSON: {error}") from None
+
+    def object_body(self) -> dict:
+        body = self.body()
+        if not isinstance(body, dict):
+            raise invalid("body", "must be a JSON object")
+        return body
+
+    def query(self, name: str) -> str | None:
+        return (self.request.query_params or {}).get(name)
+
+    def page(self) -> tuple[int, str | None]:
+        """limit (1-100, default 50) and cursor, as decisions §4 fixes them."""
+        errors = []
+        raw_limit = self.query("limit")
+        limit = DEFAULT_LIMIT
+        if raw_limit is not None:
+            if raw_limit.isdigit() and 1 <= int(raw_limit) <= MAX_LIMIT:
+                limit = int(raw_limit)
+            else:
+                errors.append(FieldError("limit", f"must be a whole number from 1 to {MAX_LIMIT}"))
+        cursor = self.query("cursor")
+        if cursor is not None and not cursor:
+            errors.append(FieldError("cursor", "must not be empty"))
+        if errors:
+            raise ValidationFailed(errors)
+        return limit, cursor
+
+
+def endpoint(bp: Blueprint, path: str, method: str, role: str | None = auth.SUPPLIER):
+    """Register a handler for one method of a path. role None means no token is needed."""
+    content_types = BODY_TYPES if method in BODY_METHODS else ["*/*"]
+
+    def register(handler: Callable[..., Response]):
+        @functools.wraps(handler)
+        def view(**params):
+            request = bp.current_request
+            try:
+                principal = auth.authenticate(request.headers.get("authorization"), role) if role else None
+                return handler(Call(request, principal), **params)
+            except ServiceError as error:
+                return from_error(error)
+
+        bp.route(path, methods=[method], content_types=content_types)(view)
+        return handler
+
+    return register
+
+
+def _chalice_error_to_problem(response: Response) -> Response:
+    """Chalice answers some failures itself (405, 415, 500) in its own format; reshape them."""
+    status = response.status_code
+    allow = response.headers.get("Allow")
+    if status == 405:
+        return problem(405, "method-not-allowed", "this path does not support the method", headers={"Allow": allow})
+    if status == 415:
+        return problem(415, "unsupported-media-type", "send the body as application/json")
+    if status >= 500:
+        return problem(500, "internal-error", "an unexpected error occurred; it has been logged")
+    if status == 404:
+        return problem(404, "not-found", "no such resource")
+    return problem(status, "validation-error" if status == 400 else "internal-error", "the request failed")
+
+
+def problems_middleware(event, get_response):
+    raw = event.raw_body
+    if raw is not None and len(raw) > MAX_BODY_BYTES:
+        return problem(413, "payload-too-large", f"request bodies are limited to {MAX_BODY_BYTES} bytes")
+    response = get_response(event)
+    if response.status_code >= 400 and not response.headers.get("Content-Type", "").startswith(PROBLEM):
+        return _chalice_error_to_problem(response)
+    return response
+
+
+MAX_CATCH_ALL_DEPTH = 10
+ALL_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD")
+
+
+def _not_found():
+    return problem(404, "not-found", "no route matches this path")
+
+
+def _method_not_allowed(allowed: list[str]):
+    def view(**_params):
+        return problem(405, "method-not-allowed", "this path does not support the method", headers={"Allow": ", ".join(allowed)})
+
+    return view
+
+
+def install_fallbacks(app: Chalice) -> None:
+    """Make unknown paths 404 and unknown methods 405 problems, locally and behind API Gateway alike.
+
+    Called after every blueprint is registered: each known path gets a 405 view for the methods it lacks, and
+    catch-all paths /{p1}, /{p1}/{p2}, ... answer 404 (literal routes are matched before variable ones).
+    """
+    for path, entries in list(app.routes.items()):
+        allowed = sorted(entries)
+        for method in ALL_METHODS:
+            if method not in entries:
+                name = f"method_not_allowed_{method}_{path}"
+                app.route(path, methods=[method], content_types=["*/*"], name=name)(_method_not_allowed(allowed))
+    for depth in range(0, MAX_CATCH_ALL_DEPTH + 1):
+        path = "/" + "/".join(f"{{p{i}}}" for i in range(1, depth + 1))
+        if path in app.routes:
+            continue
+        app.route(path, methods=list(ALL_METHODS), content_types=["*/*"], name=f"not_found_{depth}")(
+            lambda **_: _not_found()
+        )

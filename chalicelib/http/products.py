@@ -1,0 +1,47 @@
+"""Routes of the product catalogue (interface: Products; decisions §5)."""
+from chalice import Blueprint
+
+from ..service import catalogue
+from .api import Call, endpoint
+from .etags import etag, if_match
+from .responses import no_content, ok
+from .responses import page as page_body
+
+bp = Blueprint(__name__)
+
+
+def _product(view: catalogue.ProductView):
+    return ok(view.data, headers={"ETag": etag(view.revision)})
+
+
+@endpoint(bp, "/products", "GET")
+def list_products(call: Call):
+    limit, cursor = call.page()
+    page = catalogue.list_products(call.account, limit, cursor)
+    return page_body("products", [p.data for p in page.items], page.cursor)
+
+
+@endpoint(bp, "/products", "POST")
+def create_product(call: Call):
+    return _product(catalogue.create_product(call.account, call.body()))
+
+
+@endpoint(bp, "/products/{product_id}", "GET")
+def get_product(call: Call, product_id: str):
+    return _product(catalogue.get_product(call.account, product_id))
+
+
+@endpoint(bp, "/products/{product_id}", "PUT")
+def put_product(call: Call, product_id: str):
+    return _product(catalogue.put_product(call.account, product_id, call.body(), if_match(call.header("if-match"))))
+
+
+@endpoint(bp, "/products/{product_id}", "PATCH")
+def patch_product(call: Call, product_id: str):
+    return _product(catalogue.patch_product(call.account, product_id, call.body(), if_match(call.header("if-match"))))
+
+
+@endpoint(bp, "/products/{product_id}", "DELETE")
+def delete_product(call: Call, product_id: str):
+    catalogue.delete_product(call.account, product_id, if_match(call.header("if-match")))
+    return no_content()

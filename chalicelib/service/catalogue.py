@@ -1,0 +1,103 @@
+"""Use cases of the catalogue: products and categories."""
+from dataclasses import dataclass
+
+from ..domain.common import Identifier, Shape, is_identifier, parse
+from ..domain.errors import Conflict, NotFound, PreconditionFailed, invalid
+from ..domain.product import merge_patch, validate_product
+from ..store import categories, products
+from ..store.paging import Page
+
+PATCH_ATTEMPTS = 3
+ID_RULE = "must be 1-128 characters of [a-zA-Z0-9_-]"
+
+
+@dataclass(frozen=True)
+class ProductView:
+    data: dict
+    revision: str
+
+
+def get_product(account: str, product_id: str) -> ProductView:
+    stored = products.get(account, product_id) if is_identifier(product_id) else None
+    if stored is None:
+        raise NotFound(f"product {product_id} does not exist")
+    return ProductView(stored.data, stored.revision)
+
+
+def list_products(account: str, limit: int, cursor: str | None) -> Page:
+    return products.list_page(account, limit, cursor)
+
+
+def create_product(account: str, body) -> ProductView:
+    data = validate_product(body)
+    revision = products.save(account, data, create_only=True)
+    return ProductView(data, revision)
+
+
+def put_product(account: str, product_id: str, body, if_match: str | None) -> ProductView:
+    if not is_identifier(product_id):
+        raise invalid("id", ID_RULE)
+    data = validate_product(body, product_id)
+    return ProductView(data, products.save(account, data, expected_revision=if_match))
+
+
+def patch_product(account: str, product_id: str, patch, if_match: str | None) -> ProductView:
+    """Merge and save, conditional on the revision read; a concurrent change makes us read and merge again."""
+    for _ in range(PATCH_ATTEMPTS):
+        current = products.get(account, product_id, consistent=True) if is_identifier(product_id) else None
+        if current is None:
+            raise NotFound(f"product {product_id} does not exist")
+        if if_match is not None and if_match != current.revision:
+            raise PreconditionFailed("the product was changed since the ETag given in If-Match")
+        data = validate_product(merge_patch(current.data, patch), product_id)
+        try:
+            return ProductView(data, products.save(account, data, expected_revision=current.revision))
+        except PreconditionFailed:
+            if if_match is not None:
+                raise
+    raise PreconditionFailed("the product kept changing while it was being patched; try again")
+
+
+def delete_product(account: str, product_id: str, if_match: str | None) -> None:
+    if not is_identifier(product_id):
+        raise NotFound(f"product {product_id} does not exist")
+    products.delete(account, product_id, if_match)
+
+
+class CategoryBody(Shape):
+    id: Identifier | None = None
+    name: str
+
+
+def _category_name(name: str) -> str:
+    name = name.strip()
+    if not 1 <= len(name) <= 64 or any(c in name for c in "\n\r\t"):
+        raise invalid("name", "must be 1 to 64 characters without newlines or tabs")
+    return name
+
+
+def put_category(account: str, category_id: str, body) -> dict:
+    if not is_identifier(category_id):
+        raise invalid("id", ID_RULE)
+    category = parse(CategoryBody, body)
+    if category.id is not None and category.id != category_id:
+        raise invalid("id", "must equal the id in the URL")
+    return categories.put(account, category_id, _category_name(category.name))
+
+
+def get_category(account: str, category_id: str) -> dict:
+    category = categories.get(account, category_id) if is_identifier(category_id) else None
+    if category is None:
+        raise NotFound(f"category {category_id} does not exist")
+    return category
+
+
+def list_categories(account: str, limit: int, cursor: str | None) -> Page:
+    return categories.list_page(account, limit, cursor)
+
+
+def delete_category(account: str, category_id: str) -> None:
+    get_category(account, category_id)
+    if products.any_in_category(account, category_id):
+        raise Conflict(f"category {category_id} is used by products and cannot be deleted")
+    categories.delete(account, category_id)

@@ -1,0 +1,25 @@
+"""Accounts (suppliers) and their settings items."""
+import datetime as dt
+
+from botocore.exceptions import ClientError
+
+from . import keys, table
+
+
+def create(account: str, name: str) -> bool:
+    """Create the account if missing; True when it was created."""
+    item = {**keys.account_key(account), "name": name, "created": dt.datetime.now(dt.timezone.utc).isoformat()}
+    try:
+        table.client().put_item(
+            TableName=table.name(), Item=table.to_item(item), ConditionExpression="attribute_not_exists(PK)"
+        )
+    except ClientError as error:
+        if table.is_conditional_failure(error):
+            return False
+        raise
+    return True
+
+
+def get(account: str) -> dict | None:
+    response = table.client().get_item(TableName=table.name(), Key=table.to_item(keys.account_key(account)))
+    return table.from_item(response["Item"]) if "Item" in response else None

@@ -1,0 +1,90 @@
+"""The single-table key scheme, in one place. Every key of an account starts with A#<account>."""
+
+GSI1 = "GSI1"  # deliveries by status, products by category, pending outbox events
+GSI2 = "GSI2"  # deliveries by customer
+
+ID_WIDTH = 12  # zero padding so numeric ids sort as strings
+
+
+def account_pk(account: str) -> str:
+    return f"A#{account}"
+
+
+def account_key(account: str) -> dict:
+    return {"PK": account_pk(account), "SK": "ACCOUNT"}
+
+
+def settings_key(account: str, name: str) -> dict:
+    return {"PK": account_pk(account), "SK": f"SETTINGS#{name}"}
+
+
+def product_key(account: str, product_id: str) -> dict:
+    return {"PK": account_pk(account), "SK": f"PRODUCT#{product_id}"}
+
+
+def product_category_gsi(account: str, category: str, product_id: str) -> dict:
+    return {"GSI1PK": f"{account_pk(account)}#PCAT#{category}", "GSI1SK": product_id}
+
+
+def category_key(account: str, category_id: str) -> dict:
+    return {"PK": account_pk(account), "SK": f"CATEGORY#{category_id}"}
+
+
+def customer_key(account: str, customer_id: str) -> dict:
+    return {"PK": account_pk(account), "SK": f"CUSTOMER#{customer_id}"}
+
+
+def product_pricing_pk(account: str, product_id: str) -> str:
+    return f"{account_pk(account)}#P#{product_id}"
+
+
+def customer_pricing_key(account: str, product_id: str, customer_id: str) -> dict:
+    return {"PK": product_pricing_pk(account, product_id), "SK": f"CUSTOMER#{customer_id}"}
+
+
+def price_groups_key(account: str, product_id: str) -> dict:
+    return {"PK": product_pricing_pk(account, product_id), "SK": "GROUPS"}
+
+
+def counter_key(account: str, name: str) -> dict:
+    return {"PK": account_pk(account), "SK": f"COUNTER#{name}"}
+
+
+def padded_id(number: int) -> str:
+    return str(number).zfill(ID_WIDTH)
+
+
+def delivery_key(account: str, delivery_id: int) -> dict:
+    return {"PK": f"{account_pk(account)}#D", "SK": padded_id(delivery_id)}
+
+
+def delivery_items_key(account: str, delivery_id: int) -> dict:
+    return {"PK": f"{account_pk(account)}#DITEMS", "SK": padded_id(delivery_id)}
+
+
+def delivery_status_gsi(account: str, status: str, delivery_id: int) -> dict:
+    return {"GSI1PK": f"{account_pk(account)}#DSTATUS#{status}", "GSI1SK": padded_id(delivery_id)}
+
+
+def delivery_customer_gsi(account: str, customer_id: str, delivery_id: int) -> dict:
+    return {"GSI2PK": f"{account_pk(account)}#DCUST#{customer_id}", "GSI2SK": padded_id(delivery_id)}
+
+
+def token_key(token_hash: str) -> dict:
+    return {"PK": f"TOKEN#{token_hash}", "SK": "TOKEN"}
+
+
+def token_ref_key(account: str, token_id: str) -> dict:
+    """Points from a token id to its hash, so a token can be revoked by id."""
+    return {"PK": account_pk(account), "SK": f"TOKENREF#{token_id}"}
+
+
+def idempotency_key(account: str, scope: str, key: str) -> dict:
+    return {"PK": f"{account_pk(account)}#IDEM", "SK": f"{scope}#{key}"}
+
+
+def event_key(account: str, sort: str) -> dict:
+    return {"PK": f"{account_pk(account)}#EVENT", "SK": sort}
+
+
+OUTBOX_PENDING = "OUTBOX#PENDING"

@@ -1,0 +1,37 @@
+"""One page of a Query, read with a single request.
+
+We ask for one item more than the page holds: if it comes back there is a next page, so a page is never short
+unless it is the last, and the last page carries no cursor.
+"""
+from dataclasses import dataclass
+
+from . import cursor as cursors
+from . import table
+
+
+@dataclass(frozen=True)
+class Page:
+    items: list[dict]
+    cursor: str | None
+
+
+def query_page(account: str, query: str, limit: int, cursor: str | None, index: str | None = None, **request) -> Page:
+    key_names = ["PK", "SK"] + ([f"{index}PK", f"{index}SK"] if index else [])
+    if index:
+        request["IndexName"] = index
+    if cursor:
+        request["ExclusiveStartKey"] = cursors.decode(account, query, cursor)
+    raw: list[dict] = []
+    while True:  # more than one request only when DynamoDB stops at its 1 MB page size
+        response = table.client().query(TableName=table.name(), Limit=limit + 1 - len(raw), **request)
+        raw.extend(response.get("Items", []))
+        if len(raw) > limit or "LastEvaluatedKey" not in response:
+            break
+        request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+    more = len(raw) > limit
+    raw = raw[:limit]
+    next_cursor = None
+    if more and raw:
+        last = raw[-1]
+        next_cursor = cursors.encode(account, query, {k: last[k] for k in key_names})
+    return Page([table.from_item(item) for item in raw], next_cursor)

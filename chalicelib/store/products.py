@@ -1,0 +1,135 @@
+"""Products: one item each, the product document in `data`, a revision for ETags and conditional writes."""
+import secrets
+from dataclasses import dataclass
+
+from botocore.exceptions import ClientError
+
+from ..domain.errors import Conflict, NotFound, PreconditionFailed, invalid
+from . import keys, table
+from .paging import Page, query_page
+
+
+@dataclass(frozen=True)
+class StoredProduct:
+    data: dict
+    revision: str
+    used: bool
+
+
+def _from_item(item: dict) -> StoredProduct:
+    return StoredProduct(data=item["data"], revision=item["rev"], used=bool(item.get("used")))
+
+
+def get(account: str, product_id: str, consistent: bool = False) -> StoredProduct | None:
+    response = table.client().get_item(
+        TableName=table.name(), Key=table.to_item(keys.product_key(account, product_id)), ConsistentRead=consistent
+    )
+    return _from_item(table.from_item(response["Item"])) if "Item" in response else None
+
+
+def list_page(account: str, limit: int, cursor: str | None) -> Page:
+    page = query_page(
+        account,
+        "products",
+        limit,
+        cursor,
+        KeyConditionExpression="PK = :pk AND begins_with(SK, :prefix)",
+        ExpressionAttributeValues=table.values(pk=keys.account_pk(account), prefix="PRODUCT#"),
+    )
+    return Page([_from_item(item) for item in page.items], page.cursor)
+
+
+def save(account: str, data: dict, *, create_only: bool = False, expected_revision: str | None = None) -> str:
+    """Create or replace a product, checking in the same transaction that its category exists.
+
+    Update (not Put) keeps attributes other writers own, such as the `used` flag set by deliveries.
+    Returns the new revision.
+    """
+    revision = secrets.token_hex(8)
+    index = keys.product_category_gsi(account, data["category"], data["id"])
+    update = {
+        "TableName": table.name(),
+        "Key": table.to_item(keys.product_key(account, data["id"])),
+        "UpdateExpression": "SET #data = :data, rev = :rev, GSI1PK = :gpk, GSI1SK = :gsk",
+        "ExpressionAttributeNames": {"#data": "data"},
+        "ExpressionAttributeValues": table.values(data=data, rev=revision, gpk=index["GSI1PK"], gsk=index["GSI1SK"]),
+    }
+    if create_only:
+        update["ConditionExpression"] = "attribute_not_exists(PK)"
+    elif expected_revision is not None:
+        update["ConditionExpression"] = "rev = :expected"
+        update["ExpressionAttributeValues"].update(table.values(expected=expected_revision))
+    category_check = {
+        "TableName": table.name(),
+        "Key": table.to_item(keys.category_key(account, data["category"])),
+        "ConditionExpression": "attribute_exists(PK)",
+    }
+    try:
+        table.client().transact_write_items(
+            TransactItems=[{"Update": update}, {"ConditionCheck": category_check}]
+        )
+    except ClientError as error:
+        codes = table.cancellation_codes(error)
+        if not codes:
+            raise
+        failures = []
+        if len(codes) > 1 and codes[1] == "ConditionalCheckFailed":
+            failures.append(invalid("category", "does not name an existing category"))
+        if codes[0] == "ConditionalCheckFailed":
+            if create_only:
+                failures.append(Conflict(f"product {data['id']} already exists; use PUT to replace it"))
+            else:
+                failures.append(PreconditionFailed("the product was changed since the ETag given in If-Match"))
+        if failures:
+            raise failures[0] from None
+        raise
+    return revision
+
+
+def delete(account: str, product_id: str, expected_revision: str | None = None) -> None:
+    condition = "attribute_exists(PK) AND (attribute_not_exists(used) OR used = :false)"
+    named = {"false": False}
+    if expected_revision is not None:
+        condition += " AND rev = :expected"
+        named["expected"] = expected_revision
+    try:
+        table.client().delete_item(
+            TableName=table.name(),
+            Key=table.to_item(keys.product_key(account, product_id)),
+            ConditionExpression=condition,
+            ExpressionAttributeValues=table.values(**named),
+        )
+    except ClientError as error:
+        if not table.is_conditional_failure(error):
+            raise
+        # Only on failure do we read, to say which condition did not hold.
+        current = get(account, product_id, consistent=True)
+        if current is None:
+            raise NotFound(f"product {product_id} does not exist") from None
+        if current.used:
+            raise Conflict(f"product {product_id} is used by a delivery and cannot be deleted") from None
+        raise PreconditionFailed("the product was changed since the ETag given in If-Match") from None
+
+
+def any_in_category(account: str, category_id: str) -> bool:
+    response = table.client().query(
+        TableName=table.name(),
+        IndexName=keys.GSI1,
+        KeyConditionExpression="GSI1PK = :pk",
+        ExpressionAttributeValues=table.values(pk=f"{keys.account_pk(account)}#PCAT#{category_id}"),
+        Limit=1,
+    )
+    return bool(response.get("Items"))
+
+
+def mark_used_operation(account: str, product_id: str) -> dict:
+    """A transaction item that flags a product as used by a delivery (so it can no longer be deleted)."""
+    return {
+        "Update": {
+            "TableName": table.name(),
+            "Key": table.to_item(keys.product_key(account, product_id)),
+            "UpdateExpression": "SET used = :true",
+            "ConditionExpression": "attribute_exists(PK)",
+            "ExpressionAttributeValues": table.values(true=True),
+        }
+    }

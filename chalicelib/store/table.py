@@ -1,0 +1,126 @@
+"""The DynamoDB client and the item codec. The client is created on first use so imports stay cheap."""
+import os
+import threading
+from decimal import Decimal
+from typing import Any
+
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+
+from .. import config
+from . import keys
+
+_serializer = TypeSerializer()
+_deserializer = TypeDeserializer()
+_client = None
+_lock = threading.Lock()
+
+
+def client():
+    global _client
+    if _client is None:
+        with _lock:
+            if _client is None:
+                import boto3
+                from botocore.config import Config
+
+                _client = boto3.session.Session().client(
+                    "dynamodb",
+                    region_name=os.environ.get("AWS_DEFAULT_REGION") or os.environ.get("AWS_REGION") or "us-east-1",
+                    config=Config(retries={"mode": "standard", "max_attempts": 4}, tcp_keepalive=True),
+                )
+    return _client
+
+
+def reset_client() -> None:
+    """Forget the client (tests point the service at another endpoint or a new mock)."""
+    global _client
+    _client = None
+
+
+def name() -> str:
+    return config.table_name()
+
+
+def to_attr(value: Any) -> dict:
+    return _serializer.serialize(value)
+
+
+def to_item(data: dict) -> dict:
+    return {k: _serializer.serialize(v) for k, v in data.items() if v is not None}
+
+
+def from_item(item: dict) -> dict:
+    return {k: _deserializer.deserialize(v) for k, v in item.items()}
+
+
+def values(**named: Any) -> dict:
+    """ExpressionAttributeValues from keyword arguments: values(v=1) -> {':v': {'N': '1'}}."""
+    return {f":{k}": _serializer.serialize(v) for k, v in named.items()}
+
+
+def plain(value: Any) -> Any:
+    """Stored numbers back to JSON-friendly ones: Decimal 2 -> int 2, Decimal 1.5 -> 1.5 (never 2.0)."""
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, set):
+        return sorted(plain(v) for v in value)
+    return value
+
+
+def is_conditional_failure(error: Exception) -> bool:
+    code = getattr(error, "response", {}).get("Error", {}).get("Code")
+    return code == "ConditionalCheckFailedException"
+
+
+def cancellation_codes(error: Exception) -> list[str]:
+    """Per-item reasons of a cancelled transaction ('None', 'ConditionalCheckFailed', ...)."""
+    response = getattr(error, "response", {})
+    if response.get("Error", {}).get("Code") != "TransactionCanceledException":
+        return []
+    reasons = response.get("CancellationReasons")
+    if reasons:
+        return [r.get("Code", "None") for r in reasons]
+    # Some endpoints only put the reasons in the message: "... [None, ConditionalCheckFailed]"
+    message = response.get("Error", {}).get("Message", "")
+    if "[" in message:
+        return [part.strip() for part in message[message.rindex("[") + 1 : message.rindex("]")].split(",")]
+    return []
+
+
+def table_definition(table_name: str) -> dict:
+    """CreateTable arguments; the deploy template describes the same table."""
+    attrs = ["PK", "SK", "GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK"]
+    return {
+        "TableName": table_name,
+        "BillingMode": "PAY_PER_REQUEST",
+        "AttributeDefinitions": [{"AttributeName": a, "AttributeType": "S"} for a in attrs],
+        "KeySchema": [{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "SK", "KeyType": "RANGE"}],
+        "GlobalSecondaryIndexes": [
+            {
+                "IndexName": index,
+                "KeySchema": [
+                    {"AttributeName": f"{index}PK", "KeyType": "HASH"},
+                    {"AttributeName": f"{index}SK", "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "ALL"},
+            }
+            for index in (keys.GSI1, keys.GSI2)
+        ],
+        "StreamSpecification": {"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"},
+    }
+
+
+def create_table(table_name: str | None = None) -> bool:
+    """Create the table if missing; True when it was created."""
+    ddb = client()
+    table_name = table_name or name()
+    try:
+        ddb.create_table(**table_definition(table_name))
+    except ddb.exceptions.ResourceInUseException:
+        return False
+    ddb.get_waiter("table_exists").wait(TableName=table_name, WaiterConfig={"Delay": 1, "MaxAttempts": 60})
+    return True

@@ -1,0 +1,89 @@
+"""Shared fixtures: a moto DynamoDB with the table, an account with a supplier token, a Chalice test client."""
+import json
+import os
+
+import pytest
+
+os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
+os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
+os.environ.setdefault("SIGNING_SECRET", "test-signing-secret")
+os.environ.setdefault("TABLE_NAME", "supplier-ordering-test")
+os.environ.pop("AWS_ENDPOINT_URL_DYNAMODB", None)
+
+from chalicelib.http import auth  # noqa: E402
+from chalicelib.service import accounts  # noqa: E402
+from chalicelib.store import table  # noqa: E402
+
+SUPPLIER_TOKEN = "test-supplier-token"
+OTHER_TOKEN = "other-supplier-token"
+
+
+@pytest.fixture
+def ddb():
+    """A fresh moto DynamoDB with the service's table."""
+    from moto import mock_aws
+
+    with mock_aws():
+        table.reset_client()
+        auth.forget_all()
+        table.create_table()
+        yield table.client()
+    table.reset_client()
+    auth.forget_all()
+
+
+@pytest.fixture
+def accounts_ready(ddb):
+    accounts.create_account("acme", "Acme Drinks", SUPPLIER_TOKEN)
+    accounts.create_account("other", "Other Foods", OTHER_TOKEN)
+
+
+class Api:
+    """The Chalice test client with JSON helpers and a default token."""
+
+    def __init__(self, client, token):
+        self.client = client
+        self.token = token
+
+    def request(self, method, path, body=None, token=..., headers=None, raw=None):
+        token = self.token if token is ... else token
+        all_headers = {}
+        if token is not None:
+            all_headers["Authorization"] = f"token {token}"
+        if body is not None or raw is not None:
+            all_headers["Content-Type"] = "application/json"
+        all_headers.update(headers or {})
+        data = raw if raw is not None else (json.dumps(body) if body is not None else None)
+        response = getattr(self.client.http, method.lower())(path, headers=all_headers, body=data)
+        response.data = json.loads(response.body) if response.body else None
+        return response
+
+    def get(self, path, **kw):
+        return self.request("GET", path, **kw)
+
+    def post(self, path, body=None, **kw):
+        return self.request("POST", path, body, **kw)
+
+    def put(self, path, body=None, **kw):
+        return self.request("PUT", path, body, **kw)
+
+    def patch(self, path, body=None, **kw):
+        return self.request("PATCH", path, body, **kw)
+
+    def delete(self, path, **kw):
+        return self.request("DELETE", path, **kw)
+
+
+@pytest.fixture
+def api(accounts_ready):
+    from chalice.test import Client
+
+    from app import app
+
+    with Client(app) as client:
+        yield Api(client, SUPPLIER_TOKEN)
+
+
+def problem_paths(response) -> list[str]:
+    return [e["path"] for e in response.data["errors"]]
