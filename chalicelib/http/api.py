@@ -5,6 +5,7 @@ Handlers are declared with `endpoint(bp, path, method, role)` and receive a `Cal
 import functools
 import json
 import logging
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Callable
 
@@ -81,11 +82,49 @@ class Call:
         return limit, cursor
 
 
-def endpoint(bp: Blueprint, path: str, method: str, role: str | None = auth.SUPPLIER):
-    """Register a handler for one method of a path. role None means no token is needed."""
+@dataclass(frozen=True)
+class Operation:
+    """What the OpenAPI document says of one route; the same models validate and render it."""
+
+    path: str
+    method: str
+    role: str | None
+    name: str
+    summary: str
+    body: type | None = None
+    response: type | None = None
+    status: int = 200
+    query: tuple[str, ...] = ()
+    paged: bool = False
+
+
+OPERATIONS: list[Operation] = []
+
+
+def endpoint(
+    bp: Blueprint,
+    path: str,
+    method: str,
+    role: str | None = auth.SUPPLIER,
+    *,
+    body: type | None = None,
+    response: type | None = None,
+    status: int = 200,
+    query: tuple[str, ...] = (),
+    paged: bool = False,
+):
+    """Register a handler for one method of a path. role None means no token is needed.
+
+    body/response name the pydantic models of the request and the success body; query names the query
+    parameters; paged adds limit and cursor. They feed the OpenAPI document.
+    """
     content_types = BODY_TYPES if method in BODY_METHODS else ["*/*"]
 
     def register(handler: Callable[..., Response]):
+        summary = (handler.__doc__ or handler.__name__.replace("_", " ")).strip().splitlines()[0]
+        OPERATIONS.append(
+            Operation(path, method, role, handler.__name__, summary, body, response, status, tuple(query), paged)
+        )
         @functools.wraps(handler)
         def view(**params):
             request = bp.current_request
