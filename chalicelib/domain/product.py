@@ -106,6 +106,32 @@ class Product(Shape):
         return value
 
 
+class ProductPatch(Shape):
+    """PATCH body, for the OpenAPI document: any product field but id; null removes an optional one."""
+
+    status: Literal["ACTIVE", "INACTIVE", "OUT_OF_STOCK"] | None = None
+    category: Identifier | None = None
+    name: str | None = None
+    order_by: Literal["vessel", "kg"] | None = None
+    vessel: Vessel | None = None
+    bundles: list[Bundle] | None = None
+    price: Cents | None = None
+    price_per: Literal["vessel", "l", "kg", "100g"] | None = None
+    min_order_count: PositiveNumber | None = None
+    delivery_days: DeliveryDays | None = None
+    delivery_date_overrides: DeliveryDateOverrides | None = None
+    dates_with_no_delivery: DatesWithNoDelivery | None = None
+    pricing: ScaledPricing | None = None
+    gtin: ShortText | None = None
+    custom_properties: dict[str, Any] | None = None
+    image: Image | None = None
+
+
+class ProductList(Shape):
+    products: list[Product]
+    cursor: str | None = None
+
+
 class _CustomValue(Shape):
     value: CustomValue
 

@@ -1,6 +1,7 @@
 """Routes of the product catalogue (interface: Products; decisions §5)."""
 from chalice import Blueprint
 
+from ..domain.product import Product, ProductList, ProductPatch
 from ..service import catalogue
 from .api import Call, endpoint
 from .etags import etag, if_match
@@ -14,34 +15,34 @@ def _product(view: catalogue.ProductView):
     return ok(view.data, headers={"ETag": etag(view.revision)})
 
 
-@endpoint(bp, "/products", "GET")
+@endpoint(bp, "/products", "GET", response=ProductList, paged=True)
 def list_products(call: Call):
     limit, cursor = call.page()
     page = catalogue.list_products(call.account, limit, cursor)
     return page_body("products", [p.data for p in page.items], page.cursor)
 
 
-@endpoint(bp, "/products", "POST")
+@endpoint(bp, "/products", "POST", body=Product, response=Product)
 def create_product(call: Call):
     return _product(catalogue.create_product(call.account, call.body()))
 
 
-@endpoint(bp, "/products/{product_id}", "GET")
+@endpoint(bp, "/products/{product_id}", "GET", response=Product)
 def get_product(call: Call, product_id: str):
     return _product(catalogue.get_product(call.account, product_id))
 
 
-@endpoint(bp, "/products/{product_id}", "PUT")
+@endpoint(bp, "/products/{product_id}", "PUT", body=Product, response=Product)
 def put_product(call: Call, product_id: str):
     return _product(catalogue.put_product(call.account, product_id, call.body(), if_match(call.header("if-match"))))
 
 
-@endpoint(bp, "/products/{product_id}", "PATCH")
+@endpoint(bp, "/products/{product_id}", "PATCH", body=ProductPatch, response=Product)
 def patch_product(call: Call, product_id: str):
     return _product(catalogue.patch_product(call.account, product_id, call.body(), if_match(call.header("if-match"))))
 
 
-@endpoint(bp, "/products/{product_id}", "DELETE")
+@endpoint(bp, "/products/{product_id}", "DELETE", status=204)
 def delete_product(call: Call, product_id: str):
     catalogue.delete_product(call.account, product_id, if_match(call.header("if-match")))
     return no_content()

@@ -69,6 +69,16 @@ class CategoryBody(Shape):
     name: str
 
 
+class Category(Shape):
+    id: Identifier
+    name: str
+
+
+class CategoryList(Shape):
+    categories: list[Category]
+    cursor: str | None = None
+
+
 def _category_name(name: str) -> str:
     name = name.strip()
     if not 1 <= len(name) <= 64 or any(c in name for c in "\n\r\t"):
