@@ -8,7 +8,7 @@ import re
 from decimal import Decimal
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, Strict, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, Strict, ValidationError, WithJsonSchema
 
 from .errors import FieldError, ValidationFailed
 
@@ -42,9 +42,16 @@ def _number(value: Any) -> Decimal:
     return number
 
 
-Number = Annotated[Decimal, BeforeValidator(_number)]
-PositiveNumber = Annotated[Decimal, BeforeValidator(_number), Field(gt=0)]
-NonNegativeNumber = Annotated[Decimal, BeforeValidator(_number), Field(ge=0)]
+def _number_schema(**lower_bound) -> WithJsonSchema:
+    """A JSON number: pydantic would document a Decimal as number-or-string, but only numbers are accepted."""
+    limit = int(_MAX_NUMBER)
+    return WithJsonSchema({"type": "number", **(lower_bound or {"minimum": -limit}), "maximum": limit})
+
+
+# WithJsonSchema comes last so it replaces the generated schema; validation is unchanged.
+Number = Annotated[Decimal, BeforeValidator(_number), _number_schema()]
+PositiveNumber = Annotated[Decimal, BeforeValidator(_number), Field(gt=0), _number_schema(exclusiveMinimum=0)]
+NonNegativeNumber = Annotated[Decimal, BeforeValidator(_number), Field(ge=0), _number_schema(minimum=0)]
 
 
 def is_whole(number: Decimal) -> bool:
@@ -67,8 +74,13 @@ def _time_of_day(value: str) -> str:
     return value
 
 
-IsoDate = Annotated[str, Strict(), AfterValidator(_iso_date)]
-TimeOfDay = Annotated[str, Strict(), AfterValidator(_time_of_day)]
+IsoDate = Annotated[str, Strict(), AfterValidator(_iso_date), WithJsonSchema({"type": "string", "format": "date"})]
+TimeOfDay = Annotated[
+    str,
+    Strict(),
+    AfterValidator(_time_of_day),
+    WithJsonSchema({"type": "string", "pattern": r"^([01]\d|2[0-3]):[0-5]\d$"}),
+]
 
 PACKAGING_CODES = frozenset(
     "AE BA BE BG BH BI BK BM BO BX CA CI CN CR CS CT CU JR NA PA PK PU RO SA TU WA ZZ".split()
@@ -86,8 +98,12 @@ def _bundle_code(value: str) -> str:
     return value if value == PALLET else _packaging_code(value)
 
 
-PackagingCode = Annotated[str, Strict(), AfterValidator(_packaging_code)]
-BundleCode = Annotated[str, Strict(), AfterValidator(_bundle_code)]
+PackagingCode = Annotated[
+    str, Strict(), AfterValidator(_packaging_code), WithJsonSchema({"type": "string", "enum": sorted(PACKAGING_CODES)})
+]
+BundleCode = Annotated[
+    str, Strict(), AfterValidator(_bundle_code), WithJsonSchema({"type": "string", "enum": sorted(PACKAGING_CODES | {PALLET})})
+]
 
 
 class Shape(BaseModel):
@@ -108,7 +124,11 @@ def _weekday_keys(value: dict) -> dict:
     return value
 
 
-DeliveryDays = Annotated[dict[str, DeliveryRule], AfterValidator(_weekday_keys)]
+DeliveryDays = Annotated[
+    dict[str, DeliveryRule],
+    AfterValidator(_weekday_keys),
+    Field(json_schema_extra={"propertyNames": {"pattern": "^[0-6]$"}}),
+]
 DeliveryDateOverrides = dict[IsoDate, DeliveryRule]
 DatesWithNoDelivery = Annotated[list[IsoDate], Field(max_length=1000)]
 

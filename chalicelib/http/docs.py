@@ -1,0 +1,16 @@
+"""The API's own description: GET /openapi.json, readable without a token."""
+from typing import Any
+
+from chalice import Blueprint, Response
+
+from . import openapi
+from .api import Call, endpoint
+from .responses import JSON
+
+bp = Blueprint(__name__)
+
+
+@endpoint(bp, "/openapi.json", "GET", role=None, response=dict[str, Any])
+def get_openapi_document(_call: Call):
+    """The OpenAPI 3.1 document of this service"""
+    return Response(body=openapi.document_json(), status_code=200, headers={"Content-Type": JSON})

@@ -1,0 +1,214 @@
+"""GET /openapi.json: a valid OpenAPI 3.1 document of every route, generated from the models the routes use."""
+import subprocess
+import sys
+
+import pytest
+from openapi_schema_validator import OAS31Validator
+from openapi_spec_validator import validate
+
+from app import app
+from chalicelib.http import openapi
+
+FALLBACK_VIEWS = ("method_not_allowed_", "not_found_")
+PROBLEM_REF = "#/components/responses/Problem{}"
+
+
+@pytest.fixture
+def doc(api):
+    response = api.get("/openapi.json", token=None)
+    assert response.status_code == 200
+    assert response.headers["Content-Type"] == "application/json"
+    return response.data
+
+
+def schema_check(doc, name, instance):
+    """Validate a body the API rendered against a component schema of the served document."""
+    schema = {"$ref": f"#/components/schemas/{name}", "components": doc["components"]}
+    errors = [e.message for e in OAS31Validator(schema).iter_errors(instance)]
+    assert errors == []
+
+
+def test_document_is_valid_openapi_31_and_needs_no_token(doc):
+    assert doc["openapi"] == "3.1.0"
+    validate(doc)
+
+
+def test_every_route_is_documented_with_its_methods_and_nothing_else(doc):
+    routes = {
+        (path, method.lower())
+        for path, entries in app.routes.items()
+        for method, entry in entries.items()
+        if not entry.view_name.startswith(FALLBACK_VIEWS)
+    }
+    documented = {(path, method) for path, item in doc["paths"].items() for method in item}
+    assert ("/products/{product_id}", "patch") in routes and ("/openapi.json", "get") in routes
+    assert documented == routes
+
+
+def test_operation_ids_are_unique(doc):
+    ids = [op["operationId"] for item in doc["paths"].values() for op in item.values()]
+    assert len(ids) == len(set(ids))
+
+
+def test_both_authorization_forms_are_documented_and_open_routes_need_none(doc):
+    schemes = doc["components"]["securitySchemes"]
+    assert schemes["bearer"] == {"type": "http", "scheme": "bearer", "description": schemes["bearer"]["description"]}
+    assert (schemes["token"]["type"], schemes["token"]["in"], schemes["token"]["name"]) == (
+        "apiKey",
+        "header",
+        "Authorization",
+    )
+    assert doc["paths"]["/products"]["get"]["security"] == [{"bearer": []}, {"token": []}]
+    assert doc["paths"]["/openapi.json"]["get"]["security"] == []
+    assert "401" not in doc["paths"]["/openapi.json"]["get"]["responses"]
+
+
+def parameters(operation):
+    return {(p["in"], p["name"]): p for p in operation["parameters"]}
+
+
+def test_paged_list_takes_limit_and_cursor(doc):
+    params = parameters(doc["paths"]["/products"]["get"])
+    assert params[("query", "limit")]["schema"] == {"type": "integer", "minimum": 1, "maximum": 100, "default": 50}
+    assert params[("query", "cursor")]["schema"]["type"] == "string"
+    assert ("query", "limit") not in parameters(doc["paths"]["/products/{product_id}"]["get"])
+
+
+def test_path_parameters_come_from_the_path(doc):
+    params = parameters(doc["paths"]["/categories/{category_id}"]["put"])
+    assert params[("path", "category_id")] == {
+        "name": "category_id",
+        "in": "path",
+        "required": True,
+        "schema": {"type": "string"},
+    }
+
+
+def test_bodies_and_success_responses_name_the_models(doc):
+    post = doc["paths"]["/products"]["post"]
+    body = post["requestBody"]
+    assert body["required"] is True
+    assert body["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/Product"}
+    assert post["responses"]["200"]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/Product"}
+    patch = doc["paths"]["/products/{product_id}"]["patch"]
+    assert patch["requestBody"]["content"]["application/merge-patch+json"]["schema"] == {
+        "$ref": "#/components/schemas/ProductPatch"
+    }
+    listing = doc["paths"]["/products"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
+    assert listing == {"$ref": "#/components/schemas/ProductList"}
+    deleted = doc["paths"]["/products/{product_id}"]["delete"]["responses"]["204"]
+    assert "content" not in deleted
+    assert "requestBody" not in doc["paths"]["/products/{product_id}"]["get"]
+
+
+def test_problem_responses_per_operation(doc):
+    def statuses(path, method):
+        responses = doc["paths"][path][method]["responses"]
+        for status, response in responses.items():
+            if status[0] in "45":
+                assert response == {"$ref": PROBLEM_REF.format(status)}
+        return {s for s in responses if s[0] in "45"}
+
+    assert statuses("/products", "post") == {"400", "401", "403", "404", "405", "413", "415", "500"}
+    assert statuses("/products/{product_id}", "put") == {"400", "401", "403", "404", "405", "412", "413", "415", "500"}
+    assert statuses("/products/{product_id}", "delete") == {"400", "401", "403", "404", "405", "412", "500"}
+    assert statuses("/products", "get") == {"400", "401", "403", "404", "405", "500"}
+    assert statuses("/categories/{category_id}", "put") == {"400", "401", "403", "404", "405", "413", "415", "500"}
+    assert statuses("/openapi.json", "get") == {"400", "404", "405", "500"}
+    problem = doc["components"]["responses"]["Problem400"]["content"]["application/problem+json"]["schema"]
+    assert problem == {"$ref": "#/components/schemas/Problem"}
+    shape = doc["components"]["schemas"]["Problem"]
+    assert set(shape["required"]) == {"type", "title", "status", "detail", "errors"}
+    assert "Allow" in doc["components"]["responses"]["Problem405"]["headers"]
+
+
+def test_etag_and_if_match_on_products_idempotency_key_on_every_post(doc):
+    product = doc["paths"]["/products/{product_id}"]
+    for method in ("get", "put", "patch"):
+        assert "ETag" in product[method]["responses"]["200"]["headers"]
+    assert "ETag" in doc["paths"]["/products"]["post"]["responses"]["200"]["headers"]
+    for method in ("put", "patch", "delete"):
+        assert ("header", "If-Match") in parameters(product[method])
+    assert ("header", "If-Match") not in parameters(product["get"])
+    assert ("header", "If-Match") not in parameters(doc["paths"]["/categories/{category_id}"]["put"])
+    assert "headers" not in doc["paths"]["/categories/{category_id}"]["get"]["responses"]["200"]
+    for path, item in doc["paths"].items():
+        for method, operation in item.items():
+            assert (("header", "Idempotency-Key") in parameters(operation)) == (method == "post"), (path, method)
+
+
+def walk(node):
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from walk(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from walk(value)
+
+
+def test_decimal_fields_are_json_numbers(doc):
+    schemas = doc["components"]["schemas"]
+    assert schemas["Vessel"]["properties"]["size"] == {
+        "type": "number",
+        "exclusiveMinimum": 0,
+        "maximum": 10**12,
+        "title": "Size",
+    }
+    assert schemas["PricePoint"]["properties"]["from"]["type"] == "number"
+    assert schemas["PricePoint"]["properties"]["from"]["minimum"] == 0
+    for node in walk(doc):
+        assert not {"gt", "ge", "lt", "le"} & set(node), node
+        if "anyOf" in node:
+            kinds = {option.get("type") for option in node["anyOf"]}
+            assert not {"number", "string"} <= kinds, node
+
+
+def test_field_rules_without_a_pydantic_constraint_are_documented(doc):
+    schemas = doc["components"]["schemas"]
+    assert schemas["DeliveryRule"]["properties"]["cutoff"]["anyOf"][0]["pattern"] == r"^([01]\d|2[0-3]):[0-5]\d$"
+    assert "PX" in schemas["Bundle"]["properties"]["type"]["enum"]
+    assert "PX" not in schemas["Vessel"]["properties"]["type"]["anyOf"][0]["enum"]
+    assert schemas["DateOverride"]["properties"]["from_date"] == {"type": "string", "format": "date", "title": "From Date"}
+
+
+def test_rendered_bodies_match_the_documented_schemas(api, doc):
+    assert api.put("/categories/drinks", {"name": "Drinks"}).status_code == 200
+    product = {
+        "id": "cola",
+        "status": "ACTIVE",
+        "category": "drinks",
+        "name": "Cola",
+        "vessel": {"size": 1.5, "unit": "l", "type": "BO"},
+        "bundles": [{"type": "CT", "size": 6}, {"type": "PX", "size": 40}],
+        "price": 120,
+        "min_order_count": 6,
+        "pricing": {"strategy": "VOLUME", "price_points": [{"from": 6, "price": 110}, {"from": 12, "price": 100}]},
+        "delivery_days": {"1": {"lead_days": 1, "cutoff": "12:00"}},
+        "dates_with_no_delivery": ["2030-12-25"],
+    }
+    created = api.post("/products", product)
+    assert created.status_code == 200, created.data
+    schema_check(doc, "Product", api.get("/products/cola").data)
+    schema_check(doc, "ProductList", api.get("/products").data)
+    schema_check(doc, "Category", api.get("/categories/drinks").data)
+    problem = api.post("/products", {"id": "x", "vessel": {"size": "big"}})
+    assert problem.status_code == 400
+    schema_check(doc, "Problem", problem.data)
+
+
+def test_documented_request_schema_rejects_what_the_api_rejects(doc):
+    schema = {"$ref": "#/components/schemas/Product", "components": doc["components"]}
+    validator = OAS31Validator(schema)
+    good = {"status": "ACTIVE", "category": "c", "name": "Cola", "vessel": {"size": 0.33, "unit": "l"}}
+    assert validator.is_valid(good)
+    assert not validator.is_valid({**good, "vessel": {"size": "0.33", "unit": "l"}})
+    assert not validator.is_valid({**good, "vessel": {"size": 0, "unit": "l"}})
+    assert not validator.is_valid({**good, "unknown": 1})
+
+
+def test_document_is_built_on_first_request_not_at_import():
+    code = "import app; from chalicelib.http import openapi; print(openapi.document_json.cache_info().currsize)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "0"
+    assert openapi.document_json() is openapi.document_json()
