@@ -1,9 +1,11 @@
 """The Lambda entry point: the Chalice app, its blueprints and middleware. No logic lives here."""
 from chalice import Chalice
 
-from chalicelib.http import api, categories, docs, products
+from chalicelib.http import api, categories, docs, logs, products
 
-app = Chalice(app_name="supplier-ordering")
+# Powertools (chalicelib.http.logs) formats this app's logger; Chalice must not add a plain-text handler too.
+app = Chalice(app_name="supplier-ordering", configure_logs=False)
+app.register_middleware(logs.request_log_middleware, "http")  # outermost: logs the final status
 app.register_middleware(api.problems_middleware, "http")
 for blueprint in (products.bp, categories.bp, docs.bp):
     app.register_blueprint(blueprint)

@@ -130,6 +130,7 @@ def endpoint(
             request = bp.current_request
             try:
                 principal = auth.authenticate(request.headers.get("authorization"), role) if role else None
+                request.principal = principal  # the request log names the account (logs.py)
                 return handler(Call(request, principal), **params)
             except ServiceError as error:
                 return from_error(error)
