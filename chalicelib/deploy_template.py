@@ -1,0 +1,230 @@
+"""The deploy template, generated from the code it deploys so that the two cannot drift.
+
+`chalice package --merge-template .chalice/resources.json` merges resources.json into Chalice's SAM template:
+the DynamoDB table (keys and indexes from store.table.table_definition, on-demand, point-in-time recovery, the
+stream the event jobs read), the environment of every function, and problem+json bodies for the errors API
+Gateway answers itself. .chalice/policy.json is the policy Chalice attaches to every function's role: the table,
+its indexes, its stream and the functions' own log groups, named by CloudFormation reference.
+
+    python -m chalicelib.deploy_template write                            # regenerate both files
+    python -m chalicelib.deploy_template check                            # exit 1 when they are stale
+    python -m chalicelib.deploy_template package --stage dev --out build/ # chalice package with the merge
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from .http.api import MAX_BODY_BYTES
+from .store import table
+
+PROJECT = Path(__file__).resolve().parent.parent
+MERGE_TEMPLATE = PROJECT / ".chalice" / "resources.json"
+POLICY = PROJECT / ".chalice" / "policy.json"
+
+TABLE = "Table"  # logical id of the table in the template
+TABLE_ARN = {"Fn::GetAtt": [TABLE, "Arn"]}
+STREAM_ARN = {"Fn::GetAtt": [TABLE, "StreamArn"]}
+
+# Everything the service does to its table, and nothing else (no Scan, no table management).
+# BatchWriteItem grants nothing PutItem and DeleteItem do not.
+DATA_ACTIONS = [
+    "dynamodb:GetItem",
+    "dynamodb:BatchGetItem",
+    "dynamodb:Query",
+    "dynamodb:PutItem",
+    "dynamodb:UpdateItem",
+    "dynamodb:DeleteItem",
+    "dynamodb:BatchWriteItem",
+    "dynamodb:ConditionCheckItem",
+]
+STREAM_ACTIONS = ["dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"]
+LOG_ACTIONS = ["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"]
+# Functions get CloudFormation names "<stack>-<logical id>-<suffix>", so their log groups share this prefix.
+LOG_GROUPS = "arn:${AWS::Partition}:logs:${AWS::Region}:${AWS::AccountId}:log-group:/aws/lambda/${AWS::StackName}-*"
+
+# API Gateway answers some requests before the Lambda runs; these give them the service's problem+json shape.
+# (status or None to keep API Gateway's own, problem type, title, detail or None for API Gateway's message)
+GATEWAY_PROBLEMS = {
+    "MISSING_AUTHENTICATION_TOKEN": (404, "not-found", "Not found", "no route matches this path"),
+    "RESOURCE_NOT_FOUND": (404, "not-found", "Not found", "no route matches this path"),
+    "REQUEST_TOO_LARGE": (413, "payload-too-large", "Payload too large", f"at most {MAX_BODY_BYTES} bytes"),
+    "UNSUPPORTED_MEDIA_TYPE": (415, "unsupported-media-type", "Unsupported media type", "send application/json"),
+    "ACCESS_DENIED": (403, "forbidden", "Forbidden", None),
+    "WAF_FILTERED": (403, "forbidden", "Forbidden", None),
+    "DEFAULT_4XX": (None, "validation-error", "The request was refused", None),
+    "DEFAULT_5XX": (None, "internal-error", "Internal error", None),
+}
+
+
+def table_resource() -> dict:
+    """The table as CloudFormation declares it: the very keys and indexes `cli create-table` creates."""
+    definition = table.table_definition("generated-by-cloudformation")
+    properties = {
+        key: definition[key] for key in ("AttributeDefinitions", "KeySchema", "GlobalSecondaryIndexes", "BillingMode")
+    }
+    # CloudFormation has no StreamEnabled: a StreamSpecification turns the stream on.
+    properties["StreamSpecification"] = {"StreamViewType": definition["StreamSpecification"]["StreamViewType"]}
+    properties["PointInTimeRecoverySpecification"] = {"PointInTimeRecoveryEnabled": True}
+    return {
+        "Type": "AWS::DynamoDB::Table",
+        # Deleting or replacing the stack must never delete the data.
+        "DeletionPolicy": "Retain",
+        "UpdateReplacePolicy": "Retain",
+        "Properties": properties,
+    }
+
+
+def _gateway_response(status: int | None, problem_type: str, title: str, detail: str | None) -> dict:
+    # API Gateway substitutes $context variables in these templates; messageString arrives already quoted.
+    body = f'{{"type":"{problem_type}","title":"{title}",'
+    if status is not None:
+        body += f'"status":{status},'
+    body += f'"detail":{json.dumps(detail) if detail else "$context.error.messageString"},"errors":[],'
+    body += '"gateway_error":"$context.error.responseType","request_id":"$context.requestId"}'
+    response = {
+        "responseParameters": {"gatewayresponse.header.Content-Type": "'application/problem+json'"},
+        "responseTemplates": {"application/json": body},
+    }
+    if status is not None:
+        response["statusCode"] = str(status)
+    return response
+
+
+def merge_template() -> dict:
+    return {
+        "Parameters": {
+            "SigningSecret": {
+                "Type": "String",
+                "NoEcho": True,
+                "MinLength": 32,
+                "Description": "Root secret that cursor and webhook secrets derive from (openssl rand -base64 48).",
+            },
+            "LogLevel": {
+                "Type": "String",
+                "Default": "INFO",
+                "AllowedValues": ["DEBUG", "INFO", "WARNING", "ERROR"],
+                "Description": "Level of the JSON logs.",
+            },
+        },
+        "Globals": {
+            "Function": {
+                "Environment": {
+                    "Variables": {
+                        "TABLE_NAME": {"Ref": TABLE},
+                        "SIGNING_SECRET": {"Ref": "SigningSecret"},
+                        "POWERTOOLS_LOG_LEVEL": {"Ref": "LogLevel"},
+                    }
+                }
+            }
+        },
+        "Resources": {
+            TABLE: table_resource(),
+            "RestAPI": {
+                "Properties": {
+                    "DefinitionBody": {
+                        "x-amazon-apigateway-gateway-responses": {
+                            name: _gateway_response(*problem) for name, problem in GATEWAY_PROBLEMS.items()
+                        }
+                    }
+                }
+            },
+        },
+        "Outputs": {
+            "TableName": {"Description": "TABLE_NAME for the admin command line", "Value": {"Ref": TABLE}},
+            "TableStreamArn": {"Value": STREAM_ARN},
+        },
+    }
+
+
+def policy() -> dict:
+    """The role policy of every function: only this stack's table, its indexes, its stream and log groups."""
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Sid": "Table",
+                "Effect": "Allow",
+                "Action": DATA_ACTIONS,
+                "Resource": [TABLE_ARN, {"Fn::Sub": "${%s.Arn}/index/*" % TABLE}],
+            },
+            {"Sid": "TableStream", "Effect": "Allow", "Action": STREAM_ACTIONS, "Resource": [STREAM_ARN]},
+            {
+                "Sid": "TableStreamList",
+                "Effect": "Allow",
+                "Action": ["dynamodb:ListStreams"],
+                "Resource": [{"Fn::Sub": "${%s.Arn}/stream/*" % TABLE}],
+            },
+            {
+                "Sid": "Logs",
+                "Effect": "Allow",
+                "Action": LOG_ACTIONS,
+                "Resource": [{"Fn::Sub": LOG_GROUPS}, {"Fn::Sub": LOG_GROUPS + ":*"}],
+            },
+        ],
+    }
+
+
+def _render(document: dict) -> str:
+    return json.dumps(document, indent=2) + "\n"
+
+
+GENERATED = {MERGE_TEMPLATE: merge_template, POLICY: policy}
+
+
+def stale_files() -> list[Path]:
+    return [path for path, build in GENERATED.items() if not path.exists() or path.read_text() != _render(build())]
+
+
+def write() -> None:
+    for path, build in GENERATED.items():
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(_render(build()))
+
+
+def package(stage: str, out: Path) -> int:
+    """Run `chalice package` with the merge template; the template is region independent."""
+    stale = stale_files()
+    if stale:
+        names = ", ".join(os.path.relpath(p, PROJECT) for p in stale)
+        print(f"error: {names} out of date; run python -m chalicelib.deploy_template write", file=sys.stderr)
+        return 1
+    env = {**os.environ, "AWS_DEFAULT_REGION": os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"}
+    command = [
+        sys.executable,
+        "-c",
+        "import sys; from chalice.cli import main; sys.exit(main())",
+        "package",
+        "--stage",
+        stage,
+        "--merge-template",
+        str(MERGE_TEMPLATE),
+        str(Path(out).resolve()),
+    ]
+    return subprocess.run(command, cwd=PROJECT, env=env).returncode
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m chalicelib.deploy_template", description=__doc__.split("\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("write", help="regenerate .chalice/resources.json and .chalice/policy.json")
+    commands.add_parser("check", help="exit 1 when the generated files are out of date")
+    pack = commands.add_parser("package", help="chalice package with the merge template")
+    pack.add_argument("--stage", default="dev")
+    pack.add_argument("--out", default="build", type=Path)
+    args = parser.parse_args(argv)
+    if args.command == "write":
+        write()
+        return 0
+    if args.command == "check":
+        stale = stale_files()
+        for path in stale:
+            print(f"{os.path.relpath(path, PROJECT)} is out of date", file=sys.stderr)
+        return 1 if stale else 0
+    return package(args.stage, args.out)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

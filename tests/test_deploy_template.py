@@ -1,0 +1,133 @@
+"""`chalice package` with the merge template: a template cfn-lint accepts, with the table the code creates,
+least-privilege roles and the functions' settings. Runs the real packaging into a temporary directory."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from chalicelib import deploy_template
+from chalicelib.store import table
+
+TABLE_ARN = {"Fn::GetAtt": ["Table", "Arn"]}
+STREAM_ARN = {"Fn::GetAtt": ["Table", "StreamArn"]}
+LOG_GROUPS_OF_STACK = (
+    "arn:${AWS::Partition}:logs:${AWS::Region}:${AWS::AccountId}:log-group:/aws/lambda/${AWS::StackName}-"
+)
+
+
+@pytest.fixture(scope="module")
+def packaged(tmp_path_factory):
+    out = tmp_path_factory.mktemp("package")
+    assert deploy_template.main(["package", "--stage", "dev", "--out", str(out)]) == 0
+    return out / "sam.json"
+
+
+@pytest.fixture(scope="module")
+def template(packaged):
+    return json.loads(packaged.read_text())
+
+
+def resources(template, kind):
+    return {name: r for name, r in template["Resources"].items() if r["Type"] == kind}
+
+
+def test_committed_files_are_what_the_code_generates():
+    assert deploy_template.stale_files() == []
+
+
+def test_cfn_lint_accepts_the_packaged_template(packaged):
+    lint = "import sys; from cfnlint.runner import main; sys.exit(main())"
+    result = subprocess.run([sys.executable, "-c", lint, str(packaged)], capture_output=True, text=True)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+
+
+def test_table_has_the_keys_and_indexes_the_code_creates(template):
+    created = table.table_definition("any")
+    declared = template["Resources"]["Table"]
+    assert declared["Type"] == "AWS::DynamoDB::Table"
+    properties = declared["Properties"]
+    for key in ("AttributeDefinitions", "KeySchema", "GlobalSecondaryIndexes"):
+        assert properties[key] == created[key]
+    assert properties["BillingMode"] == "PAY_PER_REQUEST"
+    assert properties["PointInTimeRecoverySpecification"] == {"PointInTimeRecoveryEnabled": True}
+    assert properties["StreamSpecification"] == {"StreamViewType": "NEW_IMAGE"}
+    assert "TableName" not in properties  # one table per stack, named by CloudFormation
+    assert (declared["DeletionPolicy"], declared["UpdateReplacePolicy"]) == ("Retain", "Retain")
+
+
+def test_every_function_has_enough_memory_and_the_environment(template):
+    functions = resources(template, "AWS::Serverless::Function")
+    assert "APIHandler" in functions
+    shared = template["Globals"]["Function"]["Environment"]["Variables"]
+    for name, function in functions.items():
+        properties = function["Properties"]
+        assert properties["MemorySize"] >= 512, name
+        # SAM merges Globals into each function; a function's own value would win.
+        variables = {**shared, **properties.get("Environment", {}).get("Variables", {})}
+        assert variables["TABLE_NAME"] == {"Ref": "Table"}, name
+        assert variables["SIGNING_SECRET"] == {"Ref": "SigningSecret"}, name
+    secret = template["Parameters"]["SigningSecret"]
+    assert secret["NoEcho"] is True and "Default" not in secret
+
+
+def statements(template):
+    roles = resources(template, "AWS::IAM::Role")
+    assert roles
+    for role in roles.values():
+        assert "ManagedPolicyArns" not in role["Properties"]
+        for policy in role["Properties"]["Policies"]:
+            yield from policy["PolicyDocument"]["Statement"]
+
+
+def is_table_resource(resource) -> bool:
+    if resource in (TABLE_ARN, STREAM_ARN):
+        return True
+    return isinstance(resource, dict) and resource.get("Fn::Sub", "").startswith("${Table.Arn}/")
+
+
+def test_roles_reach_only_the_table_its_indexes_and_stream(template):
+    seen_actions = set()
+    for statement in statements(template):
+        assert statement["Effect"] == "Allow"
+        actions = statement["Action"]
+        seen_actions |= set(actions)
+        assert not any("*" in action for action in actions)
+        if all(action.startswith("dynamodb:") for action in actions):
+            assert all(is_table_resource(r) for r in statement["Resource"]), statement
+        else:
+            # Writing its own logs: only log groups of this stack's functions.
+            assert all(action.startswith("logs:") for action in actions), statement
+            for resource in statement["Resource"]:
+                assert resource["Fn::Sub"].startswith(LOG_GROUPS_OF_STACK)
+    assert {"dynamodb:Query", "dynamodb:GetItem", "dynamodb:ConditionCheckItem", "dynamodb:GetRecords"} <= seen_actions
+    assert not {"dynamodb:Scan", "dynamodb:DeleteTable", "dynamodb:CreateTable"} & seen_actions
+
+
+def test_api_gateway_own_errors_are_problem_json(template):
+    definition = template["Resources"]["RestAPI"]["Properties"]["DefinitionBody"]
+    responses = definition["x-amazon-apigateway-gateway-responses"]
+    assert {"MISSING_AUTHENTICATION_TOKEN", "DEFAULT_4XX", "DEFAULT_5XX"} <= set(responses)
+    assert responses["MISSING_AUTHENTICATION_TOKEN"]["statusCode"] == "404"
+    for name, response in responses.items():
+        assert response["responseParameters"]["gatewayresponse.header.Content-Type"] == "'application/problem+json'"
+        rendered = (
+            response["responseTemplates"]["application/json"]
+            .replace("$context.error.messageString", '"Too Many Requests"')
+            .replace("$context.error.responseType", "THROTTLED")
+            .replace("$context.requestId", "r-1")
+        )
+        body = json.loads(rendered)
+        assert {"type", "title", "detail", "errors"} <= set(body), name
+        if "statusCode" in response:
+            assert body["status"] == int(response["statusCode"])
+    not_found = responses["MISSING_AUTHENTICATION_TOKEN"]["responseTemplates"]["application/json"]
+    body = json.loads(not_found.replace("$context.requestId", "r"))
+    assert (body["type"], body["status"], body["detail"]) == ("not-found", 404, "no route matches this path")
+
+
+def test_package_refuses_stale_generated_files(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(deploy_template, "GENERATED", {tmp_path / "policy.json": deploy_template.policy})
+    assert deploy_template.main(["package", "--out", str(tmp_path / "out")]) == 1
+    assert "out of date" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
