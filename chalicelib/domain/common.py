@@ -8,7 +8,16 @@ import re
 from decimal import Decimal
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, Strict, ValidationError, WithJsonSchema
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    Strict,
+    ValidationError,
+    WithJsonSchema,
+)
 
 from .errors import FieldError, ValidationFailed
 
@@ -102,7 +111,10 @@ PackagingCode = Annotated[
     str, Strict(), AfterValidator(_packaging_code), WithJsonSchema({"type": "string", "enum": sorted(PACKAGING_CODES)})
 ]
 BundleCode = Annotated[
-    str, Strict(), AfterValidator(_bundle_code), WithJsonSchema({"type": "string", "enum": sorted(PACKAGING_CODES | {PALLET})})
+    str,
+    Strict(),
+    AfterValidator(_bundle_code),
+    WithJsonSchema({"type": "string", "enum": sorted(PACKAGING_CODES | {PALLET})}),
 ]
 
 
