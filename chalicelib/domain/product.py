@@ -13,6 +13,7 @@ from .common import (
     DeliveryDays,
     FieldError,
     Identifier,
+    Number,
     PackagingCode,
     PositiveNumber,
     Shape,
@@ -72,7 +73,7 @@ def _name(value: str) -> str:
     return value
 
 
-CustomValue = Annotated[str, Strict(), Field(max_length=2000)] | Annotated[bool, Strict()] | PositiveNumber | list[
+CustomValue = Annotated[str, Strict(), Field(max_length=2000)] | Annotated[bool, Strict()] | Number | list[
     Annotated[str, Strict(), Field(max_length=2000)]
 ]
 
