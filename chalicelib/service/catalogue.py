@@ -4,7 +4,7 @@ from dataclasses import dataclass
 from ..domain.common import Identifier, Shape, is_identifier, parse
 from ..domain.errors import Conflict, NotFound, PreconditionFailed, invalid
 from ..domain.product import merge_patch, validate_product
-from ..store import categories, products
+from ..store import categories, products, table
 from ..store.paging import Page
 
 PATCH_ATTEMPTS = 3
@@ -49,7 +49,7 @@ def patch_product(account: str, product_id: str, patch, if_match: str | None) ->
             raise NotFound(f"product {product_id} does not exist")
         if if_match is not None and if_match != current.revision:
             raise PreconditionFailed("the product was changed since the ETag given in If-Match")
-        data = validate_product(merge_patch(current.data, patch), product_id)
+        data = validate_product(merge_patch(table.json_numbers(current.data), patch), product_id)
         try:
             return ProductView(data, products.save(account, data, expected_revision=current.revision))
         except PreconditionFailed:

@@ -71,6 +71,18 @@ def plain(value: Any) -> Any:
     return value
 
 
+def json_numbers(value: Any) -> Any:
+    """Stored numbers as a JSON body parses them (int when whole, Decimal otherwise), so a stored document
+    passes the same validation as a request: strict integer fields refuse Decimal('2')."""
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else value
+    if isinstance(value, dict):
+        return {k: json_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [json_numbers(v) for v in value]
+    return value
+
+
 def is_conditional_failure(error: Exception) -> bool:
     code = getattr(error, "response", {}).get("Error", {}).get("Code")
     return code == "ConditionalCheckFailedException"
