@@ -1,5 +1,8 @@
 """Use cases of the catalogue: products and categories."""
 from dataclasses import dataclass
+from typing import Annotated
+
+from pydantic import AfterValidator, Strict
 
 from ..domain.common import Identifier, Shape, is_identifier, parse
 from ..domain.errors import Conflict, NotFound, PreconditionFailed, invalid
@@ -64,9 +67,16 @@ def delete_product(account: str, product_id: str, if_match: str | None) -> None:
     products.delete(account, product_id, if_match)
 
 
+def _category_name(name: str) -> str:
+    name = name.strip()
+    if not 1 <= len(name) <= 64 or any(c in name for c in "\n\r\t"):
+        raise ValueError("must be 1 to 64 characters without newlines or tabs")
+    return name
+
+
 class CategoryBody(Shape):
     id: Identifier | None = None
-    name: str
+    name: Annotated[str, Strict(), AfterValidator(_category_name)]
 
 
 class Category(Shape):
@@ -79,20 +89,13 @@ class CategoryList(Shape):
     cursor: str | None = None
 
 
-def _category_name(name: str) -> str:
-    name = name.strip()
-    if not 1 <= len(name) <= 64 or any(c in name for c in "\n\r\t"):
-        raise invalid("name", "must be 1 to 64 characters without newlines or tabs")
-    return name
-
-
 def put_category(account: str, category_id: str, body) -> dict:
     if not is_identifier(category_id):
         raise invalid("id", ID_RULE)
     category = parse(CategoryBody, body)
     if category.id is not None and category.id != category_id:
         raise invalid("id", "must equal the id in the URL")
-    return categories.put(account, category_id, _category_name(category.name))
+    return categories.put(account, category_id, category.name)
 
 
 def get_category(account: str, category_id: str) -> dict:
