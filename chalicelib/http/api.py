@@ -94,7 +94,8 @@ class Call:
         raw_limit = self.query("limit")
         limit = DEFAULT_LIMIT
         if raw_limit is not None:
-            if raw_limit.isdigit() and 1 <= int(raw_limit) <= MAX_LIMIT:
+            # ASCII digits only: str.isdigit() also accepts '²', which int() refuses.
+            if re.fullmatch(r"[0-9]{1,9}", raw_limit) and 1 <= int(raw_limit) <= MAX_LIMIT:
                 limit = int(raw_limit)
             else:
                 errors.append(FieldError("limit", f"must be a whole number from 1 to {MAX_LIMIT}"))
