@@ -90,7 +90,7 @@ def test_empty_list_has_no_cursor(catalogue):
     assert page(catalogue) == {"products": []}
 
 
-@pytest.mark.parametrize("limit", ["0", "101", "abc", "-1", "1.5", "", "1e1", "%201"])
+@pytest.mark.parametrize("limit", ["0", "101", "abc", "-1", "1.5", "", "1e1", "%201", "%C2%B2", "%D9%A3", "9" * 5000])
 def test_invalid_limit(catalogue, limit):
     response = catalogue.get(f"/products?limit={limit}")
     assert_problem(response, 400, "validation-error")
