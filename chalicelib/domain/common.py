@@ -44,7 +44,8 @@ def _number(value: Any) -> Decimal:
     if isinstance(value, bool) or not isinstance(value, (int, Decimal)):
         raise ValueError("must be a number")
     number = Decimal(value)
-    if not number.is_finite() or abs(number) > _MAX_NUMBER:
+    # copy_abs, not abs(): abs() rounds to the context and raises Overflow on 1e999999999.
+    if not number.is_finite() or number.copy_abs() > _MAX_NUMBER:
         raise ValueError(f"must be a finite number of at most {_MAX_NUMBER:,.0f}")
     if number.as_tuple().exponent < -_MAX_DECIMALS and number != number.quantize(Decimal(1).scaleb(-_MAX_DECIMALS)):
         raise ValueError(f"must have at most {_MAX_DECIMALS} decimal places")

@@ -13,6 +13,7 @@ from .common import (
     DeliveryDays,
     FieldError,
     Identifier,
+    Number,
     PackagingCode,
     PositiveNumber,
     Shape,
@@ -72,7 +73,7 @@ def _name(value: str) -> str:
     return value
 
 
-CustomValue = Annotated[str, Strict(), Field(max_length=2000)] | Annotated[bool, Strict()] | PositiveNumber | list[
+CustomValue = Annotated[str, Strict(), Field(max_length=2000)] | Annotated[bool, Strict()] | Number | list[
     Annotated[str, Strict(), Field(max_length=2000)]
 ]
 
@@ -203,17 +204,38 @@ def _rule_errors(product: Product) -> list[FieldError]:
     return errors
 
 
+# Stand-ins for required fields that failed, so the rules spanning the other fields can still be checked.
+_STAND_INS = {"status": "ACTIVE", "category": "stand-in", "name": "stand-in"}
+
+
+def _valid_fields(data: Any, shape_errors: list[FieldError]) -> Product | None:
+    """The product made of the top-level fields that passed the shape check, or None if there is none."""
+    if not isinstance(data, dict):
+        return None
+    wrong = {error.path.split(".")[0].split("[")[0] for error in shape_errors}
+    try:
+        return Product.model_validate({**_STAND_INS, **{k: v for k, v in data.items() if k not in wrong}})
+    except ValueError:
+        return None
+
+
 def validate_product(data: Any, product_id: str | None = None) -> dict:
     """The product to store, or ValidationFailed naming every wrong field.
 
     product_id is the id from the URL; a body id must equal it. Without it (POST) the body must carry one.
+    Shape errors and the rules spanning fields are reported together.
     """
-    product = parse(Product, data)
-    errors = []
-    if product_id is None and product.id is None:
-        errors.append(FieldError("id", "Field required"))
-    if product_id is not None and product.id is not None and product.id != product_id:
-        errors.append(FieldError("id", "must equal the id in the URL"))
+    try:
+        product, errors = parse(Product, data), []
+    except ValidationFailed as failed:
+        product, errors = _valid_fields(data, failed.errors), failed.errors
+        if product is None:
+            raise
+    if not any(error.path == "id" for error in errors):
+        if product_id is None and product.id is None:
+            errors.append(FieldError("id", "Field required"))
+        if product_id is not None and product.id is not None and product.id != product_id:
+            errors.append(FieldError("id", "must equal the id in the URL"))
     errors += _rule_errors(product)
     if errors:
         raise ValidationFailed(errors)

@@ -5,6 +5,7 @@ Handlers are declared with `endpoint(bp, path, method, role)` and receive a `Cal
 import functools
 import json
 import logging
+import re
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Callable
@@ -24,6 +25,24 @@ log = logging.getLogger("supplier-ordering")
 
 def _reject_constant(name: str):
     raise ValueError(f"{name} is not a JSON number")
+
+
+# A \uD800-\uDFFF escape may leave a lone surrogate in a string, which cannot be stored or sent as UTF-8.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _check_encodable(body: Any) -> None:
+    """Raise UnicodeEncodeError if any key or string holds a lone surrogate (iterative: bodies may be deep)."""
+    pending = [body]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, str):
+            value.encode("utf-8")
+        elif isinstance(value, dict):
+            pending.extend(value)
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
 
 
 class Call:
@@ -51,8 +70,13 @@ class Call:
         if not raw.strip():
             raise invalid("body", "a JSON body is required")
         try:
-            return json.loads(raw.decode("utf-8"), parse_float=Decimal, parse_constant=_reject_constant)
-        except (UnicodeDecodeError, ValueError) as error:
+            body = json.loads(raw.decode("utf-8"), parse_float=Decimal, parse_constant=_reject_constant)
+            if _SURROGATE_ESCAPE.search(raw):
+                _check_encodable(body)
+            return body
+        except RecursionError:
+            raise invalid("body", "is nested too deeply") from None
+        except ValueError as error:  # includes UnicodeDecodeError and UnicodeEncodeError
             raise invalid("body", f"is not valid JSON: {error}") from None
 
     def object_body(self) -> dict:
@@ -70,7 +94,8 @@ class Call:
         raw_limit = self.query("limit")
         limit = DEFAULT_LIMIT
         if raw_limit is not None:
-            if raw_limit.isdigit() and 1 <= int(raw_limit) <= MAX_LIMIT:
+            # ASCII digits only: str.isdigit() also accepts '²', which int() refuses.
+            if re.fullmatch(r"[0-9]{1,9}", raw_limit) and 1 <= int(raw_limit) <= MAX_LIMIT:
                 limit = int(raw_limit)
             else:
                 errors.append(FieldError("limit", f"must be a whole number from 1 to {MAX_LIMIT}"))

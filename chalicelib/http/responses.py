@@ -4,7 +4,7 @@ import json
 from chalice import Response
 
 from ..domain.errors import ServiceError
-from ..store.table import plain
+from ..store.table import json_text
 
 JSON = "application/json"
 PROBLEM = "application/problem+json"
@@ -24,7 +24,7 @@ TITLES = {
 
 
 def to_json(body) -> str:
-    return json.dumps(plain(body), ensure_ascii=False, separators=(",", ":"))
+    return json_text(body)
 
 
 def ok(body, status: int = 200, headers: dict | None = None) -> Response:

@@ -1,10 +1,13 @@
 """Use cases of the catalogue: products and categories."""
 from dataclasses import dataclass
+from typing import Annotated
+
+from pydantic import AfterValidator, Strict
 
 from ..domain.common import Identifier, Shape, is_identifier, parse
 from ..domain.errors import Conflict, NotFound, PreconditionFailed, invalid
 from ..domain.product import merge_patch, validate_product
-from ..store import categories, products
+from ..store import categories, products, table
 from ..store.paging import Page
 
 PATCH_ATTEMPTS = 3
@@ -49,7 +52,7 @@ def patch_product(account: str, product_id: str, patch, if_match: str | None) ->
             raise NotFound(f"product {product_id} does not exist")
         if if_match is not None and if_match != current.revision:
             raise PreconditionFailed("the product was changed since the ETag given in If-Match")
-        data = validate_product(merge_patch(current.data, patch), product_id)
+        data = validate_product(merge_patch(table.json_numbers(current.data), patch), product_id)
         try:
             return ProductView(data, products.save(account, data, expected_revision=current.revision))
         except PreconditionFailed:
@@ -64,9 +67,16 @@ def delete_product(account: str, product_id: str, if_match: str | None) -> None:
     products.delete(account, product_id, if_match)
 
 
+def _category_name(name: str) -> str:
+    name = name.strip()
+    if not 1 <= len(name) <= 64 or any(c in name for c in "\n\r\t"):
+        raise ValueError("must be 1 to 64 characters without newlines or tabs")
+    return name
+
+
 class CategoryBody(Shape):
     id: Identifier | None = None
-    name: str
+    name: Annotated[str, Strict(), AfterValidator(_category_name)]
 
 
 class Category(Shape):
@@ -79,20 +89,13 @@ class CategoryList(Shape):
     cursor: str | None = None
 
 
-def _category_name(name: str) -> str:
-    name = name.strip()
-    if not 1 <= len(name) <= 64 or any(c in name for c in "\n\r\t"):
-        raise invalid("name", "must be 1 to 64 characters without newlines or tabs")
-    return name
-
-
 def put_category(account: str, category_id: str, body) -> dict:
     if not is_identifier(category_id):
         raise invalid("id", ID_RULE)
     category = parse(CategoryBody, body)
     if category.id is not None and category.id != category_id:
         raise invalid("id", "must equal the id in the URL")
-    return categories.put(account, category_id, _category_name(category.name))
+    return categories.put(account, category_id, category.name)
 
 
 def get_category(account: str, category_id: str) -> dict:

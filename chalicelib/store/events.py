@@ -5,7 +5,6 @@ Item: PK A#<account>#EVENT, SK <created iso>#<event id>; `body` is the JSON text
 GSI1PK = OUTBOX#PENDING and GSI1SK = <next attempt iso>#<account>#<event id> (a sparse index of due work).
 """
 import datetime as dt
-import json
 import uuid
 
 from . import keys, table
@@ -22,11 +21,7 @@ def _iso(moment: dt.datetime) -> str:
 def new_event(account: str, event_type: str, data: dict, now: dt.datetime) -> dict:
     event_id = uuid.uuid4().hex
     created = _iso(now)
-    body = json.dumps(
-        {"type": event_type, "idempotency_key": event_id, "data": table.plain(data)},
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
+    body = table.json_text({"type": event_type, "idempotency_key": event_id, "data": data})
     return {
         **keys.event_key(account, f"{created}#{event_id}"),
         "event_id": event_id,

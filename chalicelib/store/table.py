@@ -1,4 +1,5 @@
 """The DynamoDB client and the item codec. The client is created on first use so imports stay cheap."""
+import json
 import os
 import threading
 from decimal import Decimal
@@ -68,6 +69,38 @@ def plain(value: Any) -> Any:
         return [plain(v) for v in value]
     if isinstance(value, set):
         return sorted(plain(v) for v in value)
+    return value
+
+
+def _number_text(number: Decimal) -> str:
+    if number == number.to_integral_value():
+        return str(int(number))
+    return format(number.normalize(), "f")
+
+
+def json_text(value: Any) -> str:
+    """Compact JSON with stored numbers exactly as written: Decimal 1.5 -> 1.5, 2 -> 2 (never 2.0), and no
+    digits lost to float (123456789012.123456 stays as it is)."""
+    if isinstance(value, Decimal):
+        return _number_text(value)
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{json_text(str(k))}:{json_text(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(json_text(v) for v in value) + "]"
+    if isinstance(value, set):
+        return json_text(sorted(value))
+    return json.dumps(value, ensure_ascii=False)
+
+
+def json_numbers(value: Any) -> Any:
+    """Stored numbers as a JSON body parses them (int when whole, Decimal otherwise), so a stored document
+    passes the same validation as a request: strict integer fields refuse Decimal('2')."""
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else value
+    if isinstance(value, dict):
+        return {k: json_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [json_numbers(v) for v in value]
     return value
 
 
