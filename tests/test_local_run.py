@@ -98,7 +98,8 @@ def processes_mentioning(text: str) -> list[int]:
 
 def runner_env(**extra) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_ENDPOINT_URL")}
-    env.update(SUPPLIER_TOKEN=TOKEN, PORT=str(free_port()), **extra)
+    # TABLE_NAME reaches the API process too: its token check finds the account only in that table.
+    env.update(SUPPLIER_TOKEN=TOKEN, PORT=str(free_port()), TABLE_NAME="local-run-test", **extra)
     return env
 
 
@@ -121,6 +122,7 @@ def test_the_runner_serves_keeps_data_across_a_restart_and_stops_java_on_sigterm
     runner, base_url = start(env)
     try:
         assert base_url == f"http://127.0.0.1:{env['PORT']}"
+        assert "Table local-run-test created." in runner.output()
         assert TOKEN in runner.wait_for("Supplier token:")
         assert len(processes_mentioning(str(tmp_path))) == 1  # DynamoDB Local, with its data in tmp_path
 
@@ -135,6 +137,7 @@ def test_the_runner_serves_keeps_data_across_a_restart_and_stops_java_on_sigterm
 
     runner, base_url = start(env)
     try:
+        assert "Table local-run-test found." in runner.output()
         again = requests.get(f"{base_url}/categories/kept", headers=auth(), timeout=10)
         assert (again.status_code, again.json()) == (200, {"id": "kept", "name": "Kept"})
     finally:
