@@ -3,7 +3,7 @@
 `chalice package --merge-template .chalice/resources.json` merges resources.json into Chalice's SAM template:
 the DynamoDB table (keys and indexes from store.table.table_definition, on-demand, point-in-time recovery, the
 stream the event jobs read), the environment of every function, and problem+json bodies for the errors API
-Gateway answers itself. .chalice/policy.json is the policy Chalice attaches to every function's role: the table,
+Gateway answers itself. .chalice/policy-<stage>.json is the policy Chalice attaches to every function's role: the table,
 its indexes, its stream and the functions' own log groups, named by CloudFormation reference.
 
     python -m chalicelib.deploy_template write                            # regenerate both files
@@ -22,7 +22,10 @@ from .store import table
 
 PROJECT = Path(__file__).resolve().parent.parent
 MERGE_TEMPLATE = PROJECT / ".chalice" / "resources.json"
-POLICY = PROJECT / ".chalice" / "policy.json"
+STAGES = ("local", "dev", "prod")
+# One least-privilege policy file per stage (config.json names them); each stage is its own stack, so the same
+# CloudFormation references name that stage's table.
+POLICIES = {stage: PROJECT / ".chalice" / f"policy-{stage}.json" for stage in STAGES}
 
 TABLE = "Table"  # logical id of the table in the template
 TABLE_ARN = {"Fn::GetAtt": [TABLE, "Arn"]}
@@ -171,7 +174,7 @@ def _render(document: dict) -> str:
     return json.dumps(document, indent=2) + "\n"
 
 
-GENERATED = {MERGE_TEMPLATE: merge_template, POLICY: policy}
+GENERATED = {MERGE_TEMPLATE: merge_template, **{path: policy for path in POLICIES.values()}}
 
 
 def stale_files() -> list[Path]:
@@ -209,7 +212,7 @@ def package(stage: str, out: Path) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m chalicelib.deploy_template", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("write", help="regenerate .chalice/resources.json and .chalice/policy.json")
+    commands.add_parser("write", help="regenerate .chalice/resources.json and the .chalice/policy-<stage>.json files")
     commands.add_parser("check", help="exit 1 when the generated files are out of date")
     pack = commands.add_parser("package", help="chalice package with the merge template")
     pack.add_argument("--stage", default="dev")

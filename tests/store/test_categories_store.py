@@ -1,0 +1,59 @@
+import pytest
+
+from chalicelib.domain.errors import NotFound
+from chalicelib.store import categories
+
+from .conftest import ACCOUNT
+
+
+def test_put_returns_the_category_and_get_reads_it_back(engine):
+    assert categories.put(ACCOUNT, "drinks", "Drinks") == {"id": "drinks", "name": "Drinks"}
+
+    assert categories.get(ACCOUNT, "drinks") == {"id": "drinks", "name": "Drinks"}
+
+
+def test_put_replaces_the_name(engine):
+    categories.put(ACCOUNT, "drinks", "Drinks")
+    categories.put(ACCOUNT, "drinks", "Beverages")
+
+    assert categories.get(ACCOUNT, "drinks") == {"id": "drinks", "name": "Beverages"}
+
+
+def test_a_category_of_one_account_is_absent_for_another(engine):
+    categories.put(ACCOUNT, "drinks", "Drinks")
+
+    assert categories.get("other", "drinks") is None
+    assert categories.get(ACCOUNT, "food") is None
+
+
+def test_the_list_is_by_id_ascending_and_holds_only_the_accounts_categories(engine):
+    for category_id in ("wine", "beer", "juice"):
+        categories.put(ACCOUNT, category_id, category_id.title())
+    categories.put("other", "apples", "Apples")
+
+    page = categories.list_page(ACCOUNT, 50, None)
+
+    assert page.items == [
+        {"id": "beer", "name": "Beer"},
+        {"id": "juice", "name": "Juice"},
+        {"id": "wine", "name": "Wine"},
+    ]
+    assert page.cursor is None
+
+
+def test_delete_removes_the_category_and_then_reports_it_absent(engine):
+    categories.put(ACCOUNT, "drinks", "Drinks")
+
+    categories.delete(ACCOUNT, "drinks")
+
+    assert categories.get(ACCOUNT, "drinks") is None
+    with pytest.raises(NotFound):
+        categories.delete(ACCOUNT, "drinks")
+
+
+def test_delete_does_not_reach_another_accounts_category(engine):
+    categories.put("other", "drinks", "Drinks")
+
+    with pytest.raises(NotFound):
+        categories.delete(ACCOUNT, "drinks")
+    assert categories.get("other", "drinks") == {"id": "drinks", "name": "Drinks"}

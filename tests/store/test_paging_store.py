@@ -1,0 +1,92 @@
+import pytest
+
+from chalicelib.domain.errors import ValidationFailed
+from chalicelib.store import categories, products
+
+from .conftest import ACCOUNT, sample_product
+
+
+def add_products(account: str, ids) -> None:
+    for product_id in ids:
+        products.save(account, sample_product(product_id), create_only=True)
+
+
+def all_pages(account: str, limit: int) -> list[list[str]]:
+    pages, cursor = [], None
+    while True:
+        page = products.list_page(account, limit, cursor)
+        pages.append([stored.data["id"] for stored in page.items])
+        if page.cursor is None:
+            return pages
+        cursor = page.cursor
+
+
+def cursor_error_paths(account: str, cursor: str) -> list[str]:
+    with pytest.raises(ValidationFailed) as failure:
+        products.list_page(account, 3, cursor)
+    return [error.path for error in failure.value.errors]
+
+
+def test_seven_products_by_three_are_pages_of_three_three_and_one(drinks):
+    add_products(ACCOUNT, ["p5", "p1", "p7", "p3", "p2", "p6", "p4"])
+
+    assert all_pages(ACCOUNT, 3) == [["p1", "p2", "p3"], ["p4", "p5", "p6"], ["p7"]]
+
+
+def test_exactly_one_full_page_has_no_cursor(drinks):
+    add_products(ACCOUNT, ["p1", "p2", "p3"])
+
+    page = products.list_page(ACCOUNT, 3, None)
+
+    assert [stored.data["id"] for stored in page.items] == ["p1", "p2", "p3"]
+    assert page.cursor is None
+
+
+def test_an_empty_list_is_one_empty_page_without_cursor(engine):
+    page = products.list_page(ACCOUNT, 3, None)
+
+    assert (page.items, page.cursor) == ([], None)
+
+
+def test_products_added_while_paging_are_never_returned_twice(drinks):
+    add_products(ACCOUNT, ["p2", "p4", "p6", "p8"])
+    first = products.list_page(ACCOUNT, 2, None)
+    add_products(ACCOUNT, ["p1", "p3", "p9"])  # before and after the page already read
+
+    seen = [stored.data["id"] for stored in first.items]
+    cursor = first.cursor
+    while cursor:
+        page = products.list_page(ACCOUNT, 2, cursor)
+        seen += [stored.data["id"] for stored in page.items]
+        cursor = page.cursor
+
+    assert seen == ["p2", "p4", "p6", "p8", "p9"]
+
+
+def test_a_tampered_cursor_is_rejected_on_the_cursor_field(drinks):
+    add_products(ACCOUNT, ["p1", "p2", "p3", "p4"])
+    cursor = products.list_page(ACCOUNT, 3, None).cursor
+    body, signature = cursor.split(".")
+    middle = len(body) // 2  # every bit of a middle character counts (the last may hold padding bits)
+    flipped = body[:middle] + ("A" if body[middle] != "A" else "B") + body[middle + 1 :]
+
+    assert cursor_error_paths(ACCOUNT, f"{flipped}.{signature}") == ["cursor"]
+    assert cursor_error_paths(ACCOUNT, body) == ["cursor"]
+    assert cursor_error_paths(ACCOUNT, "not a cursor at all") == ["cursor"]
+
+
+def test_a_cursor_of_another_account_is_rejected_on_the_cursor_field(drinks):
+    add_products(ACCOUNT, ["p1", "p2", "p3", "p4"])
+    categories.put("other", "drinks", "Drinks")
+    add_products("other", ["p1", "p2", "p3", "p4"])
+    cursor = products.list_page(ACCOUNT, 3, None).cursor
+
+    assert cursor_error_paths("other", cursor) == ["cursor"]
+
+
+def test_a_cursor_of_another_list_is_rejected_on_the_cursor_field(engine):
+    for category_id in ("a", "b", "c", "d"):
+        categories.put(ACCOUNT, category_id, category_id)
+    cursor = categories.list_page(ACCOUNT, 3, None).cursor
+
+    assert cursor_error_paths(ACCOUNT, cursor) == ["cursor"]

@@ -1,0 +1,127 @@
+import json
+from decimal import Decimal
+
+import pytest
+from botocore.exceptions import ClientError
+
+from chalicelib.domain.errors import Conflict, NotFound, PreconditionFailed, ValidationFailed
+from chalicelib.store import products, table
+
+from .conftest import ACCOUNT, sample_product
+
+
+def mark_used(product_id: str) -> None:
+    table.client().transact_write_items(TransactItems=[products.mark_used_operation(ACCOUNT, product_id)])
+
+
+def test_a_saved_product_reads_back_with_its_numbers_exactly_as_written(drinks):
+    document = sample_product(vessel={"size": Decimal("1.5"), "unit": "l"}, price=2, min_order_count=Decimal("0.25"))
+    revision = products.save(ACCOUNT, document, create_only=True)
+
+    stored = products.get(ACCOUNT, "cola")
+    assert stored.revision == revision
+    assert stored.used is False
+    # As JSON text: 1.5 stays 1.5 and whole numbers stay whole (2, never 2.0).
+    assert json.dumps(table.plain(stored.data), sort_keys=True) == (
+        '{"bundles": [{"size": 6, "type": "CA"}], "category": "drinks", "id": "cola", "min_order_count": 0.25, '
+        '"name": "Cola", "price": 2, "status": "ACTIVE", "vessel": {"size": 1.5, "unit": "l"}}'
+    )
+
+
+def test_a_product_of_one_account_is_absent_for_another(drinks):
+    products.save(ACCOUNT, sample_product(), create_only=True)
+
+    assert products.get("other", "cola") is None
+    assert products.get(ACCOUNT, "fanta") is None
+
+
+def test_create_only_refuses_an_existing_id_and_keeps_the_stored_product(drinks):
+    first = products.save(ACCOUNT, sample_product(), create_only=True)
+
+    with pytest.raises(Conflict):
+        products.save(ACCOUNT, sample_product(name="Other cola"), create_only=True)
+
+    stored = products.get(ACCOUNT, "cola")
+    assert (stored.data["name"], stored.revision) == ("Cola", first)
+
+
+def test_replace_with_the_current_revision_succeeds_and_with_a_stale_one_fails(drinks):
+    first = products.save(ACCOUNT, sample_product(), create_only=True)
+    second = products.save(ACCOUNT, sample_product(name="Cola Zero"), expected_revision=first)
+    assert second != first
+
+    with pytest.raises(PreconditionFailed):
+        products.save(ACCOUNT, sample_product(name="Lost update"), expected_revision=first)
+
+    stored = products.get(ACCOUNT, "cola", consistent=True)
+    assert (stored.data["name"], stored.revision) == ("Cola Zero", second)
+
+
+def test_replace_without_a_revision_overwrites(drinks):
+    products.save(ACCOUNT, sample_product(), create_only=True)
+    products.save(ACCOUNT, sample_product(name="Cola Light"))
+
+    assert products.get(ACCOUNT, "cola").data["name"] == "Cola Light"
+
+
+@pytest.mark.parametrize("create_only", [True, False])
+def test_a_missing_category_fails_on_the_category_field_and_writes_nothing(engine, create_only):
+    with pytest.raises(ValidationFailed) as failure:
+        products.save(ACCOUNT, sample_product(category="nope"), create_only=create_only)
+
+    assert [error.path for error in failure.value.errors] == ["category"]
+    assert products.get(ACCOUNT, "cola") is None
+
+
+def test_the_used_flag_survives_a_save_and_blocks_delete(drinks):
+    revision = products.save(ACCOUNT, sample_product(), create_only=True)
+    mark_used("cola")
+    products.save(ACCOUNT, sample_product(name="Cola Light"), expected_revision=revision)
+
+    stored = products.get(ACCOUNT, "cola")
+    assert (stored.used, stored.data["name"]) == (True, "Cola Light")
+    with pytest.raises(Conflict):
+        products.delete(ACCOUNT, "cola")
+    assert products.get(ACCOUNT, "cola") is not None
+
+
+def test_marking_an_absent_product_used_cancels_the_transaction(engine):
+    with pytest.raises(ClientError) as failure:
+        mark_used("ghost")
+
+    assert table.cancellation_codes(failure.value) == ["ConditionalCheckFailed"]
+
+
+def test_delete_removes_the_product_and_then_reports_it_absent(drinks):
+    products.save(ACCOUNT, sample_product(), create_only=True)
+
+    products.delete(ACCOUNT, "cola")
+
+    assert products.get(ACCOUNT, "cola", consistent=True) is None
+    with pytest.raises(NotFound):
+        products.delete(ACCOUNT, "cola")
+
+
+def test_delete_of_a_product_that_never_existed_is_not_found(engine):
+    with pytest.raises(NotFound):
+        products.delete(ACCOUNT, "never")
+
+
+def test_delete_with_a_stale_revision_fails_and_with_the_current_one_succeeds(drinks):
+    first = products.save(ACCOUNT, sample_product(), create_only=True)
+    second = products.save(ACCOUNT, sample_product(name="Cola Zero"), expected_revision=first)
+
+    with pytest.raises(PreconditionFailed):
+        products.delete(ACCOUNT, "cola", expected_revision=first)
+    products.delete(ACCOUNT, "cola", expected_revision=second)
+
+    assert products.get(ACCOUNT, "cola", consistent=True) is None
+
+
+def test_a_category_is_in_use_once_a_product_names_it(drinks):
+    assert products.any_in_category(ACCOUNT, drinks) is False
+
+    products.save(ACCOUNT, sample_product(), create_only=True)
+
+    assert products.any_in_category(ACCOUNT, drinks) is True
+    assert products.any_in_category("other", drinks) is False
