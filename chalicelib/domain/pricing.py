@@ -105,16 +105,18 @@ def _incremental(points: Sequence[PricePoint], quantity: Decimal) -> Decimal:
     """Graduated: each unit is charged at the price of the band it falls in.
 
     Unit ``n`` occupies the interval (n-1, n], so the band of a point at ``from`` covers
-    (from-1, next_from-1]. Points at 1, 6, 96 give units 1-5, 6-95 and 96+. A fractional
-    quantity (only reachable for unvalidated data: kg products must use VOLUME) is charged
-    proportionally for the part of a unit it covers.
+    (from-1, next_from-1]. Points at 1, 6, 96 give units 1-5, 6-95 and 96+. The lowest band
+    starts at unit 1 whatever its ``from``: with points at 5 and 10 an order of 7 pays the
+    first price for all 7 units, not for units 5-7 only. A fractional quantity (only
+    reachable for unvalidated data: kg products must use VOLUME) is charged proportionally
+    for the part of a unit it covers.
     """
     if not points or quantity < points[0]["from"]:
         raise NoApplicablePrice(f"no price point applies to quantity {quantity}")
     total = Decimal(0)
-    band_ends = [p["from"] - 1 for p in points[1:]] + [quantity]
-    for point, band_end in zip(points, band_ends):
-        band_start = max(point["from"] - 1, 0)
+    band_starts = [Decimal(0)] + [p["from"] - 1 for p in points[1:]]
+    band_ends = band_starts[1:] + [quantity]
+    for point, band_start, band_end in zip(points, band_starts, band_ends):
         units_in_band = min(quantity, band_end) - band_start
         if units_in_band > 0:
             total += units_in_band * point["price"]

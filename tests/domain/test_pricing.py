@@ -69,6 +69,12 @@ def test_incremental_with_a_point_at_zero_starts_the_first_band_at_unit_one():
     assert total_price(pricing("INCREMENTAL", (0, 100), (3, 50)), Decimal(4), DAY) == 2 * 100 + 2 * 50
 
 
+@pytest.mark.parametrize("quantity, total", [(5, 500), (7, 700), (9, 900), (10, 950), (12, 1050)])
+def test_incremental_first_band_starts_at_unit_one_whatever_its_from(quantity, total):
+    # Units 1-4 lie below the first point; they are charged at its price, never for free.
+    assert total_price(pricing("INCREMENTAL", (5, 100), (10, 50)), Decimal(quantity), DAY) == total
+
+
 def test_incremental_charges_a_fractional_unit_proportionally():
     assert total_price(INCREMENTAL, Decimal("5.5"), DAY) == Decimal(500 + 45)
 
