@@ -5,6 +5,7 @@ Handlers are declared with `endpoint(bp, path, method, role)` and receive a `Cal
 import functools
 import json
 import logging
+import re
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Callable
@@ -24,6 +25,14 @@ log = logging.getLogger("supplier-ordering")
 
 def _reject_constant(name: str):
     raise ValueError(f"{name} is not a JSON number")
+
+
+def whole_number(text: str, low: int, high: int) -> int | None:
+    """A query value as a whole number in [low, high], or None. ASCII digits only: "²".isdigit() is True."""
+    if not re.fullmatch(r"[0-9]{1,9}", text):
+        return None
+    number = int(text)
+    return number if low <= number <= high else None
 
 
 class Call:
@@ -70,9 +79,8 @@ class Call:
         raw_limit = self.query("limit")
         limit = DEFAULT_LIMIT
         if raw_limit is not None:
-            if raw_limit.isdigit() and 1 <= int(raw_limit) <= MAX_LIMIT:
-                limit = int(raw_limit)
-            else:
+            limit = whole_number(raw_limit, 1, MAX_LIMIT)
+            if limit is None:
                 errors.append(FieldError("limit", f"must be a whole number from 1 to {MAX_LIMIT}"))
         cursor = self.query("cursor")
         if cursor is not None and not cursor:
