@@ -35,6 +35,36 @@ def applicable_level(
     return product
 
 
+def price_for_customer(
+    product: Mapping, customer: Mapping | None, customer_pricing: Mapping | None, group_map: Mapping | None
+) -> Mapping:
+    """The one place that decides which pricing applies to a customer (decisions §6).
+
+    ``group_map`` is the product's whole price-group map; the customer's ``price_group`` picks from it.
+    A group the product does not price falls through to the product.
+    """
+    group = (customer or {}).get("price_group")
+    group_pricing = (group_map or {}).get(group) if group is not None else None
+    return applicable_level(product, customer_pricing, group_pricing)
+
+
+def as_priced_for_customer(product: Mapping, level: Mapping) -> dict:
+    """The product as a customer sees it: ``price``/``pricing`` of the level that applies to them and the
+    minimum they may order.
+
+    When the level has ``pricing`` its plain ``price`` is ignored, so it is not shown either.
+    """
+    shown = {key: value for key, value in product.items() if key not in ("price", "pricing")}
+    if level.get("pricing") is not None:
+        shown["pricing"] = level["pricing"]
+    elif level.get("price") is not None:
+        shown["price"] = level["price"]
+    minimum = minimum_quantity(product, level)
+    if minimum is not None:
+        shown["min_order_count"] = minimum
+    return shown
+
+
 def price_points_on(pricing: Mapping, on: dt.date) -> list[PricePoint]:
     """The points valid on a date: a covering date override, else the base points; sorted by ``from``.
 
