@@ -109,7 +109,8 @@ def _weekday_key(value: str) -> str:
 
 # Keys are checked one by one, so a wrong key is reported together with wrong rules of other keys.
 DeliveryDays = dict[Annotated[str, AfterValidator(_weekday_key)], DeliveryRule]
-DeliveryDateOverrides = dict[IsoDate, DeliveryRule]
+# Bounded so a customer, product or settings item stays far below DynamoDB's 400 KB item limit.
+DeliveryDateOverrides = Annotated[dict[IsoDate, DeliveryRule], Field(max_length=1000)]
 DatesWithNoDelivery = Annotated[list[IsoDate], Field(max_length=1000)]
 
 
