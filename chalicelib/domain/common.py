@@ -130,19 +130,17 @@ class DeliveryRule(Shape):
     cutoff: TimeOfDay | None = None
 
 
-def _weekday_keys(value: dict) -> dict:
-    wrong = [key for key in value if key not in {"0", "1", "2", "3", "4", "5", "6"}]
-    if wrong:
-        raise ValueError(f"keys must be weekday numbers 0 (Sunday) to 6 (Saturday), not {', '.join(wrong)}")
+def _weekday_key(value: str) -> str:
+    if value not in {"0", "1", "2", "3", "4", "5", "6"}:
+        raise ValueError("is not a weekday number: keys run from 0 (Sunday) to 6 (Saturday)")
     return value
 
 
-DeliveryDays = Annotated[
-    dict[str, DeliveryRule],
-    AfterValidator(_weekday_keys),
-    Field(json_schema_extra={"propertyNames": {"pattern": "^[0-6]$"}}),
-]
-DeliveryDateOverrides = dict[IsoDate, DeliveryRule]
+# Keys are checked one by one, so a wrong key is reported together with wrong rules of other keys.
+WeekdayKey = Annotated[str, AfterValidator(_weekday_key), WithJsonSchema({"type": "string", "pattern": "^[0-6]$"})]
+DeliveryDays = dict[WeekdayKey, DeliveryRule]
+# Bounded so a customer, product or settings item stays far below DynamoDB's 400 KB item limit.
+DeliveryDateOverrides = Annotated[dict[IsoDate, DeliveryRule], Field(max_length=1000)]
 DatesWithNoDelivery = Annotated[list[IsoDate], Field(max_length=1000)]
 
 

@@ -35,6 +35,36 @@ def applicable_level(
     return product
 
 
+def price_for_customer(
+    product: Mapping, customer: Mapping | None, customer_pricing: Mapping | None, group_map: Mapping | None
+) -> Mapping:
+    """The one place that decides which pricing applies to a customer (decisions §6).
+
+    ``group_map`` is the product's whole price-group map; the customer's ``price_group`` picks from it.
+    A group the product does not price falls through to the product.
+    """
+    group = (customer or {}).get("price_group")
+    group_pricing = (group_map or {}).get(group) if group is not None else None
+    return applicable_level(product, customer_pricing, group_pricing)
+
+
+def as_priced_for_customer(product: Mapping, level: Mapping) -> dict:
+    """The product as a customer sees it: ``price``/``pricing`` of the level that applies to them and the
+    minimum they may order.
+
+    When the level has ``pricing`` its plain ``price`` is ignored, so it is not shown either.
+    """
+    shown = {key: value for key, value in product.items() if key not in ("price", "pricing")}
+    if level.get("pricing") is not None:
+        shown["pricing"] = level["pricing"]
+    elif level.get("price") is not None:
+        shown["price"] = level["price"]
+    minimum = minimum_quantity(product, level)
+    if minimum is not None:
+        shown["min_order_count"] = minimum
+    return shown
+
+
 def price_points_on(pricing: Mapping, on: dt.date) -> list[PricePoint]:
     """The points valid on a date: a covering date override, else the base points; sorted by ``from``.
 
@@ -105,16 +135,18 @@ def _incremental(points: Sequence[PricePoint], quantity: Decimal) -> Decimal:
     """Graduated: each unit is charged at the price of the band it falls in.
 
     Unit ``n`` occupies the interval (n-1, n], so the band of a point at ``from`` covers
-    (from-1, next_from-1]. Points at 1, 6, 96 give units 1-5, 6-95 and 96+. A fractional
-    quantity (only reachable for unvalidated data: kg products must use VOLUME) is charged
-    proportionally for the part of a unit it covers.
+    (from-1, next_from-1]. Points at 1, 6, 96 give units 1-5, 6-95 and 96+. The lowest band
+    starts at unit 1 whatever its ``from``: with points at 5 and 10 an order of 7 pays the
+    first price for all 7 units, not for units 5-7 only. A fractional quantity (only
+    reachable for unvalidated data: kg products must use VOLUME) is charged proportionally
+    for the part of a unit it covers.
     """
     if not points or quantity < points[0]["from"]:
         raise NoApplicablePrice(f"no price point applies to quantity {quantity}")
     total = Decimal(0)
-    band_ends = [p["from"] - 1 for p in points[1:]] + [quantity]
-    for point, band_end in zip(points, band_ends):
-        band_start = max(point["from"] - 1, 0)
+    band_starts = [Decimal(0)] + [p["from"] - 1 for p in points[1:]]
+    band_ends = band_starts[1:] + [quantity]
+    for point, band_start, band_end in zip(points, band_starts, band_ends):
         units_in_band = min(quantity, band_end) - band_start
         if units_in_band > 0:
             total += units_in_band * point["price"]

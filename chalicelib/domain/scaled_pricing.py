@@ -1,10 +1,11 @@
 """The shape and rules of scaled pricing (decisions §6), shared by products, customer pricing and price groups."""
 import datetime as dt
-from typing import Annotated, Literal
+import re
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, BaseModel, Field, RootModel, Strict, ValidationError
 
-from .common import Cents, FieldError, IsoDate, NonNegativeNumber, Shape, is_whole
+from .common import Cents, FieldError, IsoDate, NonNegativeNumber, Shape, ValidationFailed, dump, is_whole, parse
 
 STRATEGIES = ("VOLUME", "INCREMENTAL", "DIVISIBLE")
 
@@ -34,6 +35,23 @@ class PriceLevel(Shape):
 
     price: Cents | None = None
     pricing: ScaledPricing | None = None
+
+
+MAX_PRICE_GROUPS = 100
+
+
+def _price_group_name(value: str) -> str:
+    # Inner spaces are fine ("key accounts"); edge spaces would make two names that look alike.
+    if not (len(value) <= 64 and re.fullmatch(r"[a-zA-Z0-9_-]([a-zA-Z0-9_ -]*[a-zA-Z0-9_-])?", value)):
+        raise ValueError("must be 1 to 64 characters of [a-zA-Z0-9_ -], not starting or ending with a space")
+    return value
+
+
+PriceGroupName = Annotated[str, Strict(), AfterValidator(_price_group_name)]
+
+
+class PriceGroups(RootModel[Annotated[dict[PriceGroupName, PriceLevel], Field(max_length=MAX_PRICE_GROUPS)]]):
+    """The price groups of one product: group name -> its price level (PUT replaces the whole map)."""
 
 
 def _points_errors(points: list[PricePoint], order_by: str, strategy: str, path: str) -> list[FieldError]:
@@ -77,6 +95,48 @@ def pricing_errors(pricing: ScaledPricing, order_by: str, path: str = "pricing")
         )
     errors += _overlap_errors(pricing.date_overrides or [], f"{path}.date_overrides")
     return errors
+
+
+def _rules_of(raw: Any, order_by: str, path: str) -> list[FieldError]:
+    """Rule errors of a pricing that is well-shaped on its own, even when a sibling field is not."""
+    try:
+        pricing = ScaledPricing.model_validate(raw)
+    except ValidationError:
+        return []  # its shape errors are reported by the parse of the whole body
+    return pricing_errors(pricing, order_by, path)
+
+
+def _validated(model: type[BaseModel], data: Any, pricings: list[tuple[Any, str]], order_by: str):
+    try:
+        parsed, errors = parse(model, data), []
+    except ValidationFailed as failure:
+        parsed, errors = None, failure.errors
+    errors += [error for raw, path in pricings for error in _rules_of(raw, order_by, path)]
+    if errors:
+        raise ValidationFailed(errors)
+    return parsed
+
+
+def validate_price_level(data: Any, order_by: str) -> dict:
+    """Customer pricing: its shape and the scaled pricing rules against the product's order_by, all errors at once.
+
+    Its smallest positive `from` need not equal the product's min_order_count; an order's minimum is then the
+    larger of the two (decisions §6).
+    """
+    pricing = data.get("pricing") if isinstance(data, dict) else None
+    level = _validated(PriceLevel, data, [(pricing, "pricing")] if pricing is not None else [], order_by)
+    return dump(level)
+
+
+def validate_price_groups(data: Any, order_by: str) -> dict:
+    """A product's price-group map: every group validated like customer pricing, errors prefixed by its name."""
+    pricings = [
+        (level["pricing"], f"{name}.pricing")
+        for name, level in (data.items() if isinstance(data, dict) else ())
+        if isinstance(level, dict) and level.get("pricing") is not None
+    ]
+    groups = _validated(PriceGroups, data, pricings, order_by)
+    return {name: dump(level) for name, level in groups.root.items()}
 
 
 def smallest_positive_from(pricing: ScaledPricing):

@@ -45,6 +45,14 @@ def _check_encodable(body: Any) -> None:
             pending.extend(value)
 
 
+def whole_number(text: str, low: int, high: int) -> int | None:
+    """A query value as a whole number in [low, high], or None. ASCII digits only: "²".isdigit() is True."""
+    if not re.fullmatch(r"[0-9]{1,9}", text):
+        return None
+    number = int(text)
+    return number if low <= number <= high else None
+
+
 class Call:
     """One request as the handlers see it: who calls, its body, its query."""
 
@@ -94,10 +102,8 @@ class Call:
         raw_limit = self.query("limit")
         limit = DEFAULT_LIMIT
         if raw_limit is not None:
-            # ASCII digits only: str.isdigit() also accepts '²', which int() refuses.
-            if re.fullmatch(r"[0-9]{1,9}", raw_limit) and 1 <= int(raw_limit) <= MAX_LIMIT:
-                limit = int(raw_limit)
-            else:
+            limit = whole_number(raw_limit, 1, MAX_LIMIT)
+            if limit is None:
                 errors.append(FieldError("limit", f"must be a whole number from 1 to {MAX_LIMIT}"))
         cursor = self.query("cursor")
         if cursor is not None and not cursor:

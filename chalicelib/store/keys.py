@@ -1,7 +1,7 @@
 """The single-table key scheme, in one place. Every key of an account starts with A#<account>."""
 
 GSI1 = "GSI1"  # deliveries by status, products by category, pending outbox events
-GSI2 = "GSI2"  # deliveries by customer
+GSI2 = "GSI2"  # deliveries by customer, products customers can order
 
 ID_WIDTH = 12  # zero padding so numeric ids sort as strings
 
@@ -24,6 +24,15 @@ def product_key(account: str, product_id: str) -> dict:
 
 def product_category_gsi(account: str, category: str, product_id: str) -> dict:
     return {"GSI1PK": f"{account_pk(account)}#PCAT#{category}", "GSI1SK": product_id}
+
+
+def orderable_products_pk(account: str) -> str:
+    """Sparse index of the products customers see (ACTIVE, OUT_OF_STOCK), so their catalogue pages stay full."""
+    return f"{account_pk(account)}#PORDERABLE"
+
+
+def orderable_product_gsi(account: str, product_id: str) -> dict:
+    return {"GSI2PK": orderable_products_pk(account), "GSI2SK": product_id}
 
 
 def category_key(account: str, category_id: str) -> dict:

@@ -16,7 +16,10 @@ class StoredProduct:
     used: bool
 
 
-def _from_item(item: dict) -> StoredProduct:
+ORDERABLE_STATUSES = ("ACTIVE", "OUT_OF_STOCK")
+
+
+def from_item(item: dict) -> StoredProduct:
     return StoredProduct(data=item["data"], revision=item["rev"], used=bool(item.get("used")))
 
 
@@ -24,7 +27,7 @@ def get(account: str, product_id: str, consistent: bool = False) -> StoredProduc
     response = table.client().get_item(
         TableName=table.name(), Key=table.to_item(keys.product_key(account, product_id)), ConsistentRead=consistent
     )
-    return _from_item(table.from_item(response["Item"])) if "Item" in response else None
+    return from_item(table.from_item(response["Item"])) if "Item" in response else None
 
 
 def list_page(account: str, limit: int, cursor: str | None) -> Page:
@@ -36,7 +39,7 @@ def list_page(account: str, limit: int, cursor: str | None) -> Page:
         KeyConditionExpression="PK = :pk AND begins_with(SK, :prefix)",
         ExpressionAttributeValues=table.values(pk=keys.account_pk(account), prefix="PRODUCT#"),
     )
-    return Page([_from_item(item) for item in page.items], page.cursor)
+    return Page([from_item(item) for item in page.items], page.cursor)
 
 
 def save(account: str, data: dict, *, create_only: bool = False, expected_revision: str | None = None) -> str:
@@ -47,12 +50,20 @@ def save(account: str, data: dict, *, create_only: bool = False, expected_revisi
     """
     revision = secrets.token_hex(8)
     index = keys.product_category_gsi(account, data["category"], data["id"])
+    expression = "SET #data = :data, rev = :rev, GSI1PK = :gpk, GSI1SK = :gsk"
+    named = {"data": data, "rev": revision, "gpk": index["GSI1PK"], "gsk": index["GSI1SK"]}
+    if data["status"] in ORDERABLE_STATUSES:
+        orderable = keys.orderable_product_gsi(account, data["id"])
+        expression += ", GSI2PK = :opk, GSI2SK = :osk"
+        named.update(opk=orderable["GSI2PK"], osk=orderable["GSI2SK"])
+    else:
+        expression += " REMOVE GSI2PK, GSI2SK"
     update = {
         "TableName": table.name(),
         "Key": table.to_item(keys.product_key(account, data["id"])),
-        "UpdateExpression": "SET #data = :data, rev = :rev, GSI1PK = :gpk, GSI1SK = :gsk",
+        "UpdateExpression": expression,
         "ExpressionAttributeNames": {"#data": "data"},
-        "ExpressionAttributeValues": table.values(data=data, rev=revision, gpk=index["GSI1PK"], gsk=index["GSI1SK"]),
+        "ExpressionAttributeValues": table.values(**named),
     }
     if create_only:
         update["ConditionExpression"] = "attribute_not_exists(PK)"
@@ -109,6 +120,20 @@ def delete(account: str, product_id: str, expected_revision: str | None = None) 
         if current.used:
             raise Conflict(f"product {product_id} is used by a delivery and cannot be deleted") from None
         raise PreconditionFailed("the product was changed since the ETag given in If-Match") from None
+
+
+def list_orderable_page(account: str, limit: int, cursor: str | None) -> Page:
+    """ACTIVE and OUT_OF_STOCK products by id, from their sparse index: one request per full page."""
+    page = query_page(
+        account,
+        "orderable-products",
+        limit,
+        cursor,
+        index=keys.GSI2,
+        KeyConditionExpression="GSI2PK = :pk",
+        ExpressionAttributeValues=table.values(pk=keys.orderable_products_pk(account)),
+    )
+    return Page([from_item(item) for item in page.items], page.cursor)
 
 
 def any_in_category(account: str, category_id: str) -> bool:

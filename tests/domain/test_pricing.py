@@ -9,7 +9,9 @@ from hypothesis import strategies as st
 from chalicelib.domain.pricing import (
     NoApplicablePrice,
     applicable_level,
+    as_priced_for_customer,
     minimum_quantity,
+    price_for_customer,
     price_points_on,
     total_price,
     unit_price,
@@ -67,6 +69,12 @@ def test_incremental_charges_each_unit_in_its_band(quantity, total):
 
 def test_incremental_with_a_point_at_zero_starts_the_first_band_at_unit_one():
     assert total_price(pricing("INCREMENTAL", (0, 100), (3, 50)), Decimal(4), DAY) == 2 * 100 + 2 * 50
+
+
+@pytest.mark.parametrize("quantity, total", [(5, 500), (7, 700), (9, 900), (10, 950), (12, 1050)])
+def test_incremental_first_band_starts_at_unit_one_whatever_its_from(quantity, total):
+    # Units 1-4 lie below the first point; they are charged at its price, never for free.
+    assert total_price(pricing("INCREMENTAL", (5, 100), (10, 50)), Decimal(quantity), DAY) == total
 
 
 def test_incremental_charges_a_fractional_unit_proportionally():
@@ -347,3 +355,52 @@ def test_unit_price_times_quantity_is_within_half_a_cent_per_unit_of_total(strat
     q = Decimal(quantity)
     total = total_price(prices, q, DAY)
     assert abs(unit_price({"pricing": prices}, q, DAY) * q - total) <= q / 2
+
+
+# --- which level applies to a customer, and how the customer sees the product ---
+
+GROUPS = {"gold": {"price": 200}, "silver": {"pricing": INCREMENTAL}}
+
+
+@pytest.mark.parametrize(
+    "customer, customer_pricing, groups, expected",
+    [
+        ({"price_group": "gold"}, {"price": 100}, GROUPS, {"price": 100}),
+        ({"price_group": "gold"}, None, GROUPS, {"price": 200}),
+        ({"price_group": "gold"}, {}, GROUPS, {"price": 200}),
+        ({"price_group": "silver"}, None, GROUPS, {"pricing": INCREMENTAL}),
+        ({"price_group": "bronze"}, None, GROUPS, PRODUCT),
+        ({}, None, GROUPS, PRODUCT),
+        (None, None, GROUPS, PRODUCT),
+        ({"price_group": "gold"}, None, None, PRODUCT),
+    ],
+)
+def test_price_for_customer(customer, customer_pricing, groups, expected):
+    assert price_for_customer(PRODUCT, customer, customer_pricing, groups) == expected
+
+
+def test_a_group_named_like_a_missing_group_is_not_none():
+    assert price_for_customer(PRODUCT, {}, None, {None: {"price": 1}}) is PRODUCT
+
+
+@pytest.mark.parametrize(
+    "product, level, expected",
+    [
+        ({"id": "p", "price": 300}, None, {"id": "p", "price": 300}),
+        ({"id": "p", "price": 300, "pricing": VOLUME}, None, {"id": "p", "pricing": VOLUME, "min_order_count": 1}),
+        ({"id": "p", "price": 300, "pricing": VOLUME}, {"price": 100}, {"id": "p", "price": 100, "min_order_count": 1}),
+        (
+            {"id": "p", "price": 300},
+            {"price": 100, "pricing": DIVISIBLE},
+            {"id": "p", "pricing": DIVISIBLE, "min_order_count": 1},
+        ),
+        (
+            {"id": "p", "min_order_count": 6},
+            {"pricing": pricing("VOLUME", (12, 5))},
+            {"id": "p", "pricing": pricing("VOLUME", (12, 5)), "min_order_count": 12},
+        ),
+        ({"id": "p", "price": 300}, {}, {"id": "p"}),
+    ],
+)
+def test_as_priced_for_customer(product, level, expected):
+    assert as_priced_for_customer(product, product if level is None else level) == expected

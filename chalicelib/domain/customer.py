@@ -1,0 +1,242 @@
+"""Customers and the account delivery settings: shapes and the rules of their writes (decisions §2, §7, §9).
+
+A customer is one document: the profile (written by PUT, which keeps the settings) and the settings
+(written by PATCH, which keeps the profile). Settings PATCH bodies become a list of fields to set and
+fields to remove (`null` clears), so the store can apply them in one conditional update.
+"""
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Annotated, Any
+from zoneinfo import available_timezones
+
+from pydantic import AfterValidator, BaseModel, Field, Strict
+
+from .common import (
+    DatesWithNoDelivery,
+    DeliveryDateOverrides,
+    DeliveryDays,
+    FieldError,
+    Identifier,
+    IsoDate,
+    Shape,
+    ShortText,
+    ValidationFailed,
+    parse,
+)
+from .scaled_pricing import PriceGroupName
+
+# ISO 3166-1 alpha-2: the officially assigned codes, plus XK (Kosovo), user-assigned but in common use.
+COUNTRY_CODES = frozenset(
+    """AD AE AF AG AI AL AM AO AQ AR AS AT AU AW AX AZ BA BB BD BE BF BG BH BI BJ BL BM BN BO BQ BR BS BT BV BW BY
+    BZ CA CC CD CF CG CH CI CK CL CM CN CO CR CU CV CW CX CY CZ DE DJ DK DM DO DZ EC EE EG EH ER ES ET FI FJ FK FM
+    FO FR GA GB GD GE GF GG GH GI GL GM GN GP GQ GR GS GT GU GW GY HK HM HN HR HT HU ID IE IL IM IN IO IQ IR IS IT
+    JE JM JO JP KE KG KH KI KM KN KP KR KW KY KZ LA LB LC LI LK LR LS LT LU LV LY MA MC MD ME MF MG MH MK ML MM MN
+    MO MP MQ MR MS MT MU MV MW MX MY MZ NA NC NE NF NG NI NL NO NP NR NU NZ OM PA PE PF PG PH PK PL PM PN PR PS PT
+    PW PY QA RE RO RS RU RW SA SB SC SD SE SG SH SI SJ SK SL SM SN SO SR SS ST SV SX SY SZ TC TD TF TG TH TJ TK TL
+    TM TN TO TR TT TV TW TZ UA UG UM US UY UZ VA VC VE VG VI VN VU WF WS YE YT ZA ZM ZW XK""".split()
+)
+
+
+def _country(value: str) -> str:
+    if value not in COUNTRY_CODES:
+        raise ValueError("must be an ISO 3166-1 alpha-2 country code in capitals, such as FI or DE")
+    return value
+
+
+def _email(value: str) -> str:
+    if len(value) > 254 or not re.fullmatch(r"[^@\s]+@[^@\s]+\.[^@\s]+", value):
+        raise ValueError("must be an email address")
+    return value
+
+
+def _customer_name(value: str) -> str:
+    value = value.strip()
+    if not 1 <= len(value) <= 128:
+        raise ValueError("must be 1 to 128 characters after trimming")
+    if any(c in value for c in "\n\r\t"):
+        raise ValueError("must not contain newlines or tabs")
+    return value
+
+
+CountryCode = Annotated[str, Strict(), AfterValidator(_country)]
+Email = Annotated[str, Strict(), AfterValidator(_email)]
+CustomerName = Annotated[str, Strict(), AfterValidator(_customer_name)]
+
+
+class Address(Shape):
+    address1: ShortText
+    address2: ShortText | None = None
+    zip: Annotated[str, Strict(), Field(min_length=1, max_length=32)]
+    city: ShortText
+    country: CountryCode
+
+
+class Contact(Shape):
+    name: ShortText
+    email: Email
+
+
+PROFILE_FIELDS = ("name", "company", "address", "contact")
+SETTINGS_FIELDS = ("price_group", "delivery_days", "delivery_date_overrides", "dates_with_no_delivery")
+
+
+class CustomerProfile(Shape):
+    """PUT /customers/:id: creates or replaces the profile; the settings are kept."""
+
+    id: Identifier | None = None
+    name: CustomerName
+    company: ShortText | None = None
+    address: Address | None = None
+    contact: Contact | None = None
+
+
+class CustomerSettingsPatch(Shape):
+    """PATCH /customers/:id: any of the settings; null clears one."""
+
+    price_group: PriceGroupName | None = None
+    delivery_days: DeliveryDays | None = None
+    delivery_date_overrides: DeliveryDateOverrides | None = None
+    dates_with_no_delivery: DatesWithNoDelivery | None = None
+
+
+class Customer(Shape):
+    """The customer as GET /customers/:id shows it; unset optional fields are absent."""
+
+    id: Identifier
+    name: str
+    company: str | None = None
+    address: Address | None = None
+    contact: Contact | None = None
+    price_group: str | None = None
+    delivery_days: DeliveryDays | None = None
+    delivery_date_overrides: DeliveryDateOverrides | None = None
+    dates_with_no_delivery: DatesWithNoDelivery | None = None
+
+
+class CustomerList(Shape):
+    customers: list[Customer]
+    cursor: str | None = None
+
+
+class DeliveryDates(Shape):
+    """GET /customer/delivery-dates: the next dates an order of the given products can be delivered on."""
+
+    dates: list[IsoDate]
+
+
+class CustomerToken(Shape):
+    """A customer token as created: the secret is shown this once."""
+
+    id: str
+    token: str
+    customer_id: Identifier
+
+
+@lru_cache(maxsize=1)
+def _time_zones() -> frozenset[str]:
+    return frozenset(available_timezones())
+
+
+def _time_zone(value: str) -> str:
+    # A set lookup, so junk such as "../../etc/passwd" never reaches the zoneinfo file loader.
+    if value not in _time_zones():
+        raise ValueError("must be an IANA time zone name, such as Europe/Helsinki or UTC")
+    return value
+
+
+TimeZoneName = Annotated[str, Strict(), Field(max_length=64), AfterValidator(_time_zone)]
+StrictBool = Annotated[bool, Strict()]
+
+
+class AccountDeliverySettings(Shape):
+    """GET /account/settings/deliveries: the account defaults that apply to every customer."""
+
+    timezone: str
+    allow_delivery_comments: bool
+    allow_product_comments: bool
+    delivery_days: DeliveryDays | None = None
+    delivery_date_overrides: DeliveryDateOverrides | None = None
+    dates_with_no_delivery: DatesWithNoDelivery | None = None
+
+
+class AccountDeliverySettingsPatch(Shape):
+    """PATCH /account/settings/deliveries: null clears the three rule fields; timezone and the flags always
+    have a value, so null is refused for them."""
+
+    timezone: TimeZoneName | None = None
+    allow_delivery_comments: StrictBool | None = None
+    allow_product_comments: StrictBool | None = None
+    delivery_days: DeliveryDays | None = None
+    delivery_date_overrides: DeliveryDateOverrides | None = None
+    dates_with_no_delivery: DatesWithNoDelivery | None = None
+
+
+ACCOUNT_VALUED_FIELDS = ("timezone", "allow_delivery_comments", "allow_product_comments")
+
+
+def default_delivery_settings(timezone: str) -> dict:
+    return {"timezone": timezone, "allow_delivery_comments": False, "allow_product_comments": False}
+
+
+@dataclass(frozen=True)
+class Changes:
+    """Fields of a stored document to set and to remove."""
+
+    set: dict
+    remove: tuple[str, ...]
+
+
+def _misplaced(body: Any, messages: dict[str, str]) -> list[FieldError]:
+    """Fields that belong to the other write, named with where they do belong."""
+    if not isinstance(body, dict):
+        return []
+    return [FieldError(field, message) for field, message in messages.items() if field in body]
+
+
+_SETTING_IN_PUT = {f: "is a customer setting; change it with PATCH /customers/:id" for f in SETTINGS_FIELDS}
+_PROFILE_IN_PATCH = {
+    "id": "cannot be changed",
+    **{f: "is part of the profile; replace the profile with PUT /customers/:id" for f in PROFILE_FIELDS},
+}
+
+
+def _parse_without(model: type[BaseModel], body: Any, misplaced: list[FieldError]):
+    """Parse body minus the misplaced fields, reporting those together with every other wrong field."""
+    if not isinstance(body, dict):
+        raise ValidationFailed([FieldError("body", "must be a JSON object")])
+    wrong = {error.path for error in misplaced}
+    try:
+        parsed = parse(model, {k: v for k, v in body.items() if k not in wrong})
+    except ValidationFailed as failure:
+        raise ValidationFailed(misplaced + failure.errors) from None
+    if misplaced:
+        raise ValidationFailed(misplaced)
+    return parsed
+
+
+def _changes(patch: BaseModel, not_nullable: tuple[str, ...] = ()) -> Changes:
+    given = sorted(patch.model_fields_set)
+    errors = [FieldError(f, "cannot be null") for f in not_nullable if f in given and getattr(patch, f) is None]
+    if errors:
+        raise ValidationFailed(errors)
+    values = patch.model_dump(include=set(given), exclude_none=True, by_alias=True)
+    return Changes(set={f: values[f] for f in given if f in values}, remove=tuple(f for f in given if f not in values))
+
+
+def validate_profile(body: Any, customer_id: str) -> Changes:
+    """The profile fields to store and the omitted ones to remove (PUT replaces the profile)."""
+    profile = _parse_without(CustomerProfile, body, _misplaced(body, _SETTING_IN_PUT))
+    if profile.id is not None and profile.id != customer_id:
+        raise ValidationFailed([FieldError("id", "must equal the id in the URL")])
+    stored = profile.model_dump(exclude_none=True, by_alias=True)
+    stored["id"] = customer_id
+    return Changes(set=stored, remove=tuple(f for f in PROFILE_FIELDS if f not in stored))
+
+
+def validate_settings_patch(body: Any) -> Changes:
+    return _changes(_parse_without(CustomerSettingsPatch, body, _misplaced(body, _PROFILE_IN_PATCH)))
+
+
+def validate_account_settings_patch(body: Any) -> Changes:
+    return _changes(_parse_without(AccountDeliverySettingsPatch, body, []), ACCOUNT_VALUED_FIELDS)

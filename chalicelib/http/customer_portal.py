@@ -1,0 +1,29 @@
+"""Routes a customer calls with a customer token: /customer/... (decisions §2, §7, §8)."""
+from chalice import Blueprint
+
+from ..domain.customer import DeliveryDates
+from ..domain.product import ProductList
+from ..service import customer_portal
+from .api import Call, endpoint
+from .auth import CUSTOMER
+from .responses import ok
+from .responses import page as page_body
+
+bp = Blueprint(__name__)
+
+
+@endpoint(bp, "/customer/products", "GET", role=CUSTOMER, response=ProductList, paged=True)
+def list_customer_products(call: Call):
+    """The catalogue as this customer sees it, with the prices that apply to them"""
+    limit, cursor = call.page()
+    page = customer_portal.catalogue_page(call.account, call.customer_id, limit, cursor)
+    return page_body("products", page.items, page.cursor)
+
+
+@endpoint(
+    bp, "/customer/delivery-dates", "GET", role=CUSTOMER, response=DeliveryDates, query=("products", "days")
+)
+def list_delivery_dates(call: Call):
+    """The next dates on which an order of the given products can be delivered"""
+    dates = customer_portal.delivery_dates(call.account, call.customer_id, call.query("products"), call.query("days"))
+    return ok({"dates": dates})

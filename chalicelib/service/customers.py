@@ -1,0 +1,55 @@
+"""Use cases of customers: profile, settings and customer tokens (decisions §2, §9)."""
+from ..domain.common import is_identifier
+from ..domain.customer import validate_profile, validate_settings_patch
+from ..domain.errors import NotFound, invalid
+from ..store import customers, tokens
+from ..store.paging import Page
+from .accounts import CUSTOMER
+
+ID_RULE = "must be 1-128 characters of [a-zA-Z0-9_-]"
+
+
+def _not_found(customer_id: str) -> NotFound:
+    return NotFound(f"customer {customer_id} does not exist")
+
+
+def get_customer(account: str, customer_id: str) -> dict:
+    customer = customers.get(account, customer_id) if is_identifier(customer_id) else None
+    if customer is None:
+        raise _not_found(customer_id)
+    return customer
+
+
+def list_customers(account: str, limit: int, cursor: str | None) -> Page:
+    return customers.list_page(account, limit, cursor)
+
+
+def put_customer(account: str, customer_id: str, body) -> dict:
+    """Create the customer or replace its profile; its settings are kept."""
+    if not is_identifier(customer_id):
+        raise invalid("id", ID_RULE)
+    profile = validate_profile(body, customer_id)
+    return customers.put_profile(account, customer_id, profile.set, profile.remove)
+
+
+def patch_customer(account: str, customer_id: str, body) -> dict:
+    """Change settings of an existing customer: one conditional update; null clears a setting."""
+    if not is_identifier(customer_id):
+        raise _not_found(customer_id)
+    changes = validate_settings_patch(body)
+    customer = customers.update_settings(account, customer_id, changes.set, changes.remove)
+    if customer is None:
+        raise _not_found(customer_id)
+    return customer
+
+
+def create_customer_token(account: str, customer_id: str) -> dict:
+    get_customer(account, customer_id)
+    token_id, secret = tokens.create(account, CUSTOMER, customer_id=customer_id)
+    return {"id": token_id, "token": secret, "customer_id": customer_id}
+
+
+def revoke_customer_token(account: str, customer_id: str, token_id: str) -> None:
+    if not is_identifier(customer_id) or not token_id or len(token_id) > 128:
+        raise NotFound(f"token {token_id} does not exist")
+    tokens.revoke(account, token_id, customer_id=customer_id)

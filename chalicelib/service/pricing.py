@@ -1,0 +1,79 @@
+"""Use cases of customer pricing and price groups (decisions §6).
+
+Both are validated by the one scaled-pricing validator against the product's `order_by`, and written only
+while the product still has that `order_by`; a product changed in between is read again.
+"""
+from ..domain.common import is_identifier
+from ..domain.errors import Conflict, NotFound
+from ..domain.scaled_pricing import validate_price_groups, validate_price_level
+from ..store import pricing
+from ..store.products import StoredProduct
+
+WRITE_ATTEMPTS = 3
+
+
+def _order_by(product: StoredProduct) -> str:
+    return product.data.get("order_by") or "vessel"
+
+
+def _product_not_found(product_id: str) -> NotFound:
+    return NotFound(f"product {product_id} does not exist")
+
+
+def _read_customer_pricing(account: str, product_id: str, customer_id: str) -> pricing.Read:
+    if not is_identifier(product_id):
+        raise _product_not_found(product_id)
+    if not is_identifier(customer_id):
+        raise NotFound(f"customer {customer_id} does not exist")
+    read = pricing.read_customer_pricing(account, product_id, customer_id)
+    if read.product is None:
+        raise _product_not_found(product_id)
+    return read
+
+
+def get_customer_pricing(account: str, product_id: str, customer_id: str) -> dict:
+    read = _read_customer_pricing(account, product_id, customer_id)
+    if read.data is None:
+        raise NotFound(f"customer {customer_id} has no pricing for product {product_id}")
+    return read.data
+
+
+def put_customer_pricing(account: str, product_id: str, customer_id: str, body) -> dict:
+    """Replace the customer's pricing of the product (a property left out is removed); returns what was stored."""
+    for _ in range(WRITE_ATTEMPTS):
+        read = _read_customer_pricing(account, product_id, customer_id)
+        if read.customer is None:
+            raise NotFound(f"customer {customer_id} does not exist")
+        order_by = _order_by(read.product)
+        stored = validate_price_level(body, order_by)
+        if pricing.put_customer_pricing(account, product_id, customer_id, stored, order_by):
+            return stored
+    raise Conflict("the product kept changing while its customer pricing was written; try again")
+
+
+def delete_customer_pricing(account: str, product_id: str, customer_id: str) -> None:
+    found = is_identifier(product_id) and is_identifier(customer_id)
+    if not (found and pricing.delete_customer_pricing(account, product_id, customer_id)):
+        raise NotFound(f"customer {customer_id} has no pricing for product {product_id}")
+
+
+def _read_price_groups(account: str, product_id: str) -> pricing.Read:
+    read = pricing.read_price_groups(account, product_id) if is_identifier(product_id) else None
+    if read is None or read.product is None:
+        raise _product_not_found(product_id)
+    return read
+
+
+def get_price_groups(account: str, product_id: str) -> dict:
+    return _read_price_groups(account, product_id).data or {}
+
+
+def put_price_groups(account: str, product_id: str, body) -> dict:
+    """Replace the product's whole price-group map; each group is checked like customer pricing."""
+    for _ in range(WRITE_ATTEMPTS):
+        read = _read_price_groups(account, product_id)
+        order_by = _order_by(read.product)
+        stored = validate_price_groups(body, order_by)
+        if pricing.put_price_groups(account, product_id, stored, order_by):
+            return stored
+    raise Conflict("the product kept changing while its price groups were written; try again")

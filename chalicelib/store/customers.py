@@ -1,0 +1,40 @@
+"""Customers: one item each, the customer document (profile and settings) in `data`."""
+from . import documents, keys, table
+from .paging import Page, query_page
+
+
+def get(account: str, customer_id: str) -> dict | None:
+    return documents.get(keys.customer_key(account, customer_id))
+
+
+def list_page(account: str, limit: int, cursor: str | None) -> Page:
+    page = query_page(
+        account,
+        "customers",
+        limit,
+        cursor,
+        KeyConditionExpression="PK = :pk AND begins_with(SK, :prefix)",
+        ExpressionAttributeValues=table.values(pk=keys.account_pk(account), prefix="CUSTOMER#"),
+    )
+    return Page([item["data"] for item in page.items], page.cursor)
+
+
+def put_profile(account: str, customer_id: str, profile: dict, omitted: tuple[str, ...]) -> dict:
+    """Create the customer or replace its profile, keeping its settings; returns the whole customer."""
+    return documents.update(keys.customer_key(account, customer_id), profile, omitted, create_with=profile)
+
+
+def update_settings(account: str, customer_id: str, set_fields: dict, remove_fields: tuple[str, ...]) -> dict | None:
+    """Change settings of an existing customer; None (nothing written) when there is no such customer."""
+    return documents.update(keys.customer_key(account, customer_id), set_fields, remove_fields)
+
+
+def exists_check(account: str, customer_id: str) -> dict:
+    """A TransactWriteItems element that holds only while the customer exists."""
+    return {
+        "ConditionCheck": {
+            "TableName": table.name(),
+            "Key": table.to_item(keys.customer_key(account, customer_id)),
+            "ConditionExpression": "attribute_exists(PK)",
+        }
+    }

@@ -1,0 +1,105 @@
+"""Customer pricing and price groups, kept under the product's pricing partition A#<account>#P#<product>.
+
+Writes are a transaction with checks that the product still exists with the `order_by` the pricing was
+validated against (and, for customer pricing, that the customer exists), so a product or customer that went
+away, or a product switched between vessel and kg, never gets pricing validated against the old state.
+"""
+import json
+from dataclasses import dataclass
+
+from botocore.exceptions import ClientError
+
+from ..domain.errors import invalid
+from . import batch, customers, keys, table
+from .products import StoredProduct, from_item
+
+MAX_DOCUMENT_BYTES = 350_000
+
+
+@dataclass(frozen=True)
+class Read:
+    product: StoredProduct | None
+    customer: dict | None
+    data: dict | None  # the customer's pricing, or the product's price-group map
+
+
+def _read(account: str, product_id: str, customer_id: str | None, pricing_key: dict) -> Read:
+    wanted = [keys.product_key(account, product_id), pricing_key]
+    if customer_id is not None:
+        wanted.append(keys.customer_key(account, customer_id))
+    found = batch.get_items(wanted)
+    product = batch.pick(found, wanted[0])
+    pricing = batch.pick(found, pricing_key)
+    customer = batch.pick(found, wanted[2]) if customer_id is not None else None
+    return Read(
+        product=from_item(product) if product else None,
+        customer=customer["data"] if customer else None,
+        data=pricing["data"] if pricing else None,
+    )
+
+
+def read_customer_pricing(account: str, product_id: str, customer_id: str) -> Read:
+    """Product, customer and the customer's pricing of the product: one BatchGetItem."""
+    return _read(account, product_id, customer_id, keys.customer_pricing_key(account, product_id, customer_id))
+
+
+def read_price_groups(account: str, product_id: str) -> Read:
+    """Product and its price-group map: one BatchGetItem."""
+    return _read(account, product_id, None, keys.price_groups_key(account, product_id))
+
+
+def _product_check(account: str, product_id: str, order_by: str) -> dict:
+    same_order_by = "#data.order_by = :order_by"
+    if order_by == "vessel":  # the default: stored products may leave it out
+        same_order_by = f"(attribute_not_exists(#data.order_by) OR {same_order_by})"
+    return {
+        "ConditionCheck": {
+            "TableName": table.name(),
+            "Key": table.to_item(keys.product_key(account, product_id)),
+            "ConditionExpression": f"attribute_exists(PK) AND {same_order_by}",
+            "ExpressionAttributeNames": {"#data": "data"},
+            "ExpressionAttributeValues": table.values(order_by=order_by),
+        }
+    }
+
+
+def _put(key: dict, data: dict, checks: list[dict]) -> bool:
+    """Write the pricing item if every check holds; False when one did not (re-read and try again)."""
+    # DynamoDB items hold at most 400 KB; JSON text is a close enough measure of an item's size.
+    if len(json.dumps(data, default=str, separators=(",", ":"))) > MAX_DOCUMENT_BYTES:
+        raise invalid("body", "is too large to store; use fewer groups, price points or date overrides")
+    put = {"Put": {"TableName": table.name(), "Item": table.to_item({**key, "data": data})}}
+    try:
+        table.client().transact_write_items(TransactItems=[put, *checks])
+    except ClientError as error:
+        if "ConditionalCheckFailed" in table.cancellation_codes(error):
+            return False
+        raise
+    return True
+
+
+def put_customer_pricing(account: str, product_id: str, customer_id: str, level: dict, order_by: str) -> bool:
+    return _put(
+        keys.customer_pricing_key(account, product_id, customer_id),
+        level,
+        [_product_check(account, product_id, order_by), customers.exists_check(account, customer_id)],
+    )
+
+
+def put_price_groups(account: str, product_id: str, groups: dict, order_by: str) -> bool:
+    return _put(keys.price_groups_key(account, product_id), groups, [_product_check(account, product_id, order_by)])
+
+
+def delete_customer_pricing(account: str, product_id: str, customer_id: str) -> bool:
+    """False when the customer had no pricing of this product."""
+    try:
+        table.client().delete_item(
+            TableName=table.name(),
+            Key=table.to_item(keys.customer_pricing_key(account, product_id, customer_id)),
+            ConditionExpression="attribute_exists(PK)",
+        )
+    except ClientError as error:
+        if table.is_conditional_failure(error):
+            return False
+        raise
+    return True

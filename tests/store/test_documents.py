@@ -1,0 +1,47 @@
+"""documents.update: field-wise changes of a `data` map in one request, creating the item only when asked."""
+import pytest
+
+from chalicelib.store import documents, table
+from tests.api.customer_support import dynamodb_calls
+
+KEY = {"PK": "A#acme", "SK": "THING#1"}
+
+
+def test_a_missing_item_stays_missing_without_create_with(ddb):
+    assert documents.update(KEY, {"a": 1}, ("b",)) is None
+    assert documents.get(KEY) is None
+
+
+def test_create_with_creates_then_later_updates_take_one_request(ddb):
+    assert documents.update(KEY, {"a": 1}, ("b",), create_with={"a": 1, "keep": True}) == {"a": 1, "keep": True}
+    with dynamodb_calls() as calls:
+        assert documents.update(KEY, {"b": {"x": [1, 2]}}, ("a",), create_with={"never": "used"}) == {
+            "keep": True,
+            "b": {"x": [1, 2]},
+        }
+    assert calls == ["UpdateItem"]
+
+
+def test_field_names_are_not_expression_syntax(ddb):
+    documents.update(KEY, {"x": 0}, (), create_with={"x": 0})
+    assert documents.update(KEY, {"name": "n", "size": 1, "a.b": 2, "#c": 3}, ()) == {
+        "x": 0, "name": "n", "size": 1, "a.b": 2, "#c": 3,
+    }
+
+
+def test_an_item_created_between_the_two_requests_is_updated(ddb, monkeypatch):
+    real_put = table.client().put_item
+
+    def racing_put(**request):
+        # Someone else creates the item just before our create.
+        real_put(TableName=table.name(), Item=table.to_item({**KEY, "data": {"theirs": 1}}))
+        return real_put(**request)
+
+    monkeypatch.setattr(table.client(), "put_item", racing_put)
+    assert documents.update(KEY, {"ours": 2}, (), create_with={"ours": 2}) == {"theirs": 1, "ours": 2}
+
+
+@pytest.mark.parametrize("create_with, expected", [(None, None), ({"d": 1}, {"d": 1})])
+def test_no_changes_write_nothing(ddb, create_with, expected):
+    assert documents.update(KEY, {}, (), create_with=create_with) == expected
+    assert documents.get(KEY) is None
