@@ -1,7 +1,7 @@
 """The single-table key scheme, in one place. Every key of an account starts with A#<account>."""
 
 GSI1 = "GSI1"  # deliveries by status, products by category, pending outbox events
-GSI2 = "GSI2"  # deliveries by customer
+GSI2 = "GSI2"  # deliveries by customer, products whose image waits for download
 
 ID_WIDTH = 12  # zero padding so numeric ids sort as strings
 
@@ -87,4 +87,20 @@ def event_key(account: str, sort: str) -> dict:
     return {"PK": f"{account_pk(account)}#EVENT", "SK": sort}
 
 
-OUTBOX_PENDING = "OUTBOX#PENDING"
+OUTBOX_PENDING = "OUTBOX#PENDING"  # GSI1PK of events still to send; GSI1SK <due iso>#<account>#<event id>
+
+
+def outbox_due(due_iso: str, account: str, event_id: str) -> str:
+    return f"{due_iso}#{account}#{event_id}"
+
+
+IMAGES_PENDING = "IMAGE#PENDING"  # GSI2PK of products whose image waits for download
+
+
+def image_due(due_iso: str, account: str, product_id: str) -> dict:
+    return {"GSI2PK": IMAGES_PENDING, "GSI2SK": f"{due_iso}#{account}#{product_id}"}
+
+
+def due_bound(now_iso: str) -> str:
+    """Upper bound (exclusive) of due sort keys "<iso>#...": '$' sorts just after '#'."""
+    return f"{now_iso}$"

@@ -39,20 +39,46 @@ def list_page(account: str, limit: int, cursor: str | None) -> Page:
     return Page([_from_item(item) for item in page.items], page.cursor)
 
 
-def save(account: str, data: dict, *, create_only: bool = False, expected_revision: str | None = None) -> str:
+def new_revision() -> str:
+    return secrets.token_hex(8)
+
+
+def save(
+    account: str,
+    data: dict,
+    *,
+    create_only: bool = False,
+    expected_revision: str | None = None,
+    extra_set: dict | None = None,
+    extra_remove: tuple[str, ...] = (),
+) -> str:
     """Create or replace a product, checking in the same transaction that its category exists.
 
     Update (not Put) keeps attributes other writers own, such as the `used` flag set by deliveries.
+    extra_set/extra_remove are further item attributes written by the same update (the image job's state).
     Returns the new revision.
     """
-    revision = secrets.token_hex(8)
+    revision = new_revision()
     index = keys.product_category_gsi(account, data["category"], data["id"])
+    extra_set = extra_set or {}
+    assignments = "".join(f", #x{i} = :x{i}" for i in range(len(extra_set)))
+    removals = f" REMOVE {', '.join(f'#r{i}' for i in range(len(extra_remove)))}" if extra_remove else ""
     update = {
         "TableName": table.name(),
         "Key": table.to_item(keys.product_key(account, data["id"])),
-        "UpdateExpression": "SET #data = :data, rev = :rev, GSI1PK = :gpk, GSI1SK = :gsk",
-        "ExpressionAttributeNames": {"#data": "data"},
-        "ExpressionAttributeValues": table.values(data=data, rev=revision, gpk=index["GSI1PK"], gsk=index["GSI1SK"]),
+        "UpdateExpression": f"SET #data = :data, rev = :rev, GSI1PK = :gpk, GSI1SK = :gsk{assignments}{removals}",
+        "ExpressionAttributeNames": {
+            "#data": "data",
+            **{f"#x{i}": name for i, name in enumerate(extra_set)},
+            **{f"#r{i}": name for i, name in enumerate(extra_remove)},
+        },
+        "ExpressionAttributeValues": table.values(
+            data=data,
+            rev=revision,
+            gpk=index["GSI1PK"],
+            gsk=index["GSI1SK"],
+            **{f"x{i}": value for i, value in enumerate(extra_set.values())},
+        ),
     }
     if create_only:
         update["ConditionExpression"] = "attribute_not_exists(PK)"

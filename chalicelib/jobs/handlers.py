@@ -1,0 +1,52 @@
+"""AWS triggers of the background work: the table stream and a one-minute schedule call the same code.
+
+The stream ARN is needed when the app is packaged: set TABLE_STREAM_ARN for `chalice package`/deploy (see
+config.table_stream_arn; a placeholder keeps imports and local runs working).
+"""
+import datetime as dt
+
+from chalice import Blueprint, Rate
+
+from .. import config
+from ..store import keys
+from ..store.product_images import PENDING as IMAGE_PENDING
+from . import images, webhooks
+
+bp = Blueprint(__name__)
+
+# A Lambda run stops claiming new events after this long, so it ends well within its timeout.
+BUDGET_SECONDS = 30
+
+
+def _string(image: dict, name: str) -> str | None:
+    return (image.get(name) or {}).get("S")
+
+
+def wakes_work(record_name: str, new_image: dict | None) -> tuple[bool, bool]:
+    """(events to send, images to download): only new outbox events and newly queued images wake the jobs,
+    so the jobs' own writes (claims, attempts) do not trigger themselves."""
+    image = new_image or {}
+    new_event = record_name == "INSERT" and _string(image, "GSI1PK") == keys.OUTBOX_PENDING
+    queued_image = _string(image, "image_status") == IMAGE_PENDING and _string(image, "GSI2PK") == keys.IMAGES_PENDING
+    return new_event, queued_image
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+@bp.on_dynamodb_record(stream_arn=config.table_stream_arn(), batch_size=100, name="table_stream")
+def on_table_change(event):
+    send = download = False
+    for record in event:
+        new_event, queued_image = wakes_work(record.event_name, record.new_image)
+        send, download = send or new_event, download or queued_image
+    if send:
+        webhooks.dispatch_due(_now(), budget_seconds=BUDGET_SECONDS)
+    if download:
+        images.download_pending_images(_now())
+
+
+@bp.schedule(Rate(1, unit=Rate.MINUTES), name="background_schedule")
+def every_minute(event):
+    webhooks.run_once(_now(), budget_seconds=BUDGET_SECONDS)
