@@ -8,7 +8,7 @@ import datetime as dt
 from chalice import Blueprint, Rate
 
 from .. import config
-from ..store import keys
+from ..store import keys, table
 from ..store.product_images import PENDING as IMAGE_PENDING
 from . import images, webhooks
 
@@ -37,12 +37,14 @@ def _now() -> dt.datetime:
 
 @bp.on_dynamodb_record(stream_arn=config.table_stream_arn(), batch_size=100, name="table_stream")
 def on_table_change(event):
-    send = download = False
+    new_events, download = [], False
     for record in event:
         new_event, queued_image = wakes_work(record.event_name, record.new_image)
-        send, download = send or new_event, download or queued_image
-    if send:
-        webhooks.dispatch_due(_now(), budget_seconds=BUDGET_SECONDS)
+        if new_event:
+            new_events.append(table.from_item(record.new_image))
+        download = download or queued_image
+    if new_events:
+        webhooks.dispatch_due(_now(), budget_seconds=BUDGET_SECONDS, known=new_events)
     if download:
         images.download_pending_images(_now())
 

@@ -96,7 +96,7 @@ def _process(item: dict, now: dt.datetime) -> str:
     meta, error = None, None
     try:
         meta = fetch(url, now)
-    except outbound.OutboundError as failure:
+    except Exception as failure:  # noqa: BLE001 - whatever goes wrong is recorded, never fatal to the product
         error = {"url": url, "message": str(failure), "at": iso(now)}
         log.info("image %s of %s not downloaded: %s", url, store.product_of(item), failure)
     account, product_id = store.product_of(item)

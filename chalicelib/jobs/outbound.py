@@ -99,7 +99,7 @@ def _abort(connection: http.client.HTTPConnection) -> None:
 def _read(response: http.client.HTTPResponse, connection, deadline: float, max_bytes: int) -> bytes:
     length = response.getheader("Content-Length")
     if length and length.isdigit() and int(length) > max_bytes:
-        raise TooLarge(f"the response is {int(length)} bytes, more than {max_bytes}")
+        raise TooLarge(f"the response is {int(length)} bytes, more than {max_bytes} bytes")
     chunks, total = [], 0
     while True:
         if connection.sock is not None:

@@ -1,11 +1,16 @@
 """Sending webhook events from the outbox (decisions §10). One code path for every trigger:
 
 - `make run`: the local runner calls `run_forever(stop_event)` in a thread;
-- AWS: the table stream handler and a one-minute schedule (chalicelib/jobs/handlers.py) call `run_once`.
+- AWS: the table stream handler (new events) and a one-minute schedule (chalicelib/jobs/handlers.py) call
+  `dispatch_due` / `run_once`.
 
 Each due event is claimed with a conditional write before it is sent (see store/events.py), so concurrent
 dispatchers never send the same attempt twice; delivery is at least once (a dispatcher that dies after sending
 but before recording leaves the attempt to be sent again when its lease ends).
+
+An account without a webhook keeps its events PENDING: each check counts as a failed attempt ("no webhook is
+configured for the account") with the usual backoff, so events written up to 24 hours before a webhook is
+configured are still sent, and older ones end FAILED.
 """
 import base64
 import datetime as dt
@@ -76,6 +81,9 @@ def _send(event: dict, hook: settings_store.Webhook | None, moment: dt.datetime)
             entry["status_code"] = response.status
         except outbound.OutboundError as error:
             entry["error"] = str(error)
+        except Exception as error:  # noqa: BLE001 - recorded as a failed attempt, never a stuck event
+            log.exception("event %s: sending failed unexpectedly", event["event_id"])
+            entry["error"] = f"{type(error).__name__}: {error}"
     entry["duration_ms"] = int((time.monotonic() - started) * 1000)
     return entry
 
@@ -98,21 +106,29 @@ def _record(claimed: dict, entry: dict, now: dt.datetime) -> str:
     return status
 
 
-def dispatch_due(now: dt.datetime, limit: int = BATCH, budget_seconds: float | None = None) -> dict:
+def dispatch_due(
+    now: dt.datetime, limit: int = BATCH, budget_seconds: float | None = None, known: list[dict] = ()
+) -> dict:
     """Send the events due at `now` (at most `limit`); returns counts of what happened.
 
     Events due together are sent oldest first, and an event whose attempt failed holds back later events of the
     same delivery in this run, so events of one delivery arrive in order where possible (a later event that
     falls due while an earlier one waits for its retry is not held back). `budget_seconds` stops claiming new
-    events after that long.
+    events after that long. `known` are events the caller already holds (the stream's new images), sent even
+    if the index, which is eventually consistent, does not show them yet.
     """
     now = _utc(now)
     started = time.monotonic()
     summary = {"due": 0, "delivered": 0, "retrying": 0, "failed": 0, "claimed_elsewhere": 0, "held_back": 0}
     hooks: dict[str, settings_store.Webhook | None] = {}
     held: set[tuple] = set()
+    found = {event["SK"]: event for event in events.due(now, limit)}
+    now_iso = events.iso(now)
+    for event in known:
+        if event.get("status") == events.PENDING and event["next_attempt_at"] <= now_iso:
+            found.setdefault(event["SK"], event)
     # Oldest first within the batch, so events of one delivery due together go out in the order they happened.
-    due = sorted(events.due(now, limit), key=lambda event: event["SK"])
+    due = sorted(found.values(), key=lambda event: event["SK"])
     summary["due"] = len(due)
     for event in due:
         if budget_seconds is not None and time.monotonic() - started > budget_seconds:

@@ -12,7 +12,7 @@ from werkzeug import Response
 from chalicelib.jobs import webhooks as dispatcher
 from chalicelib.store import events, keys, table
 
-from .conftest import T0, configure, delivery, stored, write_event
+from .support import T0, configure, delivery, stored, write_event
 
 pytestmark = pytest.mark.usefixtures("accounts_ready")
 
@@ -317,6 +317,21 @@ def test_the_table_stream_and_the_schedule_send_due_events(httpserver):
         assert stored(second)["status"] == "PENDING"
         client.lambda_.invoke("background_schedule", client.events.generate_cw_event("aws.events", "Scheduled Event", {}, []))
         assert stored(second)["status"] == "DELIVERED"
+
+
+def test_the_stream_sends_a_new_event_the_index_does_not_show_yet(httpserver, monkeypatch):
+    from chalice.test import Client
+
+    from app import app
+
+    configure(url=httpserver.url_for("/hook"))
+    httpserver.expect_request("/hook").respond_with_data("")
+    event = write_event(now=dt.datetime.now(dt.timezone.utc))
+    monkeypatch.setattr(events, "due", lambda now, limit: [])  # the index lags behind the table
+    with Client(app) as client:
+        client.lambda_.invoke("table_stream", {"Records": [_stream_record("INSERT", table.to_item(event))]})
+    assert [r.headers["webhook-id"] for r in received(httpserver)] == [event["event_id"]]
+    assert stored(event)["status"] == "DELIVERED"
 
 
 def test_due_events_leave_the_index_once_delivered(httpserver):
