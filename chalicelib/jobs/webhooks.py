@@ -164,14 +164,31 @@ def run_once(now: dt.datetime, budget_seconds: float | None = None) -> dict:
     }
 
 
-def run_forever(stop_event: threading.Event, interval: float = 1.0) -> None:
-    """Run the background work until stop_event is set (the local runner's loop); errors are logged, not fatal."""
+def _loop(stop_event: threading.Event, interval: float, work) -> None:
+    """Call work(now) until stop_event is set; again at once while it finds a full batch. Errors are logged."""
     while not stop_event.is_set():
         busy = False
         try:
-            result = run_once(dt.datetime.now(dt.timezone.utc))
-            busy = result["events"]["due"] >= BATCH or result["images"]["due"] >= images.BATCH
-        except Exception:  # noqa: BLE001 - the loop must survive a bad event or a DynamoDB hiccup
+            busy = work(dt.datetime.now(dt.timezone.utc))
+        except Exception:  # noqa: BLE001 - the loop must survive a bad item or a DynamoDB hiccup
             log.exception("background work failed; trying again in %s s", interval)
         if not busy:
             stop_event.wait(interval)
+
+
+def run_forever(stop_event: threading.Event, interval: float = 1.0) -> None:
+    """The local runner's background work (`make run`), until stop_event is set.
+
+    Events and images run in loops of their own, so a slow image download never delays an event.
+    """
+    image_loop = threading.Thread(
+        target=_loop,
+        args=(stop_event, interval, lambda now: images.download_pending_images(now)["due"] >= images.BATCH),
+        name="image-downloads",
+        daemon=True,
+    )
+    image_loop.start()
+    try:
+        _loop(stop_event, interval, lambda now: dispatch_due(now)["due"] >= BATCH)
+    finally:
+        image_loop.join(timeout=interval + 1)  # a download in progress (at most 15 s) is left to finish alone

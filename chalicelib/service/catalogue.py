@@ -5,8 +5,9 @@ from dataclasses import dataclass
 from ..domain.common import Identifier, Shape, is_identifier, parse
 from ..domain.errors import Conflict, NotFound, PreconditionFailed, invalid
 from ..domain.product import merge_patch, validate_product
-from ..store import categories, product_images, products
+from ..store import categories, products
 from ..store.paging import Page
+from ..store import product_images
 
 PATCH_ATTEMPTS = 3
 ID_RULE = "must be 1-128 characters of [a-zA-Z0-9_-]"

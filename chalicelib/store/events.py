@@ -3,18 +3,10 @@
 Item: PK A#<account>#EVENT, SK <created iso>#<event id>; `body` is the JSON text that will be sent
 ({"type", "idempotency_key", "data"}), kept as text so numbers go out exactly as stored. Pending events carry
 GSI1PK = OUTBOX#PENDING and GSI1SK = <next attempt iso>#<account>#<event id> (a sparse index of due work).
-
-Sending (chalicelib/jobs/webhooks.py) adds: `attempt_log` (the latest attempts, {at, status_code | error,
-duration_ms}), `first_attempt_at`, `finished_at`; `attempts` counts every attempt. A dispatcher claims an
-event by moving `next_attempt_at` (and GSI1SK) to the end of a lease, conditional on the values it read, so two
-dispatchers never send the same attempt; a dispatcher that dies leaves the lease to expire and the next one
-sends it.
 """
 import datetime as dt
 import json
 import uuid
-
-from botocore.exceptions import ClientError
 
 from . import keys, table
 from .paging import Page, query_page
@@ -24,16 +16,16 @@ DELIVERED = "DELIVERED"
 FAILED = "FAILED"
 
 
-def iso(moment: dt.datetime) -> str:
+def _iso(moment: dt.datetime) -> str:
     return moment.astimezone(dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-_iso = iso  # older name
+iso = _iso  # the same timestamps for the dispatcher and the image job
 
 
 def new_event(account: str, event_type: str, data: dict, now: dt.datetime) -> dict:
     event_id = uuid.uuid4().hex
-    created = iso(now)
+    created = _iso(now)
     body = json.dumps(
         {"type": event_type, "idempotency_key": event_id, "data": table.plain(data)},
         ensure_ascii=False,
@@ -51,7 +43,7 @@ def new_event(account: str, event_type: str, data: dict, now: dt.datetime) -> di
         "next_attempt_at": created,
         "delivery_id": data.get("id") if isinstance(data, dict) else None,  # absent when None (to_item)
         "GSI1PK": keys.OUTBOX_PENDING,
-        "GSI1SK": keys.outbox_due(created, account, event_id),
+        "GSI1SK": f"{created}#{account}#{event_id}",
     }
 
 
@@ -61,6 +53,12 @@ def outbox_operation(account: str, event_type: str, data: dict, now: dt.datetime
     `data` is the delivery exactly as the supplier API shows it (bundle id_override already in place).
     """
     return {"Put": {"TableName": table.name(), "Item": table.to_item(new_event(account, event_type, data, now))}}
+
+
+# Sending (chalicelib/jobs/webhooks.py) adds to the item: `attempt_log` (the latest attempts, {at, status_code |
+# error, duration_ms}), `first_attempt_at`, `finished_at`; `attempts` counts every attempt. A dispatcher claims
+# an event by moving `next_attempt_at` (and GSI1SK) to the end of a lease, conditional on the values it read, so
+# two dispatchers never send the same attempt; when a dispatcher dies its lease ends and the next one sends it.
 
 
 def due(now: dt.datetime, limit: int) -> list[dict]:
@@ -101,10 +99,8 @@ def claim(event: dict, lease_until: dt.datetime) -> dict | None:
             ),
             ReturnValues="ALL_NEW",
         )
-    except ClientError as error:
-        if table.is_conditional_failure(error):
-            return None
-        raise
+    except table.client().exceptions.ConditionalCheckFailedException:
+        return None
     return table.from_item(response["Attributes"])
 
 
@@ -141,10 +137,8 @@ def record_attempt(
             ExpressionAttributeNames={"#status": "status"},
             ExpressionAttributeValues=table.values(**named),
         )
-    except ClientError as error:
-        if table.is_conditional_failure(error):
-            return False
-        raise
+    except table.client().exceptions.ConditionalCheckFailedException:
+        return False
     return True
 
 

@@ -307,3 +307,23 @@ def test_the_table_stream_downloads_a_newly_queued_image_and_ignores_the_jobs_ow
         client.lambda_.invoke("table_stream", {"Records": [record]})
     assert item()["image_status"] == "DONE"
     assert "etag" in catalogue.get("/products/cola").data["image"]
+
+
+def test_the_local_runner_downloads_queued_images(catalogue, httpserver):
+    import time
+
+    from chalicelib.jobs import webhooks
+
+    create(catalogue, {"url": serve_png(httpserver)})
+    stop = threading.Event()
+    runner = threading.Thread(target=webhooks.run_forever, args=(stop, 0.05))
+    runner.start()
+    try:
+        deadline = time.monotonic() + 5
+        while item()["image_status"] != "DONE" and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        stop.set()
+        runner.join(timeout=5)
+    assert not runner.is_alive()
+    assert item()["image_status"] == "DONE"
