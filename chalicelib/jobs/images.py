@@ -13,6 +13,7 @@ import datetime as dt
 import email.utils
 import hashlib
 import logging
+import time
 
 from .. import config
 from ..store import product_images as store
@@ -111,14 +112,21 @@ def _process(item: dict, now: dt.datetime) -> str:
     return "changed"
 
 
-def download_pending_images(now: dt.datetime, limit: int = BATCH) -> dict:
-    """Download the images queued before `now` (at most `limit`); returns counts of what happened."""
+def download_pending_images(now: dt.datetime, limit: int = BATCH, budget_seconds: float | None = None) -> dict:
+    """Download the images queued before `now` (at most `limit`); returns counts of what happened.
+
+    `budget_seconds` stops claiming new downloads after that long (the rest wait for the next run).
+    """
     now = now.astimezone(dt.timezone.utc) if now.tzinfo else now.replace(tzinfo=dt.timezone.utc)
+    started = time.monotonic()
     summary = {"due": 0, "downloaded": 0, "failed": 0, "unchanged": 0, "changed": 0, "claimed_elsewhere": 0}
     due = store.due(now, limit)
     summary["due"] = len(due)
     for item in due:
-        claimed = store.claim(item, now + LEASE)
+        elapsed = time.monotonic() - started
+        if budget_seconds is not None and elapsed > budget_seconds:
+            break
+        claimed = store.claim(item, now + dt.timedelta(seconds=elapsed) + LEASE)
         if claimed is None:
             summary["claimed_elsewhere"] += 1
         elif "image" not in claimed["data"]:

@@ -2,7 +2,7 @@
 
 - `make run`: the local runner calls `run_forever(stop_event)` in a thread;
 - AWS: the table stream handler (new events) and a one-minute schedule (chalicelib/jobs/handlers.py) call
-  `dispatch_due` / `run_once`.
+  `dispatch_due`.
 
 Each due event is claimed with a conditional write before it is sent (see store/events.py), so concurrent
 dispatchers never send the same attempt twice; delivery is at least once (a dispatcher that dies after sending
@@ -154,14 +154,6 @@ def dispatch_due(
             held.add(subject)
             summary["retrying" if status == events.PENDING else "failed"] += 1
     return summary
-
-
-def run_once(now: dt.datetime, budget_seconds: float | None = None) -> dict:
-    """All background work due at `now`: events, then images."""
-    return {
-        "events": dispatch_due(now, budget_seconds=budget_seconds),
-        "images": images.download_pending_images(now),
-    }
 
 
 def _loop(stop_event: threading.Event, interval: float, work) -> None:
