@@ -33,6 +33,8 @@ def _webhook_url(value: str) -> str:
     parts = urlsplit(value)
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname or any(c.isspace() for c in value):
         raise ValueError("must be an absolute http or https URL")
+    if any(not "!" <= c <= "~" for c in value):
+        raise ValueError("must be ASCII: percent-encode other characters and write host names in punycode")
     if parts.username is not None or parts.password is not None:
         raise ValueError("must not contain credentials; use authorization")
     try:
@@ -73,7 +75,14 @@ def _username(value: str) -> str:
     return value
 
 
-HeaderValue = Annotated[str, Strict(), Field(max_length=1024), AfterValidator(_no_line_breaks)]
+def _header_value(value: str) -> str:
+    # What every HTTP stack sends as is: visible ASCII, spaces and tabs (no line breaks, no other controls).
+    if any(not (" " <= c <= "~" or c == "\t") for c in value):
+        raise ValueError("must be printable ASCII without line breaks")
+    return value
+
+
+HeaderValue = Annotated[str, Strict(), Field(max_length=1024), AfterValidator(_header_value)]
 Credential = Annotated[str, Strict(), Field(min_length=1, max_length=256), AfterValidator(_no_line_breaks)]
 
 
