@@ -5,6 +5,7 @@ config.TABLE_STREAM_PLACEHOLDER stands in (imports, tests, local runs), and the 
 placeholder in the template with the table's own stream ({"Fn::GetAtt": ["Table", "StreamArn"]}).
 """
 import datetime as dt
+import logging
 
 from chalice import Blueprint, Rate
 
@@ -14,6 +15,7 @@ from ..store.product_images import PENDING as IMAGE_PENDING
 from . import images, webhooks
 
 bp = Blueprint(__name__)
+log = logging.getLogger("supplier-ordering.jobs")
 
 # A run stops claiming new work after these budgets; with one last send (10 s) and one last download (15 s)
 # a run that does both ends within 60 s, Chalice's default Lambda timeout.
@@ -46,10 +48,14 @@ def on_table_change(event):
         if new_event:
             new_events.append(table.from_item(record.new_image))
         download = download or queued_image
-    if new_events:
-        webhooks.dispatch_due(_now(), budget_seconds=EVENTS_BUDGET_SECONDS, known=new_events)
-    if download:
-        images.download_pending_images(_now(), budget_seconds=IMAGES_BUDGET_SECONDS)
+    # A failing stream batch would be retried and hold up the shard; the schedule retries the work instead.
+    try:
+        if new_events:
+            webhooks.dispatch_due(_now(), budget_seconds=EVENTS_BUDGET_SECONDS, known=new_events)
+        if download:
+            images.download_pending_images(_now(), budget_seconds=IMAGES_BUDGET_SECONDS)
+    except Exception:  # noqa: BLE001
+        log.exception("background work from the table stream failed; the schedule will retry it")
 
 
 @bp.schedule(Rate(1, unit=Rate.MINUTES), name="background_schedule")

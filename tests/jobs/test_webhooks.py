@@ -346,3 +346,18 @@ def test_due_events_leave_the_index_once_delivered(httpserver):
         ExpressionAttributeValues=table.values(pk=keys.OUTBOX_PENDING),
     )
     assert index["Items"] == []
+
+
+def test_a_failure_in_the_stream_handler_does_not_fail_the_batch(monkeypatch):
+    from chalice.test import Client
+
+    from app import app
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("DynamoDB is unreachable")
+
+    monkeypatch.setattr(dispatcher, "dispatch_due", broken)
+    event = write_event(now=dt.datetime.now(dt.timezone.utc))
+    with Client(app) as client:
+        client.lambda_.invoke("table_stream", {"Records": [_stream_record("INSERT", table.to_item(event))]})
+    assert stored(event)["status"] == "PENDING"  # still there for the schedule
