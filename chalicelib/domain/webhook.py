@@ -11,7 +11,7 @@ from .common import FieldError, Shape, ValidationFailed, dump, parse
 MAX_URL_LENGTH = 2048
 MAX_HEADERS = 20
 # RFC 9110 token: the characters a header name may have.
-HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 # Headers the service sets itself or that belong to the connection, never to the receiver's configuration.
 RESERVED_HEADERS = frozenset(
     h.lower()
@@ -59,7 +59,7 @@ def _header_name_errors(headers) -> list[FieldError]:
     seen = set()
     for name in headers:
         path = f"headers.{name}"
-        if not HEADER_NAME.match(name):
+        if not HEADER_NAME.fullmatch(name):
             errors.append(FieldError(path, "is not a valid header name (an RFC 9110 token)"))
         elif name.lower() in RESERVED_HEADERS:
             errors.append(FieldError(path, "is set by the service or the connection and cannot be configured"))

@@ -83,6 +83,8 @@ def test_put_replaces_the_whole_configuration(api):
         ({"url": HOOK, "headers": {"webhook-id": "x"}}, "headers.webhook-id"),
         ({"url": HOOK, "headers": {"Transfer-Encoding": "chunked"}}, "headers.Transfer-Encoding"),
         ({"url": HOOK, "headers": {"Bad Header": "x"}}, "headers.Bad Header"),
+        ({"url": HOOK, "headers": {"X-A\n": "x"}}, "headers.X-A\n"),
+        ({"url": HOOK, "headers": {"": "x"}}, "headers."),
         ({"url": HOOK, "headers": {"X-Ä": "x"}}, "headers.X-Ä"),
         ({"url": HOOK, "headers": {"X-A": "line\r\nInjected: yes"}}, "headers.X-A"),
         ({"url": HOOK, "headers": {"X-A": 1}}, "headers.X-A"),
