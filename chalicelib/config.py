@@ -23,3 +23,20 @@ def derived_secret(purpose: str) -> bytes:
 
 def allow_private_image_hosts() -> bool:
     return os.environ.get("ALLOW_PRIVATE_IMAGE_HOSTS", "").lower() in ("1", "true", "yes")
+
+
+def allow_private_webhook_hosts() -> bool:
+    """Webhook targets in private ranges: refused in Lambda unless allowed; allowed elsewhere (make run, tests)."""
+    raw = os.environ.get("ALLOW_PRIVATE_WEBHOOK_HOSTS")
+    if raw is None:
+        return "AWS_LAMBDA_FUNCTION_NAME" not in os.environ
+    return raw.lower() in ("1", "true", "yes")
+
+
+# Chalice needs the stream ARN when the app is packaged; the deploy step sets it, the placeholder keeps
+# imports and local runs working.
+TABLE_STREAM_PLACEHOLDER = "arn:aws:dynamodb:us-east-1:000000000000:table/supplier-ordering/stream/placeholder"
+
+
+def table_stream_arn() -> str:
+    return os.environ.get("TABLE_STREAM_ARN") or TABLE_STREAM_PLACEHOLDER

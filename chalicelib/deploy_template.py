@@ -125,6 +125,12 @@ def merge_template() -> dict:
         },
         "Resources": {
             TABLE: table_resource(),
+            # Chalice writes the stream ARN it saw at import (a placeholder); point the trigger at our table's stream.
+            "TableStream": {
+                "Properties": {
+                    "Events": {"TableStreamDynamodbEventSource": {"Properties": {"Stream": STREAM_ARN}}}
+                }
+            },
             "RestAPI": {
                 "Properties": {
                     "DefinitionBody": {

@@ -45,7 +45,9 @@ def background_loops() -> list[BackgroundLoop]:
     after the event it is given is set. The webhook dispatcher plugs in here (decisions §10: `make run`
     delivers events locally); in AWS a table stream and a schedule drive the same code instead.
     """
-    return []
+    from ..jobs import webhooks
+
+    return [webhooks.run_forever]
 
 
 def data_dir() -> Path:

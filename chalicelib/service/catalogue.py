@@ -1,4 +1,5 @@
 """Use cases of the catalogue: products and categories."""
+import datetime as dt
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -9,6 +10,7 @@ from ..domain.errors import Conflict, NotFound, PreconditionFailed, invalid
 from ..domain.product import merge_patch, validate_product
 from ..store import categories, products, table
 from ..store.paging import Page
+from ..store import product_images
 
 PATCH_ATTEMPTS = 3
 ID_RULE = "must be 1-128 characters of [a-zA-Z0-9_-]"
@@ -31,9 +33,15 @@ def list_products(account: str, limit: int, cursor: str | None) -> Page:
     return products.list_page(account, limit, cursor)
 
 
+def _save(account: str, data: dict, **condition) -> str:
+    """Save the product and, in the same write, queue its image for download (chalicelib/jobs/images.py)."""
+    extra_set, extra_remove = product_images.marking(account, data, dt.datetime.now(dt.timezone.utc))
+    return products.save(account, data, extra_set=extra_set, extra_remove=extra_remove, **condition)
+
+
 def create_product(account: str, body) -> ProductView:
     data = validate_product(body)
-    revision = products.save(account, data, create_only=True)
+    revision = _save(account, data, create_only=True)
     return ProductView(data, revision)
 
 
@@ -41,7 +49,7 @@ def put_product(account: str, product_id: str, body, if_match: str | None) -> Pr
     if not is_identifier(product_id):
         raise invalid("id", ID_RULE)
     data = validate_product(body, product_id)
-    return ProductView(data, products.save(account, data, expected_revision=if_match))
+    return ProductView(data, _save(account, data, expected_revision=if_match))
 
 
 def patch_product(account: str, product_id: str, patch, if_match: str | None) -> ProductView:
@@ -54,7 +62,7 @@ def patch_product(account: str, product_id: str, patch, if_match: str | None) ->
             raise PreconditionFailed("the product was changed since the ETag given in If-Match")
         data = validate_product(merge_patch(table.json_numbers(current.data), patch), product_id)
         try:
-            return ProductView(data, products.save(account, data, expected_revision=current.revision))
+            return ProductView(data, _save(account, data, expected_revision=current.revision))
         except PreconditionFailed:
             if if_match is not None:
                 raise

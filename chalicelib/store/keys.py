@@ -2,6 +2,7 @@
 
 GSI1 = "GSI1"  # deliveries by status, products by category, pending outbox events
 GSI2 = "GSI2"  # deliveries by customer, products customers can order
+GSI3 = "GSI3"  # products whose image waits for download
 
 ID_WIDTH = 12  # zero padding so numeric ids sort as strings
 
@@ -96,4 +97,20 @@ def event_key(account: str, sort: str) -> dict:
     return {"PK": f"{account_pk(account)}#EVENT", "SK": sort}
 
 
-OUTBOX_PENDING = "OUTBOX#PENDING"
+OUTBOX_PENDING = "OUTBOX#PENDING"  # GSI1PK of events still to send; GSI1SK <due iso>#<account>#<event id>
+
+
+def outbox_due(due_iso: str, account: str, event_id: str) -> str:
+    return f"{due_iso}#{account}#{event_id}"
+
+
+IMAGES_PENDING = "IMAGE#PENDING"  # GSI3PK of products whose image waits for download
+
+
+def image_due(due_iso: str, account: str, product_id: str) -> dict:
+    return {"GSI3PK": IMAGES_PENDING, "GSI3SK": f"{due_iso}#{account}#{product_id}"}
+
+
+def due_bound(now_iso: str) -> str:
+    """Upper bound (exclusive) of due sort keys "<iso>#...": '$' sorts just after '#'."""
+    return f"{now_iso}$"

@@ -42,27 +42,50 @@ def list_page(account: str, limit: int, cursor: str | None) -> Page:
     return Page([from_item(item) for item in page.items], page.cursor)
 
 
-def save(account: str, data: dict, *, create_only: bool = False, expected_revision: str | None = None) -> str:
+def new_revision() -> str:
+    return secrets.token_hex(8)
+
+
+def save(
+    account: str,
+    data: dict,
+    *,
+    create_only: bool = False,
+    expected_revision: str | None = None,
+    extra_set: dict | None = None,
+    extra_remove: tuple[str, ...] = (),
+) -> str:
     """Create or replace a product, checking in the same transaction that its category exists.
 
     Update (not Put) keeps attributes other writers own, such as the `used` flag set by deliveries.
+    extra_set/extra_remove are further item attributes written by the same update (the image job's state).
     Returns the new revision.
     """
-    revision = secrets.token_hex(8)
+    revision = new_revision()
     index = keys.product_category_gsi(account, data["category"], data["id"])
     expression = "SET #data = :data, rev = :rev, GSI1PK = :gpk, GSI1SK = :gsk"
     named = {"data": data, "rev": revision, "gpk": index["GSI1PK"], "gsk": index["GSI1SK"]}
+    removals = list(extra_remove)
     if data["status"] in ORDERABLE_STATUSES:
         orderable = keys.orderable_product_gsi(account, data["id"])
         expression += ", GSI2PK = :opk, GSI2SK = :osk"
         named.update(opk=orderable["GSI2PK"], osk=orderable["GSI2SK"])
     else:
-        expression += " REMOVE GSI2PK, GSI2SK"
+        removals += ["GSI2PK", "GSI2SK"]
+    extra_set = extra_set or {}
+    expression += "".join(f", #x{i} = :x{i}" for i in range(len(extra_set)))
+    named.update({f"x{i}": value for i, value in enumerate(extra_set.values())})
+    if removals:
+        expression += f" REMOVE {', '.join(f'#r{i}' for i in range(len(removals)))}"
     update = {
         "TableName": table.name(),
         "Key": table.to_item(keys.product_key(account, data["id"])),
         "UpdateExpression": expression,
-        "ExpressionAttributeNames": {"#data": "data"},
+        "ExpressionAttributeNames": {
+            "#data": "data",
+            **{f"#x{i}": name for i, name in enumerate(extra_set)},
+            **{f"#r{i}": name for i, name in enumerate(removals)},
+        },
         "ExpressionAttributeValues": table.values(**named),
     }
     if create_only:

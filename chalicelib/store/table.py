@@ -126,7 +126,7 @@ def cancellation_codes(error: Exception) -> list[str]:
 
 def table_definition(table_name: str) -> dict:
     """CreateTable arguments; the deploy template describes the same table."""
-    attrs = ["PK", "SK", "GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK"]
+    attrs = ["PK", "SK", "GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK", "GSI3PK", "GSI3SK"]
     return {
         "TableName": table_name,
         "BillingMode": "PAY_PER_REQUEST",
@@ -141,7 +141,7 @@ def table_definition(table_name: str) -> dict:
                 ],
                 "Projection": {"ProjectionType": "ALL"},
             }
-            for index in (keys.GSI1, keys.GSI2)
+            for index in (keys.GSI1, keys.GSI2, keys.GSI3)
         ],
         "StreamSpecification": {"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"},
     }

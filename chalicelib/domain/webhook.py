@@ -1,0 +1,178 @@
+"""Webhook settings and the retry policy of event delivery (decisions §10). Pure: no I/O, no clock."""
+import datetime as dt
+import re
+from typing import Annotated, Literal
+from urllib.parse import urlsplit
+
+from pydantic import AfterValidator, Field, Strict
+
+from .common import FieldError, Shape, ValidationFailed, dump, parse
+
+MAX_URL_LENGTH = 2048
+MAX_HEADERS = 20
+# RFC 9110 token: the characters a header name may have.
+HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+# Headers the service sets itself or that belong to the connection, never to the receiver's configuration.
+RESERVED_HEADERS = frozenset(
+    h.lower()
+    for h in (
+        "Host Content-Length Content-Type Content-Encoding Transfer-Encoding Connection Keep-Alive TE Trailer "
+        "Upgrade Expect Proxy-Authorization Proxy-Authenticate Proxy-Connection "
+        "webhook-id webhook-signature webhook-timestamp"
+    ).split()
+)
+
+SUCCESS_STATUSES = (200, 201)
+FIRST_RETRY = dt.timedelta(seconds=30)
+LONGEST_RETRY = dt.timedelta(hours=6)
+RETRY_WINDOW = dt.timedelta(hours=24)
+SEND_TIMEOUT_SECONDS = 10
+
+
+def _webhook_url(value: str) -> str:
+    parts = urlsplit(value)
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname or any(c.isspace() for c in value):
+        raise ValueError("must be an absolute http or https URL")
+    if any(not "!" <= c <= "~" for c in value):
+        raise ValueError("must be ASCII: percent-encode other characters and write host names in punycode")
+    if parts.username is not None or parts.password is not None:
+        raise ValueError("must not contain credentials; use authorization")
+    try:
+        parts.port  # noqa: B018 - raises on a port that is not a number 0-65535
+    except ValueError:
+        raise ValueError("has an invalid port") from None
+    return value
+
+
+def _no_line_breaks(value: str) -> str:
+    if any(c in value for c in "\r\n\0"):
+        raise ValueError("must not contain line breaks")
+    return value
+
+
+def _header_name_errors(headers) -> list[FieldError]:
+    if not isinstance(headers, dict):
+        return []
+    errors = []
+    if len(headers) > MAX_HEADERS:
+        errors.append(FieldError("headers", f"must have at most {MAX_HEADERS} headers"))
+    seen = set()
+    for name in headers:
+        path = f"headers.{name}"
+        if not HEADER_NAME.fullmatch(name):
+            errors.append(FieldError(path, "is not a valid header name (an RFC 9110 token)"))
+        elif name.lower() in RESERVED_HEADERS:
+            errors.append(FieldError(path, "is set by the service or the connection and cannot be configured"))
+        elif name.lower() in seen:
+            errors.append(FieldError(path, "is given twice (header names ignore case)"))
+        seen.add(name.lower())
+    return errors
+
+
+def _username(value: str) -> str:
+    if ":" in value:
+        raise ValueError("must not contain ':' (basic authorization joins username:password)")
+    return value
+
+
+def _header_value(value: str) -> str:
+    # What every HTTP stack sends as is: visible ASCII, spaces and tabs (no line breaks, no other controls).
+    if any(not (" " <= c <= "~" or c == "\t") for c in value):
+        raise ValueError("must be printable ASCII without line breaks")
+    return value
+
+
+HeaderValue = Annotated[str, Strict(), Field(max_length=1024), AfterValidator(_header_value)]
+Credential = Annotated[str, Strict(), Field(min_length=1, max_length=256), AfterValidator(_no_line_breaks)]
+
+
+class BasicAuthorization(Shape):
+    type: Literal["basic"]
+    username: Annotated[Credential, AfterValidator(_username)]
+    password: Credential
+
+
+class WebhookSettings(Shape):
+    """PUT /account/settings/webhooks: the full configuration (absent optional fields are removed)."""
+
+    url: Annotated[str, Strict(), Field(max_length=MAX_URL_LENGTH), AfterValidator(_webhook_url)]
+    method: Literal["POST", "PUT", "PATCH"] = "POST"
+    headers: dict[str, HeaderValue] | None = Field(None, description="sent with every event; names are HTTP tokens")
+    authorization: BasicAuthorization | None = None
+
+
+class ShownAuthorization(Shape):
+    """The password is never shown back."""
+
+    type: Literal["basic"]
+    username: str
+
+
+class WebhookSettingsView(Shape):
+    url: str
+    method: Literal["POST", "PUT", "PATCH"]
+    headers: dict[str, str] | None = None
+    authorization: ShownAuthorization | None = None
+    signing_secret: str = Field(description="whsec_...: verify webhook-signature with it (Standard Webhooks)")
+
+
+def validate_settings(data) -> dict:
+    """The settings to store, or ValidationFailed naming every wrong field."""
+    errors = _header_name_errors(data.get("headers") if isinstance(data, dict) else None)
+    if isinstance(data, dict) and data.get("authorization") and isinstance(data.get("headers"), dict):
+        errors += [
+            FieldError(f"headers.{name}", "cannot be configured together with authorization")
+            for name in data["headers"]
+            if name.lower() == "authorization"
+        ]
+    try:
+        settings = parse(WebhookSettings, data)
+    except ValidationFailed as failed:
+        raise ValidationFailed(failed.errors + errors) from None
+    if errors:
+        raise ValidationFailed(errors)
+    return dump(settings)
+
+
+def shown(settings: dict, signing_secret: str) -> dict:
+    view = {k: v for k, v in settings.items() if k != "authorization"}
+    if "authorization" in settings:
+        view["authorization"] = {"type": "basic", "username": settings["authorization"]["username"]}
+    view["signing_secret"] = signing_secret
+    return view
+
+
+class Attempt(Shape):
+    at: str
+    status_code: int | None = None
+    error: str | None = None
+    duration_ms: int
+
+
+class WebhookDelivery(Shape):
+    id: str
+    type: str
+    status: Literal["PENDING", "DELIVERED", "FAILED"]
+    created_at: str
+    delivery_id: int | None = None
+    attempts: list[Attempt]
+    next_attempt_at: str | None = Field(None, description="when the next attempt is due; PENDING only")
+
+
+class WebhookDeliveryList(Shape):
+    webhook_deliveries: list[WebhookDelivery]
+    cursor: str | None = None
+
+
+def is_success(status_code: int) -> bool:
+    return status_code in SUCCESS_STATUSES
+
+
+def retry_delay(attempts: int) -> dt.timedelta:
+    """Wait after the attempts-th failed attempt: 30 s, 1 min, 2 min, ... at most 6 h."""
+    return min(FIRST_RETRY * 2 ** min(attempts - 1, 20), LONGEST_RETRY)
+
+
+def gives_up(first_attempt: dt.datetime, now: dt.datetime) -> bool:
+    """After a failed attempt: stop once attempts have been made for the whole retry window."""
+    return now - first_attempt >= RETRY_WINDOW

@@ -1,0 +1,37 @@
+"""Routes of webhook settings and the log of webhook deliveries (decisions §10, extension)."""
+from chalice import Blueprint
+
+from ..domain.webhook import WebhookDeliveryList, WebhookSettings, WebhookSettingsView
+from ..service import webhooks
+from .api import Call, endpoint
+from .responses import no_content, ok
+from .responses import page as page_body
+
+bp = Blueprint(__name__)
+
+
+@endpoint(bp, "/account/settings/webhooks", "GET", response=WebhookSettingsView)
+def get_webhook_settings(call: Call):
+    """Where events are sent, and the secret they are signed with"""
+    return ok(webhooks.get_settings(call.account))
+
+
+@endpoint(bp, "/account/settings/webhooks", "PUT", body=WebhookSettings, response=WebhookSettingsView)
+def put_webhook_settings(call: Call):
+    """Configure where events are sent; the signing secret is kept across changes"""
+    return ok(webhooks.put_settings(call.account, call.body()))
+
+
+@endpoint(bp, "/account/settings/webhooks", "DELETE", status=204)
+def delete_webhook_settings(call: Call):
+    """Stop sending events (they stay pending and fail after 24 hours unless a webhook is configured again)"""
+    webhooks.delete_settings(call.account)
+    return no_content()
+
+
+@endpoint(bp, "/account/webhook-deliveries", "GET", response=WebhookDeliveryList, paged=True)
+def list_webhook_deliveries(call: Call):
+    """Events sent or to be sent, newest first, with their attempts"""
+    limit, cursor = call.page()
+    page = webhooks.list_deliveries(call.account, limit, cursor)
+    return page_body("webhook_deliveries", page.items, page.cursor)

@@ -1,0 +1,137 @@
+"""Downloading product images in the background (decisions §5 and §10).
+
+A product write that carries an image queues it (store/product_images.marking, in the same UpdateItem). This
+job downloads queued images: http/https only, every address checked (private, loopback, link-local, reserved
+and multicast refused unless ALLOW_PRIVATE_IMAGE_HOSTS), at most 3 redirects, 15 s in all, at most 10 MiB,
+Content-Type image/*. No object store is part of the stack, so the bytes are not kept: the job records what it
+found (size, content type, sha256) and fills the image's `etag` (the response ETag, else the sha256) and
+`last_modified` (the response Last-Modified, else the download time) where the client gave none.
+A failure is recorded on the item (`image_error`) and never undoes the product write; there is no automatic
+retry: writing the product again queues the image again.
+"""
+import datetime as dt
+import email.utils
+import hashlib
+import logging
+import time
+
+from .. import config
+from ..store import product_images as store
+from ..store.events import iso
+from . import outbound
+
+log = logging.getLogger("supplier-ordering.images")
+
+MAX_BYTES = 10 * 1024 * 1024
+TIMEOUT_SECONDS = 15
+MAX_REDIRECTS = 3
+BATCH = 10
+LEASE = dt.timedelta(seconds=60)
+FINISH_ATTEMPTS = 3
+MAX_ETAG = 256  # the product's etag field holds at most 256 characters
+
+
+def _require_image(status: int, headers) -> None:
+    if status != 200:
+        raise outbound.OutboundError(f"the server answered {status}")
+    content_type = (headers.get("Content-Type") or "").split(";", 1)[0].strip().lower()
+    if not content_type.startswith("image/"):
+        raise outbound.Refused(f"Content-Type {content_type or '(none)'} is not an image/* type")
+
+
+def _last_modified(header: str | None, now: dt.datetime) -> str:
+    if header:
+        try:
+            return iso(email.utils.parsedate_to_datetime(header))
+        except (TypeError, ValueError):
+            pass
+    return iso(now)
+
+
+def fetch(url: str, now: dt.datetime) -> dict:
+    """Download one image; what it found, or OutboundError saying why not."""
+    response = outbound.request(
+        "GET",
+        url,
+        headers={"Accept": "image/*", "User-Agent": "supplier-ordering-images/1"},
+        timeout=TIMEOUT_SECONDS,
+        allow_private=config.allow_private_image_hosts(),
+        max_bytes=MAX_BYTES,
+        max_redirects=MAX_REDIRECTS,
+        before_body=_require_image,
+    )
+    sha256 = hashlib.sha256(response.body).hexdigest()
+    etag = (response.headers.get("ETag") or "").strip()
+    return {
+        "url": url,
+        "content_type": response.headers.get("Content-Type").split(";", 1)[0].strip().lower(),
+        "size": len(response.body),
+        "sha256": sha256,
+        "etag": etag if 0 < len(etag) <= MAX_ETAG else sha256,
+        "last_modified": _last_modified(response.headers.get("Last-Modified"), now),
+        "downloaded_at": iso(now),
+    }
+
+
+def _filled(data: dict, meta: dict) -> dict | None:
+    """The product with etag/last_modified filled where missing; None when nothing changes."""
+    image = data["image"]
+    if "etag" in image and "last_modified" in image:
+        return None
+    filled = dict(image)
+    filled.setdefault("etag", meta["etag"])
+    filled.setdefault("last_modified", meta["last_modified"])
+    return {**data, "image": filled}
+
+
+def _already_known(item: dict) -> bool:
+    """The same URL was downloaded before and the client gave both cache fields: nothing to learn."""
+    image, meta = item["data"]["image"], item.get("image_meta") or {}
+    return meta.get("url") == image["url"] and "etag" in image and "last_modified" in image
+
+
+def _process(item: dict, now: dt.datetime) -> str:
+    url = item["data"]["image"]["url"]
+    if _already_known(item):
+        return "unchanged" if store.finish(item) else "changed"
+    meta, error = None, None
+    try:
+        meta = fetch(url, now)
+    except Exception as failure:  # noqa: BLE001 - whatever goes wrong is recorded, never fatal to the product
+        error = {"url": url, "message": str(failure), "at": iso(now)}
+        log.info("image %s of %s not downloaded: %s", url, store.product_of(item), failure)
+    account, product_id = store.product_of(item)
+    for _ in range(FINISH_ATTEMPTS):
+        data = _filled(item["data"], meta) if meta else None
+        if store.finish(item, data=data, meta=meta, error=error):
+            return "failed" if error else "downloaded"
+        # The product changed while we downloaded: keep the result only if it still shows the same image.
+        item = store.get(account, product_id)
+        if item is None or (item["data"].get("image") or {}).get("url") != url:
+            return "changed"
+    return "changed"
+
+
+def download_pending_images(now: dt.datetime, limit: int = BATCH, budget_seconds: float | None = None) -> dict:
+    """Download the images queued before `now` (at most `limit`); returns counts of what happened.
+
+    `budget_seconds` stops claiming new downloads after that long (the rest wait for the next run).
+    """
+    now = now.astimezone(dt.timezone.utc) if now.tzinfo else now.replace(tzinfo=dt.timezone.utc)
+    started = time.monotonic()
+    summary = {"due": 0, "downloaded": 0, "failed": 0, "unchanged": 0, "changed": 0, "claimed_elsewhere": 0}
+    due = store.due(now, limit)
+    summary["due"] = len(due)
+    for item in due:
+        elapsed = time.monotonic() - started
+        if budget_seconds is not None and elapsed > budget_seconds:
+            break
+        claimed = store.claim(item, now + dt.timedelta(seconds=elapsed) + LEASE)
+        if claimed is None:
+            summary["claimed_elsewhere"] += 1
+        elif "image" not in claimed["data"]:
+            store.finish(claimed)
+            summary["unchanged"] += 1
+        else:
+            summary[_process(claimed, now)] += 1
+    return summary

@@ -1,0 +1,49 @@
+"""Use cases of webhooks: configure where events go, and see how their delivery went (decisions §10)."""
+from ..domain.errors import NotFound
+from ..domain.webhook import shown, validate_settings
+from ..store import events
+from ..store import webhooks as store
+from ..store.paging import Page
+
+NOT_CONFIGURED = "no webhook is configured; PUT /account/settings/webhooks to configure one"
+
+
+def get_settings(account: str) -> dict:
+    webhook = store.get(account)
+    if webhook is None:
+        raise NotFound(NOT_CONFIGURED)
+    return shown(webhook.settings, webhook.signing_secret)
+
+
+def put_settings(account: str, body) -> dict:
+    webhook = store.put(account, validate_settings(body))
+    return shown(webhook.settings, webhook.signing_secret)
+
+
+def delete_settings(account: str) -> None:
+    if not store.delete(account):
+        raise NotFound(NOT_CONFIGURED)
+
+
+def _attempt(entry: dict) -> dict:
+    return {k: entry[k] for k in ("at", "status_code", "error", "duration_ms") if k in entry}
+
+
+def _delivery(item: dict) -> dict:
+    entry = {
+        "id": item["event_id"],
+        "type": item["type"],
+        "status": item["status"],
+        "created_at": item["created_at"],
+        "attempts": [_attempt(a) for a in item.get("attempt_log", [])],
+    }
+    if item.get("delivery_id") is not None:
+        entry["delivery_id"] = item["delivery_id"]
+    if item["status"] == events.PENDING:
+        entry["next_attempt_at"] = item["next_attempt_at"]
+    return entry
+
+
+def list_deliveries(account: str, limit: int, cursor: str | None) -> Page:
+    page = events.list_page(account, limit, cursor)
+    return Page([_delivery(item) for item in page.items], page.cursor)

@@ -1,0 +1,111 @@
+"""The image job's state on a product item (decisions §5 and §10), beside `data`.
+
+- image_status: PENDING (written with the product) -> DOWNLOADING (claimed by a job, until a lease ends) ->
+  DONE | FAILED.
+- image_meta: what the last download found {url, content_type, size, sha256, etag, last_modified,
+  downloaded_at}; image_error: why the last one failed {url, message, at}. Neither is part of `data`, so
+  product reads never show them.
+- While PENDING or DOWNLOADING the item carries GSI3PK = IMAGE#PENDING, GSI3SK = <due iso>#<account>#<id>:
+  a sparse index of work, emptied when the job finishes.
+"""
+import datetime as dt
+
+from botocore.exceptions import ClientError
+
+from . import keys, table
+from .events import iso
+from .products import new_revision
+
+PENDING, DOWNLOADING, DONE, FAILED = "PENDING", "DOWNLOADING", "DONE", "FAILED"
+STATE = ("image_status", "image_meta", "image_error", "GSI3PK", "GSI3SK")
+
+
+def marking(account: str, data: dict, now: dt.datetime) -> tuple[dict, tuple[str, ...]]:
+    """(attributes to set, attributes to remove) for a product write: queue the image, or forget it."""
+    if "image" not in data:
+        return {}, STATE
+    return {"image_status": PENDING, **keys.image_due(iso(now), account, data["id"])}, ("image_error",)
+
+
+def product_of(item: dict) -> tuple[str, str]:
+    """(account, product id) of a product item."""
+    return item["PK"].removeprefix(keys.account_pk("")), item["SK"].removeprefix("PRODUCT#")
+
+
+def get(account: str, product_id: str) -> dict | None:
+    response = table.client().get_item(
+        TableName=table.name(), Key=table.to_item(keys.product_key(account, product_id)), ConsistentRead=True
+    )
+    return table.from_item(response["Item"]) if "Item" in response else None
+
+
+def due(now: dt.datetime, limit: int) -> list[dict]:
+    response = table.client().query(
+        TableName=table.name(),
+        IndexName=keys.GSI3,
+        KeyConditionExpression="GSI3PK = :pk AND GSI3SK < :bound",
+        ExpressionAttributeValues=table.values(pk=keys.IMAGES_PENDING, bound=keys.due_bound(iso(now))),
+        Limit=limit,
+    )
+    return [table.from_item(item) for item in response.get("Items", [])]
+
+
+def claim(item: dict, lease_until: dt.datetime) -> dict | None:
+    """Take the download until lease_until; None when the product changed or another job took it."""
+    account, product_id = product_of(item)
+    try:
+        response = table.client().update_item(
+            TableName=table.name(),
+            Key=table.to_item({"PK": item["PK"], "SK": item["SK"]}),
+            UpdateExpression="SET image_status = :downloading, GSI3SK = :lease",
+            ConditionExpression="rev = :rev AND GSI3SK = :seen",
+            ExpressionAttributeValues=table.values(
+                downloading=DOWNLOADING,
+                lease=keys.image_due(iso(lease_until), account, product_id)["GSI3SK"],
+                rev=item["rev"],
+                seen=item["GSI3SK"],
+            ),
+            ReturnValues="ALL_NEW",
+        )
+    except ClientError as error:
+        if table.is_conditional_failure(error):
+            return None
+        raise
+    return table.from_item(response["Attributes"])
+
+
+def finish(item: dict, *, data: dict | None = None, meta: dict | None = None, error: dict | None = None) -> bool:
+    """Record the outcome, conditional on the revision read; with `data` the product document changes too.
+
+    False when the product changed meanwhile (the caller reads it again).
+    """
+    named = {"rev": item["rev"], "status": FAILED if error else DONE}
+    update = ["image_status = :status"]
+    removals = ["GSI3PK", "GSI3SK"]
+    if data is not None:
+        update += ["#data = :data", "rev = :new_rev"]
+        named.update(data=data, new_rev=new_revision())
+    if meta is not None:
+        update.append("image_meta = :meta")
+        named["meta"] = meta
+    if error is not None:
+        update.append("image_error = :error")
+        named["error"] = error
+    else:
+        removals.append("image_error")
+    request = {
+        "TableName": table.name(),
+        "Key": table.to_item({"PK": item["PK"], "SK": item["SK"]}),
+        "UpdateExpression": f"SET {', '.join(update)} REMOVE {', '.join(removals)}",
+        "ConditionExpression": "rev = :rev",
+        "ExpressionAttributeValues": table.values(**named),
+    }
+    if data is not None:
+        request["ExpressionAttributeNames"] = {"#data": "data"}
+    try:
+        table.client().update_item(**request)
+    except ClientError as failure:
+        if table.is_conditional_failure(failure):
+            return False
+        raise
+    return True

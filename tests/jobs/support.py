@@ -1,0 +1,40 @@
+"""Helpers of the event tests: events written the way the delivery use cases write them."""
+import datetime as dt
+
+from chalicelib.service import webhooks as webhook_settings
+from chalicelib.store import events, table
+
+T0 = dt.datetime(2025, 3, 3, 9, 0, tzinfo=dt.timezone.utc)
+
+
+def delivery(delivery_id=7, status="REQUESTED"):
+    """A delivery as the supplier API shows it (what an event's data carries)."""
+    return {
+        "id": delivery_id,
+        "type": "DELIVERY",
+        "status": status,
+        "customer": {"id": "c1", "company": "Bar Centrale", "address": None, "contact": None},
+        "request": {
+            "timestamp": "2025-03-03T09:00:00.000Z",
+            "items": [{"id": "crate-override", "name": "Cola", "count": 2, "vessel_count": 48, "price": 150}],
+        },
+        "responses": [],
+    }
+
+
+def write_event(account="acme", event_type="request-delivery", data=None, now=T0) -> dict:
+    """Record an event the way a state change does: one TransactWriteItems holding the outbox item."""
+    operation = events.outbox_operation(account, event_type, data or delivery(), now)
+    table.client().transact_write_items(TransactItems=[operation])
+    return table.from_item(operation["Put"]["Item"])
+
+
+def stored(event: dict) -> dict:
+    response = table.client().get_item(
+        TableName=table.name(), Key=table.to_item({"PK": event["PK"], "SK": event["SK"]}), ConsistentRead=True
+    )
+    return table.from_item(response["Item"])
+
+
+def configure(account="acme", **settings) -> dict:
+    return webhook_settings.put_settings(account, settings)
