@@ -12,7 +12,7 @@ from typing import Any, Callable
 from chalice import Blueprint, Chalice, Response
 
 from ..domain.errors import FieldError, ServiceError, ValidationFailed, invalid
-from . import auth
+from . import auth, idempotency
 from .responses import PROBLEM, from_error, problem
 
 MAX_BODY_BYTES = 1024 * 1024
@@ -32,6 +32,7 @@ class Call:
     def __init__(self, request, principal: dict | None):
         self.request = request
         self.principal = principal or {}
+        self.idempotency = None  # a claimed Idempotency-Key; a use case may record its answer in its transaction
 
     @property
     def account(self) -> str:
@@ -130,7 +131,10 @@ def endpoint(
             request = bp.current_request
             try:
                 principal = auth.authenticate(request.headers.get("authorization"), role) if role else None
-                return handler(Call(request, principal), **params)
+                call = Call(request, principal)
+                if method == "POST" and principal is not None:
+                    return idempotency.handle(call, lambda: handler(call, **params))
+                return handler(call, **params)
             except ServiceError as error:
                 return from_error(error)
 
