@@ -92,3 +92,11 @@ def shop(api, monkeypatch):
     tokens.create(ACCOUNT, "customer", "c2", secret=OTHER_CUSTOMER_TOKEN)
     put_settings(allow_delivery_comments=True, allow_product_comments=True)
     return api
+
+
+def assert_shape(model, response) -> None:
+    """The body is exactly what the route's response model declares (numbers read as the API parses them)."""
+    import json
+    from decimal import Decimal
+
+    model.model_validate(json.loads(response.body, parse_float=Decimal))
