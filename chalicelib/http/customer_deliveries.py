@@ -38,13 +38,17 @@ def get_own_delivery(call: Call, delivery_id: str):
     return ok(deliveries.get_delivery(call.account, delivery_id, call.customer_id))
 
 
-@endpoint(bp, "/customer/deliveries/{delivery_id}/cancel", "POST", CUSTOMER, body=CustomerActionBody, response=Delivery)
+@endpoint(
+    bp, "/customer/deliveries/{delivery_id}/cancel", "POST", CUSTOMER, body=CustomerActionBody, response=Delivery
+)
 def cancel_delivery(call: Call, delivery_id: str):
     """Cancel a delivery that is REQUESTED or ACCEPTED"""
     return ok(deliveries.cancel(call.account, call.customer_id, delivery_id, _optional_body(call), call.idempotency))
 
 
-@endpoint(bp, "/customer/deliveries/{delivery_id}/receive", "POST", CUSTOMER, body=CustomerActionBody, response=Delivery)
+@endpoint(
+    bp, "/customer/deliveries/{delivery_id}/receive", "POST", CUSTOMER, body=CustomerActionBody, response=Delivery
+)
 def receive_delivery(call: Call, delivery_id: str):
     """Confirm that a delivery arrived"""
     return ok(deliveries.receive(call.account, call.customer_id, delivery_id, _optional_body(call), call.idempotency))

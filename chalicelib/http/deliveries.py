@@ -48,5 +48,8 @@ def delivery_order_file(call: Call, delivery_id: str):
     """The delivery's CSV order file (utf-8 with BOM, or latin1)"""
     _require_csv_accepted(call.header("accept"))
     number, encoding, content = deliveries.order_file(call.account, delivery_id, call.query("encoding"))
-    headers = {"Content-Type": CSV_TYPES[encoding], "Content-Disposition": f'attachment; filename="delivery-{number}.csv"'}
+    headers = {
+        "Content-Type": CSV_TYPES[encoding],
+        "Content-Disposition": f'attachment; filename="delivery-{number}.csv"',
+    }
     return Response(body=content, status_code=200, headers=headers)

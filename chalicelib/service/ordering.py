@@ -39,7 +39,8 @@ def place_order(account: str, customer_id: str, data, idempotency: Claim | None 
     products_codes = codes[first_product : first_product + len(order.product_ids)]
     gone = {pid for pid, code in zip(order.product_ids, products_codes) if code == CONDITION_FAILED}
     if gone:  # deleted between our read and our write
-        errors = [FieldError(f"items[{i}].id", "is not a product of this supplier") for i, item in enumerate(body.items)]
-        raise ValidationFailed([e for e, item in zip(errors, body.items) if item.id in gone])
+        message = "is not a product of this supplier"
+        paths = [f"items[{i}].id" for i, item in enumerate(body.items) if item.id in gone]
+        raise ValidationFailed([FieldError(path, message) for path in paths])
     raise_for_lost_claim(codes, idempotency)
     raise RuntimeError(f"placing the order failed: {codes}")

@@ -69,8 +69,8 @@ def create_operations(account: str, delivery: dict) -> list[dict]:
         summary.update(keys.delivery_customer_gsi(account, customer_id, delivery_id))
     items = {**keys.delivery_items_key(account, delivery_id), "items": delivery["request"]["items"]}
     return [
-        {"Put": {"TableName": table.name(), "Item": table.to_item(summary), "ConditionExpression": "attribute_not_exists(PK)"}},
-        {"Put": {"TableName": table.name(), "Item": table.to_item(items), "ConditionExpression": "attribute_not_exists(PK)"}},
+        {"Put": {"TableName": table.name(), "Item": table.to_item(item), "ConditionExpression": "attribute_not_exists(PK)"}}
+        for item in (summary, items)
     ]
 
 

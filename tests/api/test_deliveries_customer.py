@@ -466,3 +466,22 @@ def test_cancel_body_is_validated(shop):
     response = shop.post(f"/customer/deliveries/{delivery['id']}/cancel", body={"user": {"name": "x"}, "why": 1}, token=CUSTOMER_TOKEN)
     assert response.status_code == 400
     assert sorted(problem_paths(response)) == ["user.email", "why"]
+
+
+def test_a_product_deleted_while_ordering_is_reported_and_nothing_is_written(shop, monkeypatch):
+    from chalicelib.service import ordering
+
+    real_load = ordering.order_context.load
+
+    def load_then_delete(account, customer_id, product_ids):
+        context = real_load(account, customer_id, product_ids)
+        assert shop.delete("/products/cheese").status_code == 204
+        return context
+
+    monkeypatch.setattr(ordering.order_context, "load", load_then_delete)
+    response = order(shop, [{"id": "beer", "count": 1}, {"id": "cheese", "count": 1}])
+    assert response.status_code == 400
+    assert problem_paths(response) == ["items[1].id"]
+    monkeypatch.undo()
+    assert shop.get("/deliveries").data == {"deliveries": []}
+    assert events() == []
