@@ -56,15 +56,16 @@ def _wait_for(port: int, process: subprocess.Popen, seconds: float = 60) -> None
 
 
 @pytest.fixture(scope="module")
-def dynamodb_local_endpoint():
+def dynamodb_local_endpoint(tmp_path_factory):
     java = shutil.which("java")
     if java is None:
         pytest.skip("java is not installed, so DynamoDB Local cannot run")
     jar = _jar()
     port = _free_port()
     process = subprocess.Popen(
-        [java, f"-Djava.library.path={Path(jar).parent / 'DynamoDBLocal_lib'}", "-jar", jar, "-sharedDb", "-inMemory",
+        [java, f"-Djava.library.path={Path(jar).parent / 'DynamoDBLocal_lib'}", "-jar", jar, "-sharedDb", "-inMemory", "-disableTelemetry",
          "-port", str(port)],  # fmt: skip
+        cwd=tmp_path_factory.mktemp("dynamodb-local"),  # it writes a metadata file where it runs
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
