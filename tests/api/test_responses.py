@@ -152,3 +152,41 @@ def test_a_malformed_body_is_400(shop):
     response = shop.post(f"/deliveries/{delivery_id}/responses", raw="{not json")
     assert response.status_code == 400
     assert problem_paths(response) == ["body"]
+
+
+def test_a_delivery_that_keeps_changing_gives_409_and_keeps_nothing(shop, monkeypatch):
+    from chalicelib.service import deliveries
+    from chalicelib.store import deliveries as store
+
+    delivery_id = delivery_in(shop, "REQUESTED")
+    monkeypatch.setattr(deliveries, "MAX_ATTEMPTS", 3)
+    monkeypatch.setattr(store, "update", lambda operation: False)  # every write loses a race
+    response = respond(shop, delivery_id, {"type": "ACCEPT"})
+    assert response.status_code == 409
+    assert response.data["type"] == "conflict"
+    monkeypatch.undo()
+    assert shop.get(f"/deliveries/{delivery_id}").data["responses"] == []
+
+
+def test_a_lost_race_is_evaluated_again_against_the_new_state(shop, monkeypatch):
+    """Another response lands between our read and our write: ours is re-checked against it."""
+    from chalicelib.store import deliveries as store
+
+    delivery_id = delivery_in(shop, "REQUESTED")
+    real_update = store.update
+    raced = []
+
+    def reject_first(operation):
+        if not raced:
+            raced.append(True)
+            assert respond(shop, delivery_id, {"type": "REJECT", "reference": "theirs"}).status_code == 200
+        return real_update(operation)
+
+    monkeypatch.setattr(store, "update", reject_first)
+    response = respond(shop, delivery_id, {"type": "ACCEPT", "reference": "ours"})
+    assert response.status_code == 400
+    assert response.data["type"] == "invalid-transition"
+    monkeypatch.undo()
+    delivery = shop.get(f"/deliveries/{delivery_id}").data
+    assert [r["reference"] for r in delivery["responses"]] == ["theirs"]
+    assert delivery["status"] == "REJECTED"
