@@ -36,7 +36,7 @@ ACCEPT, UPDATE, REJECT = "ACCEPT", "UPDATE", "REJECT"
 DELIVERY, RETURN = "DELIVERY", "RETURN"
 
 MAX_ORDER_ITEMS = 50  # keeps the order's transaction (3 per delivery + 1 per product + 1) under 100 items
-MAX_RESPONSES = 100  # keeps a delivery item well under DynamoDB's 400 KB
+MAX_RESPONSES = 100  # a sane bound; the store also refuses a delivery that outgrows DynamoDB's 400 KB item
 
 
 # --- state machine (decisions §8) ---

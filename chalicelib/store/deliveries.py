@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from botocore.exceptions import ClientError
 
 from ..domain.delivery import without_items
+from ..domain.errors import invalid
 from . import batch, keys, table
 from .paging import Page, query_page
 
@@ -125,6 +126,15 @@ def update_operation(account: str, delivery: dict, expected_version: int) -> dic
     }
 
 
+def _too_large(error: ClientError) -> bool:
+    """DynamoDB refuses items over 400 KB; a delivery with very many large responses could get there."""
+    details = error.response.get("Error", {})
+    return details.get("Code") == "ValidationException" and "size" in details.get("Message", "").lower()
+
+
+TOO_LARGE = "the delivery cannot hold more responses: it has reached the storage limit of one delivery"
+
+
 def update(operation: dict) -> bool:
     """Run an `update_operation` alone, as one UpdateItem; False when the delivery changed since it was read."""
     try:
@@ -132,6 +142,8 @@ def update(operation: dict) -> bool:
     except ClientError as error:
         if table.is_conditional_failure(error):
             return False
+        if _too_large(error):
+            raise invalid("body", TOO_LARGE) from None
         raise
     return True
 
@@ -142,9 +154,11 @@ def transact(operations: list[dict]) -> list[str] | None:
         table.client().transact_write_items(TransactItems=operations)
     except ClientError as error:
         codes = table.cancellation_codes(error)
-        if not codes:
-            raise
-        return codes
+        if codes:
+            return codes
+        if _too_large(error):
+            raise invalid("body", TOO_LARGE) from None
+        raise
     return None
 
 
