@@ -52,3 +52,9 @@ class Forbidden(ServiceError):
 
 def invalid(path: str, message: str) -> ValidationFailed:
     return ValidationFailed([FieldError(path, message)])
+
+
+class Busy(ServiceError):
+    """Someone else is changing the same thing right now (a request in progress, a contended delivery)."""
+
+    type, status, title = "conflict", 409, "Conflict"

@@ -13,7 +13,7 @@ from typing import Any, Callable
 from chalice import Blueprint, Chalice, Response
 
 from ..domain.errors import FieldError, ServiceError, ValidationFailed, invalid
-from . import auth
+from . import auth, idempotency
 from .responses import PROBLEM, from_error, problem
 
 MAX_BODY_BYTES = 1024 * 1024
@@ -59,6 +59,7 @@ class Call:
     def __init__(self, request, principal: dict | None):
         self.request = request
         self.principal = principal or {}
+        self.idempotency = None  # a claimed Idempotency-Key; a use case may record its answer in its transaction
 
     @property
     def account(self) -> str:
@@ -162,7 +163,10 @@ def endpoint(
             try:
                 principal = auth.authenticate(request.headers.get("authorization"), role) if role else None
                 request.principal = principal  # the request log names the account (logs.py)
-                return handler(Call(request, principal), **params)
+                call = Call(request, principal)
+                if method == "POST" and principal is not None:
+                    return idempotency.handle(call, lambda: handler(call, **params))
+                return handler(call, **params)
             except ServiceError as error:
                 return from_error(error)
 

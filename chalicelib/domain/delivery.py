@@ -1,0 +1,402 @@
+"""Deliveries: their shapes (bodies in and out), the status machine of decisions §8, vessel counts and responses.
+
+A delivery is a plain dict as the API shows it. Numbers are int or Decimal; time is always a parameter.
+"""
+import datetime as dt
+from decimal import Decimal
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, Strict, model_validator
+
+from .common import (
+    PALLET,
+    BundleCode,
+    Cents,
+    FieldError,
+    IsoDate,
+    Number,
+    PositiveNumber,
+    Shape,
+    ShortText,
+    Text,
+    TimeOfDay,
+    ValidationFailed,
+    dump,
+    is_whole,
+    parse,
+)
+from .errors import InvalidTransition
+from .product import PalletBundle, Vessel
+from .product import vessel_count as product_vessel_count
+
+REQUESTED, ACCEPTED, REJECTED, CANCELLED, DELIVERED = "REQUESTED", "ACCEPTED", "REJECTED", "CANCELLED", "DELIVERED"
+STATUSES = (REQUESTED, ACCEPTED, REJECTED, CANCELLED, DELIVERED)
+FINAL = frozenset({REJECTED, CANCELLED, DELIVERED})
+ACCEPT, UPDATE, REJECT = "ACCEPT", "UPDATE", "REJECT"
+DELIVERY, RETURN = "DELIVERY", "RETURN"
+
+MAX_ORDER_ITEMS = 50  # keeps the order's transaction (3 per delivery + 1 per product + 1) under 100 items
+MAX_RESPONSES = 100  # a sane bound; the store also refuses a delivery that outgrows DynamoDB's 400 KB item
+
+
+# --- state machine (decisions §8) ---
+
+RESPONSE_TRANSITIONS = {
+    (REQUESTED, ACCEPT): ACCEPTED,
+    (REQUESTED, REJECT): REJECTED,
+    (ACCEPTED, ACCEPT): ACCEPTED,
+    (ACCEPTED, UPDATE): ACCEPTED,
+    (ACCEPTED, REJECT): REJECTED,
+}
+CANCELLABLE = frozenset({REQUESTED, ACCEPTED})
+RECEIVABLE = frozenset({REQUESTED, ACCEPTED})
+
+
+def status_after_response(status: str, response_type: str) -> str:
+    """The status a response leads to, or InvalidTransition when the table of §8 has no such row."""
+    try:
+        return RESPONSE_TRANSITIONS[(status, response_type)]
+    except KeyError:
+        if status in FINAL:
+            reason = f"the delivery is {status}; no further responses are allowed"
+        else:
+            reason = f"a {response_type} response is not allowed while the delivery is {status}"
+        raise InvalidTransition(reason) from None
+
+
+def status_after_cancel(status: str) -> str:
+    if status not in CANCELLABLE:
+        raise InvalidTransition(f"a {status} delivery cannot be cancelled")
+    return CANCELLED
+
+
+def status_after_receive(status: str) -> str:
+    if status not in RECEIVABLE:
+        raise InvalidTransition(f"a {status} delivery cannot be received")
+    return DELIVERED
+
+
+# --- shared value shapes ---
+
+Email = Annotated[str, Strict(), Field(min_length=3, max_length=256, pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")]
+CountryCode = Annotated[str, Strict(), Field(pattern=r"^[A-Z]{2}$", description="ISO 3166-1 alpha-2 code")]
+Zip = Annotated[str, Strict(), Field(min_length=1, max_length=32)]
+
+
+class Address(Shape):
+    address1: ShortText
+    address2: ShortText | None = None
+    zip: Zip
+    city: ShortText
+    country: CountryCode
+
+
+class User(Shape):
+    name: ShortText
+    email: Email
+
+
+class Scheduled(Shape):
+    date: IsoDate
+    time: TimeOfDay | None = None
+
+
+class ItemBundle(Shape):
+    """A bundle as a delivery item shows it (the product's bundle without its id_override)."""
+
+    id: ShortText | None = None
+    type: BundleCode
+    size: PositiveNumber
+    unit: Literal["kg"] | None = None
+    pallet_bundle: PalletBundle | None = None
+
+
+# --- request bodies ---
+
+
+class BundleChoice(Shape):
+    """One of the product's bundles, named by its id or by type and size."""
+
+    id: ShortText | None = None
+    type: BundleCode | None = None
+    size: PositiveNumber | None = None
+
+    @model_validator(mode="after")
+    def _named(self):
+        if self.id is None and (self.type is None or self.size is None):
+            raise ValueError("name the bundle by id, or by type and size")
+        return self
+
+
+class OrderItem(Shape):
+    id: ShortText
+    count: Number
+    bundle: BundleChoice | None = None
+    message: Text | None = None
+
+
+class OrderBody(Shape):
+    """POST /customer/deliveries."""
+
+    type: Literal["DELIVERY", "RETURN"] = DELIVERY
+    scheduled: Scheduled | None = None
+    items: Annotated[list[OrderItem], Field(min_length=1, max_length=MAX_ORDER_ITEMS)]
+    message: Text | None = None
+    cost_center: ShortText | None = None
+    company: ShortText | None = None
+    address: Address | None = None
+    user: User
+
+
+class ResponseItemBody(Shape):
+    id: ShortText
+    count: Number | None = None
+    bundle: ItemBundle | None = None
+    price: Cents | None = None
+
+
+class ResponseBody(Shape):
+    """POST /deliveries/:id/responses."""
+
+    type: Literal["ACCEPT", "REJECT", "UPDATE"]
+    reference: ShortText | None = None
+    scheduled: Scheduled | None = None
+    items: Annotated[list[ResponseItemBody], Field(max_length=MAX_ORDER_ITEMS)] | None = None
+    user: User | None = None
+    message: Text | None = None
+
+
+class CustomerActionBody(Shape):
+    """POST /customer/deliveries/:id/cancel and /receive: who did it and why, both optional."""
+
+    user: User | None = None
+    message: Text | None = None
+
+
+# --- response bodies (what the routes return; they feed the OpenAPI document) ---
+
+
+class Contact(Shape):
+    name: str
+    email: str
+
+
+class DeliveryCustomer(Shape):
+    id: str | None
+    company: str | None
+    address: Address | None
+    contact: Contact | None
+
+
+class RequestItem(Shape):
+    id: str
+    name: str
+    order_by: Literal["vessel", "kg"] | None = None
+    vessel: Vessel | None
+    count: float
+    bundle: ItemBundle | None
+    vessel_count: float
+    price: int | None = Field(description="Expected unit price in cents; null when the product has no price")
+    price_per: Literal["vessel", "l", "kg", "100g"] | None = None
+    message: str | None = None
+
+
+class DeliveryRequestSummary(Shape):
+    timestamp: str
+    company: str | None
+    customer_id: str | None
+    cost_center: str | None
+    address: Address | None
+    scheduled: Scheduled | None
+    user: User
+    message: str | None = None
+
+
+class DeliveryRequest(DeliveryRequestSummary):
+    items: list[RequestItem]
+
+
+class ResponseItem(Shape):
+    id: str
+    count: float | None = None
+    bundle: ItemBundle | None = None
+    vessel_count: float
+    price: int | None = None
+
+
+class DeliveryResponse(Shape):
+    type: Literal["ACCEPT", "REJECT", "UPDATE"]
+    timestamp: str
+    reference: str | None = None
+    scheduled: Scheduled | None = None
+    items: list[ResponseItem] | None = None
+    user: User | None = None
+    message: str | None = None
+
+
+class CustomerAction(Shape):
+    timestamp: str
+    user: Contact | None
+    message: str | None
+
+
+class DeliverySummary(Shape):
+    """A delivery as lists show it: the request without its items."""
+
+    id: int
+    type: Literal["DELIVERY", "RETURN"]
+    status: Literal["REQUESTED", "ACCEPTED", "REJECTED", "CANCELLED", "DELIVERED"]
+    customer: DeliveryCustomer
+    request: DeliveryRequestSummary
+    responses: list[DeliveryResponse]
+    cancelled: CustomerAction | None = None
+    received: CustomerAction | None = None
+
+
+class Delivery(DeliverySummary):
+    """A delivery in full, as GET /deliveries/:id shows it."""
+
+    request: DeliveryRequest
+
+
+class DeliveryList(Shape):
+    deliveries: list[DeliverySummary]
+    cursor: str | None = None
+
+
+class PlacedDeliveries(Shape):
+    deliveries: list[Delivery]
+
+
+# --- values ---
+
+
+def timestamp(now: dt.datetime) -> str:
+    """ISO 8601 in UTC with milliseconds: 2026-05-04T09:30:00.000Z."""
+    return now.astimezone(dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def shown_bundle(bundle: dict | None) -> dict | None:
+    """The product bundle as an item shows it: id_override is already the item id."""
+    if bundle is None:
+        return None
+    return {k: v for k, v in bundle.items() if k != "id_override"}
+
+
+def vessel_count(count, bundle: dict | None):
+    """count x bundle size (x pallet bundle size); a whole result is kept as an int."""
+    total = product_vessel_count(Decimal(count), bundle)
+    return int(total) if is_whole(total) else total
+
+
+def is_kg(item: dict) -> bool:
+    return item.get("order_by") == "kg"
+
+
+def with_status(delivery: dict, status: str) -> dict:
+    return {**delivery, "status": status}
+
+
+def without_items(delivery: dict) -> dict:
+    """The summary form lists show (and the summary item stores): the request without items."""
+    request = {k: v for k, v in delivery["request"].items() if k != "items"}
+    return {**delivery, "request": request}
+
+
+def customer_action(now: dt.datetime, body: CustomerActionBody, fallback_user: dict | None) -> dict:
+    """The `cancelled` (or `received`) object: when, who (the customer contact unless named) and why."""
+    user = dump(body.user) if body.user is not None else fallback_user
+    return {"timestamp": timestamp(now), "user": user, "message": body.message or None}
+
+
+# --- supplier responses ---
+
+
+def parse_response(data: Any) -> ResponseBody:
+    response = parse(ResponseBody, data)
+    if response.type == REJECT and response.scheduled is not None:
+        raise ValidationFailed([FieldError("scheduled", "is not allowed with a REJECT response")])
+    return response
+
+
+def _bundle_errors(bundle: ItemBundle, path: str) -> list[FieldError]:
+    errors = []
+    if bundle.type == PALLET and bundle.pallet_bundle is None:
+        errors.append(FieldError(f"{path}.pallet_bundle", "is required when type is PX"))
+    if bundle.type != PALLET and bundle.pallet_bundle is not None:
+        errors.append(FieldError(f"{path}.pallet_bundle", "is only allowed when type is PX"))
+    if (bundle.type == PALLET or bundle.unit is None) and not is_whole(bundle.size):
+        errors.append(FieldError(f"{path}.size", "must be a whole number for pallets and bundles without unit"))
+    return errors
+
+
+def response_items(body: ResponseBody, request_items: list[dict]) -> list[dict] | None:
+    """The response's items with vessel_count computed, or ValidationFailed naming every wrong field.
+
+    An item names a request item by the id the delivery shows. An omitted count or bundle means the requested
+    one, so vessel_count is always what the supplier will actually deliver.
+    """
+    if body.items is None:
+        return None
+    by_id = {item["id"]: item for item in request_items}
+    errors, seen, result = [], set(), []
+    for i, item in enumerate(body.items):
+        path = f"items[{i}]"
+        requested = by_id.get(item.id)
+        if requested is None:
+            errors.append(FieldError(f"{path}.id", "is not an item of this delivery"))
+            continue
+        item_errors = []
+        if item.id in seen:
+            item_errors.append(FieldError(f"{path}.id", "appears more than once in the response"))
+        seen.add(item.id)
+        if item.count is not None:
+            if item.count < 0:
+                item_errors.append(FieldError(f"{path}.count", "must be 0 or more"))
+            elif not is_kg(requested) and not is_whole(item.count):
+                item_errors.append(
+                    FieldError(f"{path}.count", "must be a whole number unless the product is ordered by kg")
+                )
+        if item.bundle is not None:
+            item_errors += _bundle_errors(item.bundle, f"{path}.bundle")
+        errors += item_errors
+        if item_errors:
+            continue
+        shown = {"id": item.id}
+        if item.count is not None:
+            shown["count"] = item.count
+        if "bundle" in item.model_fields_set:
+            shown["bundle"] = dump(item.bundle) if item.bundle is not None else None
+        bundle = shown["bundle"] if "bundle" in shown else requested.get("bundle")
+        count = item.count if item.count is not None else requested["count"]
+        shown["vessel_count"] = vessel_count(count, bundle)
+        if item.price is not None:
+            shown["price"] = item.price
+        result.append(shown)
+    if errors:
+        raise ValidationFailed(errors)
+    return result
+
+
+def build_response(body: ResponseBody, items: list[dict] | None, now: dt.datetime) -> dict:
+    """The response as the delivery stores it; its timestamp is the server's."""
+    response = {"type": body.type, "timestamp": timestamp(now)}
+    if body.reference is not None:
+        response["reference"] = body.reference
+    if body.scheduled is not None:
+        response["scheduled"] = dump(body.scheduled)
+    if items is not None:
+        response["items"] = items
+    if body.user is not None:
+        response["user"] = dump(body.user)
+    if body.message is not None:
+        response["message"] = body.message
+    return response
+
+
+def respond(delivery: dict, response: dict) -> dict:
+    """The delivery after a response: appended, status moved per §8 (InvalidTransition otherwise)."""
+    status = status_after_response(delivery["status"], response["type"])
+    if len(delivery["responses"]) >= MAX_RESPONSES:
+        raise ValidationFailed([FieldError("body", f"a delivery holds at most {MAX_RESPONSES} responses")])
+    return {**delivery, "status": status, "responses": [*delivery["responses"], response]}

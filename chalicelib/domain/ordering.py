@@ -1,0 +1,192 @@
+"""Placing an order (decisions §6-8): the customer's body checked against the catalogue, prices and dates.
+
+Pure: everything the order is checked against arrives as data (one read of the store), and the time is a
+parameter. The result is the deliveries to create (without ids) or ValidationFailed with one error per problem.
+"""
+import datetime as dt
+from dataclasses import dataclass
+from decimal import Decimal
+
+from . import pricing, schedule
+from .common import FieldError, ValidationFailed, dump, is_whole
+from .delivery import REQUESTED, BundleChoice, OrderBody, OrderItem, shown_bundle, timestamp, vessel_count
+
+ACTIVE, INACTIVE, OUT_OF_STOCK = "ACTIVE", "INACTIVE", "OUT_OF_STOCK"
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    """What an order is checked against, as stored."""
+
+    settings: dict  # account delivery settings, defaults filled in
+    customer: dict | None
+    products: dict  # product id -> product document
+    customer_pricing: dict  # product id -> {price?, pricing?}
+    price_groups: dict  # product id -> {group: {price?, pricing?}}
+
+
+@dataclass(frozen=True)
+class Order:
+    deliveries: list[dict]  # without "id": the store numbers them
+    product_ids: list[str]  # every distinct product ordered
+
+
+@dataclass(frozen=True)
+class _Line:
+    product: dict
+    item: dict
+
+
+def find_bundle(product: dict, choice: BundleChoice) -> dict | None:
+    """The product's bundle a choice names: by id (type and size must then agree when given), or type and size."""
+    for bundle in product.get("bundles") or ():
+        if choice.id is not None and bundle.get("id") != choice.id:
+            continue
+        if choice.type is not None and bundle["type"] != choice.type:
+            continue
+        if choice.size is not None and Decimal(bundle["size"]) != choice.size:
+            continue
+        return bundle
+    return None
+
+
+def _level(product: dict, catalogue: Catalogue) -> dict:
+    group = (catalogue.customer or {}).get("price_group")
+    group_pricing = (catalogue.price_groups.get(product["id"]) or {}).get(group) if group else None
+    return pricing.applicable_level(product, catalogue.customer_pricing.get(product["id"]), group_pricing)
+
+
+def _unit(product: dict) -> str:
+    return "kg" if product.get("order_by") == "kg" else "vessels"
+
+
+def _line(
+    item: OrderItem, path: str, product: dict, catalogue: Catalogue, price_date: dt.date
+) -> tuple[dict | None, list[FieldError]]:
+    """One ordered item as the delivery shows it, or the problems with it."""
+    errors = []
+    if item.message and not catalogue.settings.get("allow_product_comments"):
+        errors.append(FieldError(f"{path}.message", "the supplier does not allow comments on products"))
+    count_ok = False
+    if item.count <= 0:
+        errors.append(FieldError(f"{path}.count", "must be greater than 0"))
+    elif product.get("order_by") != "kg" and not is_whole(item.count):
+        errors.append(FieldError(f"{path}.count", "must be a whole number unless the product is ordered by kg"))
+    else:
+        count_ok = True
+    bundle = None
+    if item.bundle is not None:
+        bundle = find_bundle(product, item.bundle)
+        if bundle is None:
+            errors.append(FieldError(f"{path}.bundle", "is not a bundle of this product"))
+    price = None
+    if count_ok and (item.bundle is None or bundle is not None):
+        quantity = Decimal(vessel_count(item.count, bundle))
+        level = _level(product, catalogue)
+        minimum = pricing.minimum_quantity(product, level)
+        if minimum is not None and quantity < minimum:
+            errors.append(FieldError(f"{path}.count", f"is below the minimum order of {minimum} {_unit(product)}"))
+        else:
+            try:
+                price = pricing.unit_price(level, quantity, price_date)
+            except pricing.NoApplicablePrice:
+                errors.append(FieldError(f"{path}.count", "no price applies to this quantity"))
+    if errors:
+        return None, errors
+    return _request_item(product, item, bundle, price), []
+
+
+def _request_item(product: dict, item: OrderItem, bundle: dict | None, price: int | None) -> dict:
+    shown = {"id": (bundle or {}).get("id_override") or product["id"], "name": product["name"]}
+    if product.get("order_by"):
+        shown["order_by"] = product["order_by"]
+    shown["vessel"] = None if product.get("order_by") == "kg" else product.get("vessel")
+    shown["count"] = item.count
+    shown["bundle"] = shown_bundle(bundle)
+    shown["vessel_count"] = vessel_count(item.count, bundle)
+    shown["price"] = price
+    if product.get("price_per"):
+        shown["price_per"] = product["price_per"]
+    if item.message:
+        shown["message"] = item.message
+    return shown
+
+
+def plan_order(body: OrderBody, customer_id: str, catalogue: Catalogue, now: dt.datetime) -> Order:
+    """The deliveries an order creates: one for ACTIVE products and one for OUT_OF_STOCK products.
+
+    OUT_OF_STOCK items are always accepted "as soon as possible" (scheduled null, decisions §7), so the date
+    asked for is checked against the ACTIVE products only.
+    """
+    settings, customer = catalogue.settings, catalogue.customer
+    errors = []
+    if body.message and not settings.get("allow_delivery_comments"):
+        errors.append(FieldError("message", "the supplier does not allow comments on deliveries"))
+    order_date = schedule.local_now(now, schedule.account_timezone(settings)).date()
+    scheduled_date = dt.date.fromisoformat(body.scheduled.date) if body.scheduled else None
+    lines: dict[str, list[_Line]] = {ACTIVE: [], OUT_OF_STOCK: []}
+    shown_ids: dict[str, int] = {}
+    for i, item in enumerate(body.items):
+        path = f"items[{i}]"
+        product = catalogue.products.get(item.id)
+        if product is None or product.get("status") not in (ACTIVE, OUT_OF_STOCK):
+            reason = "is not a product of this supplier" if product is None else "is not available for ordering"
+            errors.append(FieldError(f"{path}.id", reason))
+            continue
+        stock = product["status"]
+        price_date = (scheduled_date or order_date) if stock == ACTIVE else order_date
+        shown, item_errors = _line(item, path, product, catalogue, price_date)
+        errors += item_errors
+        if shown is None:
+            lines[stock].append(_Line(product, {}))  # still counts for the date check
+            continue
+        if shown["id"] in shown_ids:
+            errors.append(FieldError(f"{path}.id", f"is already ordered as items[{shown_ids[shown['id']]}]"))
+        shown_ids.setdefault(shown["id"], i)
+        lines[stock].append(_Line(product, shown))
+    active_products = [line.product for line in lines[ACTIVE]]
+    if scheduled_date and active_products:
+        if not schedule.order_deliverable_on(scheduled_date, now, active_products, customer, settings):
+            errors.append(FieldError("scheduled.date", "is not a delivery date for every product ordered"))
+    address = dump(body.address) if body.address else (customer or {}).get("address")
+    if address is None:
+        errors.append(FieldError("address", "is required because the customer profile has no address"))
+    if errors:
+        raise ValidationFailed(errors)
+    deliveries = []
+    for stock, scheduled in ((ACTIVE, body.scheduled), (OUT_OF_STOCK, None)):
+        if lines[stock]:
+            items = [line.item for line in lines[stock]]
+            deliveries.append(_delivery(body, customer_id, customer, address, scheduled, items, now))
+    product_ids = list(dict.fromkeys(item.id for item in body.items))
+    return Order(deliveries, product_ids)
+
+
+def _delivery(body: OrderBody, customer_id, customer, address, scheduled, items, now) -> dict:
+    customer = customer or {}
+    user = dump(body.user)
+    company = body.company or customer.get("company")
+    request = {
+        "timestamp": timestamp(now),
+        "company": company,
+        "customer_id": customer_id,
+        "cost_center": body.cost_center,
+        "address": address,
+        "scheduled": dump(scheduled) if scheduled else None,
+        "user": user,
+    }
+    if body.message:
+        request["message"] = body.message
+    request["items"] = items
+    return {
+        "type": body.type,
+        "status": REQUESTED,
+        "customer": {
+            "id": customer_id,
+            "company": customer.get("company") or company,
+            "address": customer.get("address") or address,
+            "contact": customer.get("contact") or user,
+        },
+        "request": request,
+        "responses": [],
+    }

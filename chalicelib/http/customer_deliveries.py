@@ -1,0 +1,54 @@
+"""Customer routes of deliveries (decisions §8, extension): place orders, read, cancel and receive one's own."""
+from chalice import Blueprint
+
+from ..domain.delivery import CustomerActionBody, Delivery, DeliveryList, OrderBody, PlacedDeliveries
+from ..service import deliveries, ordering
+from .api import Call, endpoint
+from .auth import CUSTOMER
+from .responses import ok
+from .responses import page as page_body
+
+bp = Blueprint(__name__)
+
+
+def _optional_body(call: Call):
+    """cancel and receive may be sent without a body."""
+    raw = call.request.raw_body or b""
+    return call.body() if raw.strip() else {}
+
+
+@endpoint(bp, "/customer/deliveries", "POST", CUSTOMER, body=OrderBody, response=PlacedDeliveries)
+def place_order(call: Call):
+    """Order products: one delivery, or two when ACTIVE and OUT_OF_STOCK products are mixed"""
+    placed = ordering.place_order(call.account, call.customer_id, call.body(), call.idempotency)
+    return ok({"deliveries": placed})
+
+
+@endpoint(bp, "/customer/deliveries", "GET", CUSTOMER, response=DeliveryList, paged=True)
+def list_own_deliveries(call: Call):
+    """The customer's deliveries, newest first"""
+    limit, cursor = call.page()
+    page = deliveries.list_customer_deliveries(call.account, call.customer_id, limit, cursor)
+    return page_body("deliveries", page.items, page.cursor)
+
+
+@endpoint(bp, "/customer/deliveries/{delivery_id}", "GET", CUSTOMER, response=Delivery)
+def get_own_delivery(call: Call, delivery_id: str):
+    """One of the customer's deliveries in full"""
+    return ok(deliveries.get_delivery(call.account, delivery_id, call.customer_id))
+
+
+@endpoint(
+    bp, "/customer/deliveries/{delivery_id}/cancel", "POST", CUSTOMER, body=CustomerActionBody, response=Delivery
+)
+def cancel_delivery(call: Call, delivery_id: str):
+    """Cancel a delivery that is REQUESTED or ACCEPTED"""
+    return ok(deliveries.cancel(call.account, call.customer_id, delivery_id, _optional_body(call), call.idempotency))
+
+
+@endpoint(
+    bp, "/customer/deliveries/{delivery_id}/receive", "POST", CUSTOMER, body=CustomerActionBody, response=Delivery
+)
+def receive_delivery(call: Call, delivery_id: str):
+    """Confirm that a delivery arrived"""
+    return ok(deliveries.receive(call.account, call.customer_id, delivery_id, _optional_body(call), call.idempotency))

@@ -1,0 +1,55 @@
+"""Supplier routes of deliveries (interface: GET /deliveries, GET /deliveries/:id, POST .../responses; §8 CSV)."""
+import re
+
+from chalice import Blueprint, Response
+
+from ..domain.delivery import Delivery, DeliveryList, ResponseBody
+from ..domain.errors import invalid
+from ..service import deliveries
+from .api import Call, endpoint
+from .responses import ok
+from .responses import page as page_body
+
+bp = Blueprint(__name__)
+
+CSV_TYPES = {"utf-8": "text/csv; charset=utf-8", "latin1": "text/csv; charset=iso-8859-1"}
+
+
+def _require_csv_accepted(accept: str | None) -> None:
+    """The file is sent as binary (latin1 is not UTF-8), which API Gateway and Chalice only do when the request's
+    Accept header names it; say so clearly instead of Chalice's generic refusal."""
+    parts = {part.strip().lower() for part in re.split("[,;]", accept or "")}
+    if "*/*" not in (accept or "") and "text/csv" not in parts:
+        raise invalid("Accept", "must accept text/csv (for example 'Accept: text/csv' or 'Accept: */*')")
+
+
+@endpoint(bp, "/deliveries", "GET", response=DeliveryList, query=("status",), paged=True)
+def list_deliveries(call: Call):
+    """List deliveries, newest first, optionally only those in one status"""
+    limit, cursor = call.page()
+    page = deliveries.list_deliveries(call.account, limit, cursor, call.query("status"))
+    return page_body("deliveries", page.items, page.cursor)
+
+
+@endpoint(bp, "/deliveries/{delivery_id}", "GET", response=Delivery)
+def get_delivery(call: Call, delivery_id: str):
+    """Read one delivery in full"""
+    return ok(deliveries.get_delivery(call.account, delivery_id))
+
+
+@endpoint(bp, "/deliveries/{delivery_id}/responses", "POST", body=ResponseBody, response=Delivery)
+def respond_to_delivery(call: Call, delivery_id: str):
+    """Accept, update or reject a delivery"""
+    return ok(deliveries.respond(call.account, delivery_id, call.body(), call.idempotency))
+
+
+@endpoint(bp, "/deliveries/{delivery_id}/csv", "GET", query=("encoding",))
+def delivery_order_file(call: Call, delivery_id: str):
+    """The delivery's CSV order file (utf-8 with BOM, or latin1)"""
+    _require_csv_accepted(call.header("accept"))
+    number, encoding, content = deliveries.order_file(call.account, delivery_id, call.query("encoding"))
+    headers = {
+        "Content-Type": CSV_TYPES[encoding],
+        "Content-Disposition": f'attachment; filename="delivery-{number}.csv"',
+    }
+    return Response(body=content, status_code=200, headers=headers)

@@ -1,0 +1,51 @@
+"""The Idempotency-Key header on POST routes (decisions §11): replay the first answer, never redo the work."""
+from typing import Callable
+
+from chalice import Response
+
+from ..domain.errors import ServiceError
+from ..service import idempotency
+from .responses import from_error
+
+REPLAYED = "Idempotent-Replayed"
+
+
+def _scope(principal: dict) -> str:
+    """Keys are per account for suppliers and per customer for customers (customers of one account may collide)."""
+    if principal.get("customer_id") is not None:
+        return f"CUSTOMER:{principal['customer_id']}"
+    return principal["role"].upper()
+
+
+def _text(body) -> str:
+    return body.decode("utf-8") if isinstance(body, bytes) else str(body or "")
+
+
+def handle(call, work: Callable[[], Response]) -> Response:
+    """Run `work` (which may raise ServiceError) at most once per key and request."""
+    key = call.header(idempotency.HEADER)
+    if key is None:
+        return work()
+    request = call.request
+    raw = request.raw_body or b""
+    fingerprint = idempotency.fingerprint(
+        request.method, request.path, request.uri_params, raw.encode() if isinstance(raw, str) else raw
+    )
+    try:
+        outcome = idempotency.begin(call.account, _scope(call.principal), key, fingerprint)
+    except ServiceError as error:
+        return from_error(error)
+    if isinstance(outcome, idempotency.Replay):
+        return Response(body=outcome.body, status_code=outcome.status, headers={**outcome.headers, REPLAYED: "true"})
+    call.idempotency = outcome
+    failed = False
+    try:
+        response = work()
+    except ServiceError as error:
+        failed, response = True, from_error(error)
+    except BaseException:
+        idempotency.abandon(outcome)
+        raise
+    headers = {k: v for k, v in response.headers.items() if isinstance(v, str)}
+    idempotency.finish(outcome, response.status_code, headers, _text(response.body), work_failed=failed)
+    return response

@@ -1,0 +1,84 @@
+"""Safe retries of POST requests (decisions §11).
+
+The key is claimed with a conditional put before the work, so a concurrent duplicate gets 409 instead of doing
+the work twice. The response is recorded after the work, or, better, inside the very transaction that does the
+work (`Claim.completion`), so a request that dies after committing still replays its answer. A claim whose
+request died before committing goes stale after 60 s and may then be taken over by a retry.
+Replays are matched on a fingerprint of method, route, path parameters and raw body: the same key with
+another request is refused with 400 conflict. 5xx answers are not recorded (the key is released).
+"""
+import hashlib
+import json
+from dataclasses import dataclass, field
+
+from ..domain.errors import Busy, Conflict, invalid
+from ..store import idempotency as records
+from ..store import table
+from . import clock
+
+HEADER = "Idempotency-Key"
+MAX_KEY_LENGTH = 255
+JSON_HEADERS = {"Content-Type": "application/json"}
+
+
+@dataclass(frozen=True)
+class Replay:
+    status: int
+    headers: dict
+    body: str
+
+
+@dataclass
+class Claim:
+    """A claimed key. A use case that writes a transaction may record its answer in it via `completion`."""
+
+    record: records.Claim
+    recorded: bool = field(default=False)
+
+    def completion(self, body: dict, status: int = 200) -> dict:
+        """A transaction item that records `body` as this request's JSON answer, if our claim still holds."""
+        self.recorded = True
+        text = json.dumps(table.plain(body), ensure_ascii=False, separators=(",", ":"))
+        return records.complete_operation(self.record, status, JSON_HEADERS, text)
+
+
+def fingerprint(method: str, route: str, params: dict | None, body: bytes) -> str:
+    digest = hashlib.sha256()
+    for part in (method, route, json.dumps(params or {}, sort_keys=True)):
+        digest.update(part.encode() + b"\0")
+    digest.update(body)
+    return digest.hexdigest()
+
+
+def _valid_key(key: str) -> str:
+    if not 1 <= len(key) <= MAX_KEY_LENGTH or not all(" " <= c <= "~" for c in key):
+        raise invalid(HEADER, f"must be 1 to {MAX_KEY_LENGTH} printable ASCII characters")
+    return key
+
+
+def begin(account: str, scope: str, key: str, request_fingerprint: str) -> Claim | Replay:
+    """Claim the key, or the first answer to replay; Conflict (400) for another request, Busy (409) meanwhile."""
+    now = int(clock.now().timestamp())
+    found = records.claim(account, scope, _valid_key(key), request_fingerprint, now)
+    if isinstance(found, records.Claim):
+        return Claim(found)
+    if found.fingerprint != request_fingerprint:
+        raise Conflict(f"this {HEADER} was already used with a different request")
+    if found.state == records.COMPLETE:
+        return Replay(found.status, dict(found.headers or {}), found.body or "")
+    raise Busy(f"a request with this {HEADER} is still in progress; retry later")
+
+
+def finish(claim: Claim, status: int, headers: dict, body: str, work_failed: bool) -> None:
+    """Record the answer (unless the work's own transaction did), or release the key after a server error.
+
+    work_failed: the use case raised, so a completion it put in its transaction was not written.
+    """
+    if status >= 500:
+        records.release(claim.record)
+    elif work_failed or not claim.recorded:
+        records.complete(claim.record, status, headers, body)
+
+
+def abandon(claim: Claim) -> None:
+    records.release(claim.record)

@@ -1,0 +1,102 @@
+"""A small shop for delivery tests: products, a customer with a token, account delivery settings.
+
+Customers and settings are written straight into the table in the formats the brief fixes (their own routes
+live elsewhere); products go through the API.
+"""
+import datetime as dt
+
+import pytest
+
+from chalicelib.service import clock
+from chalicelib.store import keys, table, tokens
+
+ACCOUNT = "acme"
+CUSTOMER = "c1"
+CUSTOMER_TOKEN = "customer-c1-token"
+OTHER_CUSTOMER_TOKEN = "customer-c2-token"
+NOW = dt.datetime(2026, 5, 4, 9, 30, tzinfo=dt.timezone.utc)  # a Monday
+
+ADDRESS = {"address1": "Main Street 1", "zip": "00100", "city": "Helsinki", "country": "FI"}
+CONTACT = {"name": "Carla Customer", "email": "carla@example.com"}
+USER = {"name": "Olli Orderer", "email": "olli@example.com"}
+
+BEER = {
+    "status": "ACTIVE",
+    "category": "drinks",
+    "name": "Pale Ale",
+    "vessel": {"id": "v-33", "size": 0.33, "unit": "l", "type": "BO"},
+    "bundles": [
+        {"id": "crate", "id_override": "beer-crate", "type": "CT", "size": 24},
+        {"id": "pallet", "type": "PX", "size": 10},
+    ],
+    "price": 150,
+    "price_per": "vessel",
+}
+WINE = {"status": "OUT_OF_STOCK", "category": "drinks", "name": "Red Wine", "vessel": {"size": 0.75, "unit": "l"}, "price": 900}
+OLD = {"status": "INACTIVE", "category": "drinks", "name": "Old Cider", "price": 100}
+CHEESE = {"status": "ACTIVE", "category": "drinks", "name": "Cheddar", "order_by": "kg", "price": 1200, "min_order_count": 0.5}
+WATER = {"status": "ACTIVE", "category": "drinks", "name": "Water", "vessel": {"size": 1, "unit": "l"}}
+
+
+def put_item(item: dict) -> None:
+    table.client().put_item(TableName=table.name(), Item=table.to_item(item))
+
+
+def put_customer(customer_id: str, **data) -> None:
+    put_item({**keys.customer_key(ACCOUNT, customer_id), "data": {"id": customer_id, "name": customer_id, **data}})
+
+
+def put_settings(**data) -> None:
+    put_item({**keys.settings_key(ACCOUNT, "DELIVERIES"), "data": {"timezone": "UTC", **data}})
+
+
+def put_customer_pricing(product_id: str, customer_id: str, **data) -> None:
+    put_item({**keys.customer_pricing_key(ACCOUNT, product_id, customer_id), "data": data})
+
+
+def put_price_groups(product_id: str, groups: dict) -> None:
+    put_item({**keys.price_groups_key(ACCOUNT, product_id), "data": groups})
+
+
+def put_product(api, product_id: str, data: dict) -> None:
+    response = api.put(f"/products/{product_id}", body=data)
+    assert response.status_code == 200, response.data
+
+
+def order(api, items, token=CUSTOMER_TOKEN, **fields):
+    return api.post("/customer/deliveries", body={"items": items, "user": USER, **fields}, token=token)
+
+
+def place(api, items, **fields) -> dict:
+    """Place an order that must succeed; its only delivery."""
+    response = order(api, items, **fields)
+    assert response.status_code == 200, response.data
+    (delivery,) = response.data["deliveries"]
+    return delivery
+
+
+def respond(api, delivery_id, body, **kw):
+    return api.post(f"/deliveries/{delivery_id}/responses", body=body, **kw)
+
+
+@pytest.fixture
+def shop(api, monkeypatch):
+    """acme sells beer, wine (out of stock), an inactive cider, cheese by the kilo and unpriced water."""
+    monkeypatch.setattr(clock, "now", lambda: NOW)
+    assert api.put("/categories/drinks", body={"name": "Drinks"}).status_code == 200
+    for product_id, data in (("beer", BEER), ("wine", WINE), ("old", OLD), ("cheese", CHEESE), ("water", WATER)):
+        put_product(api, product_id, data)
+    put_customer(CUSTOMER, company="Bar Oy", address=ADDRESS, contact=CONTACT)
+    put_customer("c2", company="Pub Ab", address=ADDRESS, contact=CONTACT)
+    tokens.create(ACCOUNT, "customer", CUSTOMER, secret=CUSTOMER_TOKEN)
+    tokens.create(ACCOUNT, "customer", "c2", secret=OTHER_CUSTOMER_TOKEN)
+    put_settings(allow_delivery_comments=True, allow_product_comments=True)
+    return api
+
+
+def assert_shape(model, response) -> None:
+    """The body is exactly what the route's response model declares (numbers read as the API parses them)."""
+    import json
+    from decimal import Decimal
+
+    model.model_validate(json.loads(response.body, parse_float=Decimal))

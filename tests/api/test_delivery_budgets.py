@@ -1,0 +1,69 @@
+"""DynamoDB requests per delivery route: the budgets of issue 4 (bench/ measures the same on DynamoDB Local)."""
+import pytest
+
+from chalicelib.store import table
+
+from .deliveries_helpers import CUSTOMER_TOKEN, order, place, respond, shop  # noqa: F401
+
+
+@pytest.fixture
+def requests(shop):
+    """The DynamoDB operations made during a `with requests:` block (tokens are already cached)."""
+
+    class Recorder(list):
+        def __enter__(self):
+            self.clear()
+            table.client().meta.events.register("before-call.dynamodb", self._record)
+            return self
+
+        def __exit__(self, *exc):
+            table.client().meta.events.unregister("before-call.dynamodb", self._record)
+
+        def _record(self, model, **kwargs):
+            self.append(model.name)
+
+    shop.get("/deliveries")
+    shop.get("/customer/deliveries", token=CUSTOMER_TOKEN)
+    return Recorder()
+
+
+def test_placing_an_order_takes_three_requests(shop, requests):
+    with requests:  # split in two deliveries: still one read, one id allocation, one transaction
+        response = order(shop, [{"id": "beer", "count": 1}, {"id": "wine", "count": 1}, {"id": "cheese", "count": 1}])
+        assert len(response.data["deliveries"]) == 2
+    assert requests == ["BatchGetItem", "UpdateItem", "TransactWriteItems"]
+
+
+def test_reading_a_delivery_takes_one_request(shop, requests):
+    place(shop, [{"id": "beer", "count": 1}])
+    with requests:
+        assert shop.get("/deliveries/1").status_code == 200
+    assert requests == ["BatchGetItem"]
+
+
+@pytest.mark.parametrize("query", ["", "?status=REQUESTED", "?limit=1"])
+def test_a_list_page_takes_one_request(shop, requests, query):
+    for _ in range(3):
+        place(shop, [{"id": "beer", "count": 1}])
+    with requests:
+        assert shop.get(f"/deliveries{query}").status_code == 200
+    assert requests == ["Query"]
+
+
+def test_a_response_takes_two_requests(shop, requests):
+    place(shop, [{"id": "beer", "count": 1}])
+    with requests:
+        assert respond(shop, 1, {"type": "ACCEPT"}).status_code == 200
+    assert requests == ["BatchGetItem", "UpdateItem"]
+
+
+def test_an_idempotent_order_adds_only_the_claim(shop, requests):
+    with requests:
+        response = shop.post(
+            "/customer/deliveries",
+            body={"items": [{"id": "beer", "count": 1}], "user": {"name": "A", "email": "a@example.com"}},
+            token=CUSTOMER_TOKEN,
+            headers={"Idempotency-Key": "k"},
+        )
+        assert response.status_code == 200
+    assert requests == ["PutItem", "BatchGetItem", "UpdateItem", "TransactWriteItems"]

@@ -1,0 +1,172 @@
+"""Idempotency-Key on POST (decisions §11): a replay returns the first answer and does nothing again."""
+import pytest
+
+from chalicelib.service import ordering
+from chalicelib.store import keys, table
+from tests.conftest import problem_paths
+
+from .deliveries_helpers import NOW, CUSTOMER_TOKEN, OTHER_CUSTOMER_TOKEN, USER, place, put_product, shop  # noqa: F401
+from .test_deliveries_customer import events
+
+NOW_EPOCH = int(NOW.timestamp())  # the service clock in these tests
+ORDER = {"items": [{"id": "beer", "count": 1}], "user": USER}
+
+
+def post(api, path, body, key, token=...):
+    return api.post(path, body=body, token=token, headers={"Idempotency-Key": key})
+
+
+def order(api, key, body=ORDER, token=CUSTOMER_TOKEN):
+    return post(api, "/customer/deliveries", body, key, token)
+
+
+def record(scope, key):
+    response = table.client().get_item(TableName=table.name(), Key=table.to_item(keys.idempotency_key("acme", scope, key)))
+    return table.from_item(response["Item"]) if "Item" in response else None
+
+
+def test_a_replayed_order_returns_the_first_answer_and_places_nothing(shop):
+    first = order(shop, "k-1")
+    again = order(shop, "k-1")
+    assert first.status_code == again.status_code == 200
+    assert again.data == first.data
+    assert again.headers.get("Idempotent-Replayed") == "true"
+    assert "Idempotent-Replayed" not in first.headers
+    assert len(shop.get("/deliveries").data["deliveries"]) == 1
+    assert len(events()) == 1
+
+
+def test_the_order_and_its_answer_are_written_together(shop):
+    first = order(shop, "k-1")
+    stored = record("CUSTOMER:c1", "k-1")
+    assert stored["state"] == "COMPLETE" and int(stored["status"]) == 200
+    assert stored["expires_at"] - NOW_EPOCH > 23 * 3600
+    assert order(shop, "k-1").data == first.data
+
+
+def test_another_body_under_the_same_key_is_refused(shop):
+    order(shop, "k-1")
+    response = order(shop, "k-1", {**ORDER, "items": [{"id": "beer", "count": 2}]})
+    assert response.status_code == 400
+    assert response.data["type"] == "conflict"
+    assert len(shop.get("/deliveries").data["deliveries"]) == 1
+
+
+def test_the_same_key_on_another_route_or_delivery_is_refused(shop):
+    first, second = (place(shop, [{"id": "beer", "count": 1}]) for _ in range(2))
+    assert post(shop, f"/deliveries/{first['id']}/responses", {"type": "ACCEPT"}, "k-1").status_code == 200
+    other_delivery = post(shop, f"/deliveries/{second['id']}/responses", {"type": "ACCEPT"}, "k-1")
+    assert other_delivery.status_code == 400 and other_delivery.data["type"] == "conflict"
+    other_route = post(shop, "/products", {"id": "tea", "status": "ACTIVE", "category": "drinks", "name": "Tea"}, "k-1")
+    assert other_route.status_code == 400 and other_route.data["type"] == "conflict"
+    assert shop.get(f"/deliveries/{second['id']}").data["responses"] == []
+
+
+def test_keys_of_different_customers_do_not_meet(shop):
+    mine = order(shop, "k-1")
+    theirs = order(shop, "k-1", token=OTHER_CUSTOMER_TOKEN)
+    assert theirs.status_code == 200
+    assert theirs.data["deliveries"][0]["id"] != mine.data["deliveries"][0]["id"]
+
+
+def test_a_replayed_response_appends_nothing(shop):
+    delivery = place(shop, [{"id": "beer", "count": 1}])
+    path = f"/deliveries/{delivery['id']}/responses"
+    first = post(shop, path, {"type": "ACCEPT", "reference": "R"}, "r-1")
+    again = post(shop, path, {"type": "ACCEPT", "reference": "R"}, "r-1")
+    assert again.status_code == 200 and again.data == first.data
+    assert len(shop.get(f"/deliveries/{delivery['id']}").data["responses"]) == 1
+    assert record("SUPPLIER", "r-1")["state"] == "COMPLETE"
+
+
+def test_a_replayed_cancel_returns_the_first_answer(shop):
+    delivery = place(shop, [{"id": "beer", "count": 1}])
+    path = f"/customer/deliveries/{delivery['id']}/cancel"
+    first = post(shop, path, {"message": "oops"}, "c-1", token=CUSTOMER_TOKEN)
+    again = post(shop, path, {"message": "oops"}, "c-1", token=CUSTOMER_TOKEN)
+    assert first.status_code == again.status_code == 200
+    assert again.data == first.data
+    assert [e["type"] for e in events()].count("cancel-delivery") == 1
+    without_key = shop.post(path, body={"message": "oops"}, token=CUSTOMER_TOKEN)
+    assert without_key.data["type"] == "invalid-transition"
+
+
+def test_errors_are_answers_too(shop):
+    first = order(shop, "k-1", {**ORDER, "items": [{"id": "nope", "count": 1}]})
+    assert first.status_code == 400
+    put_product(shop, "nope", {"status": "ACTIVE", "category": "drinks", "name": "Now it exists"})
+    again = order(shop, "k-1", {**ORDER, "items": [{"id": "nope", "count": 1}]})
+    assert again.status_code == 400 and again.data == first.data
+    assert again.headers["Content-Type"] == "application/problem+json"
+
+
+def test_a_request_still_in_progress_gives_409(shop):
+    claim = {
+        **keys.idempotency_key("acme", "CUSTOMER:c1", "k-1"),
+        "state": "IN_PROGRESS",
+        "fingerprint": "unknown",
+        "claim_id": "someone",
+        "claimed_at": NOW_EPOCH,
+        "expires_at": NOW_EPOCH + 3600,
+    }
+    table.client().put_item(TableName=table.name(), Item=table.to_item(claim))
+    assert order(shop, "k-1").data["type"] == "conflict"  # another request: 400
+    first = order(shop, "k-2")
+    claim.update(keys.idempotency_key("acme", "CUSTOMER:c1", "k-2"))
+    claim["fingerprint"] = record("CUSTOMER:c1", "k-2")["fingerprint"]
+    table.client().put_item(TableName=table.name(), Item=table.to_item(claim))
+    busy = order(shop, "k-2")
+    assert busy.status_code == 409
+    assert busy.data["type"] == "conflict"
+    # a claim older than 60 s belongs to a request that died: it is taken over and the work is done
+    claim["claimed_at"] = NOW_EPOCH - 61
+    table.client().put_item(TableName=table.name(), Item=table.to_item(claim))
+    taken_over = order(shop, "k-2")
+    assert taken_over.status_code == 200
+    assert taken_over.data["deliveries"][0]["id"] == first.data["deliveries"][0]["id"] + 1
+
+
+def test_an_expired_key_can_be_used_again(shop):
+    first = order(shop, "k-1")
+    table.client().update_item(
+        TableName=table.name(),
+        Key=table.to_item(keys.idempotency_key("acme", "CUSTOMER:c1", "k-1")),
+        UpdateExpression="SET expires_at = :past",
+        ExpressionAttributeValues=table.values(past=NOW_EPOCH - 1),
+    )
+    again = order(shop, "k-1", {**ORDER, "items": [{"id": "beer", "count": 5}]})
+    assert again.status_code == 200
+    assert again.data["deliveries"][0]["id"] == first.data["deliveries"][0]["id"] + 1
+
+
+def test_a_server_error_releases_the_key(shop, monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    real = ordering.place_order
+    monkeypatch.setattr(ordering, "place_order", broken)
+    assert order(shop, "k-1").status_code == 500
+    assert record("CUSTOMER:c1", "k-1") is None
+    monkeypatch.setattr(ordering, "place_order", real)
+    assert order(shop, "k-1").status_code == 200
+
+
+def test_any_post_route_honours_the_key(shop):
+    product = {"id": "tea", "status": "ACTIVE", "category": "drinks", "name": "Green Tea"}
+    first = post(shop, "/products", product, "p-1")
+    again = post(shop, "/products", product, "p-1")
+    assert first.status_code == again.status_code == 200
+    assert again.data == first.data
+    assert shop.post("/products", body=product).status_code == 400  # without the key: it exists
+
+
+@pytest.mark.parametrize("key", ["x" * 256, "bad\tkey"])
+def test_a_malformed_key_is_refused(shop, key):
+    response = order(shop, key)
+    assert response.status_code == 400
+    assert problem_paths(response) == ["Idempotency-Key"]
+
+
+def test_an_empty_key_is_refused(shop):
+    response = order(shop, "")
+    assert response.status_code == 400
