@@ -51,6 +51,7 @@ def test_table_has_the_keys_and_indexes_the_code_creates(template):
         assert properties[key] == created[key]
     assert properties["BillingMode"] == "PAY_PER_REQUEST"
     assert properties["PointInTimeRecoverySpecification"] == {"PointInTimeRecoveryEnabled": True}
+    assert properties["TimeToLiveSpecification"] == {"AttributeName": "expires_at", "Enabled": True}
     assert properties["StreamSpecification"] == {"StreamViewType": "NEW_IMAGE"}
     assert "TableName" not in properties  # one table per stack, named by CloudFormation
     assert (declared["DeletionPolicy"], declared["UpdateReplacePolicy"]) == ("Retain", "Retain")
