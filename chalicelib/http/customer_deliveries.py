@@ -1,12 +1,14 @@
 """Customer routes of deliveries (decisions §8, extension): place orders, read, cancel and receive one's own."""
 from chalice import Blueprint
 
-from ..domain.delivery import CustomerActionBody, Delivery, DeliveryList, OrderBody, PlacedDeliveries
-from ..service import deliveries, ordering
+from ..lazy import lazy
 from .api import Call, endpoint
 from .auth import CUSTOMER
 from .responses import ok
 from .responses import page as page_body
+
+deliveries = lazy("chalicelib.service.deliveries")
+ordering = lazy("chalicelib.service.ordering")
 
 bp = Blueprint(__name__)
 
@@ -17,14 +19,14 @@ def _optional_body(call: Call):
     return call.body() if raw.strip() else {}
 
 
-@endpoint(bp, "/customer/deliveries", "POST", CUSTOMER, body=OrderBody, response=PlacedDeliveries)
+@endpoint(bp, "/customer/deliveries", "POST", CUSTOMER, body="domain.delivery:OrderBody", response="domain.delivery:PlacedDeliveries")
 def place_order(call: Call):
     """Order products: one delivery, or two when ACTIVE and OUT_OF_STOCK products are mixed"""
     placed = ordering.place_order(call.account, call.customer_id, call.body(), call.idempotency)
     return ok({"deliveries": placed})
 
 
-@endpoint(bp, "/customer/deliveries", "GET", CUSTOMER, response=DeliveryList, paged=True)
+@endpoint(bp, "/customer/deliveries", "GET", CUSTOMER, response="domain.delivery:DeliveryList", paged=True)
 def list_own_deliveries(call: Call):
     """The customer's deliveries, newest first"""
     limit, cursor = call.page()
@@ -32,14 +34,14 @@ def list_own_deliveries(call: Call):
     return page_body("deliveries", page.items, page.cursor)
 
 
-@endpoint(bp, "/customer/deliveries/{delivery_id}", "GET", CUSTOMER, response=Delivery)
+@endpoint(bp, "/customer/deliveries/{delivery_id}", "GET", CUSTOMER, response="domain.delivery:Delivery")
 def get_own_delivery(call: Call, delivery_id: str):
     """One of the customer's deliveries in full"""
     return ok(deliveries.get_delivery(call.account, delivery_id, call.customer_id))
 
 
 @endpoint(
-    bp, "/customer/deliveries/{delivery_id}/cancel", "POST", CUSTOMER, body=CustomerActionBody, response=Delivery
+    bp, "/customer/deliveries/{delivery_id}/cancel", "POST", CUSTOMER, body="domain.delivery:CustomerActionBody", response="domain.delivery:Delivery"
 )
 def cancel_delivery(call: Call, delivery_id: str):
     """Cancel a delivery that is REQUESTED or ACCEPTED"""
@@ -47,7 +49,7 @@ def cancel_delivery(call: Call, delivery_id: str):
 
 
 @endpoint(
-    bp, "/customer/deliveries/{delivery_id}/receive", "POST", CUSTOMER, body=CustomerActionBody, response=Delivery
+    bp, "/customer/deliveries/{delivery_id}/receive", "POST", CUSTOMER, body="domain.delivery:CustomerActionBody", response="domain.delivery:Delivery"
 )
 def receive_delivery(call: Call, delivery_id: str):
     """Confirm that a delivery arrived"""

@@ -1,18 +1,18 @@
 """Routes a customer calls with a customer token: /customer/... (decisions §2, §7, §8)."""
 from chalice import Blueprint
 
-from ..domain.customer import DeliveryDates
-from ..domain.product import ProductList
-from ..service import customer_portal
+from ..lazy import lazy
 from .api import Call, endpoint
 from .auth import CUSTOMER
 from .responses import ok
 from .responses import page as page_body
 
+customer_portal = lazy("chalicelib.service.customer_portal")
+
 bp = Blueprint(__name__)
 
 
-@endpoint(bp, "/customer/products", "GET", role=CUSTOMER, response=ProductList, paged=True)
+@endpoint(bp, "/customer/products", "GET", role=CUSTOMER, response="domain.product:ProductList", paged=True)
 def list_customer_products(call: Call):
     """The catalogue as this customer sees it, with the prices that apply to them"""
     limit, cursor = call.page()
@@ -21,7 +21,7 @@ def list_customer_products(call: Call):
 
 
 @endpoint(
-    bp, "/customer/delivery-dates", "GET", role=CUSTOMER, response=DeliveryDates, query=("products", "days")
+    bp, "/customer/delivery-dates", "GET", role=CUSTOMER, response="domain.customer:DeliveryDates", query=("products", "days")
 )
 def list_delivery_dates(call: Call):
     """The next dates on which an order of the given products can be delivered"""

@@ -1,41 +1,42 @@
 """Routes of customers and their tokens (interface: Customer; decisions §2, §9)."""
 from chalice import Blueprint
 
-from ..domain.customer import Customer, CustomerList, CustomerProfile, CustomerSettingsPatch, CustomerToken
-from ..service import customers
 from . import auth
+from ..lazy import lazy
 from .api import Call, endpoint
 from .responses import no_content, ok
 from .responses import page as page_body
 
+customers = lazy("chalicelib.service.customers")
+
 bp = Blueprint(__name__)
 
 
-@endpoint(bp, "/customers", "GET", response=CustomerList, paged=True)
+@endpoint(bp, "/customers", "GET", response="domain.customer:CustomerList", paged=True)
 def list_customers(call: Call):
     limit, cursor = call.page()
     page = customers.list_customers(call.account, limit, cursor)
     return page_body("customers", page.items, page.cursor)
 
 
-@endpoint(bp, "/customers/{customer_id}", "GET", response=Customer)
+@endpoint(bp, "/customers/{customer_id}", "GET", response="domain.customer:Customer")
 def get_customer(call: Call, customer_id: str):
     return ok(customers.get_customer(call.account, customer_id))
 
 
-@endpoint(bp, "/customers/{customer_id}", "PUT", body=CustomerProfile, response=Customer)
+@endpoint(bp, "/customers/{customer_id}", "PUT", body="domain.customer:CustomerProfile", response="domain.customer:Customer")
 def put_customer(call: Call, customer_id: str):
     """Create a customer or replace its profile, keeping its settings"""
     return ok(customers.put_customer(call.account, customer_id, call.body()))
 
 
-@endpoint(bp, "/customers/{customer_id}", "PATCH", body=CustomerSettingsPatch, response=Customer)
+@endpoint(bp, "/customers/{customer_id}", "PATCH", body="domain.customer:CustomerSettingsPatch", response="domain.customer:Customer")
 def patch_customer(call: Call, customer_id: str):
     """Change a customer's settings; null clears one"""
     return ok(customers.patch_customer(call.account, customer_id, call.body()))
 
 
-@endpoint(bp, "/customers/{customer_id}/tokens", "POST", response=CustomerToken)
+@endpoint(bp, "/customers/{customer_id}/tokens", "POST", response="domain.customer:CustomerToken")
 def create_customer_token(call: Call, customer_id: str):
     """Create a token that acts as this customer; the secret is shown only here"""
     return ok(customers.create_customer_token(call.account, customer_id))

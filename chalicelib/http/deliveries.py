@@ -3,12 +3,13 @@ import re
 
 from chalice import Blueprint, Response
 
-from ..domain.delivery import Delivery, DeliveryList, ResponseBody
 from ..domain.errors import invalid
-from ..service import deliveries
+from ..lazy import lazy
 from .api import Call, endpoint
 from .responses import ok
 from .responses import page as page_body
+
+deliveries = lazy("chalicelib.service.deliveries")
 
 bp = Blueprint(__name__)
 
@@ -23,7 +24,7 @@ def _require_csv_accepted(accept: str | None) -> None:
         raise invalid("Accept", "must accept text/csv (for example 'Accept: text/csv' or 'Accept: */*')")
 
 
-@endpoint(bp, "/deliveries", "GET", response=DeliveryList, query=("status",), paged=True)
+@endpoint(bp, "/deliveries", "GET", response="domain.delivery:DeliveryList", query=("status",), paged=True)
 def list_deliveries(call: Call):
     """List deliveries, newest first, optionally only those in one status"""
     limit, cursor = call.page()
@@ -31,13 +32,13 @@ def list_deliveries(call: Call):
     return page_body("deliveries", page.items, page.cursor)
 
 
-@endpoint(bp, "/deliveries/{delivery_id}", "GET", response=Delivery)
+@endpoint(bp, "/deliveries/{delivery_id}", "GET", response="domain.delivery:Delivery")
 def get_delivery(call: Call, delivery_id: str):
     """Read one delivery in full"""
     return ok(deliveries.get_delivery(call.account, delivery_id))
 
 
-@endpoint(bp, "/deliveries/{delivery_id}/responses", "POST", body=ResponseBody, response=Delivery)
+@endpoint(bp, "/deliveries/{delivery_id}/responses", "POST", body="domain.delivery:ResponseBody", response="domain.delivery:Delivery")
 def respond_to_delivery(call: Call, delivery_id: str):
     """Accept, update or reject a delivery"""
     return ok(deliveries.respond(call.account, delivery_id, call.body(), call.idempotency))

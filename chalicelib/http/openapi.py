@@ -124,10 +124,10 @@ def _schemas(operations: list[api.Operation]) -> tuple[dict, dict]:
     """JSON schemas of every body (as validated) and response (as rendered); shared models land in components."""
     wanted: dict[tuple[Any, str], None] = {}
     for operation in operations:
-        if operation.body is not None:
-            wanted[(operation.body, "validation")] = None
-        if operation.response is not None:
-            wanted[(operation.response, "serialization")] = None
+        if operation.body_model is not None:
+            wanted[(operation.body_model, "validation")] = None
+        if operation.response_model is not None:
+            wanted[(operation.response_model, "serialization")] = None
     wanted[(Problem, "serialization")] = None
     inputs = [(key, key[1], TypeAdapter(key[0]).core_schema) for key in wanted]
     by_key, definitions = GenerateJsonSchema(ref_template=REF_TEMPLATE).generate_definitions(inputs)
@@ -135,7 +135,7 @@ def _schemas(operations: list[api.Operation]) -> tuple[dict, dict]:
 
 
 def _versioned_paths(operations: list[api.Operation]) -> set[str]:
-    return {op.path for op in operations if op.method == "GET" and op.response in VERSIONED_MODELS}
+    return {op.path for op in operations if op.method == "GET" and op.response_model in VERSIONED_MODELS}
 
 
 def _parameters(operation: api.Operation, versioned: set[str]) -> list[dict]:
@@ -162,12 +162,12 @@ def _success(operation: api.Operation, schemas: dict) -> dict:
     if operation.status == 204:
         return {"description": "Done; no body."}
     response: dict = {"description": "Success."}
-    if operation.response is not None:
-        response["content"] = {JSON: {"schema": schemas[(operation.response, "serialization")]}}
+    if operation.response_model is not None:
+        response["content"] = {JSON: {"schema": schemas[(operation.response_model, "serialization")]}}
     else:
         # A route without a response model (a file, for instance): its body is not described.
         response["content"] = {"*/*": {}}
-    if operation.response in VERSIONED_MODELS:
+    if operation.response_model in VERSIONED_MODELS:
         response["headers"] = {"ETag": ETAG_HEADER}
     return response
 
@@ -198,8 +198,8 @@ def _operation(operation: api.Operation, schemas: dict, versioned: set[str], ope
     }
     if operation.role is not None:
         document["description"] = f"Needs a {operation.role} token."
-    if operation.body is not None:
-        schema = schemas[(operation.body, "validation")]
+    if operation.body_model is not None:
+        schema = schemas[(operation.body_model, "validation")]
         document["requestBody"] = {"required": True, "content": {kind: {"schema": schema} for kind in api.BODY_TYPES}}
     return document
 

@@ -1,10 +1,11 @@
 """Routes of customer pricing and price groups of a product (interface: Customer pricing; decisions §6)."""
 from chalice import Blueprint
 
-from ..domain.scaled_pricing import PriceGroups, PriceLevel
-from ..service import pricing
+from ..lazy import lazy
 from .api import Call, endpoint
 from .responses import no_content, ok
+
+pricing = lazy("chalicelib.service.pricing")
 
 bp = Blueprint(__name__)
 
@@ -12,12 +13,12 @@ CUSTOMER_PRICING = "/products/{product_id}/customer-pricing/{customer_id}"
 PRICE_GROUPS = "/products/{product_id}/price-groups"
 
 
-@endpoint(bp, CUSTOMER_PRICING, "GET", response=PriceLevel)
+@endpoint(bp, CUSTOMER_PRICING, "GET", response="domain.scaled_pricing:PriceLevel")
 def get_customer_pricing(call: Call, product_id: str, customer_id: str):
     return ok(pricing.get_customer_pricing(call.account, product_id, customer_id))
 
 
-@endpoint(bp, CUSTOMER_PRICING, "PUT", body=PriceLevel, response=PriceLevel)
+@endpoint(bp, CUSTOMER_PRICING, "PUT", body="domain.scaled_pricing:PriceLevel", response="domain.scaled_pricing:PriceLevel")
 def put_customer_pricing(call: Call, product_id: str, customer_id: str):
     """Replace one customer's pricing of one product"""
     return ok(pricing.put_customer_pricing(call.account, product_id, customer_id, call.body()))
@@ -29,12 +30,12 @@ def delete_customer_pricing(call: Call, product_id: str, customer_id: str):
     return no_content()
 
 
-@endpoint(bp, PRICE_GROUPS, "GET", response=PriceGroups)
+@endpoint(bp, PRICE_GROUPS, "GET", response="domain.scaled_pricing:PriceGroups")
 def get_price_groups(call: Call, product_id: str):
     return ok(pricing.get_price_groups(call.account, product_id))
 
 
-@endpoint(bp, PRICE_GROUPS, "PUT", body=PriceGroups, response=PriceGroups)
+@endpoint(bp, PRICE_GROUPS, "PUT", body="domain.scaled_pricing:PriceGroups", response="domain.scaled_pricing:PriceGroups")
 def put_price_groups(call: Call, product_id: str):
     """Replace the whole price-group map of a product"""
     return ok(pricing.put_price_groups(call.account, product_id, call.body()))

@@ -1,43 +1,44 @@
 """Routes of the product catalogue (interface: Products; decisions §5)."""
 from chalice import Blueprint
 
-from ..domain.product import Product, ProductList, ProductPatch
-from ..service import catalogue
+from ..lazy import lazy
 from .api import Call, endpoint
 from .etags import etag, if_match
 from .responses import no_content, ok
 from .responses import page as page_body
 
+catalogue = lazy("chalicelib.service.catalogue")
+
 bp = Blueprint(__name__)
 
 
-def _product(view: catalogue.ProductView):
+def _product(view):
     return ok(view.data, headers={"ETag": etag(view.revision)})
 
 
-@endpoint(bp, "/products", "GET", response=ProductList, paged=True)
+@endpoint(bp, "/products", "GET", response="domain.product:ProductList", paged=True)
 def list_products(call: Call):
     limit, cursor = call.page()
     page = catalogue.list_products(call.account, limit, cursor)
     return page_body("products", [p.data for p in page.items], page.cursor)
 
 
-@endpoint(bp, "/products", "POST", body=Product, response=Product)
+@endpoint(bp, "/products", "POST", body="domain.product:Product", response="domain.product:Product")
 def create_product(call: Call):
     return _product(catalogue.create_product(call.account, call.body()))
 
 
-@endpoint(bp, "/products/{product_id}", "GET", response=Product)
+@endpoint(bp, "/products/{product_id}", "GET", response="domain.product:Product")
 def get_product(call: Call, product_id: str):
     return _product(catalogue.get_product(call.account, product_id))
 
 
-@endpoint(bp, "/products/{product_id}", "PUT", body=Product, response=Product)
+@endpoint(bp, "/products/{product_id}", "PUT", body="domain.product:Product", response="domain.product:Product")
 def put_product(call: Call, product_id: str):
     return _product(catalogue.put_product(call.account, product_id, call.body(), if_match(call.header("if-match"))))
 
 
-@endpoint(bp, "/products/{product_id}", "PATCH", body=ProductPatch, response=Product)
+@endpoint(bp, "/products/{product_id}", "PATCH", body="domain.product:ProductPatch", response="domain.product:Product")
 def patch_product(call: Call, product_id: str):
     return _product(catalogue.patch_product(call.account, product_id, call.body(), if_match(call.header("if-match"))))
 

@@ -1,21 +1,22 @@
 """Routes of the account delivery settings (interface: Account delivery settings; decisions §7)."""
 from chalice import Blueprint
 
-from ..domain.customer import AccountDeliverySettings, AccountDeliverySettingsPatch
-from ..service import settings
+from ..lazy import lazy
 from .api import Call, endpoint
 from .responses import ok
+
+settings = lazy("chalicelib.service.settings")
 
 bp = Blueprint(__name__)
 
 
-@endpoint(bp, "/account/settings/deliveries", "GET", response=AccountDeliverySettings)
+@endpoint(bp, "/account/settings/deliveries", "GET", response="domain.customer:AccountDeliverySettings")
 def get_delivery_settings(call: Call):
     return ok(settings.get_delivery_settings(call.account))
 
 
 @endpoint(
-    bp, "/account/settings/deliveries", "PATCH", body=AccountDeliverySettingsPatch, response=AccountDeliverySettings
+    bp, "/account/settings/deliveries", "PATCH", body="domain.customer:AccountDeliverySettingsPatch", response="domain.customer:AccountDeliverySettings"
 )
 def patch_delivery_settings(call: Call):
     """Change the account's delivery settings; null clears a delivery rule field"""

@@ -1,22 +1,23 @@
 """Routes of webhook settings and the log of webhook deliveries (decisions §10, extension)."""
 from chalice import Blueprint
 
-from ..domain.webhook import WebhookDeliveryList, WebhookSettings, WebhookSettingsView
-from ..service import webhooks
+from ..lazy import lazy
 from .api import Call, endpoint
 from .responses import no_content, ok
 from .responses import page as page_body
 
+webhooks = lazy("chalicelib.service.webhooks")
+
 bp = Blueprint(__name__)
 
 
-@endpoint(bp, "/account/settings/webhooks", "GET", response=WebhookSettingsView)
+@endpoint(bp, "/account/settings/webhooks", "GET", response="domain.webhook:WebhookSettingsView")
 def get_webhook_settings(call: Call):
     """Where events are sent, and the secret they are signed with"""
     return ok(webhooks.get_settings(call.account))
 
 
-@endpoint(bp, "/account/settings/webhooks", "PUT", body=WebhookSettings, response=WebhookSettingsView)
+@endpoint(bp, "/account/settings/webhooks", "PUT", body="domain.webhook:WebhookSettings", response="domain.webhook:WebhookSettingsView")
 def put_webhook_settings(call: Call):
     """Configure where events are sent; the signing secret is kept across changes"""
     return ok(webhooks.put_settings(call.account, call.body()))
@@ -29,7 +30,7 @@ def delete_webhook_settings(call: Call):
     return no_content()
 
 
-@endpoint(bp, "/account/webhook-deliveries", "GET", response=WebhookDeliveryList, paged=True)
+@endpoint(bp, "/account/webhook-deliveries", "GET", response="domain.webhook:WebhookDeliveryList", paged=True)
 def list_webhook_deliveries(call: Call):
     """Events sent or to be sent, newest first, with their attempts"""
     limit, cursor = call.page()

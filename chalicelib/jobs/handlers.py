@@ -12,7 +12,10 @@ from chalice import Blueprint, Rate
 from .. import config
 from ..store import keys, table
 from ..store.product_images import PENDING as IMAGE_PENDING
-from . import images, webhooks
+from ..lazy import lazy
+
+images = lazy("chalicelib.jobs.images")
+webhooks = lazy("chalicelib.jobs.webhooks")
 
 bp = Blueprint(__name__)
 log = logging.getLogger("supplier-ordering.jobs")

@@ -1,5 +1,5 @@
 """Accounts and their tokens (decisions §1-2)."""
-from ..domain.common import is_identifier
+from ..domain.identifiers import ID_RULE, is_identifier
 from ..domain.errors import NotFound, invalid
 from ..store import accounts, tokens
 
@@ -12,7 +12,7 @@ def create_account(account_id: str, name: str | None = None, supplier_token: str
     With supplier_token the given secret is (re)registered, so `make run` can keep a fixed development token.
     """
     if not is_identifier(account_id):
-        raise invalid("id", "must be 1-128 characters of [a-zA-Z0-9_-]")
+        raise invalid("id", ID_RULE)
     created = accounts.create(account_id, name or account_id)
     token_id, secret = tokens.create(account_id, SUPPLIER, secret=supplier_token)
     return {"account": account_id, "created": created, "token_id": token_id, "token": secret}

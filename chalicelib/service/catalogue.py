@@ -1,19 +1,19 @@
 """Use cases of the catalogue: products and categories."""
 import datetime as dt
 from dataclasses import dataclass
-from typing import Annotated
 
-from pydantic import AfterValidator, Strict
-
-from ..domain.common import Identifier, Shape, is_identifier, parse
 from ..domain.errors import Conflict, NotFound, PreconditionFailed, invalid
-from ..domain.product import merge_patch, validate_product
-from ..store import categories, products, table
+from ..domain.identifiers import ID_RULE, is_identifier
+from ..lazy import lazy
+from ..store import categories, product_images, products, table
 from ..store.paging import Page
-from ..store import product_images
+
+# Validation needs pydantic; reads do not, so a cold GET never imports it.
+rules = lazy("chalicelib.domain.product")
+shapes = lazy("chalicelib.domain.common")
+category_shapes = lazy("chalicelib.domain.category")
 
 PATCH_ATTEMPTS = 3
-ID_RULE = "must be 1-128 characters of [a-zA-Z0-9_-]"
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ def _save(account: str, data: dict, **condition) -> str:
 
 
 def create_product(account: str, body) -> ProductView:
-    data = validate_product(body)
+    data = rules.validate_product(body)
     revision = _save(account, data, create_only=True)
     return ProductView(data, revision)
 
@@ -48,7 +48,7 @@ def create_product(account: str, body) -> ProductView:
 def put_product(account: str, product_id: str, body, if_match: str | None) -> ProductView:
     if not is_identifier(product_id):
         raise invalid("id", ID_RULE)
-    data = validate_product(body, product_id)
+    data = rules.validate_product(body, product_id)
     return ProductView(data, _save(account, data, expected_revision=if_match))
 
 
@@ -60,7 +60,7 @@ def patch_product(account: str, product_id: str, patch, if_match: str | None) ->
             raise NotFound(f"product {product_id} does not exist")
         if if_match is not None and if_match != current.revision:
             raise PreconditionFailed("the product was changed since the ETag given in If-Match")
-        data = validate_product(merge_patch(table.json_numbers(current.data), patch), product_id)
+        data = rules.validate_product(rules.merge_patch(table.json_numbers(current.data), patch), product_id)
         try:
             return ProductView(data, _save(account, data, expected_revision=current.revision))
         except PreconditionFailed:
@@ -75,32 +75,10 @@ def delete_product(account: str, product_id: str, if_match: str | None) -> None:
     products.delete(account, product_id, if_match)
 
 
-def _category_name(name: str) -> str:
-    name = name.strip()
-    if not 1 <= len(name) <= 64 or any(c in name for c in "\n\r\t"):
-        raise ValueError("must be 1 to 64 characters without newlines or tabs")
-    return name
-
-
-class CategoryBody(Shape):
-    id: Identifier | None = None
-    name: Annotated[str, Strict(), AfterValidator(_category_name)]
-
-
-class Category(Shape):
-    id: Identifier
-    name: str
-
-
-class CategoryList(Shape):
-    categories: list[Category]
-    cursor: str | None = None
-
-
 def put_category(account: str, category_id: str, body) -> dict:
     if not is_identifier(category_id):
         raise invalid("id", ID_RULE)
-    category = parse(CategoryBody, body)
+    category = shapes.parse(category_shapes.CategoryBody, body)
     if category.id is not None and category.id != category_id:
         raise invalid("id", "must equal the id in the URL")
     return categories.put(account, category_id, category.name)

@@ -1,12 +1,10 @@
 """Use cases of customers: profile, settings and customer tokens (decisions §2, §9)."""
-from ..domain.common import is_identifier
 from ..domain.customer import validate_profile, validate_settings_patch
 from ..domain.errors import NotFound, invalid
+from ..domain.identifiers import ID_RULE, is_identifier
 from ..store import customers, tokens
 from ..store.paging import Page
 from .accounts import CUSTOMER
-
-ID_RULE = "must be 1-128 characters of [a-zA-Z0-9_-]"
 
 
 def _not_found(customer_id: str) -> NotFound:

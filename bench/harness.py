@@ -1,0 +1,76 @@
+"""Measuring tools for the benchmark: DynamoDB request/capacity counting and Lambda-entry-point invocation.
+
+Requests are counted with botocore's event hooks on the service's own client, and every call is made to
+return its consumed capacity, so the numbers are what the deployed code would do, not an estimate.
+"""
+import json
+import statistics
+import time
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Meter:
+    requests: int = 0
+    capacity: float = 0.0
+    operations: list = field(default_factory=list)
+
+    def reset(self):
+        self.requests, self.capacity, self.operations = 0, 0.0, []
+
+
+def attach(client) -> Meter:
+    """Count every DynamoDB call of this client and sum the capacity it consumed."""
+    meter = Meter()
+
+    def ask_for_capacity(params, model, **_):
+        if "ReturnConsumedCapacity" in model.input_shape.members:
+            params.setdefault("ReturnConsumedCapacity", "TOTAL")
+
+    def before(model, **_):
+        meter.requests += 1
+        meter.operations.append(model.name)
+
+    def after(parsed, **_):
+        consumed = parsed.get("ConsumedCapacity")
+        for entry in consumed if isinstance(consumed, list) else [consumed] if consumed else []:
+            meter.capacity += float(entry.get("CapacityUnits", 0))
+
+    events = client.meta.events
+    events.register("provide-client-params.dynamodb.*", ask_for_capacity)
+    events.register("before-call.dynamodb.*", before)
+    events.register("after-call.dynamodb.*", after)
+    return meter
+
+
+class LambdaCaller:
+    """Invokes the Chalice app the way API Gateway's proxy integration does."""
+
+    def __init__(self, app, token: str):
+        from chalice.local import LambdaContext, LambdaEventConverter, RouteMatcher
+
+        self._app = app
+        self._converter = LambdaEventConverter(RouteMatcher(list(app.routes)))
+        self._context = LambdaContext
+        self._token = token
+
+    def __call__(self, method: str, path: str, body=None, token=None) -> tuple[int, dict]:
+        headers = {"authorization": f"token {token or self._token}", "content-type": "application/json"}
+        raw = json.dumps(body).encode() if body is not None else None
+        event = self._converter.create_lambda_event(method, path, headers, raw)
+        context = self._context("bench", 512, 30000)
+        response = self._app(event, context)
+        return response["statusCode"], response
+
+
+def timings(action, runs: int) -> dict:
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        action()
+        samples.append((time.perf_counter() - start) * 1000)
+    samples.sort()
+    return {
+        "median_ms": round(statistics.median(samples), 3),
+        "p95_ms": round(samples[max(0, int(len(samples) * 0.95) - 1)], 3),
+    }

@@ -1,0 +1,116 @@
+"""`make bench`: DynamoDB requests, capacity, latency, cold start and memory of the service, in one table.
+
+Runs against Amazon DynamoDB Local (in memory) through the Lambda entry point, and writes
+bench/results.json. Ratios are measured in the same run, so a noisy shared machine moves both sides alike.
+"""
+import datetime as dt
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.update(
+    AWS_ACCESS_KEY_ID="bench", AWS_SECRET_ACCESS_KEY="bench", AWS_DEFAULT_REGION="us-east-1",
+    TABLE_NAME="bench", SIGNING_SECRET="bench-secret", POWERTOOLS_LOG_LEVEL="WARNING",
+)
+
+from bench import harness, seed  # noqa: E402
+
+LATENCY_RUNS = int(os.environ.get("BENCH_RUNS", "200"))
+COLD_RUNS = int(os.environ.get("BENCH_COLD_RUNS", "7"))
+TOKEN = "bench-supplier-token"
+TARGETS = {"get_product_ratio": 1.3, "cold_start_ratio": 1.3, "peak_mb": 120, "status_page_spread": 0.10}
+
+
+def cold_starts(kind: str) -> dict:
+    runs = []
+    for _ in range(COLD_RUNS):
+        env = dict(os.environ, BENCH_STARTED=repr(time.time()), BENCH_TOKEN=TOKEN)
+        out = subprocess.run([sys.executable, str(ROOT / "bench" / "coldstart.py"), kind], cwd=ROOT, env=env,
+                             capture_output=True, text=True, check=True)
+        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    return {"median_ms": statistics.median(r["ms"] for r in runs), "peak_mb": max(r["peak_mb"] for r in runs)}
+
+
+def main() -> int:
+    from chalicelib.localdev import dynamodb_local
+
+    server = dynamodb_local.start()
+    os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = server.endpoint
+    try:
+        from app import app
+        from chalicelib.store import table
+
+        table.create_table()
+        meter = harness.attach(table.client())
+        call = harness.LambdaCaller(app, TOKEN)
+        world = seed.build(call, TOKEN)
+
+        rows = []
+        for name, method, path, body, target, *as_customer in world.operations:
+            token = as_customer[0] if as_customer else None
+            call("GET", "/categories?limit=1", token=token)  # warm this token's cache entry: count the endpoint only
+            meter.reset()
+            status, _ = call(method, path, body, token=token)
+            requests, capacity = meter.requests, meter.capacity
+            row = {"endpoint": name, "status": status, "requests": requests, "target_requests": target,
+                   "capacity": round(capacity, 2)}
+            if method == "GET":
+                row.update(harness.timings(lambda: call(method, path, token=token), LATENCY_RUNS))
+            rows.append(row)
+
+        client = table.client()
+        key = {"PK": {"S": f"A#{seed.SMALL}"}, "SK": {"S": "PRODUCT#p0001"}}
+        floor = harness.timings(lambda: client.get_item(TableName=table.name(), Key=key), LATENCY_RUNS)
+        product_row = next(r for r in rows if r["endpoint"] == "GET /products/:id")
+        get_ratio = round(product_row["median_ms"] / floor["median_ms"], 2)
+
+        status_pages = world.status_pages(meter)
+        cold_app, cold_floor = cold_starts("app"), cold_starts("floor")
+    finally:
+        server.stop()
+
+    cold_ratio = round(cold_app["median_ms"] / cold_floor["median_ms"], 2)
+    spread = abs(status_pages["small"] - status_pages["large"]) / max(status_pages["small"], 1e-9)
+    results = {
+        "date": dt.date.today().isoformat(),
+        "machine": f"{platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()}",
+        "endpoints": rows,
+        "bare_get_item": floor,
+        "get_product_ratio": get_ratio,
+        "status_page_capacity": {**status_pages, "spread": round(spread, 3)},
+        "cold_start": {"app": cold_app, "floor": cold_floor, "ratio": cold_ratio},
+        "targets": TARGETS,
+    }
+    (ROOT / "bench" / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+    print_table(results)
+    return 0
+
+
+def print_table(results: dict) -> None:
+    print(f"{'endpoint':44} {'status':>6} {'req':>4} {'target':>6} {'RCU/WCU':>8} {'median ms':>10} {'p95 ms':>8}")
+    for r in results["endpoints"]:
+        print(f"{r['endpoint']:44} {r['status']:>6} {r['requests']:>4} {r['target_requests'] or '':>6} "
+              f"{r['capacity']:>8} {r.get('median_ms', ''):>10} {r.get('p95_ms', ''):>8}")
+    floor = results["bare_get_item"]
+    print(f"{'bare boto3 GetItem':44} {'':>6} {1:>4} {'':>6} {'':>8} {floor['median_ms']:>10} {floor['p95_ms']:>8}")
+    pages = results["status_page_capacity"]
+    cold = results["cold_start"]
+    print()
+    print(f"GET /products/:id / bare GetItem (median)     {results['get_product_ratio']:>6}  target <= 1.3")
+    print(f"status=ACCEPTED first page capacity           {pages['small']} (20 of 300) vs {pages['large']} "
+          f"(20 of 3000), spread {pages['spread']:.1%}  target <= 10%")
+    print(f"cold start app / floor (median ms)            {cold['app']['median_ms']} / {cold['floor']['median_ms']}"
+          f" = {cold['ratio']}  target <= 1.3")
+    print(f"peak memory of a cold start (MB)              {cold['app']['peak_mb']} (floor {cold['floor']['peak_mb']})"
+          f"  target <= 120")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,94 @@
+"""The data the benchmark measures against, made through the service's own use cases and routes."""
+import random
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from chalicelib.service import accounts, deliveries, ordering
+from chalicelib.store import tokens
+
+# 300 and 3000 deliveries, 20 of them ACCEPTED in each; ids of equal length so item sizes match exactly.
+SMALL, LARGE = "bench0300", "bench3000"
+ACCEPTED_PER_ACCOUNT = 20
+USER = {"name": "Bench User", "email": "bench@example.com"}
+
+
+@dataclass
+class World:
+    operations: list  # (name, method, path, body, target requests)
+    status_pages: object  # meter -> {"small": capacity, "large": capacity}
+
+
+def _catalogue(call) -> None:
+    call("PUT", "/categories/beer", {"name": "Beer"})
+    for n in range(1, 11):
+        product = {
+            "id": f"p{n:04d}", "status": "ACTIVE", "category": "beer", "name": f"Lager {n}",
+            "vessel": {"size": 0.33, "unit": "l", "type": "BO"},
+            "bundles": [{"id": "crate", "type": "CT", "size": 24}, {"type": "PX", "size": 40}],
+            "price": 150 + n,
+            "pricing": {"strategy": "INCREMENTAL", "price_points": [{"from": 1, "price": 160}, {"from": 6, "price": 150}]},
+        }
+        status, _ = call("PUT", f"/products/{product['id']}", product)
+        assert status == 200, status
+    call("PUT", "/customers/c1", {"name": "Bar One", "company": "Bar One Oy", "contact": USER,
+                                  "address": {"address1": "Main St 1", "zip": "00100", "city": "Helsinki", "country": "FI"}})
+    call("PATCH", "/customers/c1", {"price_group": "gold"})
+    call("PUT", "/products/p0001/customer-pricing/c1", {"price": 140})
+    call("PUT", "/products/p0002/price-groups", {"gold": {"price": 145}})
+
+
+def _orders(account: str, count: int) -> list[int]:
+    """Place `count` one-item orders (in parallel: DynamoDB Local takes it) and accept 20 spread among them."""
+    order = {"items": [{"id": "p0003", "count": 2, "bundle": {"id": "crate"}}], "user": USER}
+    with ThreadPoolExecutor(8) as pool:
+        placed = list(pool.map(lambda _: ordering.place_order(account, "c1", order)[0]["id"], range(count)))
+    for delivery_id in random.Random(7).sample(placed, ACCEPTED_PER_ACCOUNT):
+        deliveries.respond(account, str(delivery_id), {"type": "ACCEPT"})
+    return placed
+
+
+def build(call, token: str) -> World:
+    accounts.create_account(SMALL, "Bench supplier", token)
+    _catalogue(call)
+    _, customer_token = tokens.create(SMALL, "customer", "c1")
+    placed = _orders(SMALL, 300)
+
+    large_token = token + "-large"
+    accounts.create_account(LARGE, "Bench supplier, large", large_token)
+    _catalogue(lambda method, path, body=None: call(method, path, body, token=large_token))
+    _orders(LARGE, 3000)
+
+    latest = placed[-1]
+    requested = next(d for d in reversed(placed) if d != latest)
+    as_customer = customer_token
+    order = {"items": [{"id": "p0004", "count": 3}], "user": USER}
+    operations = [
+        ("GET /products/:id", "GET", "/products/p0001", None, 1),
+        ("GET /products (page)", "GET", "/products", None, 1),
+        ("POST /products", "POST", "/products", {"id": "new1", "status": "ACTIVE", "category": "beer", "name": "New one"}, 1),
+        ("PUT /products/:id", "PUT", "/products/new2", {"status": "ACTIVE", "category": "beer", "name": "New two"}, 1),
+        ("PATCH /products/:id", "PATCH", "/products/new2", {"price": 99}, 2),
+        ("GET /categories (page)", "GET", "/categories", None, 1),
+        ("GET /customers/:id", "GET", "/customers/c1", None, 1),
+        ("GET /customers (page)", "GET", "/customers", None, 1),
+        ("GET /account/settings/deliveries", "GET", "/account/settings/deliveries", None, 1),
+        ("GET /deliveries/:id", "GET", f"/deliveries/{latest}", None, 1),
+        ("GET /deliveries (page)", "GET", "/deliveries", None, 1),
+        ("GET /deliveries?status=ACCEPTED (page)", "GET", "/deliveries?status=ACCEPTED", None, 1),
+        ("POST /deliveries/:id/responses", "POST", f"/deliveries/{requested}/responses", {"type": "ACCEPT"}, 2),
+        ("POST /customer/deliveries (order)", "POST", "/customer/deliveries", order, 3, as_customer),
+        ("GET /customer/products (page)", "GET", "/customer/products", None, None, as_customer),
+        ("GET /customer/delivery-dates", "GET", "/customer/delivery-dates?products=p0001&days=14", None, 1, as_customer),
+    ]
+
+    def status_pages(meter) -> dict:
+        result = {}
+        for name, token_of in (("small", token), ("large", large_token)):
+            call("GET", "/deliveries?status=ACCEPTED", token=token_of)  # warm the token cache: count the page only
+            meter.reset()
+            status, _ = call("GET", "/deliveries?status=ACCEPTED", token=token_of)
+            assert status == 200 and meter.requests == 1, (status, meter.requests)
+            result[name] = round(meter.capacity, 2)
+        return result
+
+    return World(operations, status_pages)
