@@ -2,7 +2,8 @@
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, Field, Strict, field_validator
+from pydantic import AfterValidator, Field, Strict, create_model, field_validator
+from pydantic.fields import FieldInfo
 
 from .common import (
     PALLET,
@@ -107,25 +108,17 @@ class Product(Shape):
         return value
 
 
-class ProductPatch(Shape):
-    """PATCH body, for the OpenAPI document: any product field but id; null removes an optional one."""
-
-    status: Literal["ACTIVE", "INACTIVE", "OUT_OF_STOCK"] | None = None
-    category: Identifier | None = None
-    name: str | None = None
-    order_by: Literal["vessel", "kg"] | None = None
-    vessel: Vessel | None = None
-    bundles: list[Bundle] | None = None
-    price: Cents | None = None
-    price_per: Literal["vessel", "l", "kg", "100g"] | None = None
-    min_order_count: PositiveNumber | None = None
-    delivery_days: DeliveryDays | None = None
-    delivery_date_overrides: DeliveryDateOverrides | None = None
-    dates_with_no_delivery: DatesWithNoDelivery | None = None
-    pricing: ScaledPricing | None = None
-    gtin: ShortText | None = None
-    custom_properties: dict[str, Any] | None = None
-    image: Image | None = None
+# The PATCH body, for the OpenAPI document: any product field but id, each optional (null removes it). Derived
+# from Product so the two cannot drift; PATCH itself validates the merged product as a whole.
+ProductPatch = create_model(
+    "ProductPatch",
+    __base__=Shape,
+    **{
+        name: (field.annotation | None, FieldInfo.merge_field_infos(field, default=None))
+        for name, field in Product.model_fields.items()
+        if name != "id"
+    },
+)
 
 
 class ProductList(Shape):

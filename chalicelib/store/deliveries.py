@@ -162,49 +162,30 @@ def transact(operations: list[dict]) -> list[str] | None:
     return None
 
 
-def _page(page: Page) -> Page:
+def _newest_first(account: str, query: str, limit: int, cursor: str | None, pk: str, index: str | None = None) -> Page:
+    key = f"{index}PK" if index else "PK"
+    page = query_page(
+        account,
+        query,
+        limit,
+        cursor,
+        index=index,
+        KeyConditionExpression=f"{key} = :pk",
+        ExpressionAttributeValues=table.values(pk=pk),
+        ScanIndexForward=False,
+    )
     return Page([_stored(item, None).delivery for item in page.items], page.cursor)
 
 
 def list_page(account: str, limit: int, cursor: str | None, status: str | None = None) -> Page:
     """Newest first; with a status, only deliveries in it (read from the status index)."""
     if status is None:
-        return _page(
-            query_page(
-                account,
-                "deliveries",
-                limit,
-                cursor,
-                KeyConditionExpression="PK = :pk",
-                ExpressionAttributeValues=table.values(pk=keys.delivery_key(account, 0)["PK"]),
-                ScanIndexForward=False,
-            )
-        )
-    return _page(
-        query_page(
-            account,
-            f"deliveries?status={status}",
-            limit,
-            cursor,
-            index=keys.GSI1,
-            KeyConditionExpression="GSI1PK = :pk",
-            ExpressionAttributeValues=table.values(pk=keys.delivery_status_gsi(account, status, 0)["GSI1PK"]),
-            ScanIndexForward=False,
-        )
-    )
+        return _newest_first(account, "deliveries", limit, cursor, keys.delivery_key(account, 0)["PK"])
+    pk = keys.delivery_status_gsi(account, status, 0)["GSI1PK"]
+    return _newest_first(account, f"deliveries?status={status}", limit, cursor, pk, keys.GSI1)
 
 
 def list_customer_page(account: str, customer_id: str, limit: int, cursor: str | None) -> Page:
     """One customer's deliveries, newest first."""
-    return _page(
-        query_page(
-            account,
-            f"customer-deliveries?customer={customer_id}",
-            limit,
-            cursor,
-            index=keys.GSI2,
-            KeyConditionExpression="GSI2PK = :pk",
-            ExpressionAttributeValues=table.values(pk=keys.delivery_customer_gsi(account, customer_id, 0)["GSI2PK"]),
-            ScanIndexForward=False,
-        )
-    )
+    pk = keys.delivery_customer_gsi(account, customer_id, 0)["GSI2PK"]
+    return _newest_first(account, f"customer-deliveries?customer={customer_id}", limit, cursor, pk, keys.GSI2)

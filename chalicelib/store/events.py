@@ -58,14 +58,7 @@ def outbox_operation(account: str, event_type: str, data: dict, now: dt.datetime
 
 def due(now: dt.datetime, limit: int) -> list[dict]:
     """Pending events whose next attempt is due, earliest first (one Query of the sparse index)."""
-    response = table.client().query(
-        TableName=table.name(),
-        IndexName=keys.GSI1,
-        KeyConditionExpression="GSI1PK = :pk AND GSI1SK < :bound",
-        ExpressionAttributeValues=table.values(pk=keys.OUTBOX_PENDING, bound=keys.due_bound(iso(now))),
-        Limit=limit,
-    )
-    return [table.from_item(item) for item in response.get("Items", [])]
+    return table.due_items(keys.GSI1, keys.OUTBOX_PENDING, keys.due_bound(iso(now)), limit)
 
 
 def _key(event: dict) -> dict:

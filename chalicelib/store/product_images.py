@@ -40,14 +40,7 @@ def get(account: str, product_id: str) -> dict | None:
 
 
 def due(now: dt.datetime, limit: int) -> list[dict]:
-    response = table.client().query(
-        TableName=table.name(),
-        IndexName=keys.GSI3,
-        KeyConditionExpression="GSI3PK = :pk AND GSI3SK < :bound",
-        ExpressionAttributeValues=table.values(pk=keys.IMAGES_PENDING, bound=keys.due_bound(iso(now))),
-        Limit=limit,
-    )
-    return [table.from_item(item) for item in response.get("Items", [])]
+    return table.due_items(keys.GSI3, keys.IMAGES_PENDING, keys.due_bound(iso(now)), limit)
 
 
 def claim(item: dict, lease_until: dt.datetime) -> dict | None:

@@ -124,6 +124,18 @@ def cancellation_codes(error: Exception) -> list[str]:
     return []
 
 
+def due_items(index: str, partition: str, bound: str, limit: int) -> list[dict]:
+    """Work queued in a sparse index (outbox events, image downloads) whose sort key is below `bound`."""
+    response = client().query(
+        TableName=name(),
+        IndexName=index,
+        KeyConditionExpression=f"{index}PK = :pk AND {index}SK < :bound",
+        ExpressionAttributeValues=values(pk=partition, bound=bound),
+        Limit=limit,
+    )
+    return [from_item(item) for item in response.get("Items", [])]
+
+
 def table_definition(table_name: str) -> dict:
     """CreateTable arguments; the deploy template describes the same table."""
     attrs = ["PK", "SK", "GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK", "GSI3PK", "GSI3SK"]
