@@ -2,6 +2,7 @@
 #   make run    serve the API on http://127.0.0.1:$${PORT:-8000} with a local DynamoDB (data in .data/)
 #   make test   run every test
 #   make bench  measure requests, capacity, latency and cold start against DynamoDB Local
+#   make fuzz   contract fuzzing of the running service with many examples (README: Contract fuzzing)
 #   make clean  remove what the two install (.venv, node_modules, caches); local data in .data/ is kept
 
 # The first Python 3.11+ found; override with `make PYTHON=/path/to/python3.12 ...`.
@@ -14,7 +15,7 @@ PY := $(VENV)/bin/python
 VENV_STAMP := $(VENV)/.installed
 NPM_STAMP := node_modules/.installed
 
-.PHONY: run test bench clean deps
+.PHONY: run test bench fuzz clean deps
 
 run: deps
 	$(PY) -m chalicelib.localdev.run
@@ -25,6 +26,11 @@ test: deps
 # DynamoDB requests, capacity, latency, cold start and memory per endpoint; writes bench/results.json.
 bench: deps
 	$(PY) bench/run.py
+
+# `make test` runs the same fuzzing with a few examples per operation; this is the long run.
+FUZZ_EXAMPLES ?= 200
+fuzz: deps
+	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) FUZZ_SUMMARY=1 $(PY) -m pytest -rs tests/test_contract_fuzz.py $(PYTEST_ARGS)
 
 deps: $(VENV_STAMP) $(NPM_STAMP)
 

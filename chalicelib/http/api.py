@@ -194,12 +194,15 @@ def endpoint(
     return register
 
 
-def _chalice_error_to_problem(response: Response) -> Response:
+def _chalice_error_to_problem(response: Response, route: str | None) -> Response:
     """Chalice answers some failures itself (405, 415, 500) in its own format; reshape them."""
     status = response.status_code
-    allow = response.headers.get("Allow")
     if status == 405:
-        return problem(405, "method-not-allowed", "this path does not support the method", headers={"Allow": allow})
+        # A method no view exists for (TRACE, say): Chalice's Allow would list the fallback views too.
+        allowed = ALLOWED_METHODS.get(route or "")
+        if allowed is None:  # one of the catch-all paths: no such resource
+            return _not_found()
+        return _method_not_allowed(allowed)()
     if status == 415:
         return problem(415, "unsupported-media-type", "send the body as application/json")
     if status >= 500:
@@ -215,12 +218,13 @@ def problems_middleware(event, get_response):
         return problem(413, "payload-too-large", f"request bodies are limited to {MAX_BODY_BYTES} bytes")
     response = get_response(event)
     if response.status_code >= 400 and not response.headers.get("Content-Type", "").startswith(PROBLEM):
-        return _chalice_error_to_problem(response)
+        return _chalice_error_to_problem(response, (event.context or {}).get("resourcePath"))
     return response
 
 
 MAX_CATCH_ALL_DEPTH = 10
 ALL_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD")
+ALLOWED_METHODS: dict[str, list[str]] = {}  # route path -> the methods its own views answer
 
 
 def _not_found():
@@ -241,7 +245,7 @@ def install_fallbacks(app: Chalice) -> None:
     catch-all paths /{p1}, /{p1}/{p2}, ... answer 404 (literal routes are matched before variable ones).
     """
     for path, entries in list(app.routes.items()):
-        allowed = sorted(entries)
+        allowed = ALLOWED_METHODS[path] = sorted(entries)
         for method in ALL_METHODS:
             if method not in entries:
                 name = f"method_not_allowed_{method}_{path}"

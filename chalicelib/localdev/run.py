@@ -135,15 +135,9 @@ def prepare_data(token: str) -> None:
     accounts.create_account(ACCOUNT_ID, ACCOUNT_NAME, token)
 
 
-def chalice_command() -> list[str]:
-    script = Path(sys.executable).parent / "chalice"
-    if script.exists():
-        return [str(script)]
-    return [sys.executable, "-c", "import sys; from chalice.cli import main; sys.exit(main())"]
-
-
 def start_api(port: int, stoppers: list[Callable[[], None]]) -> subprocess.Popen:
-    command = chalice_command() + [
+    # `chalice local`, with every HTTP method passed to the app (api_server.py says why).
+    command = [sys.executable, "-m", "chalicelib.localdev.api_server"] + [
         "local", "--stage", "local", "--host", "127.0.0.1", "--port", str(port), "--no-autoreload"
     ]
     process = subprocess.Popen(

@@ -1,4 +1,6 @@
 """Every error is RFC 9457 problem+json (decisions §3), and no request, however malformed, yields a 5xx."""
+import json
+
 import pytest
 
 from tests.conftest import OTHER_TOKEN, SUPPLIER_TOKEN, problem_paths
@@ -96,6 +98,23 @@ def test_unknown_path(api, path):
 def test_known_path_with_wrong_method(api, method, path, allowed):
     for token in [SUPPLIER_TOKEN, None]:
         response = api.request(method, path, token=token, raw="{}" if method in ("POST", "PUT", "PATCH") else None)
+        assert_problem(response, 405, "method-not-allowed")
+        assert {m.strip() for m in response.headers["Allow"].split(",")} == allowed
+
+
+@pytest.mark.parametrize("method", ["TRACE", "CONNECT", "PROPFIND"])
+@pytest.mark.parametrize("path, allowed", [
+    ("/products", {"GET", "POST"}),
+    ("/products/p1", {"GET", "PUT", "PATCH", "DELETE"}),
+    ("/nope/deeper", None),
+])
+def test_methods_no_route_registers_are_405_on_known_paths_and_404_elsewhere(api, method, path, allowed):
+    # Chalice answers these itself; its Allow header would name the fallback views as well.
+    response = api.client.http.request(method, path, headers={"Authorization": f"token {SUPPLIER_TOKEN}"})
+    response.data = json.loads(response.body)
+    if allowed is None:
+        assert_problem(response, 404, "not-found")
+    else:
         assert_problem(response, 405, "method-not-allowed")
         assert {m.strip() for m in response.headers["Allow"].split(",")} == allowed
 
