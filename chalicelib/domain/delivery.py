@@ -6,7 +6,7 @@ import datetime as dt
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, Strict, model_validator
+from pydantic import Field, model_validator
 
 from .common import (
     PALLET,
@@ -25,6 +25,7 @@ from .common import (
     is_whole,
     parse,
 )
+from .customer import Address, Contact
 from .errors import InvalidTransition
 from .product import PalletBundle, Vessel
 from .product import vessel_count as product_vessel_count
@@ -78,22 +79,8 @@ def status_after_receive(status: str) -> str:
 
 # --- shared value shapes ---
 
-Email = Annotated[str, Strict(), Field(min_length=3, max_length=256, pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")]
-CountryCode = Annotated[str, Strict(), Field(pattern=r"^[A-Z]{2}$", description="ISO 3166-1 alpha-2 code")]
-Zip = Annotated[str, Strict(), Field(min_length=1, max_length=32)]
-
-
-class Address(Shape):
-    address1: ShortText
-    address2: ShortText | None = None
-    zip: Zip
-    city: ShortText
-    country: CountryCode
-
-
-class User(Shape):
-    name: ShortText
-    email: Email
+# The sender of an order or a response has the shape of a customer's contact, checked by the same rules.
+User = Contact
 
 
 class Scheduled(Shape):
@@ -174,11 +161,6 @@ class CustomerActionBody(Shape):
 
 
 # --- response bodies (what the routes return; they feed the OpenAPI document) ---
-
-
-class Contact(Shape):
-    name: str
-    email: str
 
 
 class DeliveryCustomer(Shape):

@@ -108,6 +108,12 @@ class Product(Shape):
         return value
 
 
+class NewProduct(Product):
+    """POST /products body, for the OpenAPI document: the id comes in the body, so it is required."""
+
+    id: Identifier
+
+
 # The PATCH body, for the OpenAPI document: any product field but id, each optional (null removes it). Derived
 # from Product so the two cannot drift; PATCH itself validates the merged product as a whole.
 ProductPatch = create_model(

@@ -23,7 +23,7 @@ def list_products(call: Call):
     return page_body("products", [p.data for p in page.items], page.cursor)
 
 
-@endpoint(bp, "/products", "POST", body="domain.product:Product", response="domain.product:Product")
+@endpoint(bp, "/products", "POST", body="domain.product:NewProduct", response="domain.product:Product")
 def create_product(call: Call):
     return _product(catalogue.create_product(call.account, call.body()))
 

@@ -88,7 +88,7 @@ def test_bodies_and_success_responses_name_the_models(doc):
     post = doc["paths"]["/products"]["post"]
     body = post["requestBody"]
     assert body["required"] is True
-    assert body["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/Product"}
+    assert body["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/NewProduct"}
     assert post["responses"]["200"]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/Product"}
     patch = doc["paths"]["/products/{product_id}"]["patch"]
     assert patch["requestBody"]["content"]["application/merge-patch+json"]["schema"] == {
@@ -213,3 +213,8 @@ def test_document_is_built_on_first_request_not_at_import():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "0"
     assert openapi.document_json() is openapi.document_json()
+
+
+def test_post_products_documents_the_id_as_required(doc):
+    assert "id" in doc["components"]["schemas"]["NewProduct"]["required"]
+    assert "id" not in doc["components"]["schemas"]["Product"].get("required", [])
