@@ -129,6 +129,7 @@ class Operation:
     status: int = 200
     query: tuple[str, ...] = ()
     paged: bool = False
+    replayable: bool = True
 
     @property
     def body_model(self) -> type | None:
@@ -161,20 +162,25 @@ def endpoint(
     status: int = 200,
     query: tuple[str, ...] = (),
     paged: bool = False,
+    replayable: bool = True,
 ):
     """Register a handler for one method of a path. role None means no token is needed.
 
     body/response name the pydantic models of the request and the success body (a class, or "module:Class"
-    under chalicelib to keep imports lazy); query names the query
-    parameters; paged adds limit and cursor. They feed the OpenAPI document.
+    under chalicelib to keep imports lazy); query names the query parameters; paged adds limit and cursor.
+    They feed the OpenAPI document. replayable=False exempts a POST from Idempotency-Key: its answer holds a
+    secret that must never be stored (a new token).
     """
     content_types = BODY_TYPES if method in BODY_METHODS else ["*/*"]
 
     def register(handler: Callable[..., Response]):
         summary = (handler.__doc__ or handler.__name__.replace("_", " ")).strip().splitlines()[0]
         OPERATIONS.append(
-            Operation(path, method, role, handler.__name__, summary, body, response, status, tuple(query), paged)
+            Operation(
+                path, method, role, handler.__name__, summary, body, response, status, tuple(query), paged, replayable
+            )
         )
+
         @functools.wraps(handler)
         def view(**params):
             request = bp.current_request
@@ -182,7 +188,7 @@ def endpoint(
                 principal = auth.authenticate(request.headers.get("authorization"), role) if role else None
                 request.principal = principal  # the request log names the account (logs.py)
                 call = Call(request, principal)
-                if method == "POST" and principal is not None:
+                if method == "POST" and principal is not None and replayable:
                     return idempotency.handle(call, lambda: handler(call, **params))
                 return handler(call, **params)
             except ServiceError as error:

@@ -36,7 +36,8 @@ def patch_customer(call: Call, customer_id: str):
     return ok(customers.patch_customer(call.account, customer_id, call.body()))
 
 
-@endpoint(bp, "/customers/{customer_id}/tokens", "POST", response="domain.customer:CustomerToken")
+# Not replayable: an Idempotency-Key would store the answer, and a token's secret is stored only as a hash.
+@endpoint(bp, "/customers/{customer_id}/tokens", "POST", response="domain.customer:CustomerToken", replayable=False)
 def create_customer_token(call: Call, customer_id: str):
     """Create a token that acts as this customer; the secret is shown only here"""
     return ok(customers.create_customer_token(call.account, customer_id))

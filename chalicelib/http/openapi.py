@@ -153,7 +153,7 @@ def _parameters(operation: api.Operation, versioned: set[str]) -> list[dict]:
     ]
     if operation.method in WRITE_METHODS and operation.path in versioned:
         parameters.append(IF_MATCH)
-    if operation.method == "POST":
+    if operation.method == "POST" and operation.replayable:
         parameters.append(IDEMPOTENCY_KEY)
     return parameters
 

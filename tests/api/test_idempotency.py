@@ -170,3 +170,15 @@ def test_a_malformed_key_is_refused(shop, key):
 def test_an_empty_key_is_refused(shop):
     response = order(shop, "")
     assert response.status_code == 400
+
+
+def test_a_token_secret_is_never_stored_for_a_replay(shop):
+    """Token creation ignores Idempotency-Key: a replay would need the secret, which is kept only as a hash."""
+    first = post(shop, "/customers/c2/tokens", None, "t-1")
+    again = post(shop, "/customers/c2/tokens", None, "t-1")
+    assert first.status_code == again.status_code == 200
+    assert first.data["token"] != again.data["token"]
+    assert "Idempotent-Replayed" not in again.headers
+    assert record("supplier", "t-1") is None
+    stored = table.client().scan(TableName=table.name())["Items"]
+    assert first.data["token"] not in str(stored)
