@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from ..domain.errors import Conflict, NotFound, PreconditionFailed, invalid
 from ..domain.identifiers import ID_RULE, is_identifier
 from ..lazy import lazy
-from ..store import categories, product_images, products, table
+from ..store import categories, pricing, product_images, products, table
 from ..store.paging import Page
 
 # Validation needs pydantic; reads do not, so a cold GET never imports it.
@@ -73,6 +73,7 @@ def delete_product(account: str, product_id: str, if_match: str | None) -> None:
     if not is_identifier(product_id):
         raise NotFound(f"product {product_id} does not exist")
     products.delete(account, product_id, if_match)
+    pricing.delete_all_of_product(account, product_id)
 
 
 def put_category(account: str, category_id: str, body) -> dict:

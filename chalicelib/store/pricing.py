@@ -103,3 +103,25 @@ def delete_customer_pricing(account: str, product_id: str, customer_id: str) -> 
             return False
         raise
     return True
+
+
+def delete_all_of_product(account: str, product_id: str) -> None:
+    """Remove every customer pricing and the price groups of a deleted product, so a product later created with
+    the same id does not inherit them. Pricing writes check the product exists, so none can slip in after."""
+    pk = keys.product_pricing_pk(account, product_id)
+    request = {
+        "TableName": table.name(),
+        "KeyConditionExpression": "PK = :pk",
+        "ExpressionAttributeValues": table.values(pk=pk),
+        "ProjectionExpression": "PK, SK",
+    }
+    while True:
+        response = table.client().query(**request)
+        doomed = [{"DeleteRequest": {"Key": item}} for item in response.get("Items", [])]
+        for start in range(0, len(doomed), 25):  # BatchWriteItem's limit
+            pending = {table.name(): doomed[start : start + 25]}
+            while pending:
+                pending = table.client().batch_write_item(RequestItems=pending).get("UnprocessedItems") or {}
+        if "LastEvaluatedKey" not in response:
+            return
+        request["ExclusiveStartKey"] = response["LastEvaluatedKey"]

@@ -239,3 +239,13 @@ def test_valid_scaled_pricing_is_accepted_everywhere(api, kind, pricing):
     assert api.put(f"/products/{product_id}", {**product, "pricing": pricing}).status_code == 200
     assert api.put(f"/products/{product_id}/customer-pricing/bar-1", {"pricing": pricing}).status_code == 200
     assert api.put(f"/products/{product_id}/price-groups", {"gold": {"pricing": pricing}}).status_code == 200
+
+
+def test_deleting_the_product_removes_its_pricing(ready):
+    """A product created again under the same id must not inherit the pricing of the deleted one."""
+    assert ready.put(PATH, {"price": 1200}).status_code == 200
+    assert ready.put("/products/beer/price-groups", {"gold": {"price": 1100}}).status_code == 200
+    assert ready.delete("/products/beer").status_code == 204
+    make_product(ready, "beer", price=250)
+    assert ready.get(PATH).status_code == 404
+    assert ready.get("/products/beer/price-groups").data == {}
