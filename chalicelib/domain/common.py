@@ -20,7 +20,7 @@ from pydantic import (
 )
 
 from .errors import FieldError, ValidationFailed
-from .identifiers import ID_MAX_LENGTH, ID_PATTERN, is_identifier  # noqa: F401 (re-exported: the one id rule)
+from .identifiers import ID_MAX_LENGTH, ID_PATTERN
 
 Identifier = Annotated[str, Strict(), Field(min_length=1, max_length=ID_MAX_LENGTH, pattern=ID_PATTERN)]
 

@@ -275,10 +275,6 @@ def is_kg(item: dict) -> bool:
     return item.get("order_by") == "kg"
 
 
-def with_status(delivery: dict, status: str) -> dict:
-    return {**delivery, "status": status}
-
-
 def without_items(delivery: dict) -> dict:
     """The summary form lists show (and the summary item stores): the request without items."""
     request = {k: v for k, v in delivery["request"].items() if k != "items"}

@@ -2,7 +2,7 @@
 import datetime as dt
 import re
 
-from ..domain.common import is_identifier
+from ..domain.identifiers import is_identifier
 from ..domain.errors import FieldError, ValidationFailed
 from ..domain.pricing import as_priced_for_customer, price_for_customer
 from ..domain.schedule import MAX_DAYS, next_deliverable_dates

@@ -38,7 +38,7 @@ class Claim:
     def completion(self, body: dict, status: int = 200) -> dict:
         """A transaction item that records `body` as this request's JSON answer, if our claim still holds."""
         self.recorded = True
-        text = json.dumps(table.plain(body), ensure_ascii=False, separators=(",", ":"))
+        text = table.json_text(body)  # the renderer of first answers too, so a replay is byte for byte the same
         return records.complete_operation(self.record, status, JSON_HEADERS, text)
 
 

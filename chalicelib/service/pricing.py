@@ -3,7 +3,7 @@
 Both are validated by the one scaled-pricing validator against the product's `order_by`, and written only
 while the product still has that `order_by`; a product changed in between is read again.
 """
-from ..domain.common import is_identifier
+from ..domain.identifiers import is_identifier
 from ..domain.errors import Conflict, NotFound
 from ..domain.scaled_pricing import validate_price_groups, validate_price_level
 from ..store import pricing
