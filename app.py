@@ -2,13 +2,14 @@
 from chalice import Chalice
 
 from chalicelib.http import (
-    api,
     categories,
     customer_deliveries,
     customer_portal,
     customers,
     deliveries,
     docs,
+    edge,
+    fallbacks,
     logs,
     pricing,
     products,
@@ -21,7 +22,7 @@ from chalicelib.jobs import handlers
 app = Chalice(app_name="supplier-ordering", configure_logs=False)
 app.api.binary_types.append("text/csv")  # order files: latin1 bytes must pass API Gateway untouched
 app.register_middleware(logs.request_log_middleware, "http")  # outermost: logs the final status
-app.register_middleware(api.problems_middleware, "http")
+app.register_middleware(edge.edge_middleware, "http")
 BLUEPRINTS = (
     products.bp,
     categories.bp,
@@ -37,4 +38,4 @@ BLUEPRINTS = (
 )
 for blueprint in BLUEPRINTS:
     app.register_blueprint(blueprint)
-api.install_fallbacks(app)
+fallbacks.install(app)

@@ -40,3 +40,9 @@ TABLE_STREAM_PLACEHOLDER = "arn:aws:dynamodb:us-east-1:000000000000:table/suppli
 
 def table_stream_arn() -> str:
     return os.environ.get("TABLE_STREAM_ARN") or TABLE_STREAM_PLACEHOLDER
+
+
+def cors_allow_origins() -> tuple[str, ...]:
+    """Origins whose browsers may call the API (CORS_ALLOW_ORIGINS: comma-separated, or `*`); none by default."""
+    raw = os.environ.get("CORS_ALLOW_ORIGINS", "")
+    return tuple(origin.strip().rstrip("/") for origin in raw.split(",") if origin.strip())

@@ -18,6 +18,12 @@ class CategoryBody(Shape):
     name: Annotated[str, Strict(), AfterValidator(_category_name)]
 
 
+class NewCategory(CategoryBody):
+    """POST /categories: the id is required in the body."""
+
+    id: Identifier
+
+
 class Category(Shape):
     id: Identifier
     name: str

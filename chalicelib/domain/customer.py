@@ -105,13 +105,13 @@ class Customer(Shape):
 
     id: Identifier
     name: str
-    company: str | None = None
-    address: Address | None = None
-    contact: Contact | None = None
     price_group: str | None = None
     delivery_days: DeliveryDays | None = None
     delivery_date_overrides: DeliveryDateOverrides | None = None
     dates_with_no_delivery: DatesWithNoDelivery | None = None
+    company: str | None = None
+    address: Address | None = None
+    contact: Contact | None = None
 
 
 class CustomerList(Shape):
@@ -152,12 +152,12 @@ StrictBool = Annotated[bool, Strict()]
 class AccountDeliverySettings(Shape):
     """GET /account/settings/deliveries: the account defaults that apply to every customer."""
 
-    timezone: str
     allow_delivery_comments: bool
     allow_product_comments: bool
     delivery_days: DeliveryDays | None = None
     delivery_date_overrides: DeliveryDateOverrides | None = None
     dates_with_no_delivery: DatesWithNoDelivery | None = None
+    timezone: str
 
 
 class AccountDeliverySettingsPatch(Shape):

@@ -1,6 +1,8 @@
 """Failures the service reports to callers. The HTTP layer maps each to a problem+json type and status."""
 from dataclasses import dataclass
 
+from .problems import ProblemType
+
 
 @dataclass(frozen=True)
 class FieldError:
@@ -9,9 +11,12 @@ class FieldError:
 
 
 class ServiceError(Exception):
-    type = "internal-error"
+    type = ProblemType.INTERNAL_ERROR
     status = 500
-    title = "Internal error"
+
+    @property
+    def title(self) -> str:
+        return self.type.title
 
     def __init__(self, detail: str, errors: list[FieldError] | None = None):
         super().__init__(detail)
@@ -20,34 +25,34 @@ class ServiceError(Exception):
 
 
 class ValidationFailed(ServiceError):
-    type, status, title = "validation-error", 400, "The request is invalid"
+    type, status = ProblemType.VALIDATION_ERROR, 400
 
     def __init__(self, errors: list[FieldError], detail: str | None = None):
         super().__init__(detail or f"{len(errors)} field(s) are invalid", errors)
 
 
 class NotFound(ServiceError):
-    type, status, title = "not-found", 404, "Not found"
+    type, status = ProblemType.NOT_FOUND, 404
 
 
 class Conflict(ServiceError):
-    type, status, title = "conflict", 400, "Conflict"
+    type, status = ProblemType.CONFLICT, 400
 
 
 class InvalidTransition(ServiceError):
-    type, status, title = "invalid-transition", 400, "Invalid state transition"
+    type, status = ProblemType.INVALID_TRANSITION, 400
 
 
 class PreconditionFailed(ServiceError):
-    type, status, title = "precondition-failed", 412, "Precondition failed"
+    type, status = ProblemType.PRECONDITION_FAILED, 412
 
 
 class Unauthorized(ServiceError):
-    type, status, title = "unauthorized", 401, "Unauthorized"
+    type, status = ProblemType.UNAUTHORIZED, 401
 
 
 class Forbidden(ServiceError):
-    type, status, title = "forbidden", 403, "Forbidden"
+    type, status = ProblemType.FORBIDDEN, 403
 
 
 def invalid(path: str, message: str) -> ValidationFailed:
@@ -57,4 +62,4 @@ def invalid(path: str, message: str) -> ValidationFailed:
 class Busy(ServiceError):
     """Someone else is changing the same thing right now (a request in progress, a contended delivery)."""
 
-    type, status, title = "conflict", 409, "Conflict"
+    type, status = ProblemType.CONFLICT, 409

@@ -18,6 +18,12 @@ def list_categories(call: Call):
     return page_body("categories", page.items, page.cursor)
 
 
+@endpoint(bp, "/categories", "POST", body="domain.category:NewCategory", response="domain.category:Category")
+def create_category(call: Call):
+    """Create a category with the id given in the body (as barmate catalogue-sync tools do)"""
+    return ok(catalogue.create_category(call.account, call.body()))
+
+
 @endpoint(bp, "/categories/{category_id}", "PUT", body="domain.category:CategoryBody", response="domain.category:Category")
 def put_category(call: Call, category_id: str):
     return ok(catalogue.put_category(call.account, category_id, call.body()))

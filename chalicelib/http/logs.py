@@ -7,8 +7,8 @@ import functools
 import json
 import sys
 import time
-import uuid
 
+from .request_ids import request_id
 from .responses import PROBLEM
 
 SERVICE = "supplier-ordering"
@@ -38,13 +38,6 @@ def logger():
     return Logger(service=SERVICE, stream=_CurrentStdout(), use_rfc3339=True)
 
 
-def _request_id(request) -> str:
-    """API Gateway's request id (the x-amzn-RequestId clients see), else Lambda's, else a new one (local)."""
-    context = getattr(request, "context", None) or {}
-    lambda_context = getattr(request, "lambda_context", None)
-    return context.get("requestId") or getattr(lambda_context, "aws_request_id", None) or uuid.uuid4().hex
-
-
 def _problem_type(response) -> str | None:
     if response is None or not response.headers.get("Content-Type", "").startswith(PROBLEM):
         return None
@@ -59,7 +52,7 @@ def request_line(request, response, seconds: float) -> dict:
     principal = getattr(request, "principal", None) or {}
     status = response.status_code if response is not None else 500
     line = {
-        "request_id": _request_id(request),
+        "request_id": request_id(request),
         "method": getattr(request, "method", None),
         "route": (getattr(request, "context", None) or {}).get("resourcePath"),
         "status": status,

@@ -1,44 +1,41 @@
-"""Rendering bodies: JSON for results, RFC 9457 problem+json for every error."""
+"""Rendering bodies: JSON for results (fields in the order of decisions §3), RFC 9457 problem+json for errors."""
 import json
 
 from chalice import Response
 
 from ..domain.errors import ServiceError
-from ..store.table import json_text
+from ..domain.field_order import Order, ordered
+from ..domain.problems import ProblemType
+from ..json_codec import json_text
 
 JSON = "application/json"
 PROBLEM = "application/problem+json"
 
-TITLES = {
-    400: "The request is invalid",
-    401: "Unauthorized",
-    403: "Forbidden",
-    404: "Not found",
-    405: "Method not allowed",
-    409: "Conflict",
-    412: "Precondition failed",
-    413: "Payload too large",
-    415: "Unsupported media type",
-    500: "Internal error",
-}
 
-
-def to_json(body) -> str:
-    return json_text(body)
+def to_json(body, order: Order | None = None) -> str:
+    return json_text(ordered(body, order))
 
 
 def ok(body, status: int = 200, headers: dict | None = None) -> Response:
-    return Response(body=to_json(body), status_code=status, headers={"Content-Type": JSON, **(headers or {})})
+    """A JSON result. The body stays a Python value until the endpoint renders it in its response's order."""
+    return Response(body=body, status_code=status, headers={"Content-Type": JSON, **(headers or {})})
+
+
+def render(response: Response, order: Order | None) -> Response:
+    """Serialise a result left as a Python value by `ok`; other responses pass unchanged."""
+    if not isinstance(response.body, (str, bytes)):
+        response.body = to_json(response.body, order)
+    return response
 
 
 def no_content() -> Response:
     return Response(body="", status_code=204, headers={})
 
 
-def problem(status: int, type_: str, detail: str, errors=(), headers: dict | None = None, title: str | None = None):
+def problem(status: int, type_: ProblemType, detail: str, errors=(), headers: dict | None = None) -> Response:
     body = {
-        "type": type_,
-        "title": title or TITLES.get(status, "Error"),
+        "type": str(type_),
+        "title": type_.title,
         "status": status,
         "detail": detail,
         "errors": [{"path": e.path, "message": e.message} for e in errors],
@@ -48,7 +45,7 @@ def problem(status: int, type_: str, detail: str, errors=(), headers: dict | Non
 
 def from_error(error: ServiceError) -> Response:
     headers = {"WWW-Authenticate": 'Bearer realm="supplier-ordering"'} if error.status == 401 else None
-    return problem(error.status, error.type, error.detail, error.errors, headers, error.title)
+    return problem(error.status, error.type, error.detail, error.errors, headers)
 
 
 def page(name: str, items: list, cursor: str | None) -> Response:

@@ -85,6 +85,15 @@ def put_category(account: str, category_id: str, body) -> dict:
     return categories.put(account, category_id, category.name)
 
 
+def create_category(account: str, body) -> dict:
+    """POST /categories, as barmate catalogue-sync clients send it: the id is in the body (decisions §5)."""
+    category = shapes.parse(category_shapes.NewCategory, body)
+    created = categories.create(account, category.id, category.name)
+    if created is categories.TAKEN:
+        raise Conflict(f"category {category.id} already exists; use PUT to replace it")
+    return created
+
+
 def get_category(account: str, category_id: str) -> dict:
     category = categories.get(account, category_id) if is_identifier(category_id) else None
     if category is None:

@@ -16,6 +16,26 @@ def put(account: str, category_id: str, name: str) -> dict:
     return _public(item)
 
 
+class Taken:
+    """The outcome of create when a category with that id already exists."""
+
+
+TAKEN = Taken()
+
+
+def create(account: str, category_id: str, name: str) -> dict | Taken:
+    item = {**keys.category_key(account, category_id), "name": name}
+    try:
+        table.client().put_item(
+            TableName=table.name(), Item=table.to_item(item), ConditionExpression="attribute_not_exists(PK)"
+        )
+    except ClientError as error:
+        if table.is_conditional_failure(error):
+            return TAKEN
+        raise
+    return _public(item)
+
+
 def get(account: str, category_id: str) -> dict | None:
     response = table.client().get_item(TableName=table.name(), Key=table.to_item(keys.category_key(account, category_id)))
     return _public(table.from_item(response["Item"])) if "Item" in response else None

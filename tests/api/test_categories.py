@@ -161,3 +161,29 @@ def test_categories_belong_to_one_account(api):
     response = api.post("/products", product("drinks"), token=OTHER_TOKEN)
     problem(response, 400, "validation-error")
     assert problem_paths(response) == ["category"]
+
+
+def test_post_creates_with_the_body_id(api):
+    response = api.post("/categories", {"id": "drinks", "name": "Drinks"})
+    assert response.status_code == 200
+    assert response.data == {"id": "drinks", "name": "Drinks"}
+    assert api.get("/categories/drinks").data == {"id": "drinks", "name": "Drinks"}
+
+
+def test_post_refuses_an_existing_id_and_keeps_the_stored_name(api):
+    api.post("/categories", {"id": "drinks", "name": "Drinks"})
+    response = api.post("/categories", {"id": "drinks", "name": "Beverages"})
+    problem(response, 400, "conflict")
+    assert "drinks" in response.data["detail"]
+    assert api.get("/categories/drinks").data == {"id": "drinks", "name": "Drinks"}
+
+
+@pytest.mark.parametrize(
+    "body, paths",
+    [({"name": "Drinks"}, ["id"]), ({"id": "a b", "name": "Drinks"}, ["id"]), ({"id": "drinks"}, ["name"]),
+     ({"id": "drinks", "name": ""}, ["name"]), ({"id": "drinks", "name": "Drinks", "colour": "red"}, ["colour"])],
+)
+def test_post_names_each_wrong_field(api, body, paths):
+    response = api.post("/categories", body)
+    problem(response, 400, "validation-error")
+    assert problem_paths(response) == paths

@@ -5,13 +5,14 @@ import pytest
 
 from tests.conftest import OTHER_TOKEN, SUPPLIER_TOKEN, problem_paths
 
-PROBLEM_KEYS = {"type", "title", "status", "detail", "errors"}
+PROBLEM_KEYS = {"type", "title", "status", "detail", "instance", "errors"}
 
 
 def assert_problem(response, status, type_):
     assert response.status_code == status, response.body
     assert response.headers["Content-Type"] == "application/problem+json"
     assert set(response.data) == PROBLEM_KEYS
+    assert response.data["instance"] == response.headers["X-Request-Id"]
     assert response.data["type"] == type_
     assert response.data["status"] == status
     assert isinstance(response.data["title"], str) and response.data["title"]

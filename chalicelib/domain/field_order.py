@@ -1,0 +1,185 @@
+"""The order in which responses list an object's fields (decisions §3): `id` first, then the order of the
+interface's tables, nested objects included, extension fields after.
+
+DynamoDB hands maps back in its own order, so every JSON response is put in this order when it is rendered.
+Pure data and one function, without pydantic, so a cold GET pays nothing for it. The response models list their
+fields in the same order (tests/api/test_field_order.py holds the two together), so the OpenAPI document shows
+the order the responses have.
+"""
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+
+@dataclass(frozen=True)
+class Record:
+    """An object with named fields: `fields` in order; `nested` orders a field's object (or each list element)."""
+
+    fields: tuple[str, ...]
+    nested: dict[str, "Order"] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Map:
+    """An object keyed by data (weekdays, dates, group names, property names): keys sorted, values ordered."""
+
+    values: "Order | None" = None
+
+
+Order = Union[Record, Map]
+
+
+def ordered(value: Any, order: "Order | None") -> Any:
+    """The value with its objects' keys in `order`; unknown keys follow the known ones, sorted."""
+    if order is None:
+        return value
+    if isinstance(value, list):
+        return [ordered(item, order) for item in value]
+    if not isinstance(value, dict):
+        return value
+    if isinstance(order, Map):
+        return {key: ordered(value[key], order.values) for key in sorted(value)}
+    result = {}
+    for name in order.fields:
+        if name in value:
+            result[name] = ordered(value[name], order.nested.get(name))
+    if len(result) < len(value):
+        for name in sorted(value):
+            if name not in result:
+                result[name] = value[name]
+    return result
+
+
+# The interface's tables, in their order.
+RULE = Record(("lead_days", "cutoff"))
+RULES_BY_KEY = Map(RULE)
+SCHEDULE_FIELDS = {"delivery_days": RULES_BY_KEY, "delivery_date_overrides": RULES_BY_KEY}
+VESSEL = Record(("id", "size", "unit", "type"))
+PALLET_BUNDLE = Record(("id", "type", "size"))
+BUNDLE = Record(("id", "id_override", "type", "size", "unit", "pallet_bundle"), {"pallet_bundle": PALLET_BUNDLE})
+PRICE_POINT = Record(("from", "price"))
+DATE_OVERRIDE = Record(("from_date", "to_date", "price_points"), {"price_points": PRICE_POINT})
+SCALED_PRICING = Record(
+    ("strategy", "price_points", "date_overrides"), {"price_points": PRICE_POINT, "date_overrides": DATE_OVERRIDE}
+)
+IMAGE = Record(("url", "etag", "last_modified"))
+PRODUCT = Record(
+    (
+        "id",
+        "status",
+        "category",
+        "name",
+        "order_by",
+        "vessel",
+        "bundles",
+        "price",
+        "price_per",
+        "min_order_count",
+        "delivery_days",
+        "delivery_date_overrides",
+        "dates_with_no_delivery",
+        "pricing",
+        "gtin",
+        "custom_properties",
+        "image",
+    ),
+    {
+        "vessel": VESSEL,
+        "bundles": BUNDLE,
+        "pricing": SCALED_PRICING,
+        "custom_properties": Map(),
+        "image": IMAGE,
+        **SCHEDULE_FIELDS,
+    },
+)
+CATEGORY = Record(("id", "name"))
+ADDRESS = Record(("address1", "address2", "zip", "city", "country"))
+CONTACT = Record(("name", "email"))
+CUSTOMER = Record(
+    (
+        "id",
+        "name",
+        "price_group",
+        "delivery_days",
+        "delivery_date_overrides",
+        "dates_with_no_delivery",
+        # extension: the profile of PUT /customers/:id
+        "company",
+        "address",
+        "contact",
+    ),
+    {"address": ADDRESS, "contact": CONTACT, **SCHEDULE_FIELDS},
+)
+CUSTOMER_TOKEN = Record(("id", "token", "customer_id"))
+ACCOUNT_DELIVERY_SETTINGS = Record(
+    (
+        "allow_delivery_comments",
+        "allow_product_comments",
+        "delivery_days",
+        "delivery_date_overrides",
+        "dates_with_no_delivery",
+        "timezone",  # extension (decisions §7)
+    ),
+    SCHEDULE_FIELDS,
+)
+PRICE_LEVEL = Record(("price", "pricing"), {"pricing": SCALED_PRICING})
+SCHEDULED = Record(("date", "time"))
+USER = CONTACT
+REQUEST_ITEM = Record(
+    ("id", "name", "order_by", "vessel", "count", "bundle", "vessel_count", "price", "price_per", "message"),
+    {"vessel": VESSEL, "bundle": BUNDLE},
+)
+DELIVERY_REQUEST = Record(
+    ("timestamp", "company", "customer_id", "cost_center", "address", "scheduled", "user", "message", "items"),
+    {"address": ADDRESS, "scheduled": SCHEDULED, "user": USER, "items": REQUEST_ITEM},
+)
+RESPONSE_ITEM = Record(("id", "count", "bundle", "vessel_count", "price"), {"bundle": BUNDLE})
+DELIVERY_RESPONSE = Record(
+    ("type", "timestamp", "reference", "scheduled", "items", "user", "message"),
+    {"scheduled": SCHEDULED, "items": RESPONSE_ITEM, "user": USER},
+)
+DELIVERY_CUSTOMER = Record(("id", "company", "address", "contact"), {"address": ADDRESS, "contact": CONTACT})
+CUSTOMER_ACTION = Record(("timestamp", "user", "message"), {"user": USER})
+DELIVERY = Record(
+    ("id", "type", "status", "customer", "request", "responses", "cancelled", "received"),
+    {
+        "customer": DELIVERY_CUSTOMER,
+        "request": DELIVERY_REQUEST,
+        "responses": DELIVERY_RESPONSE,
+        "cancelled": CUSTOMER_ACTION,
+        "received": CUSTOMER_ACTION,  # extension
+    },
+)
+WEBHOOK_SETTINGS = Record(
+    ("url", "method", "headers", "authorization", "signing_secret"),
+    {"headers": Map(), "authorization": Record(("type", "username"))},
+)
+WEBHOOK_DELIVERY = Record(
+    ("id", "type", "status", "created_at", "delivery_id", "attempts", "next_attempt_at"),
+    {"attempts": Record(("at", "status_code", "error", "duration_ms"))},
+)
+
+
+def page(name: str, item: Order) -> Record:
+    """A list page: the items, then the cursor."""
+    return Record((name, "cursor"), {name: item})
+
+
+# Response shapes by the name of the model that documents them (the `response=` of an endpoint).
+BY_MODEL: dict[str, Order] = {
+    "Product": PRODUCT,
+    "ProductList": page("products", PRODUCT),
+    "Category": CATEGORY,
+    "CategoryList": page("categories", CATEGORY),
+    "Customer": CUSTOMER,
+    "CustomerList": page("customers", CUSTOMER),
+    "CustomerToken": CUSTOMER_TOKEN,
+    "DeliveryDates": Record(("dates",)),
+    "AccountDeliverySettings": ACCOUNT_DELIVERY_SETTINGS,
+    "PriceLevel": PRICE_LEVEL,
+    "PriceGroups": Map(PRICE_LEVEL),
+    "Delivery": DELIVERY,
+    "DeliveryList": page("deliveries", DELIVERY),
+    "PlacedDeliveries": Record(("deliveries",), {"deliveries": DELIVERY}),
+    "WebhookSettingsView": WEBHOOK_SETTINGS,
+    "WebhookDeliveryList": page("webhook_deliveries", WEBHOOK_DELIVERY),
+}

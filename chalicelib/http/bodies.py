@@ -1,0 +1,64 @@
+"""Request bodies: JSON parsed exactly (numbers as Decimal), every failure a 400 naming `body`."""
+import json
+import re
+from decimal import Decimal
+from typing import Any
+
+from ..domain.errors import invalid
+
+MAX_BODY_BYTES = 1024 * 1024
+BODY_METHODS = ("POST", "PUT", "PATCH")
+JSON_BODY = "application/json"
+MERGE_PATCH = "application/merge-patch+json"
+
+# A \uD800-\uDFFF escape may leave a lone surrogate in a string, which cannot be stored or sent as UTF-8.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def content_types(method: str) -> list[str]:
+    """What a route accepts: JSON, and JSON merge patch on PATCH only (RFC 7396)."""
+    if method == "PATCH":
+        return [JSON_BODY, MERGE_PATCH]
+    return [JSON_BODY] if method in BODY_METHODS else ["*/*"]
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _check_encodable(body: Any) -> None:
+    """Raise UnicodeEncodeError if any key or string holds a lone surrogate (iterative: bodies may be deep)."""
+    pending = [body]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, str):
+            value.encode("utf-8")
+        elif isinstance(value, dict):
+            pending.extend(value)
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
+
+
+def parse(raw: bytes | str | None) -> Any:
+    raw = raw or b""
+    if isinstance(raw, str):
+        raw = raw.encode()
+    if not raw.strip():
+        raise invalid("body", "a JSON body is required")
+    try:
+        body = json.loads(raw.decode("utf-8"), parse_float=Decimal, parse_constant=_reject_constant)
+        if _SURROGATE_ESCAPE.search(raw):
+            _check_encodable(body)
+        return body
+    except RecursionError:
+        raise invalid("body", "is nested too deeply") from None
+    except ValueError as error:  # includes UnicodeDecodeError and UnicodeEncodeError
+        raise invalid("body", f"is not valid JSON: {error}") from None
+
+
+def parse_object(raw: bytes | str | None) -> dict:
+    body = parse(raw)
+    if not isinstance(body, dict):
+        raise invalid("body", "must be a JSON object")
+    return body

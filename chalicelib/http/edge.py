@@ -1,0 +1,70 @@
+"""What every response gets on its way out, whichever view (or Chalice itself) answered:
+
+- a problem+json body for the failures Chalice answers in its own format (405, 415, 500);
+- X-Request-Id, repeated as `instance` in problem bodies (decisions §3);
+- Retry-After on 409 (contention that may pass);
+- no body on HEAD; CORS headers when CORS_ALLOW_ORIGINS allows the Origin.
+"""
+import json
+
+from chalice import Response
+
+from ..domain.problems import ProblemType
+from . import cors, fallbacks
+from .bodies import MAX_BODY_BYTES
+from .request_ids import HEADER as REQUEST_ID, request_id
+from .responses import PROBLEM, problem
+
+RETRY_AFTER_SECONDS = "1"
+
+
+def _reshape_chalice_error(response: Response, route: str | None) -> Response:
+    """Chalice answers some failures itself (405, 415, 500) in its own format; reshape them."""
+    status = response.status_code
+    if status == 405:
+        # A method no view exists for (TRACE, say): Chalice's Allow would list the fallback views too.
+        allowed = fallbacks.ALLOWED_METHODS.get(route or "")
+        if allowed is None:  # one of the catch-all paths: no such resource
+            return fallbacks.not_found()
+        return fallbacks.method_not_allowed(allowed)
+    if status == 415:
+        return problem(415, ProblemType.UNSUPPORTED_MEDIA_TYPE, "send the body as application/json")
+    if status >= 500:
+        return problem(500, ProblemType.INTERNAL_ERROR, "an unexpected error occurred; it has been logged")
+    if status == 404:
+        return problem(404, ProblemType.NOT_FOUND, "no such resource")
+    type_ = ProblemType.VALIDATION_ERROR if status == 400 else ProblemType.INTERNAL_ERROR
+    return problem(status, type_, "the request failed")
+
+
+def _with_instance(response: Response, instance: str) -> None:
+    try:
+        body = json.loads(response.body)
+    except (TypeError, ValueError):
+        return
+    if isinstance(body, dict):
+        ordered = {key: body[key] for key in ("type", "title", "status", "detail") if key in body}
+        response.body = json.dumps({**ordered, "instance": instance, **body})
+
+
+def edge_middleware(event, get_response):
+    raw = event.raw_body
+    if raw is not None and len(raw) > MAX_BODY_BYTES:
+        response = problem(413, ProblemType.PAYLOAD_TOO_LARGE, f"request bodies are limited to {MAX_BODY_BYTES} bytes")
+    else:
+        response = get_response(event)
+    route = (event.context or {}).get("resourcePath")
+    if response.status_code >= 400 and not response.headers.get("Content-Type", "").startswith(PROBLEM):
+        response = _reshape_chalice_error(response, route)
+    identifier = request_id(event)
+    response.headers[REQUEST_ID] = identifier
+    if response.headers.get("Content-Type", "").startswith(PROBLEM):
+        _with_instance(response, identifier)
+    if response.status_code == 409:
+        response.headers.setdefault("Retry-After", RETRY_AFTER_SECONDS)
+    headers = event.headers or {}
+    preflight = event.method == "OPTIONS" and headers.get("access-control-request-method") is not None
+    response.headers.update(cors.headers(headers.get("origin"), response.headers.get("Allow") if preflight else None))
+    if event.method == "HEAD":
+        response.body = b""
+    return response

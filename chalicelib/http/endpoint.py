@@ -1,0 +1,61 @@
+"""The endpoint wrapper: `endpoint(bp, path, method, role)` authenticates, builds the `Call`, turns service
+errors into problems and renders the result in its response's field order."""
+import functools
+from typing import Callable
+
+from chalice import Blueprint, Response
+
+from ..domain.errors import ServiceError
+from ..domain.field_order import BY_MODEL
+from . import auth, bodies, idempotency
+from .call import Call
+from .registry import OPERATIONS, Operation
+from .responses import from_error, render
+
+
+def endpoint(
+    bp: Blueprint,
+    path: str,
+    method: str,
+    role: str | None = auth.SUPPLIER,
+    *,
+    body: type | str | None = None,
+    response: type | str | None = None,
+    status: int = 200,
+    query: tuple[str, ...] = (),
+    paged: bool = False,
+    replayable: bool = True,
+):
+    """Register a handler for one method of a path. role None means no token is needed.
+
+    body/response name the pydantic models of the request and the success body (a class, or "module:Class"
+    under chalicelib to keep imports lazy); query names the query parameters; paged adds limit and cursor.
+    They feed the OpenAPI document (whose examples and descriptions live in http/docs_content.py).
+    replayable=False exempts a POST from Idempotency-Key: its answer holds a secret that must never be stored.
+    """
+
+    def register(handler: Callable[..., Response]):
+        summary = (handler.__doc__ or handler.__name__.replace("_", " ")).strip().splitlines()[0]
+        operation = Operation(
+            path, method, role, handler.__name__, summary, body, response, status, tuple(query), paged, replayable
+        )
+        OPERATIONS.append(operation)
+        order = BY_MODEL.get(operation.response_name or "")
+
+        @functools.wraps(handler)
+        def view(**params):
+            request = bp.current_request
+            try:
+                principal = auth.authenticate(request.headers.get("authorization"), role) if role else None
+                request.principal = principal  # the request log names the account (logs.py)
+                call = Call(request, principal)
+                if method == "POST" and principal is not None and replayable:
+                    return idempotency.handle(call, lambda: render(handler(call, **params), order))
+                return render(handler(call, **params), order)
+            except ServiceError as error:
+                return from_error(error)
+
+        bp.route(path, methods=[method], content_types=bodies.content_types(method))(view)
+        return handler
+
+    return register

@@ -1,0 +1,46 @@
+"""The registry of operations: what each route takes and answers, for the OpenAPI document and the renderer."""
+import importlib
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Operation:
+    """What the OpenAPI document says of one route; the same models validate and render it."""
+
+    path: str
+    method: str
+    role: str | None
+    name: str
+    summary: str
+    body: type | str | None = None
+    response: type | str | None = None
+    status: int = 200
+    query: tuple[str, ...] = ()
+    paged: bool = False
+    replayable: bool = True
+
+    @property
+    def body_model(self) -> type | None:
+        return model(self.body)
+
+    @property
+    def response_model(self) -> type | None:
+        return model(self.response)
+
+    @property
+    def response_name(self) -> str | None:
+        """The response model's class name, without importing it (renderers look orders up by it)."""
+        if isinstance(self.response, str):
+            return self.response.partition(":")[2]
+        return getattr(self.response, "__name__", None)
+
+
+def model(reference: type | str | None) -> type | None:
+    """Models may be named "module:Class" under chalicelib, so route modules need not import pydantic."""
+    if not isinstance(reference, str):
+        return reference
+    module, _, name = reference.partition(":")
+    return getattr(importlib.import_module(f"chalicelib.{module}"), name)
+
+
+OPERATIONS: list[Operation] = []
