@@ -66,5 +66,5 @@ def edge_middleware(event, get_response):
     preflight = event.method == "OPTIONS" and headers.get("access-control-request-method") is not None
     response.headers.update(cors.headers(headers.get("origin"), response.headers.get("Allow") if preflight else None))
     if event.method == "HEAD":
-        response.body = b""
+        response.body = ""
     return response

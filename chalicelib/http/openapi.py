@@ -1,25 +1,45 @@
 """The OpenAPI 3.1 document, generated from the route registry and the pydantic models the routes use.
 
-Every route is declared once with `api.endpoint(...)`; the same body and response models that validate and
-render it are turned into JSON schemas here, so the document cannot drift from the code. It is built on first
-request and cached for the life of the process, so cold starts do not pay for it.
+Every route is declared once with `endpoint(...)`; the same body and response models that validate and render it
+are turned into JSON schemas here, so the document cannot drift from the code. What the models cannot say lives
+in http/openapi_text.py (tags, parameter descriptions) and http/examples.json (recorded by
+tests/api/example_flow.py). `missing_documentation` names what a route lacks; a test keeps it empty. The document
+is built on first request and cached for the life of the process, so cold starts do not pay for it.
 """
+import copy
 import functools
 import json
 import re
+from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, TypeAdapter
+from pydantic import BaseModel, Field, TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema
 
+from ..domain.delivery import Delivery
+from ..domain.problems import ProblemType
 from ..domain.product import Product
-from . import api
+from . import bodies, params
+from .openapi_text import (
+    DESCRIPTION,
+    EXAMPLE_EXEMPT,
+    PATH_PARAMETERS,
+    QUERY_PARAMETERS,
+    RESPONSE_CONTENT,
+    SERVERS,
+    TAGS,
+    WEBHOOK_EVENTS,
+    WEBHOOK_HEADERS,
+    tag_of,
+)
+from .registry import OPERATIONS, Operation
 from .responses import JSON, PROBLEM
 
-API_VERSION = "1.0.0"
-REF_TEMPLATE = "#/components/schemas/{model}"
+API_VERSION = "1.1.0"
+REF_PREFIX = "#/components/schemas/"
 PATH_PARAMETER = re.compile(r"{(\w+)}")
 WRITE_METHODS = ("PUT", "PATCH", "DELETE")
+EXAMPLES_FILE = Path(__file__).with_name("examples.json")
 
 # Reads of these resources carry an ETag; PUT/PATCH/DELETE on the path that reads them accept If-Match.
 VERSIONED_MODELS: tuple[type, ...] = (Product,)
@@ -33,23 +53,25 @@ class FieldProblem(BaseModel):
 class Problem(BaseModel):
     """RFC 9457 problem details: the body of every error (decisions §3)."""
 
-    type: Literal[
-        "validation-error",
-        "invalid-transition",
-        "not-found",
-        "method-not-allowed",
-        "unsupported-media-type",
-        "unauthorized",
-        "forbidden",
-        "conflict",
-        "precondition-failed",
-        "payload-too-large",
-        "internal-error",
-    ]
+    type: str = Field(
+        description="What went wrong. Known values: "
+        + ", ".join(f"`{t}`" for t in ProblemType)
+        + ". New values may be added: treat an unknown one by its `status`.",
+        examples=[str(t) for t in ProblemType],
+    )
     title: str
     status: int
     detail: str
+    instance: str | None = Field(None, description="The request's X-Request-Id, to quote to support.")
     errors: list[FieldProblem]
+
+
+class WebhookEvent(BaseModel):
+    """The body of every webhook message (decisions §10)."""
+
+    type: Literal["request-delivery", "cancel-delivery", "receive-delivery"]
+    idempotency_key: str = Field(description="The same on every attempt and resend of one event.")
+    data: Delivery
 
 
 PROBLEMS = {
@@ -59,18 +81,29 @@ PROBLEMS = {
     403: "The token's role may not use this endpoint.",
     404: "No such resource in this account (or no such path).",
     405: "The path does not support this method; the Allow header lists those it does.",
+    409: "Another request is changing the same thing (the same Idempotency-Key in progress, or a delivery under "
+    "heavy contention); retry after the Retry-After seconds.",
     412: "If-Match names a version of the resource that is no longer current.",
-    413: f"The request body is larger than {api.MAX_BODY_BYTES} bytes.",
-    415: "The body is not sent as application/json or application/merge-patch+json.",
+    413: f"The request body is larger than {bodies.MAX_BODY_BYTES} bytes.",
+    415: "The body is not sent as application/json (or application/merge-patch+json on PATCH).",
     500: "An unexpected error; it has been logged.",
 }
+EXAMPLE_TYPES = {
+    400: ProblemType.VALIDATION_ERROR,
+    401: ProblemType.UNAUTHORIZED,
+    403: ProblemType.FORBIDDEN,
+    404: ProblemType.NOT_FOUND,
+    405: ProblemType.METHOD_NOT_ALLOWED,
+    409: ProblemType.CONFLICT,
+    412: ProblemType.PRECONDITION_FAILED,
+    413: ProblemType.PAYLOAD_TOO_LARGE,
+    415: ProblemType.UNSUPPORTED_MEDIA_TYPE,
+    500: ProblemType.INTERNAL_ERROR,
+}
+REQUEST_ID_HEADER = {"description": "The id of this request; problem bodies repeat it as `instance`.", "schema": {"type": "string"}}
 
 SECURITY_SCHEMES = {
-    "bearer": {
-        "type": "http",
-        "scheme": "bearer",
-        "description": "`Authorization: Bearer <secret>`.",
-    },
+    "bearer": {"type": "http", "scheme": "bearer", "description": "`Authorization: Bearer <secret>`."},
     "token": {
         "type": "apiKey",
         "in": "header",
@@ -85,7 +118,7 @@ PAGING_PARAMETERS = [
         "in": "query",
         "required": False,
         "description": "Page size.",
-        "schema": {"type": "integer", "minimum": 1, "maximum": api.MAX_LIMIT, "default": api.DEFAULT_LIMIT},
+        "schema": {"type": "integer", "minimum": 1, "maximum": params.MAX_LIMIT, "default": params.DEFAULT_LIMIT},
     },
     {
         "name": "cursor",
@@ -113,110 +146,258 @@ IDEMPOTENCY_KEY = {
     "schema": {"type": "string", "minLength": 1},
 }
 
-DESCRIPTION = """Supplier Ordering Service.
 
-Authenticate with `Authorization: token <secret>` or `Authorization: Bearer <secret>`. Supplier tokens use
-every endpoint except `/customer/...`, which need a customer token. Errors are `application/problem+json`.
-Lists are paged with `limit` and an opaque `cursor`."""
+@functools.cache
+def examples() -> dict[str, dict]:
+    """Recorded request and response bodies by operationId (tests/api/example_flow.py)."""
+    return json.loads(EXAMPLES_FILE.read_text())
 
 
-def _schemas(operations: list[api.Operation]) -> tuple[dict, dict]:
-    """JSON schemas of every body (as validated) and response (as rendered); shared models land in components."""
+def _is_json_response(operation: Operation) -> bool:
+    return operation.response_model is not None and operation.status != 204
+
+
+def missing_documentation(operations: list[Operation]) -> list[str]:
+    """What each operation lacks for the document: a tag, parameter descriptions, examples. One line each."""
+    found = []
+    recorded = examples()
+    for op in operations:
+        where = f"{op.method} {op.path} ({op.name})"
+        if tag_of(op.path) is None:
+            found.append(f"{where}: no tag; add its path prefix to TAG_OF_PATH in chalicelib/http/openapi_text.py")
+        for name in PATH_PARAMETER.findall(op.path):
+            if name not in PATH_PARAMETERS:
+                found.append(f"{where}: path parameter {name} has no description in PATH_PARAMETERS (openapi_text.py)")
+        for name in op.query:
+            if name not in QUERY_PARAMETERS:
+                found.append(f"{where}: query parameter {name} has no entry in QUERY_PARAMETERS (openapi_text.py)")
+        if op.response is None and op.status != 204 and op.name not in RESPONSE_CONTENT:
+            found.append(f"{where}: no response model; describe its content in RESPONSE_CONTENT (openapi_text.py)")
+        if op.name in EXAMPLE_EXEMPT:
+            continue
+        example = recorded.get(op.name, {})
+        fix = "call it in tests/api/example_flow.py and run UPDATE_EXAMPLES=1 pytest tests/api/test_examples.py"
+        if op.body is not None and "request" not in example:
+            found.append(f"{where}: no example request; {fix}")
+        if op.status != 204 and "response" not in example:
+            found.append(f"{where}: no example response; {fix}")
+    return found
+
+
+def _walk(node: Any):
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from _walk(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _walk(value)
+
+
+def _refs(node: Any) -> set[str]:
+    return {n["$ref"].removeprefix(REF_PREFIX) for n in _walk(node) if isinstance(n.get("$ref"), str)}
+
+
+def _reachable(roots: list[dict], definitions: dict) -> set[str]:
+    seen: set[str] = set()
+    pending = set().union(*(_refs(root) for root in roots)) if roots else set()
+    while pending:
+        name = pending.pop()
+        if name not in seen and name in definitions:
+            seen.add(name)
+            pending |= _refs(definitions[name])
+    return seen
+
+
+def _rename_refs(node: Any, names: dict[str, str]) -> None:
+    for item in _walk(node):
+        ref = item.get("$ref")
+        if isinstance(ref, str) and ref.removeprefix(REF_PREFIX) in names:
+            item["$ref"] = REF_PREFIX + names[ref.removeprefix(REF_PREFIX)]
+
+
+def _open(node: Any) -> None:
+    """Responses may gain fields (decisions: extra response fields are fine), so their schemas say so."""
+    for item in _walk(node):
+        if item.get("additionalProperties") is False:
+            del item["additionalProperties"]
+
+
+def _schemas(operations: list[Operation]) -> tuple[dict, dict, dict]:
+    """JSON schemas of bodies (strict, as validated) and responses (open to added fields).
+
+    A model used both ways gets two components: its own name for the response, `<Name>Input` for the body."""
     wanted: dict[tuple[Any, str], None] = {}
-    for operation in operations:
-        if operation.body_model is not None:
-            wanted[(operation.body_model, "validation")] = None
-        if operation.response_model is not None:
-            wanted[(operation.response_model, "serialization")] = None
+    for op in operations:
+        if op.body_model is not None:
+            wanted[(op.body_model, "validation")] = None
+        if _is_json_response(op):
+            wanted[(op.response_model, "serialization")] = None
     wanted[(Problem, "serialization")] = None
+    wanted[(WebhookEvent, "serialization")] = None
     inputs = [(key, key[1], TypeAdapter(key[0]).core_schema) for key in wanted]
-    by_key, definitions = GenerateJsonSchema(ref_template=REF_TEMPLATE).generate_definitions(inputs)
-    return {key: schema for (key, _mode), schema in by_key.items()}, definitions
+    by_key, definitions = GenerateJsonSchema(ref_template=REF_PREFIX + "{model}").generate_definitions(inputs)
+    bodies_ = {key[0]: schema for (key, mode), schema in by_key.items() if mode == "validation"}
+    responses = {key[0]: schema for (key, mode), schema in by_key.items() if mode == "serialization"}
+    read = _reachable(list(responses.values()), definitions)
+    written = _reachable(list(bodies_.values()), definitions)
+    inputs_of = {name: f"{name}Input" for name in read & written}
+    for name, input_name in inputs_of.items():
+        definitions[input_name] = copy.deepcopy(definitions[name])
+    for name in written:
+        _rename_refs(definitions[inputs_of.get(name, name)], inputs_of)
+    _rename_refs(list(bodies_.values()), inputs_of)
+    for name in read:
+        _open(definitions[name])
+    _open(list(responses.values()))
+    return bodies_, responses, definitions
 
 
-def _versioned_paths(operations: list[api.Operation]) -> set[str]:
+def _versioned_paths(operations: list[Operation]) -> set[str]:
     return {op.path for op in operations if op.method == "GET" and op.response_model in VERSIONED_MODELS}
 
 
-def _parameters(operation: api.Operation, versioned: set[str]) -> list[dict]:
-    parameters = [
-        {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+def _parameters(operation: Operation, versioned: set[str]) -> list[dict]:
+    found = [
+        {"name": name, "in": "path", "required": True, "description": PATH_PARAMETERS.get(name, ""), "schema": {"type": "string"}}
         for name in PATH_PARAMETER.findall(operation.path)
     ]
     if operation.paged:
-        parameters += PAGING_PARAMETERS
+        found += PAGING_PARAMETERS
     paging = {p["name"] for p in PAGING_PARAMETERS} if operation.paged else set()
-    parameters += [
-        {"name": name, "in": "query", "required": False, "schema": {"type": "string"}}
+    found += [
+        {"name": name, "in": "query", "required": False, **QUERY_PARAMETERS.get(name, {"schema": {"type": "string"}})}
         for name in operation.query
         if name not in paging
     ]
     if operation.method in WRITE_METHODS and operation.path in versioned:
-        parameters.append(IF_MATCH)
+        found.append(IF_MATCH)
     if operation.method == "POST" and operation.replayable:
-        parameters.append(IDEMPOTENCY_KEY)
-    return parameters
+        found.append(IDEMPOTENCY_KEY)
+    return found
 
 
-def _success(operation: api.Operation, schemas: dict) -> dict:
+def _success(operation: Operation, responses: dict, example: dict) -> dict:
+    headers: dict = {"X-Request-Id": REQUEST_ID_HEADER}
     if operation.status == 204:
-        return {"description": "Done; no body."}
-    response: dict = {"description": "Success."}
-    if operation.response_model is not None:
-        response["content"] = {JSON: {"schema": schemas[(operation.response_model, "serialization")]}}
+        return {"description": "Done; no body.", "headers": headers}
+    response: dict = {"description": "Success.", "headers": headers}
+    if _is_json_response(operation):
+        content = {"schema": responses[operation.response_model]}
+        if "response" in example:
+            content["example"] = example["response"]
+        response["content"] = {JSON: content}
     else:
-        # A route without a response model (a file, for instance): its body is not described.
-        response["content"] = {"*/*": {}}
+        described = RESPONSE_CONTENT.get(operation.name, {})
+        response["description"] = described.get("description", "Success.")
+        response["content"] = copy.deepcopy(described.get("content", {}))
+        for media in response["content"].values():
+            if "response" in example:
+                media["example"] = example["response"]
     if operation.response_model in VERSIONED_MODELS:
-        response["headers"] = {"ETag": ETAG_HEADER}
+        headers["ETag"] = ETAG_HEADER
     return response
 
 
-def _problem_statuses(operation: api.Operation, versioned: set[str]) -> list[int]:
+def _problem_statuses(operation: Operation, versioned: set[str]) -> list[int]:
     statuses = [400]
     if operation.role is not None:
         statuses += [401, 403]
     statuses += [404, 405]
+    if operation.method == "POST" and operation.replayable and operation.role is not None:
+        statuses.append(409)
     if operation.method in WRITE_METHODS and operation.path in versioned:
         statuses.append(412)
-    if operation.method in api.BODY_METHODS:
+    if operation.method in bodies.BODY_METHODS:
         statuses += [413, 415]
     return statuses + [500]
 
 
-def _operation(operation: api.Operation, schemas: dict, versioned: set[str], operation_id: str) -> dict:
-    responses = {str(operation.status): _success(operation, schemas)}
+def _description(operation: Operation) -> str:
+    parts = [f"Needs a {operation.role} token." if operation.role else "Needs no token."]
+    extra = RESPONSE_CONTENT.get(operation.name, {}).get("operation_description")
+    if extra:
+        parts.append(extra)
+    return " ".join(parts)
+
+
+def _operation(operation: Operation, bodies_: dict, responses: dict, versioned: set[str], operation_id: str) -> dict:
+    example = examples().get(operation.name, {})
+    result = {str(operation.status): _success(operation, responses, example)}
     for status in _problem_statuses(operation, versioned):
-        responses[str(status)] = {"$ref": f"#/components/responses/Problem{status}"}
+        result[str(status)] = {"$ref": f"#/components/responses/Problem{status}"}
     document: dict = {
         "operationId": operation_id,
         "summary": operation.summary,
-        "tags": [operation.path.strip("/").split("/")[0] or "service"],
+        "description": _description(operation),
+        "tags": [tag_of(operation.path) or "Service"],
         "parameters": _parameters(operation, versioned),
-        "responses": responses,
+        "responses": result,
         "security": [] if operation.role is None else [{"bearer": []}, {"token": []}],
     }
-    if operation.role is not None:
-        document["description"] = f"Needs a {operation.role} token."
     if operation.body_model is not None:
-        schema = schemas[(operation.body_model, "validation")]
-        document["requestBody"] = {"required": True, "content": {kind: {"schema": schema} for kind in api.BODY_TYPES}}
+        media: dict = {"schema": bodies_[operation.body_model]}
+        if "request" in example:
+            media["example"] = example["request"]
+        document["requestBody"] = {
+            "required": True,
+            "content": {kind: copy.deepcopy(media) for kind in bodies.content_types(operation.method)},
+        }
     return document
 
 
-def _problem_responses(problem_schema: dict) -> dict:
-    responses = {}
+def _problem_responses() -> dict:
+    found = {}
     for status, description in PROBLEMS.items():
-        response: dict = {"description": description, "content": {PROBLEM: {"schema": problem_schema}}}
+        headers: dict = {"X-Request-Id": REQUEST_ID_HEADER}
         if status == 405:
-            response["headers"] = {"Allow": {"description": "The methods of this path.", "schema": {"type": "string"}}}
+            headers["Allow"] = {"description": "The methods of this path.", "schema": {"type": "string"}}
         if status == 401:
-            response["headers"] = {"WWW-Authenticate": {"schema": {"type": "string"}}}
-        responses[f"Problem{status}"] = response
-    return responses
+            headers["WWW-Authenticate"] = {"description": "The scheme to authenticate with.", "schema": {"type": "string"}}
+        if status == 409:
+            headers["Retry-After"] = {"description": "Seconds to wait before retrying.", "schema": {"type": "integer"}}
+        type_ = EXAMPLE_TYPES[status]
+        example = {"type": str(type_), "title": type_.title, "status": status, "detail": description,
+                   "instance": "4f3c2a1e9b8d4c7f8e6a5b4c3d2e1f00", "errors": []}
+        if status == 400:
+            example["errors"] = [{"path": "bundles[1].size", "message": "must be greater than 0"}]
+            example["detail"] = "1 field(s) are invalid"
+        found[f"Problem{status}"] = {
+            "description": description,
+            "headers": headers,
+            "content": {PROBLEM: {"schema": {"$ref": REF_PREFIX + "Problem"}, "example": example}},
+        }
+    return found
 
 
-def _operation_ids(operations: list[api.Operation]) -> list[str]:
+def _webhooks() -> dict:
+    delivery = examples().get("get_delivery", {}).get("response")
+    found = {}
+    for event, (summary, description) in WEBHOOK_EVENTS.items():
+        body: dict = {"schema": {"$ref": REF_PREFIX + "WebhookEvent"}}
+        if delivery is not None:
+            body["example"] = {"type": event, "idempotency_key": "evt_2q8NfK3mXb", "data": delivery}
+        found[event] = {
+            "post": {
+                "operationId": f"{event.replace('-', '_')}_event",
+                "summary": summary,
+                "description": description + " Sent with the method configured in /account/settings/webhooks "
+                "(POST unless set otherwise), signed per Standard Webhooks.",
+                "tags": ["Webhooks"],
+                "security": [],
+                "parameters": WEBHOOK_HEADERS,
+                "requestBody": {"required": True, "content": {JSON: body}},
+                "responses": {
+                    "200": {"description": "Received. 201 counts as received too."},
+                    "400": {"description": "Any other status, or no answer within 10 seconds, is retried with "
+                            "exponential backoff for at least 24 hours."},
+                },
+            }
+        }
+    return found
+
+
+def _operation_ids(operations: list[Operation]) -> list[str]:
     """Handler names, made unique if two blueprints chose the same one."""
     seen: dict[str, int] = {}
     ids = []
@@ -227,20 +408,30 @@ def _operation_ids(operations: list[api.Operation]) -> list[str]:
     return ids
 
 
-def build(operations: list[api.Operation]) -> dict:
-    schemas, definitions = _schemas(operations)
+def build(operations: list[Operation]) -> dict:
+    bodies_, responses, definitions = _schemas(operations)
     versioned = _versioned_paths(operations)
     paths: dict[str, dict] = {}
     for operation, operation_id in zip(operations, _operation_ids(operations)):
         item = paths.setdefault(operation.path, {})
-        item[operation.method.lower()] = _operation(operation, schemas, versioned, operation_id)
+        item[operation.method.lower()] = _operation(operation, bodies_, responses, versioned, operation_id)
+    used_tags = {tag_of(op.path) or "Service" for op in operations} | {"Webhooks"}
     return {
         "openapi": "3.1.0",
-        "info": {"title": "Supplier Ordering Service", "version": API_VERSION, "description": DESCRIPTION},
+        "info": {
+            "title": "Supplier Ordering Service",
+            "version": API_VERSION,
+            "description": DESCRIPTION,
+            "contact": {"name": "Supplier Ordering Service team"},
+            "license": {"name": "Proprietary", "identifier": "LicenseRef-Proprietary"},
+        },
+        "servers": SERVERS,
+        "tags": [{"name": name, "description": text} for name, text in TAGS.items() if name in used_tags],
         "paths": dict(sorted(paths.items())),
+        "webhooks": _webhooks(),
         "components": {
             "schemas": dict(sorted(definitions.items())),
-            "responses": _problem_responses(schemas[(Problem, "serialization")]),
+            "responses": _problem_responses(),
             "securitySchemes": SECURITY_SCHEMES,
         },
     }
@@ -249,7 +440,7 @@ def build(operations: list[api.Operation]) -> dict:
 @functools.cache
 def document_json() -> str:
     """The document of every registered route, serialised once per process."""
-    return json.dumps(build(list(api.OPERATIONS)), separators=(",", ":"))
+    return json.dumps(build(list(OPERATIONS)), separators=(",", ":"))
 
 
 def document() -> dict:

@@ -1,0 +1,157 @@
+"""The words of the OpenAPI document that the models cannot give: tags, parameters, non-JSON responses, webhooks.
+
+A new operation adds here what it lacks (tests/api/test_examples.py names it): its path prefix in TAG_OF_PATH,
+its path parameters in PATH_PARAMETERS, its query parameters in QUERY_PARAMETERS; a response that is not a
+model (a file, a page) in RESPONSE_CONTENT.
+"""
+from ..domain.delivery import STATUSES
+from ..domain.schedule import MAX_DAYS
+
+DESCRIPTION = """Supplier Ordering Service: a supplier's catalogue, prices and delivery rules, and the deliveries
+its customers request.
+
+Authenticate with `Authorization: token <secret>` or `Authorization: Bearer <secret>`. Supplier tokens use
+every endpoint except `/customer/...`, which need a customer token. Errors are `application/problem+json`
+(RFC 9457) and name every wrong field. Lists are paged with `limit` and an opaque `cursor`. Every response
+carries `X-Request-Id`; every GET also answers HEAD. Responses may gain fields: ignore the ones you do not know."""
+
+SERVERS = [
+    {"url": "http://127.0.0.1:8000", "description": "`make run` on a developer's machine"},
+    {
+        "url": "https://{api_id}.execute-api.{region}.amazonaws.com/api",
+        "description": "A deployment on API Gateway (its address is printed by `chalice deploy`).",
+        "variables": {
+            "api_id": {"default": "abc123defg", "description": "The REST API id."},
+            "region": {"default": "eu-central-1", "description": "The AWS region."},
+        },
+    },
+]
+
+TAGS = {
+    "Products": "The catalogue: products with packaging, prices, delivery rules and images.",
+    "Categories": "Product categories; every product names one.",
+    "Customers": "The supplier's customers, their delivery settings and their tokens.",
+    "Pricing": "Prices for one customer or one price group of a product.",
+    "Account": "The account's delivery settings, which apply to every customer.",
+    "Deliveries": "Deliveries customers requested: read, answer (accept, update, reject) and export as CSV.",
+    "Customer ordering": "What a customer token may do: browse the catalogue, order, cancel and receive.",
+    "Webhooks": "Where events are sent, the log of their attempts, and the events themselves.",
+    "Imports": "Catalogue imports from CSV files.",
+    "Service": "The service's own description: this document and its page for people.",
+}
+
+# Path prefixes, most specific first.
+TAG_OF_PATH = (
+    ("/products/{product_id}/customer-pricing", "Pricing"),
+    ("/products/{product_id}/price-groups", "Pricing"),
+    ("/products", "Products"),
+    ("/categories", "Categories"),
+    ("/customers", "Customers"),
+    ("/customer/", "Customer ordering"),
+    ("/deliveries", "Deliveries"),
+    ("/account/settings/deliveries", "Account"),
+    ("/account/settings/webhooks", "Webhooks"),
+    ("/account/webhook-deliveries", "Webhooks"),
+    ("/account/events", "Webhooks"),
+    ("/imports", "Imports"),
+    ("/openapi.json", "Service"),
+    ("/docs", "Service"),
+)
+
+
+def tag_of(path: str) -> str | None:
+    return next((tag for prefix, tag in TAG_OF_PATH if path.startswith(prefix)), None)
+
+
+PATH_PARAMETERS = {
+    "product_id": "The product's id (`[a-zA-Z0-9_-]`).",
+    "category_id": "The category's id (`[a-zA-Z0-9_-]`).",
+    "customer_id": "The customer's id (`[a-zA-Z0-9_-]`).",
+    "delivery_id": "The delivery's numeric id.",
+    "token_id": "The token's id, as POST /customers/{customer_id}/tokens returned it.",
+    "event_id": "The event's id.",
+    "import_id": "The import's id.",
+    "asset": "A file of the documentation page.",
+}
+
+QUERY_PARAMETERS = {
+    "status": {
+        "description": "Only deliveries in this status.",
+        "schema": {"type": "string", "enum": list(STATUSES)},
+    },
+    "encoding": {
+        "description": "The file's character encoding: `utf-8` (with a byte order mark) or `latin1` (characters "
+        "it cannot hold become `?`).",
+        "schema": {"type": "string", "enum": ["utf-8", "latin1"], "default": "utf-8"},
+    },
+    "products": {
+        "description": "Comma-separated product ids the order would contain; every one must be deliverable.",
+        "schema": {"type": "string", "minLength": 1},
+    },
+    "days": {
+        "description": f"How many deliverable dates to list (1 to {MAX_DAYS}).",
+        "schema": {"type": "integer", "minimum": 1, "maximum": MAX_DAYS, "default": 14},
+    },
+}
+
+# Operations whose success body is not a JSON model: what they answer.
+RESPONSE_CONTENT = {
+    "delivery_order_file": {
+        "description": "The order file: two sections (order, items) with the same columns, RFC 4180 quoting.",
+        "operation_description": "The file is sent only to a request whose `Accept` header names `text/csv` "
+        "(or `*/*`); any other `Accept` is a 400 naming `Accept`.",
+        "content": {
+            "text/csv": {"schema": {"type": "string"}},
+        },
+    },
+    "get_openapi_document": {
+        "description": "This document.",
+        "content": {"application/json": {"schema": {"type": "object"}}},
+    },
+    "get_docs_page": {
+        "description": "The reference for people, rendered from /openapi.json.",
+        "content": {"text/html": {"schema": {"type": "string"}}},
+    },
+    "get_docs_asset": {
+        "description": "A script or style sheet of the page, from the service's own package (no CDN).",
+        "content": {"text/javascript": {"schema": {"type": "string"}}, "text/css": {"schema": {"type": "string"}}},
+    },
+}
+
+# Operations without recorded examples, and why.
+EXAMPLE_EXEMPT = {
+    "get_openapi_document": "its answer is this document",
+    "get_docs_page": "an HTML page",
+    "get_docs_asset": "a script or style sheet",
+}
+
+WEBHOOK_EVENTS = {
+    "request-delivery": ("A customer requested a delivery", "A customer placed an order (or a return)."),
+    "cancel-delivery": ("A customer cancelled a delivery", "A customer cancelled a REQUESTED or ACCEPTED delivery."),
+    "receive-delivery": ("A customer received a delivery", "A customer confirmed that a delivery arrived."),
+}
+
+WEBHOOK_HEADERS = [
+    {
+        "name": "webhook-id",
+        "in": "header",
+        "required": True,
+        "description": "The event's id; the same on every attempt, so a receiver can drop duplicates.",
+        "schema": {"type": "string"},
+    },
+    {
+        "name": "webhook-timestamp",
+        "in": "header",
+        "required": True,
+        "description": "Seconds since the Unix epoch when this attempt was signed; refuse old ones.",
+        "schema": {"type": "string", "pattern": "^[0-9]+$"},
+    },
+    {
+        "name": "webhook-signature",
+        "in": "header",
+        "required": True,
+        "description": "`v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>` with the "
+        "account's `signing_secret` (Standard Webhooks).",
+        "schema": {"type": "string"},
+    },
+]

@@ -1,0 +1,150 @@
+"""One pass over every operation with realistic data: the OpenAPI document's examples are recorded from it.
+
+`record_examples(api)` drives each operation once and returns, per operationId, the request body it sent and the
+response body it got (the first success). tests/api/test_examples.py checks that chalicelib/http/examples.json
+is what this flow produces (volatile values aside), so the examples cannot drift from the behaviour; run
+`UPDATE_EXAMPLES=1 .venv/bin/python -m pytest tests/api/test_examples.py` to write the file again.
+"""
+import datetime as dt
+import json
+import re
+
+from chalicelib.http.openapi_text import EXAMPLE_EXEMPT
+from chalicelib.http.registry import OPERATIONS
+from chalicelib.service import clock
+
+NOW = dt.datetime(2026, 11, 23, 8, 30, tzinfo=dt.timezone.utc)  # a Monday
+# Values that differ on every run (secrets, signatures, times the jobs take): compared by presence only.
+VOLATILE = {"token", "signing_secret", "cursor", "created_at", "at", "next_attempt_at", "duration_ms"}
+# Per operation: random ids, and which of several events made in the same instant is listed first.
+VOLATILE_OF = {"create_customer_token": {"id"}, "list_webhook_deliveries": {"id", "type", "delivery_id"}}
+
+CATEGORY = {"id": "soft-drinks", "name": "Soft drinks"}
+PRODUCT = {
+    "id": "cola-1-5",
+    "status": "ACTIVE",
+    "category": "soft-drinks",
+    "name": "Cola 1.5 l",
+    "vessel": {"id": "pet-1-5", "size": 1.5, "unit": "l", "type": "BO"},
+    "bundles": [{"id": "crate", "type": "CT", "size": 6}, {"id": "pallet", "type": "PX", "size": 40}],
+    "price": 189,
+    "price_per": "vessel",
+    "min_order_count": 1,
+    "delivery_days": {"1": {"lead_days": 1, "cutoff": "12:00"}, "4": {"lead_days": 1}},
+    "gtin": "4006381333931",
+}
+PRICING = {"price": 175, "pricing": {"strategy": "VOLUME", "price_points": [{"from": 1, "price": 175}, {"from": 12, "price": 160}]}}
+CUSTOMER = {
+    "name": "Bar Aurora",
+    "company": "Aurora Oy",
+    "address": {"address1": "Aleksanterinkatu 1", "zip": "00100", "city": "Helsinki", "country": "FI"},
+    "contact": {"name": "Aino Aurora", "email": "aino@aurora.example"},
+}
+USER = {"name": "Aino Aurora", "email": "aino@aurora.example"}
+ORDER = {
+    "scheduled": {"date": "2026-11-26"},
+    "items": [{"id": "cola-1-5", "count": 2, "bundle": {"id": "crate"}, "message": "cold ones, please"}],
+    "message": "Back door, before noon",
+    "user": USER,
+}
+WEBHOOK = {"url": "https://hooks.aurora.example/supplier", "method": "POST", "headers": {"X-Shop": "aurora"}}
+
+
+def _operation_of(method: str, path: str):
+    for operation in OPERATIONS:
+        pattern = "^" + re.sub(r"{\w+}", "[^/]+", operation.path) + "$"
+        if operation.method == method and re.match(pattern, path.split("?")[0]):
+            return operation
+    return None
+
+
+class Recorder:
+    def __init__(self, api):
+        self.api = api
+        self.examples: dict[str, dict] = {}
+
+    def __call__(self, method, path, body=None, token=..., headers=None, status=200):
+        token = self.api.token if token is ... else token
+        sent = {"Authorization": f"token {token}"} if token else {}
+        if body is not None:
+            sent["Content-Type"] = "application/json"
+        sent.update(headers or {})
+        data = json.dumps(body) if body is not None else None
+        response = getattr(self.api.client.http, method.lower())(path, headers=sent, body=data)
+        assert response.status_code == status, (method, path, response.body)
+        operation = _operation_of(method, path)
+        if operation.name not in self.examples and operation.name not in EXAMPLE_EXEMPT:
+            example = {}
+            if body is not None:
+                example["request"] = body
+            if response.body:
+                text = response.body.decode("utf-8-sig")
+                example["response"] = json.loads(text) if "json" in response.headers["Content-Type"] else text
+            if example:
+                self.examples[operation.name] = example
+        return json.loads(response.body) if "json" in response.headers.get("Content-Type", "") else response.body
+
+
+def record_examples(api, monkeypatch) -> dict[str, dict]:
+    monkeypatch.setattr(clock, "now", lambda: NOW)
+    call = Recorder(api)
+    call("GET", "/openapi.json", token=None)
+    call("POST", "/categories", CATEGORY)
+    call("PUT", "/categories/snacks", {"id": "snacks", "name": "Snacks"})
+    call("GET", "/categories/snacks")
+    call("GET", "/categories?limit=1")
+    call("DELETE", "/categories/snacks", status=204)
+    call("POST", "/products", PRODUCT)
+    call("PUT", "/products/lemonade", {k: v for k, v in PRODUCT.items() if k not in ("id", "bundles", "gtin")} | {"name": "Lemonade 0.33 l", "vessel": {"size": 0.33, "unit": "l", "type": "BO"}})
+    call("PATCH", "/products/lemonade", {"price": 99, "status": "OUT_OF_STOCK"}, headers={"Content-Type": "application/merge-patch+json"})
+    call("GET", "/products/cola-1-5")
+    call("GET", "/products?limit=1")
+    call("PUT", "/customers/aurora", CUSTOMER)
+    call("PATCH", "/customers/aurora", {"price_group": "bars", "dates_with_no_delivery": ["2026-12-24"]})
+    call("GET", "/customers/aurora")
+    call("GET", "/customers")
+    call("PUT", "/products/cola-1-5/customer-pricing/aurora", PRICING)
+    call("GET", "/products/cola-1-5/customer-pricing/aurora")
+    call("PUT", "/products/cola-1-5/price-groups", {"bars": {"price": 180}})
+    call("GET", "/products/cola-1-5/price-groups")
+    call("PATCH", "/account/settings/deliveries", {"allow_delivery_comments": True, "allow_product_comments": True, "timezone": "Europe/Helsinki"})
+    call("GET", "/account/settings/deliveries")
+    call("PUT", "/account/settings/webhooks", WEBHOOK)
+    call("GET", "/account/settings/webhooks")
+    token = call("POST", "/customers/aurora/tokens")["token"]
+    as_customer = {"token": token}
+    call("GET", "/customer/products", **as_customer)
+    call("GET", "/customer/delivery-dates?products=cola-1-5&days=7", **as_customer)
+    placed = call("POST", "/customer/deliveries", ORDER, **as_customer)
+    delivery_id = placed["deliveries"][0]["id"]
+    call("GET", "/customer/deliveries", **as_customer)
+    call("GET", f"/customer/deliveries/{delivery_id}", **as_customer)
+    call("GET", "/deliveries?status=REQUESTED")
+    call("POST", f"/deliveries/{delivery_id}/responses", {"type": "ACCEPT", "reference": "SO-1042", "user": {"name": "Sami Supplier", "email": "sami@supplier.example"}, "message": "See you on Thursday"})
+    call("GET", f"/deliveries/{delivery_id}")
+    call("GET", f"/deliveries/{delivery_id}/csv?encoding=utf-8", headers={"Accept": "text/csv"})
+    call("POST", f"/customer/deliveries/{delivery_id}/receive", {"user": USER, "message": "All there, thanks"}, **as_customer)
+    second = call("POST", "/customer/deliveries", {**ORDER, "message": None} | {"items": [{"id": "cola-1-5", "count": 12}]}, **as_customer)
+    call("POST", f"/customer/deliveries/{second['deliveries'][0]['id']}/cancel", {"user": USER, "message": "Ordered twice by mistake"}, **as_customer)
+    call("GET", "/account/webhook-deliveries?limit=1")
+    token_id = call.examples["create_customer_token"]["response"]["id"]
+    call("DELETE", f"/customers/aurora/tokens/{token_id}", status=204)
+    call("DELETE", "/products/cola-1-5/customer-pricing/aurora", status=204)
+    call("DELETE", "/account/settings/webhooks", status=204)
+    call("DELETE", "/products/lemonade", status=204)
+    return call.examples
+
+
+def masked(examples: dict) -> dict:
+    """The examples with volatile fields replaced by a marker (present, not compared)."""
+    return {name: _masked(example, VOLATILE | VOLATILE_OF.get(name, set())) for name, example in examples.items()}
+
+
+def _masked(value, volatile: set, key=None):
+    if key in volatile and value is not None:
+        return "<volatile>"
+    if isinstance(value, dict):
+        return {k: _masked(v, volatile, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_masked(v, volatile) for v in value]
+    return value
