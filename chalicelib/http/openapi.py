@@ -244,6 +244,7 @@ def _schemas(operations: list[Operation]) -> tuple[dict, dict, dict]:
     inputs_of = {name: f"{name}Input" for name in read & written}
     for name, input_name in inputs_of.items():
         definitions[input_name] = copy.deepcopy(definitions[name])
+        definitions[input_name]["title"] = input_name  # generators name classes by title
     for name in written:
         _rename_refs(definitions[inputs_of.get(name, name)], inputs_of)
     _rename_refs(list(bodies_.values()), inputs_of)
@@ -341,9 +342,14 @@ def _operation(operation: Operation, bodies_: dict, responses: dict, versioned: 
             media["example"] = example["request"]
         document["requestBody"] = {
             "required": True,
-            "content": {kind: copy.deepcopy(media) for kind in bodies.content_types(operation.method)},
+            "content": {_body_type(operation.method): media},
         }
     return document
+
+
+def _body_type(method: str) -> str:
+    """One media type per body: generators trip on several (application/json is accepted on PATCH too)."""
+    return bodies.MERGE_PATCH if method == "PATCH" else bodies.JSON_BODY
 
 
 def _problem_responses() -> dict:

@@ -9,7 +9,7 @@ from openapi_spec_validator import validate
 from app import app
 from chalicelib.http import openapi
 
-FALLBACK_VIEWS = ("method_not_allowed_", "not_found_")
+FALLBACK_VIEWS = ("method_not_allowed_", "not_found_", "head_", "options_")
 PROBLEM_REF = "#/components/responses/Problem{}"
 
 
@@ -80,6 +80,7 @@ def test_path_parameters_come_from_the_path(doc):
         "name": "category_id",
         "in": "path",
         "required": True,
+        "description": "The category's id (`[a-zA-Z0-9_-]`).",
         "schema": {"type": "string"},
     }
 
@@ -109,7 +110,7 @@ def test_problem_responses_per_operation(doc):
                 assert response == {"$ref": PROBLEM_REF.format(status)}
         return {s for s in responses if s[0] in "45"}
 
-    assert statuses("/products", "post") == {"400", "401", "403", "404", "405", "413", "415", "500"}
+    assert statuses("/products", "post") == {"400", "401", "403", "404", "405", "409", "413", "415", "500"}
     assert statuses("/products/{product_id}", "put") == {"400", "401", "403", "404", "405", "412", "413", "415", "500"}
     assert statuses("/products/{product_id}", "delete") == {"400", "401", "403", "404", "405", "412", "500"}
     assert statuses("/products", "get") == {"400", "401", "403", "404", "405", "500"}
@@ -119,6 +120,10 @@ def test_problem_responses_per_operation(doc):
     assert problem == {"$ref": "#/components/schemas/Problem"}
     shape = doc["components"]["schemas"]["Problem"]
     assert set(shape["required"]) == {"type", "title", "status", "detail", "errors"}
+    assert shape["properties"]["type"]["type"] == "string" and "enum" not in shape["properties"]["type"]
+    assert shape["properties"]["type"]["examples"][0] == "validation-error"
+    assert "`payload-too-large`" in shape["properties"]["type"]["description"]
+    assert "Retry-After" in doc["components"]["responses"]["Problem409"]["headers"]
     assert "Allow" in doc["components"]["responses"]["Problem405"]["headers"]
 
 
@@ -131,7 +136,7 @@ def test_etag_and_if_match_on_products_idempotency_key_on_every_post(doc):
         assert ("header", "If-Match") in parameters(product[method])
     assert ("header", "If-Match") not in parameters(product["get"])
     assert ("header", "If-Match") not in parameters(doc["paths"]["/categories/{category_id}"]["put"])
-    assert "headers" not in doc["paths"]["/categories/{category_id}"]["get"]["responses"]["200"]
+    assert set(doc["paths"]["/categories/{category_id}"]["get"]["responses"]["200"]["headers"]) == {"X-Request-Id"}
     not_replayable = {("/customers/{customer_id}/tokens", "post")}  # its answer holds a secret never stored
     for path, item in doc["paths"].items():
         for method, operation in item.items():
@@ -201,7 +206,10 @@ def test_rendered_bodies_match_the_documented_schemas(api, doc):
 
 
 def test_documented_request_schema_rejects_what_the_api_rejects(doc):
-    schema = {"$ref": "#/components/schemas/Product", "components": doc["components"]}
+    assert doc["paths"]["/products/{product_id}"]["put"]["requestBody"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/ProductInput"
+    }
+    schema = {"$ref": "#/components/schemas/ProductInput", "components": doc["components"]}
     validator = OAS31Validator(schema)
     good = {"status": "ACTIVE", "category": "c", "name": "Cola", "vessel": {"size": 0.33, "unit": "l"}}
     assert validator.is_valid(good)
@@ -220,3 +228,68 @@ def test_document_is_built_on_first_request_not_at_import():
 def test_post_products_documents_the_id_as_required(doc):
     assert "id" in doc["components"]["schemas"]["NewProduct"]["required"]
     assert "id" not in doc["components"]["schemas"]["Product"].get("required", [])
+
+
+def test_response_schemas_accept_added_fields(doc):
+    schema = {"$ref": "#/components/schemas/Product", "components": doc["components"]}
+    product = {"id": "p", "status": "ACTIVE", "category": "c", "name": "Cola", "vessel": {"size": 1, "unit": "l", "new": 1}}
+    assert OAS31Validator(schema).is_valid({**product, "added_later": True})
+    response_schemas = {"Product", "Delivery", "Customer", "WebhookSettingsView", "Problem"}
+    for name in response_schemas:
+        assert doc["components"]["schemas"][name].get("additionalProperties") is not False, name
+
+
+def test_post_and_put_bodies_are_json_only_merge_patch_is_for_patch(doc):
+    for path, item in doc["paths"].items():
+        for method, operation in item.items():
+            if "requestBody" not in operation:
+                continue
+            kinds = set(operation["requestBody"]["content"])
+            expected = {"application/merge-patch+json"} if method == "patch" else {"application/json"}
+            assert kinds == expected, (path, method)
+
+
+def test_the_order_file_is_text_csv_and_says_what_accept_needs(doc):
+    operation = doc["paths"]["/deliveries/{delivery_id}/csv"]["get"]
+    assert set(operation["responses"]["200"]["content"]) == {"text/csv"}
+    assert "Accept" in operation["description"] and "text/csv" in operation["description"]
+    assert parameters(operation)[("query", "encoding")]["schema"]["enum"] == ["utf-8", "latin1"]
+
+
+def test_query_values_are_typed(doc):
+    status = parameters(doc["paths"]["/deliveries"]["get"])[("query", "status")]["schema"]
+    assert status["enum"] == ["REQUESTED", "ACCEPTED", "REJECTED", "CANCELLED", "DELIVERED"]
+    days = parameters(doc["paths"]["/customer/delivery-dates"]["get"])[("query", "days")]["schema"]
+    assert (days["type"], days["minimum"], days["maximum"]) == ("integer", 1, 60)
+
+
+def test_every_parameter_is_described_and_every_tag_declared(doc):
+    declared = {tag["name"] for tag in doc["tags"]}
+    assert all(tag["description"] for tag in doc["tags"])
+    for path, item in doc["paths"].items():
+        for method, operation in item.items():
+            assert set(operation["tags"]) <= declared, (path, method)
+            for parameter in operation["parameters"]:
+                assert parameter["description"], (path, method, parameter["name"])
+    assert doc["servers"][0]["url"] == "http://127.0.0.1:8000"
+
+
+def test_each_operation_shows_an_example_request_and_response(doc):
+    post = doc["paths"]["/categories"]["post"]
+    assert post["requestBody"]["content"]["application/json"]["example"] == {"id": "soft-drinks", "name": "Soft drinks"}
+    assert post["responses"]["200"]["content"]["application/json"]["example"] == {"id": "soft-drinks", "name": "Soft drinks"}
+    csv = doc["paths"]["/deliveries/{delivery_id}/csv"]["get"]["responses"]["200"]["content"]["text/csv"]["example"]
+    assert csv.startswith("Delivery ID,Type,Customer ID")
+
+
+def test_webhooks_document_the_three_events_and_their_signature(doc):
+    assert set(doc["webhooks"]) == {"request-delivery", "cancel-delivery", "receive-delivery"}
+    for event, item in doc["webhooks"].items():
+        operation = item["post"]
+        assert {p["name"] for p in operation["parameters"]} == {"webhook-id", "webhook-timestamp", "webhook-signature"}
+        body = operation["requestBody"]["content"]["application/json"]
+        assert body["schema"] == {"$ref": "#/components/schemas/WebhookEvent"}
+        assert body["example"]["type"] == event
+    event = doc["components"]["schemas"]["WebhookEvent"]
+    assert event["properties"]["data"] == {"$ref": "#/components/schemas/Delivery"}
+    assert event["properties"]["type"]["enum"] == ["request-delivery", "cancel-delivery", "receive-delivery"]
