@@ -8,7 +8,7 @@ import threading
 import time
 
 from ..domain.errors import Forbidden, Unauthorized
-from ..store import tokens
+from ..service.authentication import principal_of
 
 CACHE_SECONDS = 30
 _MAX_ENTRIES = 10_000
@@ -33,7 +33,7 @@ def _principal(secret: str, now: float) -> dict | None:
     cached = _cache.get(secret)
     if cached and cached[1] > now:
         return cached[0]
-    principal = tokens.find(secret)
+    principal = principal_of(secret)
     with _lock:
         if principal is None:
             _cache.pop(secret, None)

@@ -184,18 +184,19 @@ def missing_documentation(operations: list[Operation]) -> list[str]:
     return found
 
 
-def _walk(node: Any):
+def objects_in(node: Any):
+    """Every JSON object in a document, depth first."""
     if isinstance(node, dict):
         yield node
         for value in node.values():
-            yield from _walk(value)
+            yield from objects_in(value)
     elif isinstance(node, list):
         for value in node:
-            yield from _walk(value)
+            yield from objects_in(value)
 
 
 def _refs(node: Any) -> set[str]:
-    return {n["$ref"].removeprefix(REF_PREFIX) for n in _walk(node) if isinstance(n.get("$ref"), str)}
+    return {n["$ref"].removeprefix(REF_PREFIX) for n in objects_in(node) if isinstance(n.get("$ref"), str)}
 
 
 def _reachable(roots: list[dict], definitions: dict) -> set[str]:
@@ -210,7 +211,7 @@ def _reachable(roots: list[dict], definitions: dict) -> set[str]:
 
 
 def _rename_refs(node: Any, names: dict[str, str]) -> None:
-    for item in _walk(node):
+    for item in objects_in(node):
         ref = item.get("$ref")
         if isinstance(ref, str) and ref.removeprefix(REF_PREFIX) in names:
             item["$ref"] = REF_PREFIX + names[ref.removeprefix(REF_PREFIX)]
@@ -218,7 +219,7 @@ def _rename_refs(node: Any, names: dict[str, str]) -> None:
 
 def _open(node: Any) -> None:
     """Responses may gain fields (decisions: extra response fields are fine), so their schemas say so."""
-    for item in _walk(node):
+    for item in objects_in(node):
         if item.get("additionalProperties") is False:
             del item["additionalProperties"]
 

@@ -144,14 +144,7 @@ def test_etag_and_if_match_on_products_idempotency_key_on_every_post(doc):
             assert (("header", "Idempotency-Key") in parameters(operation)) == expected, (path, method)
 
 
-def walk(node):
-    if isinstance(node, dict):
-        yield node
-        for value in node.values():
-            yield from walk(value)
-    elif isinstance(node, list):
-        for value in node:
-            yield from walk(value)
+walk = openapi.objects_in
 
 
 def test_decimal_fields_are_json_numbers(doc):
