@@ -87,10 +87,14 @@ def _gateway_response(status: int | None, problem_type: str, title: str, detail:
     body = f'{{"type":"{problem_type}","title":"{title}",'
     if status is not None:
         body += f'"status":{status},'
-    body += f'"detail":{json.dumps(detail) if detail else "$context.error.messageString"},"errors":[],'
+    body += f'"detail":{json.dumps(detail) if detail else "$context.error.messageString"},'
+    body += '"instance":"$context.requestId","errors":[],'
     body += '"gateway_error":"$context.error.responseType","request_id":"$context.requestId"}'
     response = {
-        "responseParameters": {"gatewayresponse.header.Content-Type": "'application/problem+json'"},
+        "responseParameters": {
+            "gatewayresponse.header.Content-Type": "'application/problem+json'",
+            "gatewayresponse.header.X-Request-Id": "context.requestId",
+        },
         "responseTemplates": {"application/json": body},
     }
     if status is not None:
@@ -107,6 +111,11 @@ def merge_template() -> dict:
                 "MinLength": 32,
                 "Description": "Root secret that cursor and webhook secrets derive from (openssl rand -base64 48).",
             },
+            "CorsAllowOrigins": {
+                "Type": "String",
+                "Default": "",
+                "Description": "Browser origins allowed to call the API, comma-separated, or * (empty: no CORS).",
+            },
             "LogLevel": {
                 "Type": "String",
                 "Default": "INFO",
@@ -121,6 +130,7 @@ def merge_template() -> dict:
                         "TABLE_NAME": {"Ref": TABLE},
                         "SIGNING_SECRET": {"Ref": "SigningSecret"},
                         "POWERTOOLS_LOG_LEVEL": {"Ref": "LogLevel"},
+                        "CORS_ALLOW_ORIGINS": {"Ref": "CorsAllowOrigins"},
                     }
                 }
             }
