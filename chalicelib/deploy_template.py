@@ -17,7 +17,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .http.api import MAX_BODY_BYTES
+from .domain.problems import ProblemType
+from .http.bodies import MAX_BODY_BYTES
 from .store import table
 
 PROJECT = Path(__file__).resolve().parent.parent
@@ -49,16 +50,16 @@ LOG_ACTIONS = ["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents
 LOG_GROUPS = "arn:${AWS::Partition}:logs:${AWS::Region}:${AWS::AccountId}:log-group:/aws/lambda/${AWS::StackName}-*"
 
 # API Gateway answers some requests before the Lambda runs; these give them the service's problem+json shape.
-# (status or None to keep API Gateway's own, problem type, title, detail or None for API Gateway's message)
+# (status or None to keep API Gateway's own, problem type, detail or None for API Gateway's message)
 GATEWAY_PROBLEMS = {
-    "MISSING_AUTHENTICATION_TOKEN": (404, "not-found", "Not found", "no route matches this path"),
-    "RESOURCE_NOT_FOUND": (404, "not-found", "Not found", "no route matches this path"),
-    "REQUEST_TOO_LARGE": (413, "payload-too-large", "Payload too large", f"at most {MAX_BODY_BYTES} bytes"),
-    "UNSUPPORTED_MEDIA_TYPE": (415, "unsupported-media-type", "Unsupported media type", "send application/json"),
-    "ACCESS_DENIED": (403, "forbidden", "Forbidden", None),
-    "WAF_FILTERED": (403, "forbidden", "Forbidden", None),
-    "DEFAULT_4XX": (None, "validation-error", "The request was refused", None),
-    "DEFAULT_5XX": (None, "internal-error", "Internal error", None),
+    "MISSING_AUTHENTICATION_TOKEN": (404, ProblemType.NOT_FOUND, "no route matches this path"),
+    "RESOURCE_NOT_FOUND": (404, ProblemType.NOT_FOUND, "no route matches this path"),
+    "REQUEST_TOO_LARGE": (413, ProblemType.PAYLOAD_TOO_LARGE, f"at most {MAX_BODY_BYTES} bytes"),
+    "UNSUPPORTED_MEDIA_TYPE": (415, ProblemType.UNSUPPORTED_MEDIA_TYPE, "send application/json"),
+    "ACCESS_DENIED": (403, ProblemType.FORBIDDEN, None),
+    "WAF_FILTERED": (403, ProblemType.FORBIDDEN, None),
+    "DEFAULT_4XX": (None, ProblemType.VALIDATION_ERROR, None),
+    "DEFAULT_5XX": (None, ProblemType.INTERNAL_ERROR, None),
 }
 
 
@@ -82,9 +83,9 @@ def table_resource() -> dict:
     }
 
 
-def _gateway_response(status: int | None, problem_type: str, title: str, detail: str | None) -> dict:
+def _gateway_response(status: int | None, problem_type: ProblemType, detail: str | None) -> dict:
     # API Gateway substitutes $context variables in these templates; messageString arrives already quoted.
-    body = f'{{"type":"{problem_type}","title":"{title}",'
+    body = f'{{"type":"{problem_type}","title":"{problem_type.title}",'
     if status is not None:
         body += f'"status":{status},'
     body += f'"detail":{json.dumps(detail) if detail else "$context.error.messageString"},'
