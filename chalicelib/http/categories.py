@@ -13,6 +13,7 @@ bp = Blueprint(__name__)
 
 @endpoint(bp, "/categories", "GET", response="domain.category:CategoryList", paged=True)
 def list_categories(call: Call):
+    """List categories by id"""
     limit, cursor = call.page()
     page = catalogue.list_categories(call.account, limit, cursor)
     return page_body("categories", page.items, page.cursor)
@@ -26,15 +27,18 @@ def create_category(call: Call):
 
 @endpoint(bp, "/categories/{category_id}", "PUT", body="domain.category:CategoryBody", response="domain.category:Category")
 def put_category(call: Call, category_id: str):
+    """Create or rename a category"""
     return ok(catalogue.put_category(call.account, category_id, call.body()))
 
 
 @endpoint(bp, "/categories/{category_id}", "GET", response="domain.category:Category")
 def get_category(call: Call, category_id: str):
+    """Read one category"""
     return ok(catalogue.get_category(call.account, category_id))
 
 
 @endpoint(bp, "/categories/{category_id}", "DELETE", status=204)
 def delete_category(call: Call, category_id: str):
+    """Delete a category no product uses"""
     catalogue.delete_category(call.account, category_id)
     return no_content()

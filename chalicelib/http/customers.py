@@ -14,6 +14,7 @@ bp = Blueprint(__name__)
 
 @endpoint(bp, "/customers", "GET", response="domain.customer:CustomerList", paged=True)
 def list_customers(call: Call):
+    """List customers by id"""
     limit, cursor = call.page()
     page = customers.list_customers(call.account, limit, cursor)
     return page_body("customers", page.items, page.cursor)
@@ -21,6 +22,7 @@ def list_customers(call: Call):
 
 @endpoint(bp, "/customers/{customer_id}", "GET", response="domain.customer:Customer")
 def get_customer(call: Call, customer_id: str):
+    """Read one customer with its settings"""
     return ok(customers.get_customer(call.account, customer_id))
 
 
@@ -45,6 +47,7 @@ def create_customer_token(call: Call, customer_id: str):
 
 @endpoint(bp, "/customers/{customer_id}/tokens/{token_id}", "DELETE", status=204)
 def revoke_customer_token(call: Call, customer_id: str, token_id: str):
+    """Revoke one of a customer's tokens"""
     customers.revoke_customer_token(call.account, customer_id, token_id)
     auth.forget_all()  # other processes notice within auth.CACHE_SECONDS
     return no_content()

@@ -15,6 +15,7 @@ PRICE_GROUPS = "/products/{product_id}/price-groups"
 
 @endpoint(bp, CUSTOMER_PRICING, "GET", response="domain.scaled_pricing:PriceLevel")
 def get_customer_pricing(call: Call, product_id: str, customer_id: str):
+    """Read one customer's pricing of one product"""
     return ok(pricing.get_customer_pricing(call.account, product_id, customer_id))
 
 
@@ -26,12 +27,14 @@ def put_customer_pricing(call: Call, product_id: str, customer_id: str):
 
 @endpoint(bp, CUSTOMER_PRICING, "DELETE", status=204)
 def delete_customer_pricing(call: Call, product_id: str, customer_id: str):
+    """Remove one customer's pricing of one product"""
     pricing.delete_customer_pricing(call.account, product_id, customer_id)
     return no_content()
 
 
 @endpoint(bp, PRICE_GROUPS, "GET", response="domain.scaled_pricing:PriceGroups")
 def get_price_groups(call: Call, product_id: str):
+    """Read the price groups of a product"""
     return ok(pricing.get_price_groups(call.account, product_id))
 
 

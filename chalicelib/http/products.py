@@ -18,6 +18,7 @@ def _product(view):
 
 @endpoint(bp, "/products", "GET", response="domain.product:ProductList", paged=True)
 def list_products(call: Call):
+    """List products by id"""
     limit, cursor = call.page()
     page = catalogue.list_products(call.account, limit, cursor)
     return page_body("products", [p.data for p in page.items], page.cursor)
@@ -25,25 +26,30 @@ def list_products(call: Call):
 
 @endpoint(bp, "/products", "POST", body="domain.product:NewProduct", response="domain.product:Product")
 def create_product(call: Call):
+    """Create a product (400 when the id exists; PUT replaces)"""
     return _product(catalogue.create_product(call.account, call.body()))
 
 
 @endpoint(bp, "/products/{product_id}", "GET", response="domain.product:Product")
 def get_product(call: Call, product_id: str):
+    """Read one product, with its ETag"""
     return _product(catalogue.get_product(call.account, product_id))
 
 
 @endpoint(bp, "/products/{product_id}", "PUT", body="domain.product:Product", response="domain.product:Product")
 def put_product(call: Call, product_id: str):
+    """Create or replace a product"""
     return _product(catalogue.put_product(call.account, product_id, call.body(), if_match(call.header("if-match"))))
 
 
 @endpoint(bp, "/products/{product_id}", "PATCH", body="domain.product:ProductPatch", response="domain.product:Product")
 def patch_product(call: Call, product_id: str):
+    """Change some fields of a product; null removes an optional one"""
     return _product(catalogue.patch_product(call.account, product_id, call.body(), if_match(call.header("if-match"))))
 
 
 @endpoint(bp, "/products/{product_id}", "DELETE", status=204)
 def delete_product(call: Call, product_id: str):
+    """Delete a product no delivery contains"""
     catalogue.delete_product(call.account, product_id, if_match(call.header("if-match")))
     return no_content()

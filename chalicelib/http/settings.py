@@ -12,6 +12,7 @@ bp = Blueprint(__name__)
 
 @endpoint(bp, "/account/settings/deliveries", "GET", response="domain.customer:AccountDeliverySettings")
 def get_delivery_settings(call: Call):
+    """Read the account's delivery settings"""
     return ok(settings.get_delivery_settings(call.account))
 
 
