@@ -87,14 +87,15 @@ def test_unknown_path(api, path):
             assert_problem(response, 404, "not-found")
 
 
+# Every path also answers OPTIONS, and HEAD where it has GET (decisions §3).
 @pytest.mark.parametrize("method, path, allowed", [
-    ("DELETE", "/products", {"GET", "POST"}),
-    ("PUT", "/products", {"GET", "POST"}),
-    ("PATCH", "/products", {"GET", "POST"}),
-    ("POST", "/products/p1", {"GET", "PUT", "PATCH", "DELETE"}),
-    ("POST", "/categories/c1", {"GET", "PUT", "DELETE"}),
-    ("PATCH", "/categories/c1", {"GET", "PUT", "DELETE"}),
-    ("DELETE", "/categories", {"GET"}),
+    ("DELETE", "/products", {"GET", "HEAD", "OPTIONS", "POST"}),
+    ("PUT", "/products", {"GET", "HEAD", "OPTIONS", "POST"}),
+    ("PATCH", "/products", {"GET", "HEAD", "OPTIONS", "POST"}),
+    ("POST", "/products/p1", {"GET", "HEAD", "OPTIONS", "PUT", "PATCH", "DELETE"}),
+    ("POST", "/categories/c1", {"GET", "HEAD", "OPTIONS", "PUT", "DELETE"}),
+    ("PATCH", "/categories/c1", {"GET", "HEAD", "OPTIONS", "PUT", "DELETE"}),
+    ("DELETE", "/categories", {"GET", "HEAD", "OPTIONS", "POST"}),
 ])
 def test_known_path_with_wrong_method(api, method, path, allowed):
     for token in [SUPPLIER_TOKEN, None]:
@@ -105,8 +106,8 @@ def test_known_path_with_wrong_method(api, method, path, allowed):
 
 @pytest.mark.parametrize("method", ["TRACE", "CONNECT", "PROPFIND"])
 @pytest.mark.parametrize("path, allowed", [
-    ("/products", {"GET", "POST"}),
-    ("/products/p1", {"GET", "PUT", "PATCH", "DELETE"}),
+    ("/products", {"GET", "HEAD", "OPTIONS", "POST"}),
+    ("/products/p1", {"GET", "HEAD", "OPTIONS", "PUT", "PATCH", "DELETE"}),
     ("/nope/deeper", None),
 ])
 def test_methods_no_route_registers_are_405_on_known_paths_and_404_elsewhere(api, method, path, allowed):
