@@ -1,4 +1,5 @@
 """`make run` end to end: the runner serves the API, keeps data across a restart and stops cleanly."""
+import http.client
 import os
 import queue
 import random
@@ -155,7 +156,17 @@ def test_without_java_the_runner_serves_from_memory_and_says_so(tmp_path):
         # Methods chalice local's own server does not know reach the app too (it answered a 501 HTML page).
         trace = requests.request("TRACE", f"{base_url}/products", headers=auth(), timeout=10)
         assert (trace.status_code, trace.headers["Content-Type"]) == (405, "application/problem+json")
-        assert trace.headers["Allow"] == "GET, POST"
+        assert trace.headers["Allow"] == "GET, HEAD, OPTIONS, POST"
+        # A HEAD answer carries no body, so the next request on the kept-alive connection reads its own status.
+        connection = http.client.HTTPConnection(*base_url.removeprefix("http://").split(":"), timeout=10)
+        for path in ("/products", "/no/such/path"):
+            connection.request("HEAD", path, headers=auth())
+            head = connection.getresponse()
+            assert head.read() == b"" and head.getheader("X-Request-Id")
+            connection.request("GET", "/products", headers=auth())
+            get = connection.getresponse()
+            assert (get.status, get.read().startswith(b'{"products"')) == (200, True)
+        connection.close()
     finally:
         code = runner.stop()
     assert code == 0, runner.output()

@@ -174,4 +174,4 @@ def test_a_customer_token_is_forbidden(api):
 def test_unsupported_methods_are_405(api):
     response = api.post(PATH, {"url": HOOK})
     assert response.status_code == 405
-    assert set(response.headers["Allow"].split(", ")) == {"GET", "PUT", "DELETE"}
+    assert set(response.headers["Allow"].split(", ")) == {"GET", "HEAD", "OPTIONS", "PUT", "DELETE"}
