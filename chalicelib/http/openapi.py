@@ -69,7 +69,7 @@ class Problem(BaseModel):
 class WebhookEvent(BaseModel):
     """The body of every webhook message (decisions §10)."""
 
-    type: Literal["request-delivery", "cancel-delivery", "receive-delivery"]
+    type: Literal[tuple(WEBHOOK_EVENTS)]  # type: ignore[valid-type]
     idempotency_key: str = Field(description="The same on every attempt and resend of one event.")
     data: Delivery
 
