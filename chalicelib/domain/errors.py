@@ -58,3 +58,7 @@ class Busy(ServiceError):
     """Someone else is changing the same thing right now (a request in progress, a contended delivery)."""
 
     type, status, title = "conflict", 409, "Conflict"
+
+
+class UnsupportedMediaType(ServiceError):
+    type, status, title = "unsupported-media-type", 415, "Unsupported media type"

@@ -201,6 +201,8 @@ def _operation(operation: api.Operation, schemas: dict, versioned: set[str], ope
     if operation.body_model is not None:
         schema = schemas[(operation.body_model, "validation")]
         document["requestBody"] = {"required": True, "content": {kind: {"schema": schema} for kind in api.BODY_TYPES}}
+    elif operation.request_content is not None:
+        document["requestBody"] = {"required": True, "content": operation.request_content}
     return document
 
 
