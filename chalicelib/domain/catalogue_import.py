@@ -74,7 +74,7 @@ _PATH_COLUMNS = {
     "id": ITEM_ID, "name": ITEM_NAME, "category": CATEGORY_ID, "order_by": ORDER_BY, "price": PRICE,
     "price_per": PRICE_PER, "min_order_count": MIN_ORDER, "status": STATUS, "image": IMAGE, "gtin": GTIN,
     "vessel": VESSEL_SIZE, "vessel.size": VESSEL_SIZE, "vessel.unit": VESSEL_UNIT, "vessel.type": VESSEL_TYPE,
-    "bundles": BUNDLE_TYPE, "bundles[0].type": BUNDLE_TYPE, "bundles[0].size": BUNDLE_SIZE,
+    "bundles": BUNDLE_TYPE, "bundles[0]": BUNDLE_TYPE, "bundles[0].type": BUNDLE_TYPE, "bundles[0].size": BUNDLE_SIZE,
     **{f"custom_properties.{property_name(c)}": c for c in (*LIST_COLUMNS, *DESCRIPTIVE_COLUMNS)},
     f"custom_properties.{property_name(BUNDLE_GTIN)}": BUNDLE_GTIN,
 }  # fmt: skip
@@ -136,7 +136,7 @@ def decode(body: bytes, charset: str | None) -> tuple[str, str]:
 def _delimiter(text: str) -> str:
     """`,` or `;`, whichever the header line holds more of outside quotes (`,` when it holds neither)."""
     header, quoted = [], False
-    for char in text:
+    for char in text.lstrip(" \t\r\n"):
         if char == '"':
             quoted = not quoted
         elif char in "\r\n" and not quoted:
@@ -150,7 +150,7 @@ def _header(names: list[str]) -> list[str | None]:
     columns, seen = [], set()
     for name in names:
         column = _BY_KEY.get(name.strip().casefold())
-        if column in seen:
+        if column is not None and column in seen:
             raise _file_error(f"the column {column} appears twice in the header")
         seen.add(column)
         columns.append(column)
@@ -174,12 +174,11 @@ def parse(body: bytes, charset: str | None = None) -> ParsedFile:
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     csv.field_size_limit(MAX_FILE_BYTES)
     columns: list[str | None] | None = None
-    start = 1
     seen_ids: dict[str, int] = {}
-    line = 1
+    consumed = 0  # lines the reader had taken before the current record
     try:
         for cells in reader:
-            start, line = line, reader.line_num + 1
+            start, consumed = consumed + 1, reader.line_num
             if not any(cell.strip() for cell in cells):
                 continue  # blank lines, and lines of delimiters only
             if columns is None:
@@ -189,7 +188,7 @@ def parse(body: bytes, charset: str | None = None) -> ParsedFile:
             if len(parsed.records) > MAX_ROWS:
                 raise _file_error(f"the file has more than {MAX_ROWS} rows")
     except csv.Error as error:
-        raise _file_error(f"the file is not CSV: line {start}: {error}") from None
+        raise _file_error(f"the file is not CSV: line {consumed + 1}: {error}") from None
     if columns is None:
         raise _file_error("the file has no header line")
     return parsed
