@@ -270,3 +270,15 @@ def test_files_up_to_5_mib_are_taken_and_larger_ones_refused(api):
 
 def test_uploads_need_a_supplier_token(api):
     assert upload(api, FILE, token=None).status_code == 401
+
+
+def test_the_readme_example(api):
+    readme = open("README.md", encoding="utf-8").read()
+    example = readme.split("Save this as `catalogue.csv`:\n\n```csv\n", 1)[1].split("```", 1)[0]
+    report = imported(api, example)
+    assert counts(report) == {"rows": 3, "processed": 3, "created": 2, "updated": 0, "unchanged": 0, "invalid": 1}
+    assert report["categories_created"] == 2
+    assert report["errors"] == [{"row": 4, "column": "Price", "message": "must be a decimal number such as 12.90 or 12,90"}]
+    assert api.get("/products/cola-033").data["custom_properties"] == {
+        "labels": ["vegan", "sugar free"], "storage_advice": "Keep cool"
+    }
