@@ -10,6 +10,7 @@ import datetime as dt
 import json
 import logging
 import time
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from ..domain import catalogue_import as rules
@@ -61,8 +62,8 @@ def view(record: dict, errors: list[dict] | None = None) -> dict:
     for optional in ("finished_at", "reason"):
         if record.get(optional) is not None:
             body[optional] = record[optional]
-    if errors is not None:
-        body["errors"] = errors
+    if errors is not None:  # stored maps come back in any order; show row, column, message
+        body["errors"] = [{"row": e["row"], "column": e["column"], "message": e["message"]} for e in errors]
     return table.plain(body)
 
 
@@ -282,14 +283,16 @@ def run_slice(claimed: dict, deadline: float, now: dt.datetime | None = None) ->
                 return "lost"
             claimed = _advance(claimed, progress)
         plan = rules.CategoryPlan.of(store.categories(account))
-        while int(claimed["next_row"]) < rows.total:
-            if time.monotonic() + CHUNK_SECONDS > deadline:
-                store.release(claimed, clock.now())
-                return "paused"
-            outcome = _chunk(claimed, rows, plan, now)
-            if outcome is None:
-                return "lost"
-            claimed = outcome
+        with ThreadPoolExecutor(max_workers=1) as ahead:
+            upcoming = None
+            while int(claimed["next_row"]) < rows.total:
+                if time.monotonic() + CHUNK_SECONDS > deadline:
+                    store.release(claimed, clock.now())
+                    return "paused"
+                outcome, upcoming = _chunk(claimed, rows, plan, now, ahead, upcoming)
+                if outcome is None:
+                    return "lost"
+                claimed = outcome
     except LookupError as error:
         store.finish(claimed, ImportStatus.FAILED.value, clock.now(), str(error))
         return "failed"
@@ -298,19 +301,35 @@ def run_slice(claimed: dict, deadline: float, now: dt.datetime | None = None) ->
     return "done"
 
 
-def _chunk(claimed: dict, rows: Rows, plan: rules.CategoryPlan, now: dt.datetime) -> dict | None:
-    """Evaluate and commit the next chunk of rows; the import record after it, or None if the lease was lost."""
+def _chunk(claimed: dict, rows: Rows, plan: rules.CategoryPlan, now: dt.datetime, ahead: Executor, upcoming):
+    """Evaluate and commit the next chunk of rows: (the import record after it, or None if the lease was lost;
+    the evaluation of the chunk after it, started while this one is written)."""
     start = int(claimed["next_row"])
-    records = rows.take(start, CHUNK_ROWS)
+
+    def evaluate(first: int) -> list[RowResult]:
+        return _fitting(_evaluate(claimed["account"], rows.take(first, CHUNK_ROWS), plan, now))
+
+    results = upcoming[1].result() if upcoming and upcoming[0] == start else evaluate(start)
+    upcoming = None
     for attempt in range(store.WRITE_ATTEMPTS):
-        results = _fitting(_evaluate(claimed["account"], records, plan, now))
         progress, errors = _progress(claimed, results)
+        following = progress["next_row"]
+        if upcoming is None and following < rows.total:
+            rows.take(following, CHUNK_ROWS)  # load its piece here: Rows is not shared between threads
+            # The next chunk holds other products (an id seen twice is an invalid row), so reading and checking
+            # it while this chunk is written changes nothing; its own write is conditional like every other.
+            upcoming = (following, ahead.submit(evaluate, following))
         writes = [] if claimed["dry_run"] else [r.write for r in results if r.write is not None]
         outcome = store.commit(claimed, writes, progress, errors)
         if isinstance(outcome, store.Committed):
-            return _advance(claimed, progress)
+            return _advance(claimed, progress), upcoming
         if isinstance(outcome, store.LostLease):
-            return None
+            return None, None
         log.info("import %s: rows from %s changed while being imported; reading them again", claimed["id"], start)
         time.sleep(min(0.02 * 2**attempt, 0.5))
+        if upcoming:
+            upcoming[1].result()  # one evaluation at a time: they share the category plan
+        results = evaluate(start)
+        if upcoming and upcoming[0] != start + len(results):
+            upcoming = None
     raise RuntimeError(f"products kept changing while rows from {start + 1} were imported")
