@@ -282,3 +282,26 @@ def test_the_readme_example(api):
     assert api.get("/products/cola-033").data["custom_properties"] == {
         "labels": ["vegan", "sugar free"], "storage_advice": "Keep cool"
     }
+
+
+def test_the_three_routes_are_documented_with_an_example_file(api):
+    paths = api.get("/openapi.json", token=None).data["paths"]
+    post = paths["/imports/products"]["post"]
+    assert set(post["responses"]) >= {"202", "400", "413", "415"}
+    example = post["requestBody"]["content"]["text/csv"]["example"]
+    assert example.startswith("Item ID;Item name;")
+    assert {"get", "post"} <= set(paths["/imports/products"]) and "get" in paths["/imports/products/{import_id}"]
+    report = imported(api, example)
+    assert report["created"] == 2 and report["invalid"] == 0
+
+
+def test_an_upload_retried_with_the_same_idempotency_key_is_one_import(api):
+    first = upload(api, FILE, content_type=CSV)
+    headers = {"Content-Type": CSV, "Idempotency-Key": "upload-1"}
+    once = api.request("POST", "/imports/products", raw=FILE.encode(), headers=headers)
+    again = api.request("POST", "/imports/products", raw=FILE.encode(), headers=headers)
+    assert once.status_code == again.status_code == 202
+    assert once.data["id"] == again.data["id"] != first.data["id"]
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert len(api.get("/imports/products").data["imports"]) == 2
+
