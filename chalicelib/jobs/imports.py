@@ -40,7 +40,7 @@ def advance_imports(now: dt.datetime, deadline: float, limit: int = BATCH) -> di
     summary["due"] = len(due)
     for item in due:
         remaining = deadline - time.monotonic()
-        if remaining < service.CHUNK_SECONDS:
+        if remaining < 2 * service.CHUNK_SECONDS:  # time for the slice's set-up and at least one chunk
             break
         claimed = store.claim(item, now + dt.timedelta(seconds=remaining) + LEASE_MARGIN)
         if claimed is None:

@@ -226,7 +226,8 @@ def due(now: dt.datetime, limit: int) -> list[dict]:
 
 def claim(item: dict, lease_until: dt.datetime) -> dict | None:
     """Take the import until lease_until; None when another job took it first. Counts the claim in `stalls`
-    (a committed chunk sets it back to 0), so an import that crashes its job again and again can be failed."""
+    (a committed chunk or a release sets it back to 0), so an import that crashes its jobs again and again can
+    be failed."""
     token = secrets.token_hex(8)
     try:
         response = table.client().update_item(
@@ -312,8 +313,9 @@ def release(claimed: dict, due_at: dt.datetime) -> bool:
     """Give the import back to the queue, due at due_at (the next job continues from the checkpoint)."""
     return _conditional_update(
         claimed,
-        "SET GSI3SK = :due REMOVE lease",
+        "SET GSI3SK = :due, stalls = :zero REMOVE lease",
         due=keys.import_due(iso(due_at), claimed["account"], claimed["id"])["GSI3SK"],
+        zero=0,
     )
 
 
