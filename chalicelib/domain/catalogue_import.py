@@ -117,11 +117,15 @@ def _file_error(message: str, path: str = "body") -> ValidationFailed:
     return ValidationFailed([FieldError(path, message)], detail=message)
 
 
+class UnknownCharset(ValueError):
+    """The file comes in a charset the import does not read."""
+
+
 def decode(body: bytes, charset: str | None) -> tuple[str, str]:
     """(text, encoding name); charset None means utf-8. A utf-8 BOM is dropped."""
     encoding = CHARSETS.get((charset or "utf-8").strip().strip('"').lower())
     if encoding is None:
-        raise ValueError(charset)
+        raise UnknownCharset(charset)
     try:
         text = body.decode(encoding)
     except UnicodeDecodeError as error:
@@ -162,7 +166,7 @@ def _header(names: list[str]) -> list[str | None]:
 def parse(body: bytes, charset: str | None = None) -> ParsedFile:
     """Read the file; ValidationFailed naming the reason when it is not a CSV file we can read.
 
-    ValueError (with the charset) when the charset is not one we read.
+    UnknownCharset when the charset is not one we read.
     """
     text, encoding = decode(body, charset)
     if not text.strip():

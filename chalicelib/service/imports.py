@@ -74,9 +74,7 @@ def submit(account: str, body: bytes, content_type: str | None, dry_run: str | N
     dry = _dry_run(dry_run)
     try:
         parsed = rules.parse(body, charset)
-    except ValueError as error:
-        if isinstance(error, ValidationFailed):
-            raise
+    except rules.UnknownCharset:
         raise UnsupportedMediaType(f"charset {charset} is not supported: use utf-8 or latin1 (iso-8859-1)") from None
     rows = [json.dumps(r.as_json(), ensure_ascii=False, separators=(",", ":")) for r in parsed.records]
     pieces, starts = store.split_pieces(rows)

@@ -49,10 +49,10 @@ def test_latin1_is_read_when_the_charset_says_so_and_refused_as_utf8():
     assert "line 2" in file_error(data, "utf-8")
 
 
-def test_an_unknown_charset_is_a_value_error():
-    with pytest.raises(ValueError) as raised:
+def test_an_unknown_charset_is_refused_and_a_known_one_read():
+    with pytest.raises(ci.UnknownCharset):
         records("Item ID\na\n", "utf-16")
-    assert not isinstance(raised.value, ValidationFailed)
+    assert records("Item ID\na\n", '"UTF-8"')[0].cells == {ci.ITEM_ID: "a"}
 
 
 # --- delimiters, quoting, header, blank lines --------------------------------------------------------------------
