@@ -24,6 +24,7 @@ SLICE_SECONDS = 10.0  # one import's turn before the next due import gets one
 LEASE_MARGIN = dt.timedelta(seconds=60)  # past the slice's deadline, before another job may take over
 RESERVE_SECONDS = 5.0  # of a Lambda invocation's remaining time, left for the rest of the invocation
 DEFAULT_SECONDS = 20.0  # when the caller gives no Lambda context
+LOCAL_RUN_SECONDS = 30.0  # one run of the `make run` loop (no Lambda timeout there; imports still take turns)
 BATCH = 10
 IDLE_SECONDS = 0.5
 
@@ -78,7 +79,7 @@ def run_forever(stop_event: threading.Event) -> None:
     """The `make run` driver: imports advance as soon as they are due."""
     while not stop_event.is_set():
         try:
-            summary = advance_imports(dt.datetime.now(dt.timezone.utc), time.monotonic() + SLICE_SECONDS)
+            summary = advance_imports(dt.datetime.now(dt.timezone.utc), time.monotonic() + LOCAL_RUN_SECONDS)
         except Exception:  # noqa: BLE001 - a failing store must not end the loop
             log.exception("import run failed")
             summary = {"due": 0}

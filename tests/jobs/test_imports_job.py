@@ -155,3 +155,22 @@ def test_finished_imports_leave_no_rows_behind(api):
     assert store.pieces("acme", import_id, [0]) == {}
     assert products.get("acme", "p0000") is not None
     assert table.name()
+
+
+def test_the_make_run_loop_runs_imports_until_stopped(api):
+    import threading
+
+    import_id = upload(api, catalogue(3))
+    stop = threading.Event()
+    loop = threading.Thread(target=job.run_forever, args=(stop,))
+    loop.start()
+    try:
+        for _ in range(100):
+            if report(api, import_id)["status"] == "DONE":
+                break
+            time.sleep(0.1)
+    finally:
+        stop.set()
+        loop.join(timeout=10)
+    assert not loop.is_alive()
+    assert report(api, import_id)["created"] == 3
