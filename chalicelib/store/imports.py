@@ -229,26 +229,16 @@ def claim(item: dict, lease_until: dt.datetime) -> dict | None:
     """Take the import until lease_until; None when another job took it first. Counts the claim in `stalls`
     (a committed chunk or a release sets it back to 0), so an import that crashes its jobs again and again can
     be failed."""
-    token = secrets.token_hex(8)
-    try:
-        response = table.client().update_item(
-            TableName=table.name(),
-            Key=table.to_item({"PK": item["PK"], "SK": item["SK"]}),
-            UpdateExpression="SET GSI3SK = :lease, lease = :token, stalls = stalls + :one",
-            ConditionExpression="GSI3SK = :seen",
-            ExpressionAttributeValues=table.values(
-                lease=keys.import_due(iso(lease_until), item["account"], item["id"])["GSI3SK"],
-                token=token,
-                one=1,
-                seen=item["GSI3SK"],
-            ),
-            ReturnValues="ALL_NEW",
-        )
-    except ClientError as error:
-        if table.is_conditional_failure(error):
-            return None
-        raise
-    return table.from_item(response["Attributes"])
+    lease = keys.import_due(iso(lease_until), item["account"], item["id"])["GSI3SK"]
+    return _update_if(
+        item,
+        "SET GSI3SK = :lease, lease = :token, stalls = stalls + :one",
+        "GSI3SK = :seen",
+        lease=lease,
+        token=secrets.token_hex(8),
+        one=1,
+        seen=item["GSI3SK"],
+    )
 
 
 def _checkpoint_update(claimed: dict, progress: dict) -> dict:
@@ -331,22 +321,29 @@ def finish(claimed: dict, status: str, finished_at: dt.datetime, reason: str | N
 
 
 def _conditional_update(claimed: dict, expression: str, names: dict | None = None, **named) -> bool:
+    """An update of the import item while our lease holds; False when it no longer does."""
+    return _update_if(claimed, expression, "lease = :token", names, token=claimed["lease"], **named) is not None
+
+
+def _update_if(item: dict, expression: str, condition: str, names: dict | None = None, **named) -> dict | None:
+    """Update the import item if `condition` holds: the item as it is now, or None when it did not hold."""
     request = {
         "TableName": table.name(),
-        "Key": table.to_item({"PK": claimed["PK"], "SK": claimed["SK"]}),
+        "Key": table.to_item({"PK": item["PK"], "SK": item["SK"]}),
         "UpdateExpression": expression,
-        "ConditionExpression": "lease = :token",
-        "ExpressionAttributeValues": table.values(token=claimed["lease"], **named),
+        "ConditionExpression": condition,
+        "ExpressionAttributeValues": table.values(**named),
+        "ReturnValues": "ALL_NEW",
     }
     if names:
         request["ExpressionAttributeNames"] = names
     try:
-        table.client().update_item(**request)
+        response = table.client().update_item(**request)
     except ClientError as error:
         if table.is_conditional_failure(error):
-            return False
+            return None
         raise
-    return True
+    return table.from_item(response["Attributes"])
 
 
 def delete_pieces(account: str, import_id: str, count: int) -> None:
