@@ -8,7 +8,7 @@ import pytest
 from chalicelib.jobs import imports as job
 from chalicelib.service import imports as service
 from chalicelib.store import imports as store
-from chalicelib.store import products, table
+from chalicelib.store import products
 
 CSV = {"Content-Type": "text/csv"}
 SOON = dt.timedelta(seconds=1)
@@ -154,7 +154,6 @@ def test_finished_imports_leave_no_rows_behind(api):
     job.advance_imports(now(), time.monotonic() + 60)
     assert store.pieces("acme", import_id, [0]) == {}
     assert products.get("acme", "p0000") is not None
-    assert table.name()
 
 
 def test_the_make_run_loop_runs_imports_until_stopped(api):

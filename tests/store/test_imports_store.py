@@ -2,7 +2,7 @@
 product writes are conditional on what was read (decisions §12)."""
 import datetime as dt
 
-from chalicelib.store import imports, keys, products, table
+from chalicelib.store import imports, products, table
 from tests.store.conftest import ACCOUNT, sample_product
 
 NOW = dt.datetime(2026, 5, 4, 10, 0, tzinfo=dt.timezone.utc)
