@@ -2,6 +2,7 @@
 #   make run    serve the API on http://127.0.0.1:$${PORT:-8000} with a local DynamoDB (data in .data/)
 #   make test   run every test
 #   make bench  measure requests, capacity, latency and cold start against DynamoDB Local
+#   make bench-import  a 10,000-row CSV catalogue import against one PUT per product (bench/README.md)
 #   make fuzz   contract fuzzing of the running service with many examples (README: Contract fuzzing)
 #   make clean  remove what the two install (.venv, node_modules, caches); local data in .data/ is kept
 
@@ -15,7 +16,7 @@ PY := $(VENV)/bin/python
 VENV_STAMP := $(VENV)/.installed
 NPM_STAMP := node_modules/.installed
 
-.PHONY: run test bench fuzz clean deps browser
+.PHONY: run test bench bench-import fuzz clean deps browser
 
 run: deps
 	$(PY) -m chalicelib.localdev.run
@@ -37,6 +38,10 @@ browser:
 # DynamoDB requests, capacity, latency, cold start and memory per endpoint; writes bench/results.json.
 bench: deps
 	$(PY) bench/run.py
+
+# The CSV catalogue import: rows/s, DynamoDB requests and capacity per row; writes bench/import.json.
+bench-import: deps
+	$(PY) bench/import_bench.py
 
 # `make test` runs the same fuzzing with a few examples per operation; this is the long run.
 FUZZ_EXAMPLES ?= 200

@@ -10,6 +10,7 @@ from chalicelib.http import (
     docs,
     edge,
     fallbacks,
+    imports,
     logs,
     pricing,
     products,
@@ -33,6 +34,7 @@ BLUEPRINTS = (
     deliveries.bp,
     customer_deliveries.bp,
     webhooks.bp,
+    imports.bp,
     handlers.bp,
     docs.bp,
 )

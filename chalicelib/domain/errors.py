@@ -63,3 +63,7 @@ class Busy(ServiceError):
     """Someone else is changing the same thing right now (a request in progress, a contended delivery)."""
 
     type, status = ProblemType.CONFLICT, 409
+
+
+class UnsupportedMediaType(ServiceError):
+    type, status = ProblemType.UNSUPPORTED_MEDIA_TYPE, 415

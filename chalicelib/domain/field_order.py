@@ -157,6 +157,11 @@ WEBHOOK_DELIVERY = Record(
     ("id", "type", "status", "created_at", "delivery_id", "attempts", "next_attempt_at"),
     {"attempts": Record(("at", "status_code", "error", "duration_ms"))},
 )
+IMPORT_SUMMARY_FIELDS = (
+    "id", "status", "dry_run", "rows", "processed", "created", "updated", "unchanged", "invalid",
+    "categories_created", "error_count", "submitted_at", "finished_at", "reason",
+)
+IMPORT = Record(IMPORT_SUMMARY_FIELDS + ("errors",), {"errors": Record(("row", "column", "message"))})
 
 
 def page(name: str, item: Order) -> Record:
@@ -182,4 +187,6 @@ BY_MODEL: dict[str, Order] = {
     "PlacedDeliveries": Record(("deliveries",), {"deliveries": DELIVERY}),
     "WebhookSettingsView": WEBHOOK_SETTINGS,
     "WebhookDeliveryList": page("webhook_deliveries", WEBHOOK_DELIVERY),
+    "ImportReport": IMPORT,
+    "ImportList": page("imports", Record(IMPORT_SUMMARY_FIELDS)),
 }

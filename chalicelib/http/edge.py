@@ -11,7 +11,7 @@ from chalice import Response
 
 from ..domain.problems import ProblemType
 from . import cors, fallbacks
-from .bodies import MAX_BODY_BYTES
+from .bodies import limit_for
 from .request_ids import HEADER as REQUEST_ID, request_id
 from .responses import PROBLEM, problem
 
@@ -49,11 +49,12 @@ def _with_instance(response: Response, instance: str) -> None:
 
 def edge_middleware(event, get_response):
     raw = event.raw_body
-    if raw is not None and len(raw) > MAX_BODY_BYTES:
-        response = problem(413, ProblemType.PAYLOAD_TOO_LARGE, f"request bodies are limited to {MAX_BODY_BYTES} bytes")
+    route = (event.context or {}).get("resourcePath")
+    limit = limit_for(route)
+    if raw is not None and len(raw) > limit:
+        response = problem(413, ProblemType.PAYLOAD_TOO_LARGE, f"request bodies are limited to {limit} bytes")
     else:
         response = get_response(event)
-    route = (event.context or {}).get("resourcePath")
     if response.status_code >= 400 and not response.headers.get("Content-Type", "").startswith(PROBLEM):
         response = _reshape_chalice_error(response, route)
     identifier = request_id(event)

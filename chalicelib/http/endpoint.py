@@ -25,6 +25,8 @@ def endpoint(
     query: tuple[str, ...] = (),
     paged: bool = False,
     replayable: bool = True,
+    content_types: list[str] | None = None,
+    request_content: dict | None = None,
 ):
     """Register a handler for one method of a path. role None means no token is needed.
 
@@ -32,12 +34,15 @@ def endpoint(
     under chalicelib to keep imports lazy); query names the query parameters; paged adds limit and cursor.
     They feed the OpenAPI document (whose examples and descriptions live in http/docs_content.py).
     replayable=False exempts a POST from Idempotency-Key: its answer holds a secret that must never be stored.
+    content_types/request_content: a route that takes another body than JSON (it checks the media type itself)
+    and how the document describes that body.
     """
 
     def register(handler: Callable[..., Response]):
         summary = (handler.__doc__ or handler.__name__.replace("_", " ")).strip().splitlines()[0]
         operation = Operation(
-            path, method, role, handler.__name__, summary, body, response, status, tuple(query), paged, replayable
+            path, method, role, handler.__name__, summary, body, response, status, tuple(query), paged, replayable,
+            request_content,
         )
         OPERATIONS.append(operation)
         order = BY_MODEL.get(operation.response_name or "")
@@ -55,7 +60,7 @@ def endpoint(
             except ServiceError as error:
                 return from_error(error)
 
-        bp.route(path, methods=[method], content_types=bodies.content_types(method))(view)
+        bp.route(path, methods=[method], content_types=content_types or bodies.content_types(method))(view)
         return handler
 
     return register

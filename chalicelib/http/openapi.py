@@ -345,6 +345,8 @@ def _operation(operation: Operation, bodies_: dict, responses: dict, versioned: 
             "required": True,
             "content": {_body_type(operation.method): media},
         }
+    elif operation.request_content is not None:
+        document["requestBody"] = {"required": True, "content": operation.request_content}
     return document
 
 

@@ -75,6 +75,10 @@ PATH_PARAMETERS = {
 }
 
 QUERY_PARAMETERS = {
+    "dry_run": {
+        "description": "`true` checks the file and reports what would change without writing anything.",
+        "schema": {"type": "boolean", "default": False},
+    },
     "status": {
         "description": "Only deliveries in this status.",
         "schema": {"type": "string", "enum": list(STATUSES)},

@@ -18,6 +18,7 @@ class Operation:
     query: tuple[str, ...] = ()
     paged: bool = False
     replayable: bool = True
+    request_content: dict | None = None  # a non-JSON body: media type -> OpenAPI media object
 
     @property
     def body_model(self) -> type | None:

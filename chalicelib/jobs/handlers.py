@@ -16,6 +16,7 @@ from ..lazy import lazy
 
 images = lazy("chalicelib.jobs.images")
 webhooks = lazy("chalicelib.jobs.webhooks")
+imports = lazy("chalicelib.jobs.imports")
 
 bp = Blueprint(__name__)
 log = logging.getLogger("supplier-ordering.jobs")
@@ -57,6 +58,7 @@ def on_table_change(event):
             webhooks.dispatch_due(_now(), budget_seconds=EVENTS_BUDGET_SECONDS, known=new_events)
         if download:
             images.download_pending_images(_now(), budget_seconds=IMAGES_BUDGET_SECONDS)
+        imports.on_stream(event, event.context)  # catalogue imports, with the time this invocation has left
     except Exception:  # noqa: BLE001
         log.exception("background work from the table stream failed; the schedule will retry it")
 
@@ -65,3 +67,4 @@ def on_table_change(event):
 def every_minute(event):
     webhooks.dispatch_due(_now(), budget_seconds=EVENTS_BUDGET_SECONDS)
     images.download_pending_images(_now(), budget_seconds=IMAGES_BUDGET_SECONDS)
+    imports.advance_imports(_now(), imports.deadline_of(event.context))

@@ -45,9 +45,9 @@ def background_loops() -> list[BackgroundLoop]:
     after the event it is given is set. The webhook dispatcher plugs in here (decisions §10: `make run`
     delivers events locally); in AWS a table stream and a schedule drive the same code instead.
     """
-    from ..jobs import webhooks
+    from ..jobs import imports, webhooks
 
-    return [webhooks.run_forever]
+    return [webhooks.run_forever, imports.run_forever]
 
 
 def data_dir() -> Path:

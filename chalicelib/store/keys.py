@@ -114,3 +114,36 @@ def image_due(due_iso: str, account: str, product_id: str) -> dict:
 def due_bound(now_iso: str) -> str:
     """Upper bound (exclusive) of due sort keys "<iso>#...": '$' sorts just after '#'."""
     return f"{now_iso}$"
+
+
+# Catalogue imports (decisions §12). The import item lists newest first (ids sort by time); its file rows and its
+# error entries live in a partition of their own. Imports still to run share GSI3 with the image queue, under
+# their own partition value.
+IMPORTS_PENDING = "IMPORT#PENDING"
+
+
+def imports_pk(account: str) -> str:
+    return f"{account_pk(account)}#IMPORT"
+
+
+def import_key(account: str, import_id: str) -> dict:
+    return {"PK": imports_pk(account), "SK": import_id}
+
+
+def import_parts_pk(account: str, import_id: str) -> str:
+    return f"{imports_pk(account)}#{import_id}"
+
+
+def import_rows_key(account: str, import_id: str, piece: int) -> dict:
+    return {"PK": import_parts_pk(account, import_id), "SK": f"ROWS#{piece:05d}"}
+
+
+IMPORT_ERRORS_PREFIX = "ERRORS#"
+
+
+def import_errors_key(account: str, import_id: str, first_row: int) -> dict:
+    return {"PK": import_parts_pk(account, import_id), "SK": f"{IMPORT_ERRORS_PREFIX}{padded_id(first_row)}"}
+
+
+def import_due(due_iso: str, account: str, import_id: str) -> dict:
+    return {"GSI3PK": IMPORTS_PENDING, "GSI3SK": f"{due_iso}#{account}#{import_id}"}

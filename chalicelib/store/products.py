@@ -46,22 +46,21 @@ def new_revision() -> str:
     return secrets.token_hex(8)
 
 
-def save(
+def write_operation(
     account: str,
     data: dict,
+    revision: str,
     *,
     create_only: bool = False,
     expected_revision: str | None = None,
     extra_set: dict | None = None,
     extra_remove: tuple[str, ...] = (),
-) -> str:
-    """Create or replace a product, checking in the same transaction that its category exists.
+) -> dict:
+    """The UpdateItem (as a TransactWriteItems element's body) that creates or replaces a product.
 
     Update (not Put) keeps attributes other writers own, such as the `used` flag set by deliveries.
     extra_set/extra_remove are further item attributes written by the same update (the image job's state).
-    Returns the new revision.
     """
-    revision = new_revision()
     index = keys.product_category_gsi(account, data["category"], data["id"])
     expression = "SET #data = :data, rev = :rev, GSI1PK = :gpk, GSI1SK = :gsk"
     named = {"data": data, "rev": revision, "gpk": index["GSI1PK"], "gsk": index["GSI1SK"]}
@@ -93,6 +92,32 @@ def save(
     elif expected_revision is not None:
         update["ConditionExpression"] = "rev = :expected"
         update["ExpressionAttributeValues"].update(table.values(expected=expected_revision))
+    return update
+
+
+def save(
+    account: str,
+    data: dict,
+    *,
+    create_only: bool = False,
+    expected_revision: str | None = None,
+    extra_set: dict | None = None,
+    extra_remove: tuple[str, ...] = (),
+) -> str:
+    """Create or replace a product, checking in the same transaction that its category exists.
+
+    Returns the new revision.
+    """
+    revision = new_revision()
+    update = write_operation(
+        account,
+        data,
+        revision,
+        create_only=create_only,
+        expected_revision=expected_revision,
+        extra_set=extra_set,
+        extra_remove=extra_remove,
+    )
     category_check = {
         "TableName": table.name(),
         "Key": table.to_item(keys.category_key(account, data["category"])),

@@ -8,8 +8,11 @@ is what this flow produces (volatile values aside), so the examples cannot drift
 import datetime as dt
 import json
 import re
+import time
 
+from chalicelib.http.imports import EXAMPLE_FILE
 from chalicelib.http.openapi_text import EXAMPLE_EXEMPT
+from chalicelib.jobs import imports as import_jobs
 from chalicelib.http.registry import OPERATIONS
 from chalicelib.service import clock
 
@@ -17,7 +20,13 @@ NOW = dt.datetime(2026, 11, 23, 8, 30, tzinfo=dt.timezone.utc)  # a Monday
 # Values that differ on every run (secrets, signatures, times the jobs take): compared by presence only.
 VOLATILE = {"token", "signing_secret", "cursor", "created_at", "at", "next_attempt_at", "duration_ms"}
 # Per operation: random ids, and which of several events made in the same instant is listed first.
-VOLATILE_OF = {"create_customer_token": {"id"}, "list_webhook_deliveries": {"id", "type", "delivery_id"}}
+VOLATILE_OF = {
+    "create_customer_token": {"id"},
+    "list_webhook_deliveries": {"id", "type", "delivery_id"},
+    "import_products": {"id"},
+    "get_import": {"id"},
+    "list_imports": {"id"},
+}
 
 CATEGORY = {"id": "soft-drinks", "name": "Soft drinks"}
 PRODUCT = {
@@ -63,13 +72,13 @@ class Recorder:
         self.api = api
         self.examples: dict[str, dict] = {}
 
-    def __call__(self, method, path, body=None, token=..., headers=None, status=200):
+    def __call__(self, method, path, body=None, token=..., headers=None, status=200, raw=None):
         token = self.api.token if token is ... else token
         sent = {"Authorization": f"token {token}"} if token else {}
         if body is not None:
             sent["Content-Type"] = "application/json"
         sent.update(headers or {})
-        data = json.dumps(body) if body is not None else None
+        data = json.dumps(body) if body is not None else raw
         response = getattr(self.api.client.http, method.lower())(path, headers=sent, body=data)
         assert response.status_code == status, (method, path, response.body)
         operation = _operation_of(method, path)
@@ -132,6 +141,10 @@ def record_examples(api, monkeypatch) -> dict[str, dict]:
     call("DELETE", "/products/cola-1-5/customer-pricing/aurora", status=204)
     call("DELETE", "/account/settings/webhooks", status=204)
     call("DELETE", "/products/lemonade", status=204)
+    started = call("POST", "/imports/products?dry_run=false", raw=EXAMPLE_FILE.encode(), headers={"Content-Type": "text/csv; charset=utf-8"}, status=202)
+    import_jobs.advance_imports(NOW, time.monotonic() + 60)
+    call("GET", f"/imports/products/{started['id']}")
+    call("GET", "/imports/products?limit=1")
     return call.examples
 
 

@@ -1,0 +1,278 @@
+"""Reading CSV files as people write them, and mapping a row to a product body (decisions §12)."""
+from decimal import Decimal
+
+import pytest
+
+from chalicelib.domain import catalogue_import as ci
+from chalicelib.domain.errors import ValidationFailed
+from chalicelib.domain.product import validate_product
+
+
+def records(text: str | bytes, charset=None):
+    body = text.encode() if isinstance(text, str) else text
+    return ci.parse(body, charset).records
+
+
+def file_error(text: str | bytes, charset=None) -> str:
+    with pytest.raises(ValidationFailed) as failed:
+        records(text, charset)
+    return failed.value.detail
+
+
+def mapped(**cells):
+    return ci.map_record(ci.Record(2, {k: v for k, v in cells.items()}))
+
+
+BASE = {ci.ITEM_ID: "cola", ci.ITEM_NAME: "Cola 1 l"}
+
+
+def body(**cells):
+    row = mapped(**{**BASE, **cells})
+    assert row.errors == [], row.errors
+    return row.body
+
+
+# --- encodings -------------------------------------------------------------------------------------------------
+
+
+def test_utf8_with_and_without_bom():
+    text = "Item ID,Item name\nsaft,Säft\n"
+    assert records(text)[0].cells[ci.ITEM_NAME] == "Säft"
+    assert records(b"\xef\xbb\xbf" + text.encode())[0].cells == {ci.ITEM_ID: "saft", ci.ITEM_NAME: "Säft"}
+
+
+def test_latin1_is_read_when_the_charset_says_so_and_refused_as_utf8():
+    data = "Item ID;Item name\nsaft;Säft\n".encode("latin-1")
+    assert records(data, "latin1")[0].cells[ci.ITEM_NAME] == "Säft"
+    assert records(data, "ISO-8859-1")[0].cells[ci.ITEM_NAME] == "Säft"
+    assert "cannot be decoded as utf-8" in file_error(data)
+    assert "line 2" in file_error(data, "utf-8")
+
+
+def test_an_unknown_charset_is_refused_and_a_known_one_read():
+    with pytest.raises(ci.UnknownCharset):
+        records("Item ID\na\n", "utf-16")
+    assert records("Item ID\na\n", '"UTF-8"')[0].cells == {ci.ITEM_ID: "a"}
+
+
+# --- delimiters, quoting, header, blank lines --------------------------------------------------------------------
+
+
+def test_semicolon_delimiter_is_taken_from_the_header_line():
+    parsed = ci.parse("Item ID;Item name;Price\ncola;Cola, light;1,20\n".encode())
+    assert parsed.delimiter == ";"
+    assert parsed.records[0].cells == {ci.ITEM_ID: "cola", ci.ITEM_NAME: "Cola, light", ci.PRICE: "1,20"}
+
+
+def test_comma_delimiter_when_the_header_has_more_commas():
+    parsed = ci.parse(b'Item ID,Item name,Description\ncola,Cola,"a; b"\n')
+    assert parsed.delimiter == ","
+    assert parsed.records[0].cells[ci.DESCRIPTIVE_COLUMNS[0]] == "a; b"
+
+
+def test_quoted_cells_hold_delimiters_quotes_and_newlines_and_rows_name_their_first_line():
+    text = 'Item ID,Item name,Description\ncola,"Cola ""Zero""","line one\nline two"\nfanta,Fanta,x\n'
+    first, second = records(text)
+    assert first.cells[ci.ITEM_NAME] == 'Cola "Zero"'
+    assert first.cells["Description"] == "line one\nline two"
+    assert (first.line, second.line) == (2, 4)
+
+
+def test_header_names_ignore_case_and_surrounding_spaces_and_come_in_any_order():
+    row = records("  item id ;PRICE; Item Name \ncola;2;Cola\n")[0]
+    assert row.cells == {ci.ITEM_ID: "cola", ci.PRICE: "2", ci.ITEM_NAME: "Cola"}
+
+
+def test_unknown_columns_are_ignored():
+    assert records("Item ID,Internal cost,Item name\ncola,0.3,Cola\n")[0].cells == {ci.ITEM_ID: "cola", ci.ITEM_NAME: "Cola"}
+
+
+def test_a_file_without_item_id_column_is_refused():
+    assert "no Item ID column" in file_error("Item name,Price\nCola,2\n")
+    assert "no Item ID column" in file_error("id;name\ncola;Cola\n")
+
+
+def test_a_known_column_twice_is_refused():
+    assert "Price appears twice" in file_error("Item ID,Price,price\ncola,1,2\n")
+
+
+def test_not_csv_empty_nul_or_unclosed_quote():
+    assert "empty" in file_error("  \n\n")
+    assert "NUL" in file_error(b"Item ID\n\x00\x01\x02")
+    assert "no Item ID column" in file_error('{"id": "cola", "name": "Cola"}')
+    assert "line 2" in file_error('Item ID,Item name\ncola,"Cola\n')
+
+
+def test_blank_lines_and_lines_of_delimiters_are_skipped_and_lines_still_counted():
+    rows = records("\nItem ID;Item name\n\ncola;Cola\n;;\n   \nfanta;Fanta\n")
+    assert [(r.line, r.cells[ci.ITEM_ID]) for r in rows] == [(4, "cola"), (7, "fanta")]
+
+
+def test_empty_cells_are_absent():
+    assert records("Item ID,Item name,Price\ncola,,\n")[0].cells == {ci.ITEM_ID: "cola"}
+
+
+def test_crlf_line_ends():
+    assert [r.line for r in records("Item ID,Item name\r\na,A\r\nb,B\r\n")] == [2, 3]
+
+
+def test_more_cells_than_header_is_a_row_problem_but_trailing_empty_cells_are_not():
+    bad, good = records("Item ID,Price\ncola,1,20\nfanta,1,,\n")
+    assert bad.problem == "the row has 3 cells but the header has 2; quote cells that hold the delimiter"
+    assert good.problem is None and good.cells == {ci.ITEM_ID: "fanta", ci.PRICE: "1"}
+
+
+def test_an_item_id_seen_before_is_a_row_problem_naming_the_first_line():
+    first, again = records("Item ID,Item name\ncola,Cola\ncola,Cola again\n")
+    assert first.problem is None
+    assert again.problem == "Item ID cola already appears on line 2; list each product once"
+
+
+def test_row_limit():
+    header = "Item ID\n"
+    assert len(records(header + "a\n" * ci.MAX_ROWS)) == ci.MAX_ROWS
+    assert f"more than {ci.MAX_ROWS} rows" in file_error(header + "a\n" * (ci.MAX_ROWS + 1))
+
+
+def test_a_row_longer_than_the_limit_is_a_row_problem():
+    long, short = records(f"Item ID,Description\na,{'x' * ci.MAX_ROW_CHARS}\nb,{'x' * 100}\n")
+    assert long.problem == f"the row is longer than {ci.MAX_ROW_CHARS} characters"
+    assert short.problem is None
+
+
+# --- numbers and prices ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, value",
+    [("12.90", "12.90"), ("12,90", "12.90"), ("2", "2"), (".5", "0.5"), ("-1", "-1"), ("0,330", "0.330")],
+)
+def test_decimal_points_and_commas(text, value):
+    assert ci.decimal(text) == Decimal(value)
+
+
+@pytest.mark.parametrize("text", ["1.234,56", "1,234.56", "12 90", "€12", "1e3", "abc", ""])
+def test_not_decimals(text):
+    assert ci.decimal(text) is None
+
+
+@pytest.mark.parametrize("text, cents", [("2,505", 251), ("2.504", 250), ("12,90", 1290), ("0", 0), ("3", 300)])
+def test_price_is_cents_rounded_half_up(text, cents):
+    assert body(Price=text)["price"] == cents
+
+
+def test_a_price_that_is_no_number_names_the_column():
+    row = mapped(**BASE, Price="12 EUR")
+    assert row.body is None
+    assert [(e.column, e.message) for e in row.errors] == [("Price", "must be a decimal number such as 12.90 or 12,90")]
+
+
+# --- mapping -----------------------------------------------------------------------------------------------------
+
+
+def test_status_defaults_to_active_and_is_read_in_any_case():
+    assert body()["status"] == "ACTIVE"
+    assert body(Status="out_of_stock")["status"] == "OUT_OF_STOCK"
+
+
+def test_an_empty_order_by_leaves_it_unset():
+    assert "order_by" not in body()
+    assert body(**{"Order by": "KG"})["order_by"] == "kg"
+
+
+def test_vessel_from_its_three_columns():
+    assert body(**{"Vessel size": "0,33", "Vessel unit": "L", "Vessel type": "bo"})["vessel"] == {
+        "size": Decimal("0.33"),
+        "unit": "l",
+        "type": "BO",
+    }
+    assert "vessel" not in body()
+
+
+def test_bundle_from_size_and_type_and_each_needs_the_other():
+    assert body(**{"Bundle size": "24", "Bundle type": "ct"})["bundles"] == [{"type": "CT", "size": 24}]
+    only_size = mapped(**BASE, **{"Bundle size": "24"})
+    assert [(e.column, e.message) for e in only_size.errors] == [("Bundle type", "is required when Bundle size is given")]
+    only_type = mapped(**BASE, **{"Bundle type": "CT"})
+    assert [e.column for e in only_type.errors] == ["Bundle size"]
+
+
+def test_descriptive_columns_go_to_custom_properties_in_snake_case_and_lists_split_on_commas():
+    properties = body(
+        **{
+            "Storage advice": "cool",
+            "Wine-making": "barrel",
+            "Labels": "vegan, organic ,",
+            "Allergens": "nuts",
+            "Dietary labels": "halal,kosher",
+            "Bundle GTIN": "0123",
+            "Description": "Fine",
+        }
+    )["custom_properties"]
+    assert properties == {
+        "labels": ["vegan", "organic"],
+        "allergens": ["nuts"],
+        "dietary_labels": ["halal", "kosher"],
+        "storage_advice": "cool",
+        "wine_making": "barrel",
+        "description": "Fine",
+        "bundle_gtin": "0123",
+    }
+    assert "custom_properties" not in body()
+
+
+def test_gtin_image_price_per_and_minimum():
+    mapped_body = body(GTIN="4006381333931", Image="https://x.example/a.png", **{"Price per": "L", "Minimum order count": "6"})
+    assert mapped_body["gtin"] == "4006381333931"
+    assert mapped_body["image"] == {"url": "https://x.example/a.png"}
+    assert mapped_body["price_per"] == "l"
+    assert mapped_body["min_order_count"] == 6
+
+
+def test_the_product_rules_speak_in_the_files_columns():
+    row = mapped(**BASE, **{"Vessel size": "0", "Vessel unit": "l", "Bundle size": "1,5", "Bundle type": "CT"}, Status="SOLD")
+    with pytest.raises(ValidationFailed) as failed:
+        validate_product({**row.body, "category": "drinks"})
+    columns = {e.column for e in ci.row_errors(2, failed.value)}
+    assert columns == {"Vessel size", "Bundle size", "Status"}
+    valid = {**body(**{"Vessel size": "1", "Vessel unit": "l"}), "category": "drinks"}
+    assert validate_product(valid)["vessel"] == {"size": 1, "unit": "l"}
+
+
+def test_kept_fields_that_clash_with_the_row_are_reported_without_a_column():
+    failed = ValidationFailed([ci.FieldError("pricing.price_points[0].from", "must be whole")])
+    assert ci.row_errors(5, failed)[0].as_dict() == {
+        "row": 5,
+        "column": None,
+        "message": "pricing.price_points[0].from (kept from the stored product) must be whole",
+    }
+    assert ci.column_of("custom_properties.storage_advice") == "Storage advice"
+    assert ci.column_of("bundles[0].pallet_bundle") == "Bundle type"
+
+
+# --- categories --------------------------------------------------------------------------------------------------
+
+
+def test_category_by_id_else_by_exact_trimmed_name_smallest_id_first_else_created():
+    plan = ci.CategoryPlan.of({"b-beer": "Beer", "a-beer": " Beer ", "wine": "Wine"})
+    assert plan.resolve(ci.CategoryRef("wine", "Beer")) == "wine"
+    assert plan.resolve(ci.CategoryRef("nope", "Beer")) == "a-beer"
+    assert plan.resolve(ci.CategoryRef(None, "  Beer")) == "a-beer"
+    assert plan.resolve(ci.CategoryRef(None, "beer")) == "beer"  # case-sensitive: a new category
+    assert plan.created == {"beer": "beer"}
+    assert plan.exists("beer") and not plan.exists("nope")
+    assert plan.resolve(ci.CategoryRef("nope", None)) == "nope"  # the caller reports that it does not exist
+
+
+def test_derived_category_ids_are_valid_and_unique():
+    assert ci.derived_category_id("Säfte & Limonaden", set()) == "safte-limonaden"
+    assert ci.derived_category_id("日本酒", set()) == "category"
+    other = ci.derived_category_id("Soft Drinks", {"soft-drinks"})
+    assert other.startswith("soft-drinks-") and other != "soft-drinks"
+
+
+def test_a_name_no_category_may_have_is_refused():
+    plan = ci.CategoryPlan.of({})
+    assert plan.resolve(ci.CategoryRef(None, "x" * 65)) is None
+    assert plan.refused == {"x" * 65: "must be 1 to 64 characters without newlines or tabs"}
+    assert plan.resolve(ci.CategoryRef(None, "x" * 64)) is not None

@@ -1,0 +1,175 @@
+"""The import job: bounded slices, resuming after a crash without duplicating or losing rows, retrying rows that
+changed meanwhile, and taking turns between imports (decisions §12)."""
+import datetime as dt
+import time
+
+import pytest
+
+from chalicelib.jobs import imports as job
+from chalicelib.service import imports as service
+from chalicelib.store import imports as store
+from chalicelib.store import products
+
+CSV = {"Content-Type": "text/csv"}
+SOON = dt.timedelta(seconds=1)
+
+
+def now(later=SOON):
+    return dt.datetime.now(dt.timezone.utc) + later
+
+
+def catalogue(count: int, price: str = "1,50", prefix: str = "p") -> str:
+    rows = "".join(f"{prefix}{n:04d};Product {n};Drinks;{price}\n" for n in range(count))
+    return "Item ID;Item name;Category name;Price\n" + rows
+
+
+def upload(api, text: str, token=...) -> str:
+    response = api.request("POST", "/imports/products", raw=text.encode(), headers=CSV, token=token)
+    assert response.status_code == 202, response.data
+    return response.data["id"]
+
+
+def report(api, import_id, token=...):
+    return api.get(f"/imports/products/{import_id}", token=token).data
+
+
+def all_products(api):
+    found, cursor = [], None
+    while True:
+        page = api.get("/products?limit=100" + (f"&cursor={cursor}" if cursor else "")).data
+        found += page["products"]
+        cursor = page.get("cursor")
+        if not cursor:
+            return found
+
+
+@pytest.fixture
+def small_chunks(monkeypatch):
+    monkeypatch.setattr(service, "CHUNK_ROWS", 10)
+
+
+@pytest.mark.parametrize("crash_after_write", [False, True])
+def test_a_crash_mid_import_resumes_without_duplicating_or_losing_rows(api, small_chunks, monkeypatch, crash_after_write):
+    import_id = upload(api, catalogue(45).replace("p0007;Product 7;Drinks;1,50", "p0007;Product 7;Drinks;x"))
+    commits = {"n": 0}
+    original = store.commit
+
+    def crashing_commit(*args):
+        commits["n"] += 1
+        if commits["n"] == 3 and not crash_after_write:
+            raise ConnectionError("the process died before writing")
+        outcome = original(*args)
+        if commits["n"] == 3 and crash_after_write:
+            raise ConnectionError("the process died after writing, before it knew")
+        return outcome
+
+    monkeypatch.setattr(store, "commit", crashing_commit)
+    assert job.advance_imports(now(), time.monotonic() + 60)["crashed"] == 1
+    midway = report(api, import_id)
+    assert midway["status"] == "RUNNING" and midway["processed"] == (20 if crash_after_write else 10)
+    # Nothing happens while the dead job's lease holds; after it ends, the next run resumes from the checkpoint.
+    assert job.advance_imports(now(), time.monotonic() + 60)["due"] == 0
+    assert job.advance_imports(now(dt.timedelta(minutes=5)), time.monotonic() + 60)["done"] == 1
+    final = report(api, import_id)
+    assert {k: final[k] for k in ("rows", "processed", "created", "updated", "unchanged", "invalid", "error_count")} == {
+        "rows": 45, "processed": 45, "created": 44, "updated": 0, "unchanged": 0, "invalid": 1, "error_count": 1,
+    }  # fmt: skip
+    assert final["errors"] == [{"row": 9, "column": "Price", "message": "must be a decimal number such as 12.90 or 12,90"}]
+    assert [p["id"] for p in all_products(api)] == [f"p{n:04d}" for n in range(45) if n != 7]
+
+
+def test_a_row_changed_between_read_and_write_is_read_again_and_nothing_is_lost(api, small_chunks, monkeypatch):
+    upload(api, catalogue(3))
+    assert job.advance_imports(now(), time.monotonic() + 60)["done"] == 1
+    import_id = upload(api, catalogue(3, price="2"))
+    original = store.stored_products
+    reads = {"n": 0}
+
+    def read_then_patch(account, ids):
+        found = original(account, ids)
+        reads["n"] += 1
+        if reads["n"] == 1:  # a PATCH lands after the import read the products
+            response = api.patch("/products/p0001", {"delivery_days": {"2": {"lead_days": 1}}})
+            assert response.status_code == 200
+        return found
+
+    monkeypatch.setattr(store, "stored_products", read_then_patch)
+    assert job.advance_imports(now(), time.monotonic() + 60)["done"] == 1
+    assert reads["n"] == 2  # the chunk was read again after its transaction was cancelled
+    assert report(api, import_id)["updated"] == 3
+    product = api.get("/products/p0001").data
+    assert product["price"] == 200 and product["delivery_days"] == {"2": {"lead_days": 1}}
+
+
+def test_an_import_takes_turns_with_other_accounts_imports(api, small_chunks, monkeypatch):
+    big = upload(api, catalogue(60))
+    time.sleep(0.002)
+    from tests.conftest import OTHER_TOKEN
+
+    small = upload(api, catalogue(5, prefix="o"), token=OTHER_TOKEN)
+    monkeypatch.setattr(job, "SLICE_SECONDS", service.CHUNK_SECONDS + 0.5)  # a few chunks per turn
+    job.advance_imports(now(), time.monotonic() + 60)
+    assert report(api, small, token=OTHER_TOKEN)["status"] == "DONE"
+    assert report(api, big)["status"] == "RUNNING"
+    while job.advance_imports(now(), time.monotonic() + 60)["due"]:
+        pass
+    assert report(api, big)["created"] == 60
+
+
+def test_an_import_that_keeps_crashing_its_job_fails_with_the_reason(api, monkeypatch):
+    import_id = upload(api, catalogue(2))
+    monkeypatch.setattr(store, "stored_products", lambda *a: (_ for _ in ()).throw(RuntimeError("boom")))
+    for minutes in range(1, service.MAX_STALLS + 3):
+        job.advance_imports(now(dt.timedelta(minutes=2 * minutes)), time.monotonic() + 60)
+    final = report(api, import_id)
+    assert final["status"] == "FAILED"
+    assert final["reason"] == "processing stopped at row 1 of the file repeatedly"
+    assert job.advance_imports(now(dt.timedelta(hours=1)), time.monotonic() + 60)["due"] == 0
+
+
+def test_no_slice_starts_a_chunk_past_its_deadline(api):
+    upload(api, catalogue(3))
+    assert job.advance_imports(now(), time.monotonic() + service.CHUNK_SECONDS / 2)["due"] == 1
+    assert all_products(api) == []  # not even claimed: too little time left
+
+
+def test_the_stream_wakes_the_job_for_queued_imports_only():
+    assert job.wakes("INSERT", {"GSI3PK": {"S": "IMPORT#PENDING"}})
+    assert job.wakes("MODIFY", {"GSI3PK": {"S": "IMPORT#PENDING"}})  # given back after a slice
+    assert not job.wakes("MODIFY", {"GSI3PK": {"S": "IMPORT#PENDING"}, "lease": {"S": "t"}})  # a checkpoint
+    assert not job.wakes("INSERT", {"GSI3PK": {"S": "IMAGE#PENDING"}})
+
+
+def test_the_deadline_comes_from_the_lambda_context():
+    class Context:
+        def get_remaining_time_in_millis(self):
+            return 30_000
+
+    assert 24 < job.deadline_of(Context()) - time.monotonic() <= 25
+    assert job.deadline_of(None) - time.monotonic() == pytest.approx(job.DEFAULT_SECONDS, abs=1)
+
+
+def test_finished_imports_leave_no_rows_behind(api):
+    import_id = upload(api, catalogue(3))
+    job.advance_imports(now(), time.monotonic() + 60)
+    assert store.pieces("acme", import_id, [0]) == {}
+    assert products.get("acme", "p0000") is not None
+
+
+def test_the_make_run_loop_runs_imports_until_stopped(api):
+    import threading
+
+    import_id = upload(api, catalogue(3))
+    stop = threading.Event()
+    loop = threading.Thread(target=job.run_forever, args=(stop,))
+    loop.start()
+    try:
+        for _ in range(100):
+            if report(api, import_id)["status"] == "DONE":
+                break
+            time.sleep(0.1)
+    finally:
+        stop.set()
+        loop.join(timeout=10)
+    assert not loop.is_alive()
+    assert report(api, import_id)["created"] == 3
