@@ -9,6 +9,7 @@ from chalicelib.http import (
     customers,
     deliveries,
     docs,
+    events,
     logs,
     pricing,
     products,
@@ -32,6 +33,7 @@ BLUEPRINTS = (
     deliveries.bp,
     customer_deliveries.bp,
     webhooks.bp,
+    events.bp,
     handlers.bp,
     docs.bp,
 )

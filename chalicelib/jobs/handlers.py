@@ -1,18 +1,23 @@
 """AWS triggers of the background work: the table stream and a one-minute schedule call the same code.
 
+Every kind of background work is a `budget.Phase` in PHASES; the schedule runs them all side by side within
+the function's timeout, `make run` runs each in a loop of its own (chalicelib/localdev/run.py). Another kind
+of work joins by adding its Phase here (docs/jobs.md).
+
 Chalice wants the stream ARN as a string when the app is packaged: TABLE_STREAM_ARN gives it, else
 config.TABLE_STREAM_PLACEHOLDER stands in (imports, tests, local runs), and the packaging step replaces that
 placeholder in the template with the table's own stream ({"Fn::GetAtt": ["Table", "StreamArn"]}).
 """
-import datetime as dt
 import logging
 
 from chalice import Blueprint, Rate
 
 from .. import config
+from ..domain.webhook import SEND_TIMEOUT_SECONDS
+from ..lazy import lazy
 from ..store import keys, table
 from ..store.product_images import PENDING as IMAGE_PENDING
-from ..lazy import lazy
+from .budget import Phase, run_phases
 
 images = lazy("chalicelib.jobs.images")
 webhooks = lazy("chalicelib.jobs.webhooks")
@@ -20,10 +25,21 @@ webhooks = lazy("chalicelib.jobs.webhooks")
 bp = Blueprint(__name__)
 log = logging.getLogger("supplier-ordering.jobs")
 
-# A run stops claiming new work after these budgets; with one last send (10 s) and one last download (15 s)
-# a run that does both ends within 60 s, Chalice's default Lambda timeout.
-EVENTS_BUDGET_SECONDS = 20
-IMAGES_BUDGET_SECONDS = 10
+IMAGE_TIMEOUT_SECONDS = 15  # jobs/images.py TIMEOUT_SECONDS (decisions §10)
+
+EVENTS = Phase(
+    "events",
+    SEND_TIMEOUT_SECONDS,
+    run=lambda deadline, clock: webhooks.dispatch_due(deadline=deadline, clock=clock),
+    loop=lambda stop_event: webhooks.run_forever(stop_event),
+)
+IMAGES = Phase(
+    "images",
+    IMAGE_TIMEOUT_SECONDS,
+    run=lambda deadline, clock: images.download_pending_images(deadline=deadline, clock=clock),
+    busy=lambda counts: counts["due"] >= images.BATCH,
+)
+PHASES: list[Phase] = [EVENTS, IMAGES]
 
 
 def _string(image: dict, name: str) -> str | None:
@@ -39,8 +55,10 @@ def wakes_work(record_name: str, new_image: dict | None) -> tuple[bool, bool]:
     return new_event, queued_image
 
 
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
+def _remaining_seconds(event) -> float | None:
+    context = getattr(event, "context", None)
+    remaining = getattr(context, "get_remaining_time_in_millis", None)
+    return remaining() / 1000 if callable(remaining) else None
 
 
 @bp.on_dynamodb_record(stream_arn=config.table_stream_arn(), batch_size=100, name="table_stream")
@@ -51,17 +69,19 @@ def on_table_change(event):
         if new_event:
             new_events.append(table.from_item(record.new_image))
         download = download or queued_image
-    # A failing stream batch would be retried and hold up the shard; the schedule retries the work instead.
-    try:
-        if new_events:
-            webhooks.dispatch_due(_now(), budget_seconds=EVENTS_BUDGET_SECONDS, known=new_events)
-        if download:
-            images.download_pending_images(_now(), budget_seconds=IMAGES_BUDGET_SECONDS)
-    except Exception:  # noqa: BLE001
-        log.exception("background work from the table stream failed; the schedule will retry it")
+    # Only the batch's new events: each account in its own lane, parked accounts' events left for the schedule.
+    phases = []
+    if new_events:
+        phases.append(
+            Phase("new events", SEND_TIMEOUT_SECONDS, lambda deadline, clock: webhooks.dispatch_new(new_events, deadline, clock))
+        )
+    if download:
+        phases.append(IMAGES)
+    # A failing stream batch would be retried and hold up the shard; run_phases logs failures and the schedule
+    # retries the work instead.
+    run_phases(phases, _remaining_seconds(event))
 
 
 @bp.schedule(Rate(1, unit=Rate.MINUTES), name="background_schedule")
 def every_minute(event):
-    webhooks.dispatch_due(_now(), budget_seconds=EVENTS_BUDGET_SECONDS)
-    images.download_pending_images(_now(), budget_seconds=IMAGES_BUDGET_SECONDS)
+    run_phases(PHASES, _remaining_seconds(event))

@@ -114,3 +114,12 @@ def image_due(due_iso: str, account: str, product_id: str) -> dict:
 def due_bound(now_iso: str) -> str:
     """Upper bound (exclusive) of due sort keys "<iso>#...": '$' sorts just after '#'."""
     return f"{now_iso}$"
+
+
+def events_pk(account: str) -> str:
+    return event_key(account, "")["PK"]
+
+
+def outbox_lane_key(account: str) -> dict:
+    """One item per account the dispatcher has parked (its receiver keeps failing): when to try it again."""
+    return {"PK": account_pk(account), "SK": "OUTBOX#LANE"}

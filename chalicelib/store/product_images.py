@@ -9,6 +9,7 @@
   a sparse index of work, emptied when the job finishes.
 """
 import datetime as dt
+import enum
 
 from botocore.exceptions import ClientError
 
@@ -18,6 +19,22 @@ from .products import new_revision
 
 PENDING, DOWNLOADING, DONE, FAILED = "PENDING", "DOWNLOADING", "DONE", "FAILED"
 STATE = ("image_status", "image_meta", "image_error", "GSI3PK", "GSI3SK")
+
+
+class Finished(enum.Enum):
+    """What became of a download's record."""
+
+    RECORDED = "recorded"
+    CHANGED = "changed"  # the product changed meanwhile: read it again
+    TOO_LARGE = "too large"  # the product item cannot hold the result: finish it with `failed_bare`
+
+
+TOO_LARGE = Finished.TOO_LARGE  # also what `claim` answers for a product item that cannot even be claimed
+
+
+def _too_large(error: ClientError) -> bool:
+    details = error.response.get("Error", {})
+    return details.get("Code") == "ValidationException" and "size" in details.get("Message", "").lower()
 
 
 def marking(account: str, data: dict, now: dt.datetime) -> tuple[dict, tuple[str, ...]]:
@@ -43,8 +60,9 @@ def due(now: dt.datetime, limit: int) -> list[dict]:
     return table.due_items(keys.GSI3, keys.IMAGES_PENDING, keys.due_bound(iso(now)), limit)
 
 
-def claim(item: dict, lease_until: dt.datetime) -> dict | None:
-    """Take the download until lease_until; None when the product changed or another job took it."""
+def claim(item: dict, lease_until: dt.datetime) -> dict | Finished | None:
+    """Take the download until lease_until; None when the product changed or another job took it, TOO_LARGE
+    when the product item is too close to the item size limit to be marked."""
     account, product_id = product_of(item)
     try:
         response = table.client().update_item(
@@ -63,15 +81,14 @@ def claim(item: dict, lease_until: dt.datetime) -> dict | None:
     except ClientError as error:
         if table.is_conditional_failure(error):
             return None
+        if _too_large(error):
+            return TOO_LARGE
         raise
     return table.from_item(response["Attributes"])
 
 
-def finish(item: dict, *, data: dict | None = None, meta: dict | None = None, error: dict | None = None) -> bool:
-    """Record the outcome, conditional on the revision read; with `data` the product document changes too.
-
-    False when the product changed meanwhile (the caller reads it again).
-    """
+def finish(item: dict, *, data: dict | None = None, meta: dict | None = None, error: dict | None = None) -> Finished:
+    """Record the outcome, conditional on the revision read; with `data` the product document changes too."""
     named = {"rev": item["rev"], "status": FAILED if error else DONE}
     update = ["image_status = :status"]
     removals = ["GSI3PK", "GSI3SK"]
@@ -99,6 +116,26 @@ def finish(item: dict, *, data: dict | None = None, meta: dict | None = None, er
         table.client().update_item(**request)
     except ClientError as failure:
         if table.is_conditional_failure(failure):
-            return False
+            return Finished.CHANGED
+        if _too_large(failure):
+            return Finished.TOO_LARGE
         raise
-    return True
+    return Finished.RECORDED
+
+
+def failed_bare(item: dict) -> Finished:
+    """FAILED with nothing added, for a product item too large to hold more: it only shrinks (the status gets
+    shorter, the queue keys go), so it always fits."""
+    try:
+        table.client().update_item(
+            TableName=table.name(),
+            Key=table.to_item({"PK": item["PK"], "SK": item["SK"]}),
+            UpdateExpression="SET image_status = :failed REMOVE GSI3PK, GSI3SK, image_error, image_meta",
+            ConditionExpression="rev = :rev",
+            ExpressionAttributeValues=table.values(failed=FAILED, rev=item["rev"]),
+        )
+    except ClientError as failure:
+        if table.is_conditional_failure(failure):
+            return Finished.CHANGED
+        raise
+    return Finished.RECORDED

@@ -4,6 +4,21 @@ import threading
 import pytest
 
 
+@pytest.fixture(autouse=True)
+def local_receivers(monkeypatch):
+    """The receivers of these tests listen on loopback, which only an explicit setting allows."""
+    monkeypatch.setenv("ALLOW_PRIVATE_WEBHOOK_HOSTS", "true")
+
+
+@pytest.fixture(autouse=True)
+def configured_timeout(monkeypatch):
+    """chalice.test's Client gives every invocation a context with 3 s to live; Lambda gives the function's
+    configured timeout, which the handlers then read from it."""
+    from chalicelib.jobs import handlers
+
+    monkeypatch.setattr(handlers, "_remaining_seconds", lambda event: None)
+
+
 @pytest.fixture
 def serialized_moto(monkeypatch):
     """Real DynamoDB applies one conditional write at a time per item; moto does not lock, so give it that."""

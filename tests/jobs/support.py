@@ -2,7 +2,7 @@
 import datetime as dt
 
 from chalicelib.service import webhooks as webhook_settings
-from chalicelib.store import events, table
+from chalicelib.store import deliveries, events, table
 
 T0 = dt.datetime(2025, 3, 3, 9, 0, tzinfo=dt.timezone.utc)
 
@@ -23,10 +23,22 @@ def delivery(delivery_id=7, status="REQUESTED"):
 
 
 def write_event(account="acme", event_type="request-delivery", data=None, now=T0) -> dict:
-    """Record an event the way a state change does: one TransactWriteItems holding the outbox item."""
-    operation = events.outbox_operation(account, event_type, data or delivery(), now)
-    table.client().transact_write_items(TransactItems=[operation])
+    """Record an event the way a state change does: one TransactWriteItems holding the delivery (created, or
+    changed to `data`) and the outbox item."""
+    data = data or delivery()
+    existing = deliveries.get(account, data["id"], consistent=True)
+    if existing is None:
+        operations = deliveries.create_operations(account, data)
+    else:
+        operations = [deliveries.update_operation(account, data, existing.version)]
+    operation = events.outbox_operation(account, event_type, data, now)
+    table.client().transact_write_items(TransactItems=operations + [operation])
     return table.from_item(operation["Put"]["Item"])
+
+
+def body(event: dict) -> dict:
+    """What the receiver gets for the event now."""
+    return {"type": event["type"], "idempotency_key": event["event_id"], "data": deliveries.get(event["account"], event["delivery_id"], consistent=True).delivery}
 
 
 def stored(event: dict) -> dict:

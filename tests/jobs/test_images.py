@@ -312,11 +312,11 @@ def test_the_table_stream_downloads_a_newly_queued_image_and_ignores_the_jobs_ow
 def test_the_local_runner_downloads_queued_images(catalogue, httpserver):
     import time
 
-    from chalicelib.jobs import webhooks
+    from chalicelib.jobs import budget, handlers
 
     create(catalogue, {"url": serve_png(httpserver)})
     stop = threading.Event()
-    runner = threading.Thread(target=webhooks.run_forever, args=(stop, 0.05))
+    runner = threading.Thread(target=budget.loop_forever, args=(handlers.IMAGES, stop, 0.05))
     runner.start()
     try:
         deadline = time.monotonic() + 5
