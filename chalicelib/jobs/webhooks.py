@@ -47,6 +47,7 @@ PER_LANE = 25  # events one lane sends per poll, so a busy account yields its wo
 MAX_LANES = 32  # lanes sending at once
 LEASE = dt.timedelta(seconds=60)  # longer than one send (10 s), its bookkeeping, and a whole invocation
 USER_AGENT = "supplier-ordering-webhooks/1"
+TOO_LARGE_TO_RECORD = "the event is too large to record its attempts"
 
 
 @dataclass(frozen=True)
@@ -148,7 +149,7 @@ def record(claimed: dict, result: Attempt, now: dt.datetime) -> tuple[EventStatu
     outcome = events.record_attempt(claimed, result.entry, status, next_attempt, now, reason)
     if outcome == events.Recorded.TOO_LARGE:  # an old event whose stored body leaves no room for its log
         status, next_attempt = EventStatus.FAILED, None
-        reason = "the event is too large to record its attempts"
+        reason = TOO_LARGE_TO_RECORD
         events.record_attempt(claimed, result.entry, status, None, now, reason, compact=True)
     elif outcome == events.Recorded.LEASE_LOST:
         log.warning("event %s: changed while we sent it; the attempt was logged", claimed["event_id"])
@@ -236,6 +237,10 @@ class Dispatcher:
         if claimed is None:
             summary["claimed_elsewhere"] += 1
             return None, None
+        if claimed is events.TOO_LARGE:
+            if events.give_up(event, TOO_LARGE_TO_RECORD, self.clock()):
+                summary["failed"] += 1
+            return EventStatus.FAILED, None
         result = attempt(claimed, hook, self.clock, self.transport)
         status, next_attempt = record(claimed, result, self.clock())
         summary[{EventStatus.DELIVERED: "delivered", EventStatus.PENDING: "retrying"}.get(status, "failed")] += 1

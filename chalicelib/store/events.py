@@ -43,6 +43,9 @@ class Recorded(enum.Enum):
     TOO_LARGE = "too large"  # the item cannot grow: record again with compact=True
 
 
+TOO_LARGE = Recorded.TOO_LARGE
+
+
 @dataclass(frozen=True)
 class Lane:
     account: str
@@ -174,8 +177,9 @@ def _as_read(event: dict) -> dict:
     return {"pending": PENDING.value, "seen": event["next_attempt_at"], "attempts": event["attempts"]}
 
 
-def claim(event: dict, lease_until: dt.datetime) -> dict | None:
-    """Take the attempt for ourselves until lease_until; None when another dispatcher got it first.
+def claim(event: dict, lease_until: dt.datetime) -> dict | Recorded | None:
+    """Take the attempt for ourselves until lease_until; None when another dispatcher got it first, TOO_LARGE
+    for an old event whose stored body leaves no room to claim it (give it up).
 
     Returns the event as it is stored after the claim (fresh, whatever the index showed).
     """
@@ -195,6 +199,8 @@ def claim(event: dict, lease_until: dt.datetime) -> dict | None:
     except ClientError as error:
         if table.is_conditional_failure(error):
             return None
+        if _too_large(error):
+            return TOO_LARGE
         raise
     return table.from_item(response["Attributes"])
 
@@ -242,7 +248,7 @@ def record_attempt(
     if reason is not None:
         sets.append("reason = :reason")
         named["reason"] = reason
-    update = f"SET {', '.join(sets)} ADD attempts :one REMOVE {', '.join(removals)}"
+    update = f"REMOVE {', '.join(removals)} SET {', '.join(sets)} ADD attempts :one"
     written = _conditional_update(claimed, update, _AS_READ, **named)
     if written is None:
         return Recorded.TOO_LARGE
@@ -298,11 +304,14 @@ def postpone(event: dict, until: dt.datetime) -> bool:
 
 
 def give_up(event: dict, reason: str, now: dt.datetime) -> bool:
-    """FAILED without another attempt (it waited the whole retry window); False when it changed meanwhile."""
+    """FAILED without another attempt (it waited the whole retry window, or is too large to claim); False when
+    it changed meanwhile. Only shrinks the item: an old event's stored body goes too."""
     return bool(
         _conditional_update(
             event,
-            "SET #status = :failed, reason = :reason, finished_at = :finished REMOVE next_attempt_at, GSI1PK, GSI1SK",
+            # REMOVE first: moto checks the size after each clause (DynamoDB checks the result).
+            "REMOVE next_attempt_at, GSI1PK, GSI1SK, body "
+            "SET #status = :failed, reason = :reason, finished_at = :finished",
             _AS_READ,
             failed=FAILED.value,
             reason=reason,

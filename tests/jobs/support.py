@@ -50,3 +50,15 @@ def stored(event: dict) -> dict:
 
 def configure(account="acme", **settings) -> dict:
     return webhook_settings.put_settings(account, settings)
+
+
+def write_events(account: str, count: int, now=T0) -> list[dict]:
+    """`count` events of one delivery (a backlog), written one PutItem each: moto slows down quadratically
+    with many transactions, and the dispatcher treats the items the same however they were written."""
+    first = write_event(account, data=delivery(1), now=now)
+    written = [first]
+    for _ in range(count - 1):
+        item = events.new_event(account, "request-delivery", delivery(1), now)
+        table.client().put_item(TableName=table.name(), Item=table.to_item(item))
+        written.append(item)
+    return written
