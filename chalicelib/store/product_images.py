@@ -130,7 +130,8 @@ def failed_bare(item: dict) -> Finished:
         table.client().update_item(
             TableName=table.name(),
             Key=table.to_item({"PK": item["PK"], "SK": item["SK"]}),
-            UpdateExpression="SET image_status = :failed REMOVE GSI3PK, GSI3SK, image_error, image_meta",
+            # REMOVE first: moto checks the size after each clause (DynamoDB checks the result).
+            UpdateExpression="REMOVE GSI3PK, GSI3SK, image_error, image_meta SET image_status = :failed",
             ConditionExpression="rev = :rev",
             ExpressionAttributeValues=table.values(failed=FAILED, rev=item["rev"]),
         )
