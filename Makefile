@@ -2,6 +2,7 @@
 #   make run    serve the API on http://127.0.0.1:$${PORT:-8000} with a local DynamoDB (data in .data/)
 #   make test   run every test
 #   make bench  measure requests, capacity, latency and cold start against DynamoDB Local
+#   make bench-jobs  fairness of event sending: 50 accounts on DynamoDB Local with a fake clock
 #   make fuzz   contract fuzzing of the running service with many examples (README: Contract fuzzing)
 #   make clean  remove what the two install (.venv, node_modules, caches); local data in .data/ is kept
 
@@ -15,7 +16,7 @@ PY := $(VENV)/bin/python
 VENV_STAMP := $(VENV)/.installed
 NPM_STAMP := node_modules/.installed
 
-.PHONY: run test bench fuzz clean deps
+.PHONY: run test bench bench-jobs fuzz clean deps
 
 run: deps
 	$(PY) -m chalicelib.localdev.run
@@ -26,6 +27,10 @@ test: deps
 # DynamoDB requests, capacity, latency, cold start and memory per endpoint; writes bench/results.json.
 bench: deps
 	$(PY) bench/run.py
+
+# Write-to-send delay of healthy accounts beside a dead receiver and a poison event; writes bench/jobs.json.
+bench-jobs: deps
+	$(PY) bench/jobs.py
 
 # `make test` runs the same fuzzing with a few examples per operation; this is the long run.
 FUZZ_EXAMPLES ?= 200
