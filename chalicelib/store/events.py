@@ -145,9 +145,20 @@ def _key(event: dict) -> dict:
     return table.to_item({"PK": event["PK"], "SK": event["SK"]})
 
 
-def _too_large(error: ClientError) -> bool:
+def is_too_large(error: ClientError) -> bool:
+    """DynamoDB refused the write because the item would exceed 400 KB."""
     details = error.response.get("Error", {})
     return details.get("Code") == "ValidationException" and "size" in details.get("Message", "").lower()
+
+
+def refusal(error: ClientError, changed, too_large):
+    """What a refused conditional write means: `changed` when its condition failed, `too_large` when the item
+    would pass 400 KB. Any other error is raised again."""
+    if table.is_conditional_failure(error):
+        return changed
+    if is_too_large(error):
+        return too_large
+    raise error
 
 
 def _conditional_update(event: dict, update: str, condition: str, **named) -> bool | None:
@@ -162,11 +173,7 @@ def _conditional_update(event: dict, update: str, condition: str, **named) -> bo
             ExpressionAttributeValues=table.values(**named),
         )
     except ClientError as error:
-        if table.is_conditional_failure(error):
-            return False
-        if _too_large(error):
-            return None
-        raise
+        return refusal(error, False, None)
     return True
 
 
@@ -197,11 +204,7 @@ def claim(event: dict, lease_until: dt.datetime) -> dict | Recorded | None:
             ReturnValues="ALL_NEW",
         )
     except ClientError as error:
-        if table.is_conditional_failure(error):
-            return None
-        if _too_large(error):
-            return TOO_LARGE
-        raise
+        return refusal(error, None, TOO_LARGE)
     return table.from_item(response["Attributes"])
 
 

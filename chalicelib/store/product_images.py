@@ -14,7 +14,7 @@ import enum
 from botocore.exceptions import ClientError
 
 from . import keys, table
-from .events import iso
+from .events import iso, refusal
 from .products import new_revision
 
 PENDING, DOWNLOADING, DONE, FAILED = "PENDING", "DOWNLOADING", "DONE", "FAILED"
@@ -30,11 +30,6 @@ class Finished(enum.Enum):
 
 
 TOO_LARGE = Finished.TOO_LARGE  # also what `claim` answers for a product item that cannot even be claimed
-
-
-def _too_large(error: ClientError) -> bool:
-    details = error.response.get("Error", {})
-    return details.get("Code") == "ValidationException" and "size" in details.get("Message", "").lower()
 
 
 def marking(account: str, data: dict, now: dt.datetime) -> tuple[dict, tuple[str, ...]]:
@@ -79,11 +74,7 @@ def claim(item: dict, lease_until: dt.datetime) -> dict | Finished | None:
             ReturnValues="ALL_NEW",
         )
     except ClientError as error:
-        if table.is_conditional_failure(error):
-            return None
-        if _too_large(error):
-            return TOO_LARGE
-        raise
+        return refusal(error, None, TOO_LARGE)
     return table.from_item(response["Attributes"])
 
 
@@ -115,11 +106,7 @@ def finish(item: dict, *, data: dict | None = None, meta: dict | None = None, er
     try:
         table.client().update_item(**request)
     except ClientError as failure:
-        if table.is_conditional_failure(failure):
-            return Finished.CHANGED
-        if _too_large(failure):
-            return Finished.TOO_LARGE
-        raise
+        return refusal(failure, Finished.CHANGED, Finished.TOO_LARGE)
     return Finished.RECORDED
 
 

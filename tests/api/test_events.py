@@ -6,14 +6,12 @@ import pytest
 
 from chalicelib.jobs import webhooks as dispatcher
 from tests.conftest import OTHER_TOKEN, problem_paths
+from tests.jobs.support import local_receivers  # noqa: F401 - a fixture
 from tests.jobs.support import T0, configure, delivery, stored, write_event
 
 PATH = "/account/events"
 
-
-@pytest.fixture(autouse=True)
-def local_receivers(monkeypatch):
-    monkeypatch.setenv("ALLOW_PRIVATE_WEBHOOK_HOSTS", "true")  # the receivers listen on loopback
+pytestmark = pytest.mark.usefixtures("local_receivers")
 
 
 def test_no_events_is_an_empty_list_without_cursor(api):

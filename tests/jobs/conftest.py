@@ -3,11 +3,12 @@ import threading
 
 import pytest
 
+from .support import local_receivers  # noqa: F401 - a fixture
+
 
 @pytest.fixture(autouse=True)
-def local_receivers(monkeypatch):
-    """The receivers of these tests listen on loopback, which only an explicit setting allows."""
-    monkeypatch.setenv("ALLOW_PRIVATE_WEBHOOK_HOSTS", "true")
+def receivers_on_loopback(local_receivers):
+    """Every job test may send to loopback."""
 
 
 @pytest.fixture(autouse=True)

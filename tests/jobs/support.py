@@ -1,6 +1,8 @@
 """Helpers of the event tests: events written the way the delivery use cases write them."""
 import datetime as dt
 
+import pytest
+
 from chalicelib.service import webhooks as webhook_settings
 from chalicelib.store import deliveries, events, table
 
@@ -62,3 +64,9 @@ def write_events(account: str, count: int, now=T0) -> list[dict]:
         table.client().put_item(TableName=table.name(), Item=table.to_item(item))
         written.append(item)
     return written
+
+
+@pytest.fixture
+def local_receivers(monkeypatch):
+    """The receivers of these tests listen on loopback, which only an explicit setting allows."""
+    monkeypatch.setenv("ALLOW_PRIVATE_WEBHOOK_HOSTS", "true")

@@ -49,6 +49,19 @@ def sleeping(seconds):
     return handler
 
 
+def failing_and_healthy(receivers, failure) -> tuple[HTTPServer, HTTPServer]:
+    """Account "other" sends to a receiver that fails (a status, or a handler), "acme" to one that answers 200."""
+    failing, healthy = receivers(), receivers()
+    if isinstance(failure, int):
+        failing.expect_request("/hook").respond_with_data("down", status=failure)
+    else:
+        failing.expect_request("/hook").respond_with_handler(failure)
+    healthy.expect_request("/hook").respond_with_data("ok")
+    configure("other", url=failing.url_for("/hook"))
+    configure("acme", url=healthy.url_for("/hook"))
+    return failing, healthy
+
+
 def arrivals(server) -> list[dict]:
     return [json.loads(request.get_data()) for request, _ in server.log]
 
@@ -66,11 +79,7 @@ def item_size(event: dict) -> int:
 
 
 def test_a_receiver_slower_than_the_timeout_delays_only_its_own_account_under_make_run(receivers, short_timeout):
-    slow, healthy = receivers(), receivers()
-    slow.expect_request("/hook").respond_with_handler(sleeping(TIMEOUT * 3))
-    healthy.expect_request("/hook").respond_with_data("ok")
-    configure("other", url=slow.url_for("/hook"))
-    configure("acme", url=healthy.url_for("/hook"))
+    slow, healthy = failing_and_healthy(receivers, sleeping(TIMEOUT * 3))
     now = dt.datetime.now(dt.timezone.utc)
     backlog = write_events("other", 40, now)  # the slow account has many events waiting
     stop = threading.Event()
@@ -99,11 +108,7 @@ def test_a_receiver_slower_than_the_timeout_delays_only_its_own_account_under_ma
 
 def test_the_stream_sends_each_accounts_new_events_in_their_own_lanes(receivers, monkeypatch):
     monkeypatch.setattr(dispatcher.policy, "SEND_TIMEOUT_SECONDS", 2)
-    slow, healthy = receivers(), receivers()
-    slow.expect_request("/hook").respond_with_handler(sleeping(3))
-    healthy.expect_request("/hook").respond_with_data("ok")
-    configure("other", url=slow.url_for("/hook"))
-    configure("acme", url=healthy.url_for("/hook"))
+    slow, healthy = failing_and_healthy(receivers, sleeping(3))
     now = dt.datetime.now(dt.timezone.utc)
     batch = write_events("other", 20, now)
     batch.append(write_event("acme", data=delivery(1), now=now))
@@ -129,11 +134,7 @@ def test_the_stream_sends_each_accounts_new_events_in_their_own_lanes(receivers,
 
 
 def test_a_schedule_run_sends_healthy_accounts_however_many_events_a_failing_one_has(receivers):
-    failing, healthy = receivers(), receivers()
-    failing.expect_request("/hook").respond_with_data("down", status=503)
-    healthy.expect_request("/hook").respond_with_data("ok")
-    configure("other", url=failing.url_for("/hook"))
-    configure("acme", url=healthy.url_for("/hook"))
+    failing, healthy = failing_and_healthy(receivers, 503)
     write_events("other", 300, T0)
     event = write_event("acme", data=delivery(1), now=T0 + dt.timedelta(seconds=1))
 
@@ -151,11 +152,7 @@ def test_a_schedule_run_sends_healthy_accounts_however_many_events_a_failing_one
 
 
 def test_a_maximal_order_with_a_failing_receiver_ends_failed_and_delays_no_one(receivers):
-    failing, healthy = receivers(), receivers()
-    failing.expect_request("/hook").respond_with_data("down", status=500)
-    healthy.expect_request("/hook").respond_with_data("ok")
-    configure("other", url=failing.url_for("/hook"))
-    configure("acme", url=healthy.url_for("/hook"))
+    failing, healthy = failing_and_healthy(receivers, 500)
     poison = [write_event("other", data=maximal_delivery(n), now=T0) for n in (1, 2)]
     assert all(item_size(event) < 2000 for event in poison)  # the outbox item stays small
 
@@ -179,11 +176,7 @@ def test_a_maximal_order_with_a_failing_receiver_ends_failed_and_delays_no_one(r
 
 
 def test_an_old_event_too_large_to_record_its_attempt_fails_and_the_run_goes_on(receivers):
-    failing, healthy = receivers(), receivers()
-    failing.expect_request("/hook").respond_with_data("down", status=500)
-    healthy.expect_request("/hook").respond_with_data("ok")
-    configure("other", url=failing.url_for("/hook"))
-    configure("acme", url=healthy.url_for("/hook"))
+    failing, healthy = failing_and_healthy(receivers, 500)
     # An event stored the way the outbox used to store it: the whole body in the item, near 400 KB.
     legacy = events.new_event("other", "request-delivery", delivery(1), T0)
     legacy["attempt_log"] = [{"at": events.iso(T0), "error": "e" * 290, "duration_ms": 1}] * 3
