@@ -205,7 +205,7 @@ class Dispatcher:
         try:
             now = self.clock()
             if lane is not None and lane.parked_until > events.iso(now):
-                self._hold(due, events.parse_iso(lane.parked_until), lane.reason, now, summary)
+                self._hold(due, events.parse_iso(lane.parked_until), lane.reason, deadline, summary)
                 return summary
             hook = settings_store.get(account)
             for index, event in enumerate(due[:PER_LANE]):
@@ -219,7 +219,7 @@ class Dispatcher:
                 if status == EventStatus.PENDING:  # a failed attempt parks the account until its retry
                     reason = summary.pop("last_failure", "")
                     events.park(account, next_attempt, reason)
-                    self._hold(due[index + 1 :], next_attempt, reason, self.clock(), summary)
+                    self._hold(due[index + 1 :], next_attempt, reason, deadline, summary)
                     return summary
                 if status == EventStatus.DELIVERED and lane is not None:
                     events.unpark(account)
@@ -248,9 +248,14 @@ class Dispatcher:
             summary["last_failure"] = _failure(result.entry)
         return status, next_attempt
 
-    def _hold(self, held: list[dict], until: dt.datetime, reason: str, now: dt.datetime, summary) -> None:
-        """Events of a parked account wait for its next try without an attempt; past 24 hours they fail."""
+    def _hold(self, held: list[dict], until: dt.datetime, reason: str, deadline, summary) -> None:
+        """Events of a parked account wait for its next try without an attempt; past 24 hours they fail.
+
+        Stops once a phase with this deadline must be done (the next run holds the rest)."""
         for event in held:
+            now = self.clock()
+            if deadline is not None and now >= deadline + dt.timedelta(seconds=policy.SEND_TIMEOUT_SECONDS):
+                break
             if policy.gives_up(events.parse_iso(event["created_at"]), now):
                 if events.give_up(event, f"gave up after 24 hours; its receiver kept failing: {reason}", now):
                     summary["failed"] += 1
