@@ -3,6 +3,7 @@
 #   make test   run every test
 #   make bench  measure requests, capacity, latency and cold start against DynamoDB Local
 #   make bench-import  a 10,000-row CSV catalogue import against one PUT per product (bench/README.md)
+#   make bench-jobs  fairness of event sending: 50 accounts on DynamoDB Local with a fake clock
 #   make fuzz   contract fuzzing of the running service with many examples (README: Contract fuzzing)
 #   make clean  remove what the two install (.venv, node_modules, caches); local data in .data/ is kept
 
@@ -16,7 +17,7 @@ PY := $(VENV)/bin/python
 VENV_STAMP := $(VENV)/.installed
 NPM_STAMP := node_modules/.installed
 
-.PHONY: run test bench bench-import fuzz clean deps browser
+.PHONY: run test bench bench-import bench-jobs fuzz clean deps browser
 
 run: deps
 	$(PY) -m chalicelib.localdev.run
@@ -42,6 +43,10 @@ bench: deps
 # The CSV catalogue import: rows/s, DynamoDB requests and capacity per row; writes bench/import.json.
 bench-import: deps
 	$(PY) bench/import_bench.py
+
+# Write-to-send delay of healthy accounts beside a dead receiver and a poison event; writes bench/jobs.json.
+bench-jobs: deps
+	$(PY) bench/jobs.py
 
 # `make test` runs the same fuzzing with a few examples per operation; this is the long run.
 FUZZ_EXAMPLES ?= 200

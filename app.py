@@ -11,6 +11,7 @@ from chalicelib.http import (
     edge,
     fallbacks,
     imports,
+    events,
     logs,
     pricing,
     products,
@@ -35,6 +36,7 @@ BLUEPRINTS = (
     customer_deliveries.bp,
     webhooks.bp,
     imports.bp,
+    events.bp,
     handlers.bp,
     docs.bp,
 )

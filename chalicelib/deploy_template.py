@@ -31,6 +31,7 @@ POLICIES = {stage: PROJECT / ".chalice" / f"policy-{stage}.json" for stage in ST
 TABLE = "Table"  # logical id of the table in the template
 TABLE_ARN = {"Fn::GetAtt": [TABLE, "Arn"]}
 STREAM_ARN = {"Fn::GetAtt": [TABLE, "StreamArn"]}
+STREAM_PARALLELIZATION = 10  # the most Lambda allows
 
 # Everything the service does to its table, and nothing else (no Scan, no table management).
 # BatchWriteItem grants nothing PutItem and DeleteItem do not.
@@ -141,7 +142,13 @@ def merge_template() -> dict:
             # Chalice writes the stream ARN it saw at import (a placeholder); point the trigger at our table's stream.
             "TableStream": {
                 "Properties": {
-                    "Events": {"TableStreamDynamodbEventSource": {"Properties": {"Stream": STREAM_ARN}}}
+                    "Events": {
+                        "TableStreamDynamodbEventSource": {
+                            # Up to 10 batches of a shard at once, split by partition key (one per account's
+                            # events), so an account whose first send hangs holds few others' stream batches.
+                            "Properties": {"Stream": STREAM_ARN, "ParallelizationFactor": STREAM_PARALLELIZATION}
+                        }
+                    }
                 }
             },
             "RestAPI": {

@@ -72,6 +72,17 @@ def test_every_function_has_enough_memory_and_the_environment(template):
     assert secret["NoEcho"] is True and "Default" not in secret
 
 
+def test_the_jobs_run_with_the_configured_timeout_and_the_stream_in_parallel_batches(template):
+    from chalicelib.jobs import budget
+
+    functions = resources(template, "AWS::Serverless::Function")
+    for name in ("TableStream", "BackgroundSchedule"):
+        assert functions[name]["Properties"]["Timeout"] == budget.LAMBDA_TIMEOUT_SECONDS, name
+    source = functions["TableStream"]["Properties"]["Events"]["TableStreamDynamodbEventSource"]["Properties"]
+    assert source["Stream"] == STREAM_ARN
+    assert source["ParallelizationFactor"] == 10
+
+
 def statements(template):
     roles = resources(template, "AWS::IAM::Role")
     assert roles

@@ -157,6 +157,10 @@ WEBHOOK_DELIVERY = Record(
     ("id", "type", "status", "created_at", "delivery_id", "attempts", "next_attempt_at"),
     {"attempts": Record(("at", "status_code", "error", "duration_ms"))},
 )
+EVENT = Record(
+    ("id", "type", "delivery_id", "status", "attempts", "created", "last_status_code", "last_error",
+     "next_attempt_at", "reason"),
+)
 IMPORT_SUMMARY_FIELDS = (
     "id", "status", "dry_run", "rows", "processed", "created", "updated", "unchanged", "invalid",
     "categories_created", "error_count", "submitted_at", "finished_at", "reason",
@@ -187,6 +191,8 @@ BY_MODEL: dict[str, Order] = {
     "PlacedDeliveries": Record(("deliveries",), {"deliveries": DELIVERY}),
     "WebhookSettingsView": WEBHOOK_SETTINGS,
     "WebhookDeliveryList": page("webhook_deliveries", WEBHOOK_DELIVERY),
+    "Event": EVENT,
+    "EventList": page("events", EVENT),
     "ImportReport": IMPORT,
     "ImportList": page("imports", Record(IMPORT_SUMMARY_FIELDS)),
 }

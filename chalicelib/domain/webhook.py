@@ -1,6 +1,7 @@
 """Webhook settings and the retry policy of event delivery (decisions §10). Pure: no I/O, no clock."""
 import datetime as dt
 import re
+from enum import StrEnum
 from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
@@ -27,6 +28,24 @@ FIRST_RETRY = dt.timedelta(seconds=30)
 LONGEST_RETRY = dt.timedelta(hours=6)
 RETRY_WINDOW = dt.timedelta(hours=24)
 SEND_TIMEOUT_SECONDS = 10
+# What we promise a receiver: an event body is never larger than the request bodies we accept ourselves
+# (decisions §3). A larger one can never be sent and fails at once.
+MAX_BODY_BYTES = 1024 * 1024
+MAX_LOGGED_ATTEMPTS = 20
+MAX_ERROR_LENGTH = 300  # an attempt's error text, so the attempt log of an event stays small
+NO_RECEIVER = "no receiver"
+
+
+class EventStatus(StrEnum):
+    PENDING = "PENDING"
+    DELIVERED = "DELIVERED"
+    FAILED = "FAILED"
+
+
+class EventType(StrEnum):
+    REQUEST_DELIVERY = "request-delivery"
+    CANCEL_DELIVERY = "cancel-delivery"
+    RECEIVE_DELIVERY = "receive-delivery"
 
 
 def _webhook_url(value: str) -> str:
@@ -152,7 +171,7 @@ class Attempt(Shape):
 class WebhookDelivery(Shape):
     id: str
     type: str
-    status: Literal["PENDING", "DELIVERED", "FAILED"]
+    status: EventStatus
     created_at: str
     delivery_id: int | None = None
     attempts: list[Attempt]
@@ -161,6 +180,26 @@ class WebhookDelivery(Shape):
 
 class WebhookDeliveryList(Shape):
     webhook_deliveries: list[WebhookDelivery]
+    cursor: str | None = None
+
+
+class Event(Shape):
+    """One event as GET /account/events lists it (decisions §10)."""
+
+    id: str
+    type: EventType
+    delivery_id: int | None = None
+    status: EventStatus
+    attempts: int = Field(description="attempts made so far, resends included")
+    created: str
+    last_status_code: int | None = Field(None, description="the HTTP status of the latest attempt, if it got one")
+    last_error: str | None = Field(None, description="why the latest attempt failed, when it got no HTTP status")
+    next_attempt_at: str | None = Field(None, description="when the next attempt is due; PENDING only")
+    reason: str | None = Field(None, description="why the event was given up; FAILED only")
+
+
+class EventList(Shape):
+    events: list[Event]
     cursor: str | None = None
 
 
@@ -173,6 +212,11 @@ def retry_delay(attempts: int) -> dt.timedelta:
     return min(FIRST_RETRY * 2 ** min(attempts - 1, 20), LONGEST_RETRY)
 
 
-def gives_up(first_attempt: dt.datetime, now: dt.datetime) -> bool:
-    """After a failed attempt: stop once attempts have been made for the whole retry window."""
-    return now - first_attempt >= RETRY_WINDOW
+def gives_up(created: dt.datetime, now: dt.datetime) -> bool:
+    """After a failed attempt (or while its receiver is parked): stop once the event has waited the whole
+    retry window since it was written."""
+    return now - created >= RETRY_WINDOW
+
+
+def error_text(message: str) -> str:
+    return message if len(message) <= MAX_ERROR_LENGTH else message[: MAX_ERROR_LENGTH - 1] + "…"

@@ -1,18 +1,23 @@
 """AWS triggers of the background work: the table stream and a one-minute schedule call the same code.
 
+Every kind of background work is a `budget.Phase` in PHASES; the schedule runs them all side by side within
+the function's timeout, `make run` runs each in a loop of its own (chalicelib/localdev/run.py). Another kind
+of work joins by adding its Phase here (docs/jobs.md).
+
 Chalice wants the stream ARN as a string when the app is packaged: TABLE_STREAM_ARN gives it, else
 config.TABLE_STREAM_PLACEHOLDER stands in (imports, tests, local runs), and the packaging step replaces that
 placeholder in the template with the table's own stream ({"Fn::GetAtt": ["Table", "StreamArn"]}).
 """
-import datetime as dt
 import logging
 
 from chalice import Blueprint, Rate
 
 from .. import config
+from ..domain.webhook import SEND_TIMEOUT_SECONDS
+from ..lazy import lazy
 from ..store import keys, table
 from ..store.product_images import PENDING as IMAGE_PENDING
-from ..lazy import lazy
+from .budget import Phase, run_phases
 
 images = lazy("chalicelib.jobs.images")
 webhooks = lazy("chalicelib.jobs.webhooks")
@@ -21,10 +26,28 @@ imports = lazy("chalicelib.jobs.imports")
 bp = Blueprint(__name__)
 log = logging.getLogger("supplier-ordering.jobs")
 
-# A run stops claiming new work after these budgets; with one last send (10 s) and one last download (15 s)
-# a run that does both ends within 60 s, Chalice's default Lambda timeout.
-EVENTS_BUDGET_SECONDS = 20
-IMAGES_BUDGET_SECONDS = 10
+IMAGE_TIMEOUT_SECONDS = 15  # jobs/images.py TIMEOUT_SECONDS (decisions §10)
+IMPORT_CHUNK_SECONDS = 5  # service/imports.py CHUNK_SECONDS: no chunk of an import starts with less time left
+
+EVENTS = Phase(
+    "events",
+    SEND_TIMEOUT_SECONDS,
+    run=lambda deadline, clock: webhooks.dispatch_due(deadline=deadline, clock=clock),
+    loop=lambda stop_event: webhooks.run_forever(stop_event),
+)
+IMAGES = Phase(
+    "images",
+    IMAGE_TIMEOUT_SECONDS,
+    run=lambda deadline, clock: images.download_pending_images(deadline=deadline, clock=clock),
+    busy=lambda counts: counts["due"] >= images.BATCH,
+)
+IMPORTS = Phase(
+    "imports",
+    IMPORT_CHUNK_SECONDS,
+    run=lambda deadline, clock: imports.run_phase(deadline, clock),
+    loop=lambda stop_event: imports.run_forever(stop_event),
+)
+PHASES: list[Phase] = [EVENTS, IMAGES, IMPORTS]
 
 
 def _string(image: dict, name: str) -> str | None:
@@ -40,31 +63,36 @@ def wakes_work(record_name: str, new_image: dict | None) -> tuple[bool, bool]:
     return new_event, queued_image
 
 
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
+def _remaining_seconds(event) -> float | None:
+    context = getattr(event, "context", None)
+    remaining = getattr(context, "get_remaining_time_in_millis", None)
+    return remaining() / 1000 if callable(remaining) else None
 
 
 @bp.on_dynamodb_record(stream_arn=config.table_stream_arn(), batch_size=100, name="table_stream")
 def on_table_change(event):
-    new_events, download = [], False
+    new_events, download, queued_import = [], False, False
     for record in event:
         new_event, queued_image = wakes_work(record.event_name, record.new_image)
         if new_event:
             new_events.append(table.from_item(record.new_image))
         download = download or queued_image
-    # A failing stream batch would be retried and hold up the shard; the schedule retries the work instead.
-    try:
-        if new_events:
-            webhooks.dispatch_due(_now(), budget_seconds=EVENTS_BUDGET_SECONDS, known=new_events)
-        if download:
-            images.download_pending_images(_now(), budget_seconds=IMAGES_BUDGET_SECONDS)
-        imports.on_stream(event, event.context)  # catalogue imports, with the time this invocation has left
-    except Exception:  # noqa: BLE001
-        log.exception("background work from the table stream failed; the schedule will retry it")
+        queued_import = queued_import or imports.wakes(record.event_name, record.new_image)
+    # Only the batch's new events: each account in its own lane, parked accounts' events left for the schedule.
+    phases = []
+    if new_events:
+        phases.append(
+            Phase("new events", SEND_TIMEOUT_SECONDS, lambda deadline, clock: webhooks.dispatch_new(new_events, deadline, clock))
+        )
+    if download:
+        phases.append(IMAGES)
+    if queued_import:
+        phases.append(IMPORTS)
+    # A failing stream batch would be retried and hold up the shard; run_phases logs failures and the schedule
+    # retries the work instead.
+    run_phases(phases, _remaining_seconds(event))
 
 
 @bp.schedule(Rate(1, unit=Rate.MINUTES), name="background_schedule")
 def every_minute(event):
-    webhooks.dispatch_due(_now(), budget_seconds=EVENTS_BUDGET_SECONDS)
-    images.download_pending_images(_now(), budget_seconds=IMAGES_BUDGET_SECONDS)
-    imports.advance_imports(_now(), imports.deadline_of(event.context))
+    run_phases(PHASES, _remaining_seconds(event))

@@ -7,18 +7,21 @@ Content-Type image/*. No object store is part of the stack, so the bytes are not
 found (size, content type, sha256) and fills the image's `etag` (the response ETag, else the sha256) and
 `last_modified` (the response Last-Modified, else the download time) where the client gave none.
 A failure is recorded on the item (`image_error`) and never undoes the product write; there is no automatic
-retry: writing the product again queues the image again.
+retry: writing the product again queues the image again. A product item too close to DynamoDB's item limit to
+hold the result ends FAILED all the same (without the details), never stuck DOWNLOADING; whatever goes wrong
+with one product is logged and the run goes on with the next.
 """
 import datetime as dt
 import email.utils
 import hashlib
 import logging
-import time
 
 from .. import config
+from ..domain.webhook import error_text
 from ..store import product_images as store
 from ..store.events import iso
 from . import outbound
+from .budget import clock_from
 
 log = logging.getLogger("supplier-ordering.images")
 
@@ -93,17 +96,23 @@ def _already_known(item: dict) -> bool:
 def _process(item: dict, now: dt.datetime) -> str:
     url = item["data"]["image"]["url"]
     if _already_known(item):
-        return "unchanged" if store.finish(item) else "changed"
+        return "unchanged" if store.finish(item) == store.Finished.RECORDED else "changed"
     meta, error = None, None
     try:
         meta = fetch(url, now)
     except Exception as failure:  # noqa: BLE001 - whatever goes wrong is recorded, never fatal to the product
-        error = {"url": url, "message": str(failure), "at": iso(now)}
+        error = {"url": url, "message": error_text(str(failure)), "at": iso(now)}
         log.info("image %s of %s not downloaded: %s", url, store.product_of(item), failure)
     account, product_id = store.product_of(item)
     for _ in range(FINISH_ATTEMPTS):
         data = _filled(item["data"], meta) if meta else None
-        if store.finish(item, data=data, meta=meta, error=error):
+        finished = store.finish(item, data=data, meta=meta, error=error)
+        if finished == store.Finished.TOO_LARGE:
+            log.warning("image of %s: the product item cannot hold the result; marked FAILED", (account, product_id))
+            finished = store.failed_bare(item)
+            if finished == store.Finished.RECORDED:
+                return "failed"
+        elif finished == store.Finished.RECORDED:
             return "failed" if error else "downloaded"
         # The product changed while we downloaded: keep the result only if it still shows the same image.
         item = store.get(account, product_id)
@@ -112,26 +121,37 @@ def _process(item: dict, now: dt.datetime) -> str:
     return "changed"
 
 
-def download_pending_images(now: dt.datetime, limit: int = BATCH, budget_seconds: float | None = None) -> dict:
+def _download(item: dict, moment: dt.datetime) -> str:
+    claimed = store.claim(item, moment + LEASE)
+    if claimed is None:
+        return "claimed_elsewhere"
+    if claimed is store.TOO_LARGE:
+        log.warning("image of %s: the product item is too large to mark; marked FAILED", store.product_of(item))
+        return "failed" if store.failed_bare(item) == store.Finished.RECORDED else "changed"
+    if "image" not in claimed["data"]:
+        store.finish(claimed)
+        return "unchanged"
+    return _process(claimed, moment)
+
+
+def download_pending_images(
+    now: dt.datetime | None = None, limit: int = BATCH, deadline: dt.datetime | None = None, clock=None
+) -> dict:
     """Download the images queued before `now` (at most `limit`); returns counts of what happened.
 
-    `budget_seconds` stops claiming new downloads after that long (the rest wait for the next run).
+    No download starts after `deadline` (the rest wait for the next run). `clock` gives the time (by default
+    the service clock; a given `now` stands still).
     """
-    now = now.astimezone(dt.timezone.utc) if now.tzinfo else now.replace(tzinfo=dt.timezone.utc)
-    started = time.monotonic()
+    clock = clock or ((lambda: now) if now is not None else clock_from(None))
     summary = {"due": 0, "downloaded": 0, "failed": 0, "unchanged": 0, "changed": 0, "claimed_elsewhere": 0}
-    due = store.due(now, limit)
+    due = store.due(clock(), limit)
     summary["due"] = len(due)
     for item in due:
-        elapsed = time.monotonic() - started
-        if budget_seconds is not None and elapsed > budget_seconds:
+        moment = clock()
+        if deadline is not None and moment >= deadline:
             break
-        claimed = store.claim(item, now + dt.timedelta(seconds=elapsed) + LEASE)
-        if claimed is None:
-            summary["claimed_elsewhere"] += 1
-        elif "image" not in claimed["data"]:
-            store.finish(claimed)
-            summary["unchanged"] += 1
-        else:
-            summary[_process(claimed, now)] += 1
+        try:
+            summary[_download(item, moment)] += 1
+        except Exception:  # noqa: BLE001 - one product's trouble never stops the others; its lease brings it back
+            log.exception("image of %s could not be processed", store.product_of(item))
     return summary

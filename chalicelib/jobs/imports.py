@@ -6,8 +6,8 @@ its checkpoint, behind the imports of other accounts: a big file never holds ano
 that dies leaves its lease to run out; the next one resumes from the last committed chunk. Drivers:
 
 - `make run`: `run_forever(stop_event)` in a thread of the local runner;
-- AWS: the table stream (a queued or given-back import) and the one-minute schedule (chalicelib/jobs/handlers.py),
-  each with the time its Lambda invocation has left.
+- AWS: the IMPORTS phase of chalicelib/jobs/handlers.py, run by the table stream (a queued or given-back import)
+  and the one-minute schedule within the function's time budget (jobs/budget.py).
 """
 import datetime as dt
 import logging
@@ -22,8 +22,6 @@ log = logging.getLogger("supplier-ordering.imports")
 
 SLICE_SECONDS = 10.0  # one import's turn before the next due import gets one
 LEASE_MARGIN = dt.timedelta(seconds=60)  # past the slice's deadline, before another job may take over
-RESERVE_SECONDS = 5.0  # of a Lambda invocation's remaining time, left for the rest of the invocation
-DEFAULT_SECONDS = 20.0  # when the caller gives no Lambda context
 LOCAL_RUN_SECONDS = 30.0  # one run of the `make run` loop (no Lambda timeout there; imports still take turns)
 BATCH = 10
 IDLE_SECONDS = 0.5
@@ -56,23 +54,16 @@ def advance_imports(now: dt.datetime, deadline: float, limit: int = BATCH) -> di
     return summary
 
 
-def deadline_of(context) -> float:
-    """The monotonic deadline of a Lambda invocation (its remaining time less a reserve), or a default."""
-    remaining = getattr(context, "get_remaining_time_in_millis", None)
-    seconds = remaining() / 1000 - RESERVE_SECONDS if remaining else DEFAULT_SECONDS
-    return time.monotonic() + seconds
+def run_phase(deadline: dt.datetime, clock) -> dict:
+    """One run as a `budget.Phase`: due imports advance until `deadline` (jobs/handlers.py IMPORTS)."""
+    now = clock()
+    return advance_imports(now, time.monotonic() + max(0.0, (deadline - now).total_seconds()))
 
 
 def wakes(record_name: str, new_image: dict | None) -> bool:
     """A stream record of an import waiting for a job: queued, or given back after a slice (not one leased)."""
     image = new_image or {}
     return (image.get("GSI3PK") or {}).get("S") == keys.IMPORTS_PENDING and "lease" not in image
-
-
-def on_stream(records, context) -> None:
-    """The stream handler's call: run due imports if a record shows one waiting."""
-    if any(wakes(record.event_name, record.new_image) for record in records):
-        advance_imports(dt.datetime.now(dt.timezone.utc), deadline_of(context))
 
 
 def run_forever(stop_event: threading.Event) -> None:

@@ -8,6 +8,7 @@ SUPPLIER_TOKEN, then serves the API with `chalice local` on http://127.0.0.1:${P
 SIGTERM. Every other setting (TABLE_NAME, SIGNING_SECRET, TIMEZONE, ...) reaches the API through the
 environment, which the API process inherits.
 """
+import functools
 import logging
 import os
 import signal
@@ -42,12 +43,20 @@ class StartupFailed(Exception):
 
 def background_loops() -> list[BackgroundLoop]:
     """Work that runs beside the API while it is served: each loop runs in its own thread and returns soon
-    after the event it is given is set. The webhook dispatcher plugs in here (decisions §10: `make run`
-    delivers events locally); in AWS a table stream and a schedule drive the same code instead.
+    after the event it is given is set. Every phase of jobs/handlers.py (events, images, ...) gets a loop
+    (decisions §10: `make run` delivers events locally); in AWS a table stream and a schedule run the same
+    phases instead.
     """
-    from ..jobs import imports, webhooks
+    from ..jobs import budget, handlers
 
-    return [webhooks.run_forever, imports.run_forever]
+    return [functools.partial(budget.loop_forever, phase) for phase in handlers.PHASES]
+
+
+def allow_local_receivers() -> None:
+    """Webhook receivers on this machine are what `make run` is for: allow private addresses unless set."""
+    if "ALLOW_PRIVATE_WEBHOOK_HOSTS" not in os.environ:
+        os.environ["ALLOW_PRIVATE_WEBHOOK_HOSTS"] = "true"
+        say("ALLOW_PRIVATE_WEBHOOK_HOSTS=true: webhook events may go to local and private addresses (set it to false to refuse them).")
 
 
 def data_dir() -> Path:
@@ -171,7 +180,8 @@ def start_api(port: int, stoppers: list[Callable[[], None]]) -> subprocess.Popen
 
 def start_background_loops(stop_event: threading.Event, stoppers: list[Callable[[], None]]) -> None:
     for loop in background_loops():
-        thread = threading.Thread(target=loop, args=(stop_event,), name=getattr(loop, "__name__", "loop"), daemon=True)
+        name = getattr(loop, "__name__", None) or getattr(getattr(loop, "args", [None])[0], "name", "loop")
+        thread = threading.Thread(target=loop, args=(stop_event,), name=name, daemon=True)
         thread.start()
         stoppers.append(lambda thread=thread: thread.join(timeout=10))
     stoppers.append(stop_event.set)  # runs first: stoppers are called in reverse order
@@ -195,6 +205,7 @@ def serve() -> int:
     stoppers: list[Callable[[], None]] = []
     signal.signal(signal.SIGTERM, _raise_stop)
     try:
+        allow_local_receivers()
         endpoint, persistent = start_store(stoppers)
         use_local_endpoint(endpoint)
         prepare_data(token)

@@ -3,6 +3,7 @@ from ..domain.errors import NotFound
 from ..domain.webhook import shown, validate_settings
 from ..store import events
 from ..store import webhooks as store
+from ..jobs import webhooks as sender
 from ..store.paging import Page
 
 NOT_CONFIGURED = "no webhook is configured; PUT /account/settings/webhooks to configure one"
@@ -17,6 +18,7 @@ def get_settings(account: str) -> dict:
 
 def put_settings(account: str, body) -> dict:
     webhook = store.put(account, validate_settings(body))
+    events.unpark(account)  # a new receiver gets the account's next events at once
     return shown(webhook.settings, webhook.signing_secret)
 
 
@@ -44,6 +46,35 @@ def _delivery(item: dict) -> dict:
     return entry
 
 
+def _event(item: dict) -> dict:
+    """An event as GET /account/events shows it (domain.webhook.Event)."""
+    entry = {"id": item["event_id"], "type": item["type"]}
+    if item.get("delivery_id") is not None:
+        entry["delivery_id"] = item["delivery_id"]
+    entry.update(status=item["status"], attempts=int(item.get("attempts", 0)), created=item["created_at"])
+    for name in ("last_status_code", "last_error"):
+        if item.get(name) is not None:
+            entry[name] = item[name]
+    if item["status"] == events.PENDING:
+        entry["next_attempt_at"] = item["next_attempt_at"]
+    if item["status"] == events.FAILED and item.get("reason"):
+        entry["reason"] = item["reason"]
+    return entry
+
+
 def list_deliveries(account: str, limit: int, cursor: str | None) -> Page:
     page = events.list_page(account, limit, cursor)
     return Page([_delivery(item) for item in page.items], page.cursor)
+
+
+def list_events(account: str, limit: int, cursor: str | None) -> Page:
+    page = events.list_page(account, limit, cursor, query="events")
+    return Page([_event(item) for item in page.items], page.cursor)
+
+
+def resend(account: str, event_id: str) -> dict:
+    """A new attempt at once, with the same idempotency key; the event as it is after it (decisions §10)."""
+    event = events.get(account, event_id)
+    if event is None:
+        raise NotFound(f"event {event_id} does not exist")
+    return _event(sender.resend(event))

@@ -1,18 +1,56 @@
 """The webhook outbox: an event item written in the same transaction as the change that causes it.
 
-Item: PK A#<account>#EVENT, SK <created iso>#<event id>; `body` is the JSON text that will be sent
-({"type", "idempotency_key", "data"}), kept as text so numbers go out exactly as stored. Pending events carry
-GSI1PK = OUTBOX#PENDING and GSI1SK = <next attempt iso>#<account>#<event id> (a sparse index of due work).
+Item: PK A#<account>#EVENT, SK <created iso>#<event id>. The event id starts with the creation time in
+milliseconds, so the id alone finds the item (resend). The item is small and bounded whatever the delivery:
+it holds no body. The body is built when the event is sent, from the delivery it names (`delivery_id`), read
+as GET /deliveries/:id shows it then (docs/jobs.md). So neither the write that causes the event nor the
+recording of attempts can fail for item size (events written before this layout may still carry `body`,
+the text to send; they are sent from it).
+
+Sending state: `status` (PENDING, DELIVERED, FAILED), `attempts` (every try, resends included),
+`attempt_log` (the latest attempts {at, status_code | error, duration_ms}), `last_status_code` /
+`last_error`, `reason` (why it was given up), `next_attempt_at`. Pending events carry GSI1PK = OUTBOX#PENDING
+and GSI1SK = <next attempt iso>#<account>#<event id>: a sparse index of due work.
+
+A dispatcher claims an event by moving `next_attempt_at` (and GSI1SK) to the end of a lease, conditional on the
+values it read, so two dispatchers never send the same attempt; when a dispatcher dies its lease ends and the
+next one sends it.
+
+The lane item (keys.outbox_lane_key) says an account is parked: its receiver failed and it is not tried again
+before `parked_until` (jobs/webhooks.py).
 """
 import datetime as dt
-import uuid
+import enum
+import secrets
+from dataclasses import dataclass
 
-from . import keys, table
+from botocore.exceptions import ClientError
+
+from ..domain.webhook import MAX_LOGGED_ATTEMPTS, EventStatus
+from . import batch, keys, table
+from . import deliveries as delivery_store
 from .paging import Page, query_page
 
-PENDING = "PENDING"
-DELIVERED = "DELIVERED"
-FAILED = "FAILED"
+PENDING, DELIVERED, FAILED = EventStatus.PENDING, EventStatus.DELIVERED, EventStatus.FAILED
+ID_TIME_DIGITS = 13  # milliseconds since 1970, zero-padded: the id sorts and finds its item
+
+
+class Recorded(enum.Enum):
+    """What became of an attempt's record."""
+
+    RECORDED = "recorded"
+    LEASE_LOST = "lease lost"  # another writer changed the event meanwhile: the attempt was only logged
+    TOO_LARGE = "too large"  # the item cannot grow: record again with compact=True
+
+
+TOO_LARGE = Recorded.TOO_LARGE
+
+
+@dataclass(frozen=True)
+class Lane:
+    account: str
+    parked_until: str
+    reason: str
 
 
 def _iso(moment: dt.datetime) -> str:
@@ -22,126 +60,308 @@ def _iso(moment: dt.datetime) -> str:
 iso = _iso  # the same timestamps for the dispatcher and the image job
 
 
+def parse_iso(value: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+def _new_id(now: dt.datetime) -> str:
+    milliseconds = int(now.timestamp() * 1000)
+    return f"{milliseconds:0{ID_TIME_DIGITS}d}{secrets.token_hex(8)}"
+
+
+def _sort_key(event_id: str) -> str | None:
+    """The SK of an event id; None when the text is not one of our ids (reads as missing)."""
+    stamp = event_id[:ID_TIME_DIGITS]
+    if len(event_id) != ID_TIME_DIGITS + 16 or not stamp.isdigit() or not all(c in "0123456789abcdef" for c in event_id[ID_TIME_DIGITS:]):
+        return None
+    created = dt.datetime.fromtimestamp(int(stamp) / 1000, dt.timezone.utc)
+    return f"{_iso(created)}#{event_id}"
+
+
 def new_event(account: str, event_type: str, data: dict, now: dt.datetime) -> dict:
-    event_id = uuid.uuid4().hex
+    # The item keeps milliseconds only, so the id's time and the SK's time are the same instant.
+    now = now.replace(microsecond=now.microsecond // 1000 * 1000)
+    event_id = _new_id(now)
     created = _iso(now)
-    body = table.json_text({"type": event_type, "idempotency_key": event_id, "data": data})
     return {
         **keys.event_key(account, f"{created}#{event_id}"),
         "event_id": event_id,
         "account": account,
-        "type": event_type,
-        "body": body,
-        "status": PENDING,
+        "type": str(event_type),
+        "delivery_id": data["id"],
+        "status": PENDING.value,
         "attempts": 0,
         "created_at": created,
         "next_attempt_at": created,
-        "delivery_id": data.get("id") if isinstance(data, dict) else None,  # absent when None (to_item)
         "GSI1PK": keys.OUTBOX_PENDING,
-        "GSI1SK": f"{created}#{account}#{event_id}",
+        "GSI1SK": keys.outbox_due(created, account, event_id),
     }
 
 
 def outbox_operation(account: str, event_type: str, data: dict, now: dt.datetime) -> dict:
     """A TransactWriteItems element that records the event; put it in the transaction of the change.
 
-    `data` is the delivery exactly as the supplier API shows it (bundle id_override already in place).
+    `data` is the delivery the event is about; only its id is stored (the body is built when sending).
     """
     return {"Put": {"TableName": table.name(), "Item": table.to_item(new_event(account, event_type, data, now))}}
 
 
-# Sending (chalicelib/jobs/webhooks.py) adds to the item: `attempt_log` (the latest attempts, {at, status_code |
-# error, duration_ms}), `first_attempt_at`, `finished_at`; `attempts` counts every attempt. A dispatcher claims
-# an event by moving `next_attempt_at` (and GSI1SK) to the end of a lease, conditional on the values it read, so
-# two dispatchers never send the same attempt; when a dispatcher dies its lease ends and the next one sends it.
+def get(account: str, event_id: str) -> dict | None:
+    sort_key = _sort_key(event_id)
+    if sort_key is None:
+        return None
+    response = table.client().get_item(
+        TableName=table.name(), Key=table.to_item(keys.event_key(account, sort_key)), ConsistentRead=True
+    )
+    return table.from_item(response["Item"]) if "Item" in response else None
+
+
+def delivery_of(event: dict) -> dict | None:
+    """The delivery the event names, in full as the supplier API shows it now; None when it is gone."""
+    stored = delivery_store.get(event["account"], int(event["delivery_id"]), consistent=True)
+    return stored.delivery if stored is not None else None
 
 
 def due(now: dt.datetime, limit: int) -> list[dict]:
-    """Pending events whose next attempt is due, earliest first (one Query of the sparse index)."""
-    return table.due_items(keys.GSI1, keys.OUTBOX_PENDING, keys.due_bound(iso(now)), limit)
+    """Pending events whose next attempt is due, earliest first, at most `limit` (Query pages of the sparse
+    index). Parked accounts' events are postponed, so the due set holds fresh events and retries."""
+    request = {
+        "TableName": table.name(),
+        "IndexName": keys.GSI1,
+        "KeyConditionExpression": "GSI1PK = :pk AND GSI1SK < :bound",
+        "ExpressionAttributeValues": table.values(pk=keys.OUTBOX_PENDING, bound=keys.due_bound(_iso(now))),
+    }
+    found: list[dict] = []
+    while len(found) < limit:
+        response = table.client().query(**request, Limit=limit - len(found))
+        found += [table.from_item(item) for item in response.get("Items", [])]
+        if "LastEvaluatedKey" not in response:
+            break
+        request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+    return found
 
 
 def _key(event: dict) -> dict:
     return table.to_item({"PK": event["PK"], "SK": event["SK"]})
 
 
-def claim(event: dict, lease_until: dt.datetime) -> dict | None:
-    """Take the attempt for ourselves until lease_until; None when another dispatcher got it first.
+def is_too_large(error: ClientError) -> bool:
+    """DynamoDB refused the write because the item would exceed 400 KB."""
+    details = error.response.get("Error", {})
+    return details.get("Code") == "ValidationException" and "size" in details.get("Message", "").lower()
 
-    Returns the event as stored after the claim (fresh, whatever the index showed).
+
+def refusal(error: ClientError, changed, too_large):
+    """What a refused conditional write means: `changed` when its condition failed, `too_large` when the item
+    would pass 400 KB. Any other error is raised again."""
+    if table.is_conditional_failure(error):
+        return changed
+    if is_too_large(error):
+        return too_large
+    raise error
+
+
+def _conditional_update(event: dict, update: str, condition: str, **named) -> bool | None:
+    """True when written, False when the condition failed, None when the item would be too large."""
+    try:
+        table.client().update_item(
+            TableName=table.name(),
+            Key=_key(event),
+            UpdateExpression=update,
+            ConditionExpression=condition,
+            ExpressionAttributeNames={"#status": "status"},
+            ExpressionAttributeValues=table.values(**named),
+        )
+    except ClientError as error:
+        return refusal(error, False, None)
+    return True
+
+
+_AS_READ = "#status = :pending AND next_attempt_at = :seen AND attempts = :attempts"
+
+
+def _as_read(event: dict) -> dict:
+    return {"pending": PENDING.value, "seen": event["next_attempt_at"], "attempts": event["attempts"]}
+
+
+def claim(event: dict, lease_until: dt.datetime) -> dict | Recorded | None:
+    """Take the attempt for ourselves until lease_until; None when another dispatcher got it first, TOO_LARGE
+    for an old event whose stored body leaves no room to claim it (give it up).
+
+    Returns the event as it is stored after the claim (fresh, whatever the index showed).
     """
-    lease = iso(lease_until)
+    lease = _iso(lease_until)
     try:
         response = table.client().update_item(
             TableName=table.name(),
             Key=_key(event),
             UpdateExpression="SET next_attempt_at = :lease, GSI1SK = :sk",
-            ConditionExpression="#status = :pending AND next_attempt_at = :seen AND attempts = :attempts",
+            ConditionExpression=_AS_READ,
             ExpressionAttributeNames={"#status": "status"},
             ExpressionAttributeValues=table.values(
-                lease=lease,
-                sk=keys.outbox_due(lease, event["account"], event["event_id"]),
-                pending=PENDING,
-                seen=event["next_attempt_at"],
-                attempts=event["attempts"],
+                lease=lease, sk=keys.outbox_due(lease, event["account"], event["event_id"]), **_as_read(event)
             ),
             ReturnValues="ALL_NEW",
         )
-    except table.client().exceptions.ConditionalCheckFailedException:
-        return None
+    except ClientError as error:
+        return refusal(error, None, TOO_LARGE)
     return table.from_item(response["Attributes"])
 
 
-def record_attempt(
-    claimed: dict, log: list[dict], first_attempt_at: str, status: str, next_attempt: dt.datetime | None, now: dt.datetime
-) -> bool:
-    """Store the outcome of the attempt we claimed: still PENDING until next_attempt, or DELIVERED/FAILED.
+def _last(entry: dict) -> tuple[str, dict]:
+    """SET clauses and values naming the latest attempt's outcome."""
+    if "status_code" in entry:
+        return "last_status_code = :code", {"code": entry["status_code"]}
+    return "last_error = :error", {"error": entry.get("error", "")}
 
-    Conditional on our claim still holding; False when the lease ran out and another dispatcher took over.
+
+def _last_removed(entry: dict) -> str:
+    return "last_error" if "status_code" in entry else "last_status_code"
+
+
+def record_attempt(
+    claimed: dict,
+    entry: dict,
+    status: EventStatus,
+    next_attempt: dt.datetime | None,
+    now: dt.datetime,
+    reason: str | None = None,
+    compact: bool = False,
+) -> Recorded:
+    """Store the attempt we claimed and what follows: PENDING until next_attempt, or DELIVERED / FAILED.
+
+    Conditional on our claim still holding. When it does not (the lease ran out, a resend delivered it), the
+    attempt is still counted and logged, and the state is left to whoever changed it. compact=True drops the
+    log and any stored body, for an old event too large to grow.
     """
-    named = {
-        "status": status,
-        "n": claimed["attempts"] + 1,
-        "log": log,
-        "first": first_attempt_at,
-        "pending": PENDING,
-        "lease": claimed["next_attempt_at"],
-        "seen": claimed["attempts"],
-    }
-    update = "SET #status = :status, attempts = :n, attempt_log = :log, first_attempt_at = :first"
+    log = [entry] if compact else ((claimed.get("attempt_log") or []) + [entry])[-MAX_LOGGED_ATTEMPTS:]
+    last, named = _last(entry)
+    named.update(status=status.value, one=1, log=log, **_as_read(claimed))
+    named["seen"] = claimed["next_attempt_at"]
+    sets = ["#status = :status", "attempt_log = :log", last]
+    removals = [_last_removed(entry)] + (["body"] if compact else [])
     if status == PENDING:
-        next_iso = iso(next_attempt)
-        update += ", next_attempt_at = :next, GSI1SK = :sk"
+        next_iso = _iso(next_attempt)
+        sets += ["next_attempt_at = :next", "GSI1SK = :sk"]
         named.update(next=next_iso, sk=keys.outbox_due(next_iso, claimed["account"], claimed["event_id"]))
     else:
-        update += ", finished_at = :finished REMOVE next_attempt_at, GSI1PK, GSI1SK"
-        named["finished"] = iso(now)
-    try:
-        table.client().update_item(
-            TableName=table.name(),
-            Key=_key(claimed),
-            UpdateExpression=update,
-            ConditionExpression="#status = :pending AND next_attempt_at = :lease AND attempts = :seen",
-            ExpressionAttributeNames={"#status": "status"},
-            ExpressionAttributeValues=table.values(**named),
+        sets.append("finished_at = :finished")
+        removals += ["next_attempt_at", "GSI1PK", "GSI1SK"]
+        named["finished"] = _iso(now)
+    if reason is not None:
+        sets.append("reason = :reason")
+        named["reason"] = reason
+    update = f"REMOVE {', '.join(removals)} SET {', '.join(sets)} ADD attempts :one"
+    written = _conditional_update(claimed, update, _AS_READ, **named)
+    if written is None:
+        return Recorded.TOO_LARGE
+    if not written:
+        _log_only(claimed, entry)
+        return Recorded.LEASE_LOST
+    return Recorded.RECORDED
+
+
+def _log_only(event: dict, entry: dict) -> None:
+    last, named = _last(entry)
+    table.client().update_item(
+        TableName=table.name(),
+        Key=_key(event),
+        UpdateExpression=f"SET attempt_log = list_append(if_not_exists(attempt_log, :empty), :entry), {last} "
+        f"ADD attempts :one REMOVE {_last_removed(entry)}",
+        ExpressionAttributeValues=table.values(empty=[], entry=[entry], one=1, **named),
+    )
+
+
+def record_resend(event: dict, entry: dict, delivered: bool, now: dt.datetime) -> None:
+    """A resend's attempt (decisions §10): counted and logged whatever the event's state; a success delivers it."""
+    if not delivered:
+        _log_only(event, entry)
+        return
+    last, named = _last(entry)
+    table.client().update_item(
+        TableName=table.name(),
+        Key=_key(event),
+        UpdateExpression=f"SET attempt_log = list_append(if_not_exists(attempt_log, :empty), :entry), {last}, "
+        "#status = :delivered, finished_at = :finished ADD attempts :one "
+        f"REMOVE next_attempt_at, GSI1PK, GSI1SK, reason, {_last_removed(entry)}",
+        ExpressionAttributeNames={"#status": "status"},
+        ExpressionAttributeValues=table.values(
+            empty=[], entry=[entry], one=1, delivered=DELIVERED.value, finished=_iso(now), **named
+        ),
+    )
+
+
+def postpone(event: dict, until: dt.datetime) -> bool:
+    """Move a pending event that was not tried to `until` (its account is parked); False when it changed."""
+    until_iso = _iso(until)
+    return bool(
+        _conditional_update(
+            event,
+            "SET next_attempt_at = :until, GSI1SK = :sk",
+            _AS_READ,
+            until=until_iso,
+            sk=keys.outbox_due(until_iso, event["account"], event["event_id"]),
+            **_as_read(event),
         )
-    except table.client().exceptions.ConditionalCheckFailedException:
-        return False
-    return True
+    )
 
 
-_LISTED = ("PK", "SK", "event_id", "#type", "#status", "created_at", "attempt_log", "next_attempt_at", "delivery_id")
+def give_up(event: dict, reason: str, now: dt.datetime) -> bool:
+    """FAILED without another attempt (it waited the whole retry window, or is too large to claim); False when
+    it changed meanwhile. Only shrinks the item: an old event's stored body goes too."""
+    return bool(
+        _conditional_update(
+            event,
+            # REMOVE first: moto checks the size after each clause (DynamoDB checks the result).
+            "REMOVE next_attempt_at, GSI1PK, GSI1SK, body "
+            "SET #status = :failed, reason = :reason, finished_at = :finished",
+            _AS_READ,
+            failed=FAILED.value,
+            reason=reason,
+            finished=_iso(now),
+            **_as_read(event),
+        )
+    )
 
 
-def list_page(account: str, limit: int, cursor: str | None) -> Page:
-    """The account's events, newest first, without their bodies."""
+def lanes(accounts: list[str]) -> dict[str, Lane]:
+    """The parked lanes among these accounts (one BatchGetItem per 100)."""
+    wanted = [keys.outbox_lane_key(account) for account in accounts]
+    found = batch.get_items(wanted, consistent=True)
+    parked = {}
+    for account, key in zip(accounts, wanted):
+        item = batch.pick(found, key)
+        if item is not None:
+            parked[account] = Lane(account, item["parked_until"], item.get("reason", ""))
+    return parked
+
+
+def park(account: str, until: dt.datetime, reason: str) -> None:
+    table.client().put_item(
+        TableName=table.name(),
+        Item=table.to_item({**keys.outbox_lane_key(account), "parked_until": _iso(until), "reason": reason}),
+    )
+
+
+def unpark(account: str) -> None:
+    table.client().delete_item(TableName=table.name(), Key=table.to_item(keys.outbox_lane_key(account)))
+
+
+_LISTED = (
+    "PK", "SK", "event_id", "#type", "#status", "created_at", "attempt_log", "attempts", "next_attempt_at",
+    "delivery_id", "last_status_code", "last_error", "reason",
+)
+
+
+def list_page(account: str, limit: int, cursor: str | None, query: str = "webhook-deliveries") -> Page:
+    """The account's events, newest first, without any stored body."""
     return query_page(
         account,
-        "webhook-deliveries",
+        query,
         limit,
         cursor,
         KeyConditionExpression="PK = :pk",
-        ExpressionAttributeValues=table.values(pk=keys.event_key(account, "")["PK"]),
+        ExpressionAttributeValues=table.values(pk=keys.events_pk(account)),
         ExpressionAttributeNames={"#type": "type", "#status": "status"},
         ProjectionExpression=", ".join(_LISTED),
         ScanIndexForward=False,

@@ -147,3 +147,12 @@ def import_errors_key(account: str, import_id: str, first_row: int) -> dict:
 
 def import_due(due_iso: str, account: str, import_id: str) -> dict:
     return {"GSI3PK": IMPORTS_PENDING, "GSI3SK": f"{due_iso}#{account}#{import_id}"}
+
+
+def events_pk(account: str) -> str:
+    return event_key(account, "")["PK"]
+
+
+def outbox_lane_key(account: str) -> dict:
+    """One item per account the dispatcher has parked (its receiver keeps failing): when to try it again."""
+    return {"PK": account_pk(account), "SK": "OUTBOX#LANE"}

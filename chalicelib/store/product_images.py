@@ -9,15 +9,27 @@
   a sparse index of work, emptied when the job finishes.
 """
 import datetime as dt
+import enum
 
 from botocore.exceptions import ClientError
 
 from . import keys, table
-from .events import iso
+from .events import iso, refusal
 from .products import new_revision
 
 PENDING, DOWNLOADING, DONE, FAILED = "PENDING", "DOWNLOADING", "DONE", "FAILED"
 STATE = ("image_status", "image_meta", "image_error", "GSI3PK", "GSI3SK")
+
+
+class Finished(enum.Enum):
+    """What became of a download's record."""
+
+    RECORDED = "recorded"
+    CHANGED = "changed"  # the product changed meanwhile: read it again
+    TOO_LARGE = "too large"  # the product item cannot hold the result: finish it with `failed_bare`
+
+
+TOO_LARGE = Finished.TOO_LARGE  # also what `claim` answers for a product item that cannot even be claimed
 
 
 def marking(account: str, data: dict, now: dt.datetime) -> tuple[dict, tuple[str, ...]]:
@@ -43,8 +55,9 @@ def due(now: dt.datetime, limit: int) -> list[dict]:
     return table.due_items(keys.GSI3, keys.IMAGES_PENDING, keys.due_bound(iso(now)), limit)
 
 
-def claim(item: dict, lease_until: dt.datetime) -> dict | None:
-    """Take the download until lease_until; None when the product changed or another job took it."""
+def claim(item: dict, lease_until: dt.datetime) -> dict | Finished | None:
+    """Take the download until lease_until; None when the product changed or another job took it, TOO_LARGE
+    when the product item is too close to the item size limit to be marked."""
     account, product_id = product_of(item)
     try:
         response = table.client().update_item(
@@ -61,17 +74,12 @@ def claim(item: dict, lease_until: dt.datetime) -> dict | None:
             ReturnValues="ALL_NEW",
         )
     except ClientError as error:
-        if table.is_conditional_failure(error):
-            return None
-        raise
+        return refusal(error, None, TOO_LARGE)
     return table.from_item(response["Attributes"])
 
 
-def finish(item: dict, *, data: dict | None = None, meta: dict | None = None, error: dict | None = None) -> bool:
-    """Record the outcome, conditional on the revision read; with `data` the product document changes too.
-
-    False when the product changed meanwhile (the caller reads it again).
-    """
+def finish(item: dict, *, data: dict | None = None, meta: dict | None = None, error: dict | None = None) -> Finished:
+    """Record the outcome, conditional on the revision read; with `data` the product document changes too."""
     named = {"rev": item["rev"], "status": FAILED if error else DONE}
     update = ["image_status = :status"]
     removals = ["GSI3PK", "GSI3SK"]
@@ -98,7 +106,24 @@ def finish(item: dict, *, data: dict | None = None, meta: dict | None = None, er
     try:
         table.client().update_item(**request)
     except ClientError as failure:
+        return refusal(failure, Finished.CHANGED, Finished.TOO_LARGE)
+    return Finished.RECORDED
+
+
+def failed_bare(item: dict) -> Finished:
+    """FAILED with nothing added, for a product item too large to hold more: it only shrinks (the status gets
+    shorter, the queue keys go), so it always fits."""
+    try:
+        table.client().update_item(
+            TableName=table.name(),
+            Key=table.to_item({"PK": item["PK"], "SK": item["SK"]}),
+            # REMOVE first: moto checks the size after each clause (DynamoDB checks the result).
+            UpdateExpression="REMOVE GSI3PK, GSI3SK, image_error, image_meta SET image_status = :failed",
+            ConditionExpression="rev = :rev",
+            ExpressionAttributeValues=table.values(failed=FAILED, rev=item["rev"]),
+        )
+    except ClientError as failure:
         if table.is_conditional_failure(failure):
-            return False
+            return Finished.CHANGED
         raise
-    return True
+    return Finished.RECORDED

@@ -23,6 +23,8 @@ VOLATILE = {"token", "signing_secret", "cursor", "created_at", "at", "next_attem
 VOLATILE_OF = {
     "create_customer_token": {"id"},
     "list_webhook_deliveries": {"id", "type", "delivery_id"},
+    "list_events": {"id", "type", "delivery_id", "created"},
+    "resend_event": {"id", "type", "delivery_id", "created"},
     "import_products": {"id"},
     "get_import": {"id"},
     "list_imports": {"id"},
@@ -140,6 +142,8 @@ def record_examples(api, monkeypatch) -> dict[str, dict]:
     call("DELETE", f"/customers/aurora/tokens/{token_id}", status=204)
     call("DELETE", "/products/cola-1-5/customer-pricing/aurora", status=204)
     call("DELETE", "/account/settings/webhooks", status=204)
+    event_id = call("GET", "/account/events?limit=1")["events"][0]["id"]
+    call("POST", f"/account/events/{event_id}/resend", status=202)  # no receiver now: a failed attempt
     call("DELETE", "/products/lemonade", status=204)
     started = call("POST", "/imports/products?dry_run=false", raw=EXAMPLE_FILE.encode(), headers={"Content-Type": "text/csv; charset=utf-8"}, status=202)
     import_jobs.advance_imports(NOW, time.monotonic() + 60)

@@ -110,6 +110,12 @@ def test_a_whole_order_flow_through_the_generated_client(generated, base_url):
     assert [e.type_ for e in events.webhook_deliveries] == ["request-delivery"]
     assert events.webhook_deliveries[0].delivery_id == delivery.id
 
+    listed = api("webhooks.list_events").sync(client=supplier)
+    assert [(e.type_.value, e.delivery_id) for e in listed.events] == [("request-delivery", delivery.id)]
+    resent = api("webhooks.resend_event").sync_detailed(listed.events[0].id, client=supplier)
+    assert resent.status_code == 202
+    assert resent.parsed.id == listed.events[0].id
+
     problem = api("products.get_product").sync_detailed("missing", client=supplier)
     assert problem.status_code == 404
     assert problem.parsed.type_ == "not-found"

@@ -5,9 +5,12 @@ import pytest
 
 from chalicelib.jobs import webhooks as dispatcher
 from tests.conftest import OTHER_TOKEN, problem_paths
+from tests.jobs.support import local_receivers  # noqa: F401 - a fixture
 from tests.jobs.support import T0, configure, delivery, write_event
 
 PATH = "/account/webhook-deliveries"
+
+pytestmark = pytest.mark.usefixtures("local_receivers")
 
 
 def test_no_events_is_an_empty_list_without_cursor(api):
@@ -65,7 +68,7 @@ def test_a_failed_event_shows_its_errors(api, monkeypatch):
     dispatcher.dispatch_due(T0)
     (entry,) = api.get(PATH).data["webhook_deliveries"]
     assert entry["status"] == "FAILED"
-    assert entry["attempts"][0]["error"] == "no webhook is configured for the account"
+    assert entry["attempts"][0]["error"] == "no receiver"
     assert "status_code" not in entry["attempts"][0]
     assert "next_attempt_at" not in entry
 

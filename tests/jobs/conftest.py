@@ -3,6 +3,22 @@ import threading
 
 import pytest
 
+from .support import local_receivers  # noqa: F401 - a fixture
+
+
+@pytest.fixture(autouse=True)
+def receivers_on_loopback(local_receivers):
+    """Every job test may send to loopback."""
+
+
+@pytest.fixture(autouse=True)
+def configured_timeout(monkeypatch):
+    """chalice.test's Client gives every invocation a context with 3 s to live; Lambda gives the function's
+    configured timeout, which the handlers then read from it."""
+    from chalicelib.jobs import handlers
+
+    monkeypatch.setattr(handlers, "_remaining_seconds", lambda event: None)
+
 
 @pytest.fixture
 def serialized_moto(monkeypatch):

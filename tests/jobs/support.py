@@ -1,8 +1,10 @@
 """Helpers of the event tests: events written the way the delivery use cases write them."""
 import datetime as dt
 
+import pytest
+
 from chalicelib.service import webhooks as webhook_settings
-from chalicelib.store import events, table
+from chalicelib.store import deliveries, events, table
 
 T0 = dt.datetime(2025, 3, 3, 9, 0, tzinfo=dt.timezone.utc)
 
@@ -23,10 +25,22 @@ def delivery(delivery_id=7, status="REQUESTED"):
 
 
 def write_event(account="acme", event_type="request-delivery", data=None, now=T0) -> dict:
-    """Record an event the way a state change does: one TransactWriteItems holding the outbox item."""
-    operation = events.outbox_operation(account, event_type, data or delivery(), now)
-    table.client().transact_write_items(TransactItems=[operation])
+    """Record an event the way a state change does: one TransactWriteItems holding the delivery (created, or
+    changed to `data`) and the outbox item."""
+    data = data or delivery()
+    existing = deliveries.get(account, data["id"], consistent=True)
+    if existing is None:
+        operations = deliveries.create_operations(account, data)
+    else:
+        operations = [deliveries.update_operation(account, data, existing.version)]
+    operation = events.outbox_operation(account, event_type, data, now)
+    table.client().transact_write_items(TransactItems=operations + [operation])
     return table.from_item(operation["Put"]["Item"])
+
+
+def body(event: dict) -> dict:
+    """What the receiver gets for the event now."""
+    return {"type": event["type"], "idempotency_key": event["event_id"], "data": deliveries.get(event["account"], event["delivery_id"], consistent=True).delivery}
 
 
 def stored(event: dict) -> dict:
@@ -38,3 +52,21 @@ def stored(event: dict) -> dict:
 
 def configure(account="acme", **settings) -> dict:
     return webhook_settings.put_settings(account, settings)
+
+
+def write_events(account: str, count: int, now=T0) -> list[dict]:
+    """`count` events of one delivery (a backlog), written one PutItem each: moto slows down quadratically
+    with many transactions, and the dispatcher treats the items the same however they were written."""
+    first = write_event(account, data=delivery(1), now=now)
+    written = [first]
+    for _ in range(count - 1):
+        item = events.new_event(account, "request-delivery", delivery(1), now)
+        table.client().put_item(TableName=table.name(), Item=table.to_item(item))
+        written.append(item)
+    return written
+
+
+@pytest.fixture
+def local_receivers(monkeypatch):
+    """The receivers of these tests listen on loopback, which only an explicit setting allows."""
+    monkeypatch.setenv("ALLOW_PRIVATE_WEBHOOK_HOSTS", "true")

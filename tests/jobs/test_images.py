@@ -312,11 +312,11 @@ def test_the_table_stream_downloads_a_newly_queued_image_and_ignores_the_jobs_ow
 def test_the_local_runner_downloads_queued_images(catalogue, httpserver):
     import time
 
-    from chalicelib.jobs import webhooks
+    from chalicelib.jobs import budget, handlers
 
     create(catalogue, {"url": serve_png(httpserver)})
     stop = threading.Event()
-    runner = threading.Thread(target=webhooks.run_forever, args=(stop, 0.05))
+    runner = threading.Thread(target=budget.loop_forever, args=(handlers.IMAGES, stop, 0.05))
     runner.start()
     try:
         deadline = time.monotonic() + 5
@@ -327,3 +327,51 @@ def test_the_local_runner_downloads_queued_images(catalogue, httpserver):
         runner.join(timeout=5)
     assert not runner.is_alive()
     assert item()["image_status"] == "DONE"
+
+
+def _pad_to_the_item_limit(product_id: str, slack: int) -> None:
+    """Grow the stored product item until DynamoDB takes no more, less `slack` bytes."""
+    stored = table.to_item(item(product_id))
+    for size in range(409_600, 390_000, -20):
+        try:
+            table.client().put_item(TableName=table.name(), Item={**stored, "padding": {"S": "p" * size}})
+            table.client().put_item(TableName=table.name(), Item={**stored, "padding": {"S": "p" * (size - slack)}})
+            return
+        except table.client().exceptions.ClientError:
+            continue
+    raise AssertionError("could not pad the item")
+
+
+# slack 0: too large even to be claimed; 60: claimed, but too large to hold the error it ended with.
+@pytest.mark.parametrize("slack", [0, 60])
+def test_a_product_at_the_item_size_limit_with_a_failing_image_ends_failed_and_the_run_goes_on(catalogue, httpserver, slack, caplog):
+    httpserver.expect_request("/broken.png").respond_with_data("gone", status=500)
+    create(catalogue, {"url": httpserver.url_for("/broken.png")}, product_id="huge")
+    _pad_to_the_item_limit("huge", slack)
+    create(catalogue, {"url": serve_png(httpserver)})
+
+    summary = images.download_pending_images(LATER)
+
+    assert item("huge")["image_status"] == "FAILED"
+    assert "GSI3PK" not in item("huge")
+    assert item()["image_status"] == "DONE"
+    assert summary["failed"] == 1 and summary["downloaded"] == 1
+    assert images.download_pending_images(LATER + dt.timedelta(minutes=5))["due"] == 0  # never stuck
+    assert ("too large to mark" in caplog.text) == (slack == 0)
+    assert ("cannot hold the result" in caplog.text) == (slack == 60)
+
+
+def test_one_products_trouble_does_not_stop_the_run(catalogue, httpserver, monkeypatch):
+    create(catalogue, {"url": serve_png(httpserver, "/a.png")}, product_id="a")
+    create(catalogue, {"url": serve_png(httpserver, "/b.png")}, product_id="b")
+    real_claim = images.store.claim
+
+    def claim(queued, lease_until):
+        if queued["SK"].endswith("#a") or queued["SK"].endswith("PRODUCT#a"):
+            raise RuntimeError("DynamoDB hiccup")
+        return real_claim(queued, lease_until)
+
+    monkeypatch.setattr(images.store, "claim", claim)
+    summary = images.download_pending_images(LATER)
+    assert item("b")["image_status"] == "DONE" and summary["downloaded"] == 1
+    assert item("a")["image_status"] == "PENDING"  # still queued for the next run

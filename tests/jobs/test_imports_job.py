@@ -140,13 +140,14 @@ def test_the_stream_wakes_the_job_for_queued_imports_only():
     assert not job.wakes("INSERT", {"GSI3PK": {"S": "IMAGE#PENDING"}})
 
 
-def test_the_deadline_comes_from_the_lambda_context():
-    class Context:
-        def get_remaining_time_in_millis(self):
-            return 30_000
-
-    assert 24 < job.deadline_of(Context()) - time.monotonic() <= 25
-    assert job.deadline_of(None) - time.monotonic() == pytest.approx(job.DEFAULT_SECONDS, abs=1)
+def test_a_phase_run_advances_imports_until_its_deadline(api):
+    import_id = upload(api, catalogue(3))
+    start = now()
+    assert job.run_phase(start + dt.timedelta(seconds=60), lambda: start)["done"] == 1
+    assert report(api, import_id)["created"] == 3
+    other = upload(api, catalogue(3, prefix="q"))
+    assert job.run_phase(start, lambda: start)["done"] == 0  # no time left: nothing is claimed
+    assert report(api, other)["status"] == "RUNNING"
 
 
 def test_finished_imports_leave_no_rows_behind(api):

@@ -1,0 +1,25 @@
+"""Routes of the account's events: list them to catch up, resend one (decisions §10, extension)."""
+from chalice import Blueprint
+
+from ..lazy import lazy
+from .api import Call, endpoint
+from .responses import ok
+from .responses import page as page_body
+
+webhooks = lazy("chalicelib.service.webhooks")
+
+bp = Blueprint(__name__)
+
+
+@endpoint(bp, "/account/events", "GET", response="domain.webhook:EventList", paged=True)
+def list_events(call: Call):
+    """The account's events, newest first, with their delivery status"""
+    limit, cursor = call.page()
+    page = webhooks.list_events(call.account, limit, cursor)
+    return page_body("events", page.items, page.cursor)
+
+
+@endpoint(bp, "/account/events/{event_id}/resend", "POST", response="domain.webhook:Event", status=202)
+def resend_event(call: Call, event_id: str):
+    """Send an event again now, with the same idempotency_key; the attempt is recorded"""
+    return ok(webhooks.resend(call.account, event_id), status=202)

@@ -1,0 +1,179 @@
+"""GET /account/events and POST /account/events/:id/resend (decisions §10)."""
+import datetime as dt
+import json
+
+import pytest
+
+from chalicelib.jobs import webhooks as dispatcher
+from tests.conftest import OTHER_TOKEN, problem_paths
+from tests.jobs.support import local_receivers  # noqa: F401 - a fixture
+from tests.jobs.support import T0, configure, delivery, stored, write_event
+
+PATH = "/account/events"
+
+pytestmark = pytest.mark.usefixtures("local_receivers")
+
+
+def test_no_events_is_an_empty_list_without_cursor(api):
+    response = api.get(PATH)
+    assert response.status_code == 200
+    assert response.data == {"events": []}
+
+
+def test_a_new_event_shows_its_state_and_no_attempt(api):
+    event = write_event(now=T0)
+    assert api.get(PATH).data == {
+        "events": [
+            {
+                "id": event["event_id"],
+                "type": "request-delivery",
+                "delivery_id": 7,
+                "status": "PENDING",
+                "attempts": 0,
+                "created": "2025-03-03T09:00:00.000Z",
+                "next_attempt_at": "2025-03-03T09:00:00.000Z",
+            }
+        ]
+    }
+
+
+def test_events_are_listed_newest_first_with_their_last_answer(api, httpserver):
+    configure(url=httpserver.url_for("/hook"))
+    httpserver.expect_oneshot_request("/hook").respond_with_data("", status=201)
+    httpserver.expect_request("/hook").respond_with_data("", status=500)
+    delivered = write_event(data=delivery(7), now=T0)
+    pending = write_event(event_type="cancel-delivery", data=delivery(7, "CANCELLED"), now=T0 + dt.timedelta(seconds=1))
+    dispatcher.dispatch_due(T0 + dt.timedelta(seconds=2))
+
+    newest, oldest = api.get(PATH).data["events"]
+
+    assert list(newest) == ["id", "type", "delivery_id", "status", "attempts", "created", "last_status_code", "next_attempt_at"]
+    assert newest["id"] == pending["event_id"] and newest["type"] == "cancel-delivery"
+    assert newest["status"] == "PENDING" and newest["attempts"] == 1 and newest["last_status_code"] == 500
+    assert newest["next_attempt_at"].startswith("2025-03-03T09:00:32.")  # 30 s after the attempt at 09:00:02
+    assert oldest == {
+        "id": delivered["event_id"],
+        "type": "request-delivery",
+        "delivery_id": 7,
+        "status": "DELIVERED",
+        "attempts": 1,
+        "created": "2025-03-03T09:00:00.000Z",
+        "last_status_code": 201,
+    }
+
+
+def test_a_failed_event_shows_why(api, monkeypatch):
+    monkeypatch.setenv("ALLOW_PRIVATE_WEBHOOK_HOSTS", "false")
+    configure(url="http://127.0.0.1:9/hook")
+    write_event(now=T0)
+    dispatcher.dispatch_due(T0)
+    (entry,) = api.get(PATH).data["events"]
+    assert entry["status"] == "FAILED" and entry["attempts"] == 1
+    assert entry["reason"].startswith("the receiver's address was refused: 127.0.0.1 resolves to 127.0.0.1")
+    assert entry["last_error"].startswith("127.0.0.1 resolves to 127.0.0.1")
+    assert "next_attempt_at" not in entry and "last_status_code" not in entry
+
+
+def test_the_list_is_paged_newest_first(api):
+    written = [write_event(data=delivery(n), now=T0 + dt.timedelta(seconds=n)) for n in range(1, 6)]
+    first = api.get(PATH + "?limit=2").data
+    assert len(first["events"]) == 2 and first["cursor"]
+    seen, cursor = [e["id"] for e in first["events"]], first["cursor"]
+    while cursor:
+        page = api.get(f"{PATH}?limit=2&cursor={cursor}").data
+        seen += [e["id"] for e in page["events"]]
+        cursor = page.get("cursor")
+    assert seen == [e["event_id"] for e in reversed(written)]
+    assert "cursor" not in api.get(PATH + "?limit=5").data
+
+
+@pytest.mark.parametrize("query", ["limit=0", "limit=101", "limit=x", "cursor=tampered"])
+def test_bad_paging_parameters_are_400(api, query):
+    response = api.get(f"{PATH}?{query}")
+    assert response.status_code == 400
+    assert problem_paths(response) in (["limit"], ["cursor"])
+
+
+def test_a_cursor_of_another_list_or_account_is_refused(api):
+    for n in range(3):
+        write_event("other", data=delivery(n + 1), now=T0 + dt.timedelta(seconds=n))
+        write_event("acme", data=delivery(n + 1), now=T0 + dt.timedelta(seconds=n))
+    foreign = api.get(PATH + "?limit=1", token=OTHER_TOKEN).data["cursor"]
+    assert api.get(f"{PATH}?cursor={foreign}").status_code == 400
+    other_list = api.get("/account/webhook-deliveries?limit=1").data["cursor"]
+    assert api.get(f"{PATH}?cursor={other_list}").status_code == 400
+
+
+def test_accounts_see_only_their_own_events(api):
+    write_event("other")
+    assert api.get(PATH).data == {"events": []}
+    assert len(api.get(PATH, token=OTHER_TOKEN).data["events"]) == 1
+
+
+def test_resend_makes_a_new_attempt_at_once_with_the_same_idempotency_key(api, httpserver):
+    configure(url=httpserver.url_for("/hook"))
+    httpserver.expect_request("/hook").respond_with_data("", status=200)
+    event = write_event(now=T0)
+    dispatcher.dispatch_due(T0)
+    assert stored(event)["status"] == "DELIVERED"
+
+    response = api.post(f"{PATH}/{event['event_id']}/resend")
+
+    assert response.status_code == 202
+    assert response.data["id"] == event["event_id"]
+    assert response.data["status"] == "DELIVERED" and response.data["attempts"] == 2
+    assert response.data["last_status_code"] == 200
+    first, second = [json.loads(request.get_data()) for request, _ in httpserver.log]
+    assert first["idempotency_key"] == second["idempotency_key"] == event["event_id"]
+    assert first == second
+    assert api.get(PATH).data["events"][0]["attempts"] == 2
+
+
+def test_resending_a_failed_event_to_a_working_receiver_delivers_it(api, httpserver, monkeypatch):
+    monkeypatch.setattr(dispatcher.policy, "RETRY_WINDOW", dt.timedelta(0))
+    configure(url=httpserver.url_for("/hook"))
+    httpserver.expect_oneshot_request("/hook").respond_with_data("", status=503)
+    httpserver.expect_request("/hook").respond_with_data("", status=201)
+    event = write_event(now=T0)
+    dispatcher.dispatch_due(T0)
+    assert stored(event)["status"] == "FAILED"
+
+    response = api.post(f"{PATH}/{event['event_id']}/resend")
+
+    assert response.status_code == 202
+    assert response.data["status"] == "DELIVERED" and response.data["attempts"] == 2
+    assert "reason" not in response.data and "last_error" not in response.data
+
+
+def test_resend_without_a_webhook_records_a_failed_attempt_no_receiver(api):
+    event = write_event(now=T0)
+    response = api.post(f"{PATH}/{event['event_id']}/resend")
+    assert response.status_code == 202
+    assert response.data["status"] == "PENDING" and response.data["attempts"] == 1
+    assert response.data["last_error"] == "no receiver"
+    assert stored(event)["attempt_log"][0]["error"] == "no receiver"
+
+
+def test_resending_another_accounts_event_is_404(api):
+    event = write_event("other")
+    response = api.post(f"{PATH}/{event['event_id']}/resend")
+    assert response.status_code == 404
+    assert response.data["type"] == "not-found"
+    assert stored(event)["attempts"] == 0
+
+
+@pytest.mark.parametrize("event_id", ["nope", "0" * 29, "1740992400000" + "g" * 16, "1740992400000abcdef0123456789"])
+def test_resending_an_unknown_event_is_404(api, event_id):
+    response = api.post(f"{PATH}/{event_id}/resend")
+    assert response.status_code == 404
+    assert response.data["detail"] == f"event {event_id} does not exist"
+
+
+def test_both_operations_are_in_the_openapi_document(api):
+    document = api.get("/openapi.json", token=None).data
+    listed = document["paths"]["/account/events"]["get"]
+    assert set(listed["responses"]) >= {"200", "400", "401", "403"}
+    resend = document["paths"]["/account/events/{event_id}/resend"]["post"]
+    assert "202" in resend["responses"] and "404" in resend["responses"]
+    schema = document["components"]["schemas"]["Event"]
+    assert {"id", "type", "delivery_id", "status", "attempts", "created", "last_status_code", "next_attempt_at"} <= set(schema["properties"])
