@@ -25,10 +25,13 @@ from .common import (
     is_whole,
     parse,
 )
+from . import limits
 from .customer import Address, Contact
 from .errors import InvalidTransition
+from .identifiers import DELIVERY_ID_DIGITS
 from .product import PalletBundle, Vessel
 from .product import vessel_count as product_vessel_count
+from .rendering import size_in_bytes
 
 REQUESTED, ACCEPTED, REJECTED, CANCELLED, DELIVERED = "REQUESTED", "ACCEPTED", "REJECTED", "CANCELLED", "DELIVERED"
 STATUSES = (REQUESTED, ACCEPTED, REJECTED, CANCELLED, DELIVERED)
@@ -36,8 +39,6 @@ FINAL = frozenset({REJECTED, CANCELLED, DELIVERED})
 ACCEPT, UPDATE, REJECT = "ACCEPT", "UPDATE", "REJECT"
 DELIVERY, RETURN = "DELIVERY", "RETURN"
 
-MAX_ORDER_ITEMS = 50  # keeps the order's transaction (3 per delivery + 1 per product + 1) under 100 items
-MAX_RESPONSES = 100  # a sane bound; the store also refuses a delivery that outgrows DynamoDB's 400 KB item
 
 
 # --- state machine (decisions §8) ---
@@ -127,7 +128,7 @@ class OrderBody(Shape):
 
     type: Literal["DELIVERY", "RETURN"] = DELIVERY
     scheduled: Scheduled | None = None
-    items: Annotated[list[OrderItem], Field(min_length=1, max_length=MAX_ORDER_ITEMS)]
+    items: Annotated[list[OrderItem], Field(min_length=1, max_length=limits.ORDER_ITEMS)]
     message: Text | None = None
     cost_center: ShortText | None = None
     company: ShortText | None = None
@@ -148,7 +149,7 @@ class ResponseBody(Shape):
     type: Literal["ACCEPT", "REJECT", "UPDATE"]
     reference: ShortText | None = None
     scheduled: Scheduled | None = None
-    items: Annotated[list[ResponseItemBody], Field(max_length=MAX_ORDER_ITEMS)] | None = None
+    items: Annotated[list[ResponseItemBody], Field(max_length=limits.ORDER_ITEMS)] | None = None
     user: User | None = None
     message: Text | None = None
 
@@ -277,6 +278,8 @@ def is_kg(item: dict) -> bool:
 
 def without_items(delivery: dict) -> dict:
     """The summary form lists show (and the summary item stores): the request without items."""
+    if "request" not in delivery:
+        return delivery
     request = {k: v for k, v in delivery["request"].items() if k != "items"}
     return {**delivery, "request": request}
 
@@ -373,8 +376,61 @@ def build_response(body: ResponseBody, items: list[dict] | None, now: dt.datetim
 
 
 def respond(delivery: dict, response: dict) -> dict:
-    """The delivery after a response: appended, status moved per §8 (InvalidTransition otherwise)."""
+    """The delivery after a response: appended, status moved per §8 (InvalidTransition otherwise).
+
+    ACCEPT and UPDATE are bounded in number and in size, leaving room for the final change; a REJECT never
+    counts against them, so it stays possible (decisions §8).
+    """
     status = status_after_response(delivery["status"], response["type"])
-    if len(delivery["responses"]) >= MAX_RESPONSES:
-        raise ValidationFailed([FieldError("body", f"a delivery holds at most {MAX_RESPONSES} responses")])
-    return {**delivery, "status": status, "responses": [*delivery["responses"], response]}
+    final = status in FINAL
+    open_responses = sum(1 for r in delivery["responses"] if r["type"] != REJECT)
+    if not final and open_responses >= limits.OPEN_RESPONSES:
+        raise ValidationFailed(
+            [FieldError("type", f"a delivery holds at most {limits.OPEN_RESPONSES} ACCEPT and UPDATE responses; REJECT is still possible")]
+        )
+    changed = {**delivery, "status": status, "responses": [*delivery["responses"], response]}
+    size = summary_size(changed)
+    if not final and size > limits.OPEN_DELIVERY_BYTES:
+        raise ValidationFailed([FieldError("body", _no_room(size))])
+    if final and size > limits.DELIVERY_SUMMARY_BYTES:
+        raise ValidationFailed(
+            [FieldError("items", f"a REJECT with these items does not fit the delivery ({_no_room(size)}); send it without items")]
+        )
+    return changed
+
+
+def close(delivery: dict, field: str, status: str, action: dict) -> dict:
+    """The delivery after a cancel or a receive. No size check: the room kept for the final change holds any
+    `cancelled` or `received` object (limits.FINAL_CHANGE_BYTES; tests/test_limits.py shows it)."""
+    return {**delivery, "status": status, field: action}
+
+
+def summary_size(delivery: dict) -> int:
+    """Bytes of the delivery as lists show it (its id included)."""
+    return size_in_bytes(without_items(delivery)) + (0 if "id" in delivery else _ID_BYTES)
+
+
+_ID_BYTES = len('"id":,') + DELIVERY_ID_DIGITS
+
+
+def _no_room(size: int) -> str:
+    return (
+        f"the delivery would take {size:,} bytes; with its responses an open delivery holds at most"
+        f" {limits.OPEN_DELIVERY_BYTES:,} bytes of JSON, keeping room for REJECT, cancel and receive"
+    )
+
+
+def order_size_errors(deliveries: list[dict]) -> list[FieldError]:
+    """The bounds of a new order: its items together, and each delivery's summary (room for responses)."""
+    errors = []
+    items_size = sum(size_in_bytes(d["request"]["items"]) for d in deliveries)
+    if items_size > limits.ORDER_ITEMS_BYTES:
+        errors.append(
+            FieldError("items", f"take {items_size:,} bytes of JSON together; an order holds at most {limits.ORDER_ITEMS_BYTES:,}")
+        )
+    for delivery in deliveries:
+        size = summary_size(delivery)
+        if size > limits.OPEN_DELIVERY_BYTES:
+            errors.append(FieldError("body", _no_room(size)))
+            break
+    return errors
