@@ -5,7 +5,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, Field, RootModel, Strict, ValidationError
 
+from . import limits
 from .common import Cents, FieldError, IsoDate, NonNegativeNumber, Shape, ValidationFailed, dump, is_whole, parse
+from .rendering import size_in_bytes
 
 STRATEGIES = ("VOLUME", "INCREMENTAL", "DIVISIBLE")
 
@@ -124,8 +126,20 @@ def validate_price_level(data: Any, order_by: str) -> dict:
     larger of the two (decisions §6).
     """
     pricing = data.get("pricing") if isinstance(data, dict) else None
-    level = _validated(PriceLevel, data, [(pricing, "pricing")] if pricing is not None else [], order_by)
-    return dump(level)
+    level = dump(_validated(PriceLevel, data, [(pricing, "pricing")] if pricing is not None else [], order_by))
+    errors = level_size_errors(level, "body")
+    if errors:
+        raise ValidationFailed(errors)
+    return level
+
+
+def level_size_errors(level: dict, path: str) -> list[FieldError]:
+    """A price level (price and pricing) is at most limits.PRICING_BYTES: the customer's view of a product
+    shows one in place of the product's own, and a full page of those must stay under 5 MiB."""
+    size = size_in_bytes({k: level[k] for k in ("price", "pricing") if level.get(k) is not None})
+    if size > limits.PRICING_BYTES:
+        return [FieldError(path, f"takes {size:,} bytes of JSON; a price level holds at most {limits.PRICING_BYTES:,}")]
+    return []
 
 
 def validate_price_groups(data: Any, order_by: str) -> dict:
@@ -136,7 +150,14 @@ def validate_price_groups(data: Any, order_by: str) -> dict:
         if isinstance(level, dict) and level.get("pricing") is not None
     ]
     groups = _validated(PriceGroups, data, pricings, order_by)
-    return {name: dump(level) for name, level in groups.root.items()}
+    stored = {name: dump(level) for name, level in groups.root.items()}
+    errors = [error for name, level in stored.items() for error in level_size_errors(level, name)]
+    size = size_in_bytes(stored)
+    if size > limits.PRICE_GROUPS_BYTES:
+        errors.append(FieldError("body", f"takes {size:,} bytes of JSON; price groups hold at most {limits.PRICE_GROUPS_BYTES:,}"))
+    if errors:
+        raise ValidationFailed(errors)
+    return stored
 
 
 def smallest_positive_from(pricing: ScaledPricing):
