@@ -9,12 +9,16 @@ Three changes to chalice local's server (decisions §1, §3):
   its own thread on one shared `app`, and Chalice keeps `app.current_request` on that object, so two requests
   at once could read each other's headers and token. Connections are still read and answered in their own
   threads (a slow client holds up nobody); only the call into the app is serialised.
+- Path parameters reach the app decoded, as API Gateway passes them (`/deliveries/%C2%B2` has the id "²");
+  chalice local passes them still percent-encoded, which would hide from local tests and contract fuzzing what
+  the app gets in AWS.
 - A listen backlog of 1024 instead of http.server's 5, so a burst of new connections waits in the queue
   instead of being reset.
 """
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler
+from urllib.parse import unquote
 
 from chalice import local
 from chalice.cli import main
@@ -23,13 +27,19 @@ LISTEN_BACKLOG = 1024
 
 
 class OneRequestAtATimeGateway(local.LocalGateway):
-    """The app sees one request at a time, whichever connection thread brings it."""
+    """The app sees one request at a time, whichever connection thread brings it, with decoded path parameters."""
 
     _app_lock = threading.Lock()  # one per process, shared by every connection's gateway
 
     def handle_request(self, *args, **kwargs):
         with self._app_lock:
             return super().handle_request(*args, **kwargs)
+
+    def _generate_lambda_event(self, *args, **kwargs):
+        event = super()._generate_lambda_event(*args, **kwargs)
+        if event.get("pathParameters"):
+            event["pathParameters"] = {name: unquote(value) for name, value in event["pathParameters"].items()}
+        return event
 
 
 class Handler(local.ChaliceRequestHandler):
