@@ -422,12 +422,8 @@ def _no_room(size: int) -> str:
 
 def order_size_errors(deliveries: list[dict]) -> list[FieldError]:
     """The bounds of a new order: its items together, and each delivery's summary (room for responses)."""
-    errors = []
-    items_size = sum(size_in_bytes(d["request"]["items"]) for d in deliveries)
-    if items_size > limits.ORDER_ITEMS_BYTES:
-        errors.append(
-            FieldError("items", f"take {items_size:,} bytes of JSON together; an order holds at most {limits.ORDER_ITEMS_BYTES:,}")
-        )
+    items = [item for delivery in deliveries for item in delivery["request"]["items"]]
+    errors = limits.size_errors(items, limits.ORDER_ITEMS_BYTES, "items", "the items of an order hold")
     for delivery in deliveries:
         size = summary_size(delivery)
         if size > limits.OPEN_DELIVERY_BYTES:

@@ -14,6 +14,9 @@ which is never smaller than what DynamoDB counts for the same document.
 - The request items of one order together are at most ORDER_ITEMS_BYTES, so a delivery in full (summary and
   items, what GET /deliveries/:id answers and an Idempotency-Key record keeps) stays below one DynamoDB item.
 """
+from .errors import FieldError
+from .rendering import size_in_bytes
+
 PAGE_BYTES = 5 * 1024 * 1024
 PAGE_ITEMS = 100
 LISTED_BYTES = 50_000  # 100 x 50,000 + the envelope < 5 MiB
@@ -41,3 +44,12 @@ DELIVERY_SUMMARY_BYTES = LISTED_BYTES
 _WORST_CHAR_BYTES = 6
 FINAL_CHANGE_BYTES = 1_000 + _WORST_CHAR_BYTES * (256 + 256 + 254 + MESSAGE_LENGTH)  # 17,596
 OPEN_DELIVERY_BYTES = DELIVERY_SUMMARY_BYTES - FINAL_CHANGE_BYTES  # 32,404
+
+
+def size_errors(value, limit: int, path: str, holder: str) -> list[FieldError]:
+    """[] when `value` fits in `limit` bytes, else the error naming `path`: "takes N bytes of JSON; <holder> at
+    most <limit>"."""
+    size = size_in_bytes(value)
+    if size <= limit:
+        return []
+    return [FieldError(path, f"takes {size:,} bytes of JSON; {holder} at most {limit:,}")]

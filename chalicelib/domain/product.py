@@ -25,7 +25,6 @@ from .common import (
     parse,
 )
 from . import limits
-from .rendering import size_in_bytes
 from .scaled_pricing import ScaledPricing, level_size_errors, pricing_errors, smallest_positive_from
 
 STATUSES = ("ACTIVE", "INACTIVE", "OUT_OF_STOCK")
@@ -155,14 +154,8 @@ def _custom_property_errors(properties: dict) -> list[FieldError]:
                     f" or an array of at most {limits.CUSTOM_ARRAY_LENGTH} such strings",
                 )
             )
-    size = size_in_bytes(properties)
-    if not errors and size > limits.CUSTOM_PROPERTIES_BYTES:
-        errors.append(
-            FieldError(
-                "custom_properties",
-                f"take {size:,} bytes of JSON; a product's custom_properties hold at most {limits.CUSTOM_PROPERTIES_BYTES:,}",
-            )
-        )
+    if not errors:
+        errors += limits.size_errors(properties, limits.CUSTOM_PROPERTIES_BYTES, "custom_properties", "they hold")
     return errors
 
 
@@ -259,10 +252,7 @@ def validate_product(data: Any, product_id: str | None = None) -> dict:
     _select_pallet_bundles(product)
     stored = dump(product)
     stored["id"] = product_id or product.id
-    errors = level_size_errors(stored, "pricing")
-    size = size_in_bytes(stored)
-    if size > limits.PRODUCT_BYTES:
-        errors.append(FieldError("body", f"the product takes {size:,} bytes of JSON; a product holds at most {limits.PRODUCT_BYTES:,}"))
+    errors = level_size_errors(stored, "pricing") + limits.size_errors(stored, limits.PRODUCT_BYTES, "body", "a product holds")
     if errors:
         raise ValidationFailed(errors)
     return stored

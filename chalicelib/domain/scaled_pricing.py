@@ -7,7 +7,6 @@ from pydantic import AfterValidator, BaseModel, Field, RootModel, Strict, Valida
 
 from . import limits
 from .common import Cents, FieldError, IsoDate, NonNegativeNumber, Shape, ValidationFailed, dump, is_whole, parse
-from .rendering import size_in_bytes
 
 STRATEGIES = ("VOLUME", "INCREMENTAL", "DIVISIBLE")
 
@@ -136,10 +135,8 @@ def validate_price_level(data: Any, order_by: str) -> dict:
 def level_size_errors(level: dict, path: str) -> list[FieldError]:
     """A price level (price and pricing) is at most limits.PRICING_BYTES: the customer's view of a product
     shows one in place of the product's own, and a full page of those must stay under 5 MiB."""
-    size = size_in_bytes({k: level[k] for k in ("price", "pricing") if level.get(k) is not None})
-    if size > limits.PRICING_BYTES:
-        return [FieldError(path, f"takes {size:,} bytes of JSON; a price level holds at most {limits.PRICING_BYTES:,}")]
-    return []
+    priced = {k: level[k] for k in ("price", "pricing") if level.get(k) is not None}
+    return limits.size_errors(priced, limits.PRICING_BYTES, path, "a price level holds")
 
 
 def validate_price_groups(data: Any, order_by: str) -> dict:
@@ -152,9 +149,7 @@ def validate_price_groups(data: Any, order_by: str) -> dict:
     groups = _validated(PriceGroups, data, pricings, order_by)
     stored = {name: dump(level) for name, level in groups.root.items()}
     errors = [error for name, level in stored.items() for error in level_size_errors(level, name)]
-    size = size_in_bytes(stored)
-    if size > limits.PRICE_GROUPS_BYTES:
-        errors.append(FieldError("body", f"takes {size:,} bytes of JSON; price groups hold at most {limits.PRICE_GROUPS_BYTES:,}"))
+    errors += limits.size_errors(stored, limits.PRICE_GROUPS_BYTES, "body", "a product's price groups hold")
     if errors:
         raise ValidationFailed(errors)
     return stored
