@@ -10,7 +10,8 @@ from typing import Callable
 
 from ..domain import delivery as rules
 from ..domain.common import parse
-from ..domain.delivery import STATUSES, CustomerActionBody
+from ..domain.delivery import CustomerActionBody
+from ..domain.delivery_status import STATUSES
 from ..domain.errors import Busy, NotFound, invalid
 from ..domain.identifiers import parse_delivery_id
 from ..domain.order_file import order_file as build_order_file
