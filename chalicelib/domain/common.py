@@ -155,9 +155,9 @@ def _weekday_key(value: str) -> str:
 # Keys are checked one by one, so a wrong key is reported together with wrong rules of other keys.
 WeekdayKey = Annotated[str, AfterValidator(_weekday_key), WithJsonSchema({"type": "string", "pattern": "^[0-6]$"})]
 DeliveryDays = dict[WeekdayKey, DeliveryRule]
-# Bounded so a customer, product or settings item stays far below DynamoDB's 400 KB item limit.
-DeliveryDateOverrides = Annotated[dict[IsoDate, DeliveryRule], Field(max_length=1000)]
-DatesWithNoDelivery = Annotated[list[IsoDate], Field(max_length=1000)]
+# Bounded so a page of 100 customers, each with both at their limit, stays under 5 MiB (limits.py).
+DeliveryDateOverrides = Annotated[dict[IsoDate, DeliveryRule], Field(max_length=limits.DATED_RULES)]
+DatesWithNoDelivery = Annotated[list[IsoDate], Field(max_length=limits.DATED_RULES)]
 
 
 def path_of(location: tuple) -> str:

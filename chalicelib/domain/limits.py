@@ -33,6 +33,10 @@ CUSTOM_STRING_LENGTH = 2_000  # a string value, or one string of an array
 CUSTOM_ARRAY_LENGTH = 100
 CUSTOM_PROPERTIES_BYTES = 20_000  # all custom_properties of a product together
 
+# Customers (and the dated rules of products and the account): a customer with its profile at its longest and
+# both of these full is about 41,000 bytes, within LISTED_BYTES for the customer list.
+DATED_RULES = 500  # entries of delivery_date_overrides, and of dates_with_no_delivery
+
 # Deliveries.
 MESSAGE_LENGTH = 2_000  # order, item, response, cancel and receive messages
 ORDER_ITEMS = 50  # lines per order: 2 items per delivery + 1 event per delivery + 1 per product + 1 claim <= 100
