@@ -1,6 +1,6 @@
 """The admin command line (decisions §1): clear messages and a non-zero exit on failure."""
 from chalicelib import cli
-from chalicelib.store import tokens
+from chalicelib.store import accounts, tokens
 
 from .conftest import SUPPLIER_TOKEN
 
@@ -14,6 +14,7 @@ def test_create_account_refuses_to_move_another_accounts_token(accounts_ready, c
         " choose another secret, or leave --token out to get a new one\n"
     )
     assert tokens.find(SUPPLIER_TOKEN)["account"] == "acme"
+    assert accounts.get("third") is None  # refused before anything was written
 
 
 def test_create_account_registers_the_same_token_again_for_the_same_account(accounts_ready, capsys):

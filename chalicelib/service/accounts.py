@@ -13,6 +13,9 @@ def create_account(account_id: str, name: str | None = None, supplier_token: str
     """
     if not is_identifier(account_id):
         raise invalid("id", ID_RULE)
+    holder = tokens.find(supplier_token) if supplier_token else None
+    if holder is not None and (holder["account"], holder["role"]) != (account_id, SUPPLIER):
+        raise _token_taken(holder["account"])  # refused before the account is created; the token write checks too
     created = accounts.create(account_id, name or account_id)
     token_id, secret = issued(tokens.create(account_id, SUPPLIER, secret=supplier_token))
     return {"account": account_id, "created": created, "token_id": token_id, "token": secret}
@@ -26,11 +29,15 @@ def create_supplier_token(account_id: str) -> tuple[str, str]:
 
 def issued(created: tuple[str, str] | tokens.TokenTaken) -> tuple[str, str]:
     if isinstance(created, tokens.TokenTaken):
-        raise Conflict(
-            f"this token already belongs to account {created.account} and is never moved;"
-            " choose another secret, or leave --token out to get a new one"
-        )
+        raise _token_taken(created.account)
     return created
+
+
+def _token_taken(holder: str) -> Conflict:
+    return Conflict(
+        f"this token already belongs to account {holder} and is never moved;"
+        " choose another secret, or leave --token out to get a new one"
+    )
 
 
 def revoke_token(account_id: str, token_id: str) -> None:
