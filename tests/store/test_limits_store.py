@@ -93,13 +93,15 @@ def largest_product() -> dict:
         "price": 100,
         "custom_properties": with_properties(n),
     }
-    days = [(dt.date(2030, 1, 1) + dt.timedelta(days=i)).isoformat() for i in range(1000)]
+    days = [(dt.date(2030, 1, 1) + dt.timedelta(days=i)).isoformat() for i in range(limits.DATED_RULES)]
+    base["dates_with_no_delivery"] = days
+    rule = {"lead_days": 365, "cutoff": "23:59"}
 
     def product(count):
-        return {**base, "dates_with_no_delivery": days[:count]}
+        return {**base, "delivery_date_overrides": {day: rule for day in days[:count]}}
 
     count = largest(lambda count: valid(lambda: validate_product(product(count), "p")), len(days))
-    assert count < len(days)  # the byte limit, not the date count, stopped it
+    assert count < len(days)  # the byte limit, not the count of overrides, stopped it
     return product(count)
 
 
@@ -119,7 +121,8 @@ def largest_price_level() -> dict:
 
 def test_a_product_over_its_limits_is_a_400_naming_the_field(api):
     product = largest_product()
-    too_many = {**product, "dates_with_no_delivery": product["dates_with_no_delivery"] + ["2035-01-01"] * 10}
+    more = {f"2040-01-{day:02d}": {"lead_days": 1} for day in range(1, 11)}
+    too_many = {**product, "delivery_date_overrides": {**product["delivery_date_overrides"], **more}}
     response = api.put("/products/big", too_many)
     assert response.status_code == 400
     assert [e["path"] for e in response.data["errors"]] == ["body"]
