@@ -278,7 +278,7 @@ def _edge_bodies() -> list[tuple[str, str, dict]]:
         ("PUT", "/products/{product_id}", {**product, "custom_properties": {"notes": ["x" * 2000] * 250}}),
         ("PUT", "/products/{product_id}", {**product, "custom_properties": {f"k{i}": ["x" * 2000] * 100 for i in range(2)}}),
         ("PUT", "/products/{product_id}", {**product, "bundles": [{"type": "CA", "size": 6}] * 51}),
-        ("PUT", "/products/{product_id}", {**product, "dates_with_no_delivery": ["2030-01-01"] * 1001}),
+        ("PUT", "/products/{product_id}", {**product, "dates_with_no_delivery": ["2030-01-01"] * 501}),
         ("POST", "/customer/deliveries", {"items": [{"id": "fuzz-drinks", "count": 1}] * 51, "user": USER}),
         ("POST", "/deliveries/{delivery_id}/responses", {"type": "UPDATE", "items": [{"id": "fuzz-drinks"}] * 51}),
         ("POST", "/deliveries/{delivery_id}/responses", {"type": "ACCEPT", "message": "\x01" * 2001}),
