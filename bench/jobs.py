@@ -112,7 +112,8 @@ def write_event(account: str, delivery_id: int, now: dt.datetime, **shape) -> st
 
     data = delivery(delivery_id, **shape)
     operation = events.outbox_operation(account, "request-delivery", data, now)
-    table.client().transact_write_items(TransactItems=deliveries.create_operations(account, data) + [operation])
+    outcome = deliveries.place(account, [data], [operation], [])
+    assert outcome is None, outcome
     return table.from_item(operation["Put"]["Item"])["event_id"]
 
 

@@ -171,3 +171,124 @@ def test_without_java_the_runner_serves_from_memory_and_says_so(tmp_path):
         code = runner.stop()
     assert code == 0, runner.output()
     assert not (tmp_path / "dynamodb").exists()
+
+
+# --- bursts against one running `make run` (decisions §1, §8) ---
+
+BURST = 100
+RACE_RUNS, RACE_WIDTH = 20, 20
+USER = {"name": "Olli Orderer", "email": "olli@example.com"}
+ADDRESS = {"address1": "Main Street 1", "zip": "00100", "city": "Helsinki", "country": "FI"}
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """One runner for the burst tests (DynamoDB Local when java is there, else the in-memory store); yields
+    (base URL, DynamoDB endpoint). The test process writes to the same table through the endpoint."""
+    env = runner_env(LOCAL_DATA_DIR=str(tmp_path_factory.mktemp("burst")))
+    runner, base_url = start(env)
+    endpoint = runner.wait_for("DynamoDB:").split("DynamoDB:", 1)[1].split()[0]
+    try:
+        yield base_url, endpoint, env["TABLE_NAME"]
+    finally:
+        code = runner.stop()
+    assert code == 0, runner.output()
+
+
+@pytest.fixture
+def runner_table(served, monkeypatch):
+    from chalicelib.store import table
+
+    base_url, endpoint, table_name = served
+    monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", endpoint)
+    monkeypatch.setenv("TABLE_NAME", table_name)
+    table.reset_client()
+    yield base_url
+    table.reset_client()
+
+
+def raw_request(base_url: str, method: str, path: str, token: str, body: dict | None = None) -> tuple[int, dict, dict]:
+    """One request on a connection of its own: (status, headers, JSON body)."""
+    import http.client
+    import json
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(base_url)
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+    try:
+        headers = {"Authorization": f"token {token}", "Connection": "close"}
+        data = None
+        if body is not None:
+            data, headers["Content-Type"] = json.dumps(body), "application/json"
+        connection.request(method, path, body=data, headers=headers)
+        response = connection.getresponse()
+        return response.status, dict(response.getheaders()), json.loads(response.read() or b"null")
+    finally:
+        connection.close()
+
+
+def all_at_once(calls: list) -> list:
+    """Run each call in its own thread, released together; their results in order (an exception is a result)."""
+    barrier = threading.Barrier(len(calls))
+    results: list = [None] * len(calls)
+
+    def run(i, call):
+        barrier.wait()
+        try:
+            results[i] = call()
+        except Exception as error:  # noqa: BLE001 - reported by the caller's assertion
+            results[i] = error
+
+    threads = [threading.Thread(target=run, args=(i, call)) for i, call in enumerate(calls)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    return results
+
+
+def test_a_hundred_connections_at_once_each_get_their_own_answer(runner_table):
+    from chalicelib.service import accounts, catalogue
+
+    base_url = runner_table
+    for i in range(BURST):
+        accounts.create_account(f"burst-{i}", None, f"burst-token-{i}")
+        catalogue.put_category(f"burst-{i}", f"only-{i}", {"name": f"Category of {i}"})
+
+    results = all_at_once(
+        [lambda i=i: raw_request(base_url, "GET", "/categories", f"burst-token-{i}") for i in range(BURST)]
+    )
+
+    errors = [result for result in results if isinstance(result, Exception)]
+    assert errors == []  # none refused, reset or timed out
+    for i, (status, _, body) in enumerate(results):
+        assert (status, body) == (200, {"categories": [{"id": f"only-{i}", "name": f"Category of {i}"}]})
+
+
+def test_twenty_concurrent_responses_are_all_appended_twenty_runs_in_a_row(runner_table):
+    from chalicelib.service import accounts, catalogue, customers
+
+    base_url = runner_table
+    accounts.create_account("race", None, "race-supplier")
+    catalogue.put_category("race", "drinks", {"name": "Drinks"})
+    catalogue.put_product("race", "beer", {"status": "ACTIVE", "category": "drinks", "name": "Pale Ale", "price": 150}, None)
+    customers.put_customer("race", "c1", {"name": "Bar", "address": ADDRESS})
+    status, _, token = raw_request(base_url, "POST", "/customers/c1/tokens", "race-supplier")
+    assert status == 200
+    customer_token = token["token"]
+
+    for run in range(RACE_RUNS):
+        order = {"items": [{"id": "beer", "count": 1}], "user": USER}
+        status, _, placed = raw_request(base_url, "POST", "/customer/deliveries", customer_token, order)
+        assert status == 200
+        path = f"/deliveries/{placed['deliveries'][0]['id']}"
+        assert raw_request(base_url, "POST", f"{path}/responses", "race-supplier", {"type": "ACCEPT"})[0] == 200
+
+        bodies = [{"type": "UPDATE" if i % 2 else "ACCEPT", "reference": f"r{run}-{i}"} for i in range(RACE_WIDTH)]
+        results = all_at_once(
+            [lambda body=body: raw_request(base_url, "POST", f"{path}/responses", "race-supplier", body) for body in bodies]
+        )
+        assert [r if isinstance(r, Exception) else r[0] for r in results] == [200] * RACE_WIDTH, f"run {run}"
+        _, _, delivery = raw_request(base_url, "GET", path, "race-supplier")
+        references = sorted(r.get("reference") for r in delivery["responses"][1:])
+        assert (delivery["status"], references) == ("ACCEPTED", sorted(b["reference"] for b in bodies)), f"run {run}"

@@ -19,13 +19,14 @@ from pydantic import (
     WithJsonSchema,
 )
 
+from . import limits
 from .errors import FieldError, ValidationFailed
 from .identifiers import ID_MAX_LENGTH, ID_PATTERN
 
 Identifier = Annotated[str, Strict(), Field(min_length=1, max_length=ID_MAX_LENGTH, pattern=ID_PATTERN)]
 
 
-Text = Annotated[str, Strict(), Field(max_length=2000)]
+Text = Annotated[str, Strict(), Field(max_length=limits.MESSAGE_LENGTH)]
 ShortText = Annotated[str, Strict(), Field(min_length=1, max_length=256)]
 Cents = Annotated[int, Strict(), Field(ge=0, le=10**12)]
 WholeCount = Annotated[int, Strict(), Field(ge=0, le=10**9)]
@@ -63,28 +64,48 @@ def is_whole(number: Decimal) -> bool:
     return number == number.to_integral_value()
 
 
+# Dates are bounded so date arithmetic (lead days back, a year of delivery dates ahead) never leaves Python's
+# date range, whatever the lead days.
+FIRST_DATE, LAST_DATE = dt.date(1900, 1, 1), dt.date(2999, 12, 31)
+
+
 def _iso_date(value: str) -> str:
-    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+    # ASCII digits only: \d would also take "٢٠٢٦".
+    if not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", value):
         raise ValueError("must be a date YYYY-MM-DD")
     try:
-        dt.date.fromisoformat(value)
+        date = dt.date.fromisoformat(value)
     except ValueError:
         raise ValueError("is not a calendar date") from None
+    if not FIRST_DATE <= date <= LAST_DATE:
+        raise ValueError(f"must be between {FIRST_DATE.isoformat()} and {LAST_DATE.isoformat()}")
     return value
 
 
 def _time_of_day(value: str) -> str:
-    if not re.fullmatch(r"([01]\d|2[0-3]):[0-5]\d", value):
+    if not re.fullmatch(r"([01][0-9]|2[0-3]):[0-5][0-9]", value):
         raise ValueError("must be a time HH:mm between 00:00 and 23:59")
     return value
 
 
-IsoDate = Annotated[str, Strict(), AfterValidator(_iso_date), WithJsonSchema({"type": "string", "format": "date"})]
+IsoDate = Annotated[
+    str,
+    Strict(),
+    AfterValidator(_iso_date),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "format": "date",
+            # The bounded range as a pattern, which every JSON Schema tool understands: years 1900 to 2999.
+            "pattern": r"^(19[0-9]{2}|2[0-9]{3})-[0-9]{2}-[0-9]{2}$",
+        }
+    ),
+]
 TimeOfDay = Annotated[
     str,
     Strict(),
     AfterValidator(_time_of_day),
-    WithJsonSchema({"type": "string", "pattern": r"^([01]\d|2[0-3]):[0-5]\d$"}),
+    WithJsonSchema({"type": "string", "pattern": r"^([01][0-9]|2[0-3]):[0-5][0-9]$"}),
 ]
 
 PACKAGING_CODES = frozenset(
@@ -134,9 +155,9 @@ def _weekday_key(value: str) -> str:
 # Keys are checked one by one, so a wrong key is reported together with wrong rules of other keys.
 WeekdayKey = Annotated[str, AfterValidator(_weekday_key), WithJsonSchema({"type": "string", "pattern": "^[0-6]$"})]
 DeliveryDays = dict[WeekdayKey, DeliveryRule]
-# Bounded so a customer, product or settings item stays far below DynamoDB's 400 KB item limit.
-DeliveryDateOverrides = Annotated[dict[IsoDate, DeliveryRule], Field(max_length=1000)]
-DatesWithNoDelivery = Annotated[list[IsoDate], Field(max_length=1000)]
+# Bounded so a page of 100 customers, each with both at their limit, stays under 5 MiB (limits.py).
+DeliveryDateOverrides = Annotated[dict[IsoDate, DeliveryRule], Field(max_length=limits.DATED_RULES)]
+DatesWithNoDelivery = Annotated[list[IsoDate], Field(max_length=limits.DATED_RULES)]
 
 
 def path_of(location: tuple) -> str:

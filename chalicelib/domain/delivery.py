@@ -25,56 +25,32 @@ from .common import (
     is_whole,
     parse,
 )
+from . import limits
 from .customer import Address, Contact
-from .errors import InvalidTransition
+from .identifiers import DELIVERY_ID_DIGITS
 from .product import PalletBundle, Vessel
 from .product import vessel_count as product_vessel_count
+from .rendering import size_in_bytes
+from .timestamps import iso
 
-REQUESTED, ACCEPTED, REJECTED, CANCELLED, DELIVERED = "REQUESTED", "ACCEPTED", "REJECTED", "CANCELLED", "DELIVERED"
-STATUSES = (REQUESTED, ACCEPTED, REJECTED, CANCELLED, DELIVERED)
-FINAL = frozenset({REJECTED, CANCELLED, DELIVERED})
-ACCEPT, UPDATE, REJECT = "ACCEPT", "UPDATE", "REJECT"
-DELIVERY, RETURN = "DELIVERY", "RETURN"
-
-MAX_ORDER_ITEMS = 50  # keeps the order's transaction (3 per delivery + 1 per product + 1) under 100 items
-MAX_RESPONSES = 100  # a sane bound; the store also refuses a delivery that outgrows DynamoDB's 400 KB item
-
-
-# --- state machine (decisions §8) ---
-
-RESPONSE_TRANSITIONS = {
-    (REQUESTED, ACCEPT): ACCEPTED,
-    (REQUESTED, REJECT): REJECTED,
-    (ACCEPTED, ACCEPT): ACCEPTED,
-    (ACCEPTED, UPDATE): ACCEPTED,
-    (ACCEPTED, REJECT): REJECTED,
-}
-CANCELLABLE = frozenset({REQUESTED, ACCEPTED})
-RECEIVABLE = frozenset({REQUESTED, ACCEPTED})
-
-
-def status_after_response(status: str, response_type: str) -> str:
-    """The status a response leads to, or InvalidTransition when the table of §8 has no such row."""
-    try:
-        return RESPONSE_TRANSITIONS[(status, response_type)]
-    except KeyError:
-        if status in FINAL:
-            reason = f"the delivery is {status}; no further responses are allowed"
-        else:
-            reason = f"a {response_type} response is not allowed while the delivery is {status}"
-        raise InvalidTransition(reason) from None
-
-
-def status_after_cancel(status: str) -> str:
-    if status not in CANCELLABLE:
-        raise InvalidTransition(f"a {status} delivery cannot be cancelled")
-    return CANCELLED
-
-
-def status_after_receive(status: str) -> str:
-    if status not in RECEIVABLE:
-        raise InvalidTransition(f"a {status} delivery cannot be received")
-    return DELIVERED
+# The status machine has its own module; its names stay importable from here.
+from .delivery_status import (  # noqa: F401
+    ACCEPT,
+    ACCEPTED,
+    CANCELLED,
+    DELIVERED,
+    DELIVERY,
+    FINAL,
+    REJECT,
+    REJECTED,
+    REQUESTED,
+    RETURN,
+    STATUSES,
+    UPDATE,
+    status_after_cancel,
+    status_after_receive,
+    status_after_response,
+)
 
 
 # --- shared value shapes ---
@@ -127,7 +103,7 @@ class OrderBody(Shape):
 
     type: Literal["DELIVERY", "RETURN"] = DELIVERY
     scheduled: Scheduled | None = None
-    items: Annotated[list[OrderItem], Field(min_length=1, max_length=MAX_ORDER_ITEMS)]
+    items: Annotated[list[OrderItem], Field(min_length=1, max_length=limits.ORDER_ITEMS)]
     message: Text | None = None
     cost_center: ShortText | None = None
     company: ShortText | None = None
@@ -148,7 +124,7 @@ class ResponseBody(Shape):
     type: Literal["ACCEPT", "REJECT", "UPDATE"]
     reference: ShortText | None = None
     scheduled: Scheduled | None = None
-    items: Annotated[list[ResponseItemBody], Field(max_length=MAX_ORDER_ITEMS)] | None = None
+    items: Annotated[list[ResponseItemBody], Field(max_length=limits.ORDER_ITEMS)] | None = None
     user: User | None = None
     message: Text | None = None
 
@@ -254,8 +230,8 @@ class PlacedDeliveries(Shape):
 
 
 def timestamp(now: dt.datetime) -> str:
-    """ISO 8601 in UTC with milliseconds: 2026-05-04T09:30:00.000Z."""
-    return now.astimezone(dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    """When a request, response or customer action happened, in the service's timestamp format."""
+    return iso(now)
 
 
 def shown_bundle(bundle: dict | None) -> dict | None:
@@ -277,6 +253,8 @@ def is_kg(item: dict) -> bool:
 
 def without_items(delivery: dict) -> dict:
     """The summary form lists show (and the summary item stores): the request without items."""
+    if "request" not in delivery:
+        return delivery
     request = {k: v for k, v in delivery["request"].items() if k != "items"}
     return {**delivery, "request": request}
 
@@ -373,8 +351,57 @@ def build_response(body: ResponseBody, items: list[dict] | None, now: dt.datetim
 
 
 def respond(delivery: dict, response: dict) -> dict:
-    """The delivery after a response: appended, status moved per §8 (InvalidTransition otherwise)."""
+    """The delivery after a response: appended, status moved per §8 (InvalidTransition otherwise).
+
+    ACCEPT and UPDATE are bounded in number and in size, leaving room for the final change; a REJECT never
+    counts against them, so it stays possible (decisions §8).
+    """
     status = status_after_response(delivery["status"], response["type"])
-    if len(delivery["responses"]) >= MAX_RESPONSES:
-        raise ValidationFailed([FieldError("body", f"a delivery holds at most {MAX_RESPONSES} responses")])
-    return {**delivery, "status": status, "responses": [*delivery["responses"], response]}
+    final = status in FINAL
+    open_responses = sum(1 for r in delivery["responses"] if r["type"] != REJECT)
+    if not final and open_responses >= limits.OPEN_RESPONSES:
+        raise ValidationFailed(
+            [FieldError("type", f"a delivery holds at most {limits.OPEN_RESPONSES} ACCEPT and UPDATE responses; REJECT is still possible")]
+        )
+    changed = {**delivery, "status": status, "responses": [*delivery["responses"], response]}
+    size = summary_size(changed)
+    if not final and size > limits.OPEN_DELIVERY_BYTES:
+        raise ValidationFailed([FieldError("body", _no_room(size))])
+    if final and size > limits.DELIVERY_SUMMARY_BYTES:
+        raise ValidationFailed(
+            [FieldError("items", f"a REJECT with these items does not fit the delivery ({_no_room(size)}); send it without items")]
+        )
+    return changed
+
+
+def close(delivery: dict, field: str, status: str, action: dict) -> dict:
+    """The delivery after a cancel or a receive. No size check: the room kept for the final change holds any
+    `cancelled` or `received` object (limits.FINAL_CHANGE_BYTES; tests/test_limits.py shows it)."""
+    return {**delivery, "status": status, field: action}
+
+
+def summary_size(delivery: dict) -> int:
+    """Bytes of the delivery as lists show it (its id included)."""
+    return size_in_bytes(without_items(delivery)) + (0 if "id" in delivery else _ID_BYTES)
+
+
+_ID_BYTES = len('"id":,') + DELIVERY_ID_DIGITS
+
+
+def _no_room(size: int) -> str:
+    return (
+        f"the delivery would take {size:,} bytes; with its responses an open delivery holds at most"
+        f" {limits.OPEN_DELIVERY_BYTES:,} bytes of JSON, keeping room for REJECT, cancel and receive"
+    )
+
+
+def order_size_errors(deliveries: list[dict]) -> list[FieldError]:
+    """The bounds of a new order: its items together, and each delivery's summary (room for responses)."""
+    items = [item for delivery in deliveries for item in delivery["request"]["items"]]
+    errors = limits.size_errors(items, limits.ORDER_ITEMS_BYTES, "items", "the items of an order hold")
+    for delivery in deliveries:
+        size = summary_size(delivery)
+        if size > limits.OPEN_DELIVERY_BYTES:
+            errors.append(FieldError("body", _no_room(size)))
+            break
+    return errors

@@ -9,7 +9,16 @@ from decimal import Decimal
 
 from . import pricing, schedule
 from .common import FieldError, ValidationFailed, dump, is_whole
-from .delivery import REQUESTED, BundleChoice, OrderBody, OrderItem, shown_bundle, timestamp, vessel_count
+from .delivery import (
+    REQUESTED,
+    BundleChoice,
+    OrderBody,
+    OrderItem,
+    order_size_errors,
+    shown_bundle,
+    timestamp,
+    vessel_count,
+)
 
 ACTIVE, INACTIVE, OUT_OF_STOCK = "ACTIVE", "INACTIVE", "OUT_OF_STOCK"
 
@@ -158,6 +167,9 @@ def plan_order(body: OrderBody, customer_id: str, catalogue: Catalogue, now: dt.
         if lines[stock]:
             items = [line.item for line in lines[stock]]
             deliveries.append(_delivery(body, customer_id, customer, address, scheduled, items, now))
+    size_errors = order_size_errors(deliveries)
+    if size_errors:
+        raise ValidationFailed(size_errors)
     product_ids = list(dict.fromkeys(item.id for item in body.items))
     return Order(deliveries, product_ids)
 

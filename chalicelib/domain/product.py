@@ -24,10 +24,11 @@ from .common import (
     is_whole,
     parse,
 )
-from .scaled_pricing import ScaledPricing, pricing_errors, smallest_positive_from
+from . import limits
+from .scaled_pricing import ScaledPricing, level_size_errors, pricing_errors, smallest_positive_from
 
 STATUSES = ("ACTIVE", "INACTIVE", "OUT_OF_STOCK")
-MAX_CUSTOM_PROPERTIES = 50
+MAX_CUSTOM_PROPERTIES = limits.CUSTOM_PROPERTIES
 
 
 class Vessel(Shape):
@@ -74,9 +75,13 @@ def _name(value: str) -> str:
     return value
 
 
-CustomValue = Annotated[str, Strict(), Field(max_length=2000)] | Annotated[bool, Strict()] | Number | list[
-    Annotated[str, Strict(), Field(max_length=2000)]
-]
+CustomString = Annotated[str, Strict(), Field(max_length=limits.CUSTOM_STRING_LENGTH)]
+CustomValue = (
+    CustomString
+    | Annotated[bool, Strict()]
+    | Number
+    | Annotated[list[CustomString], Field(max_length=limits.CUSTOM_ARRAY_LENGTH)]
+)
 
 
 class Product(Shape):
@@ -95,7 +100,7 @@ class Product(Shape):
     dates_with_no_delivery: DatesWithNoDelivery | None = None
     pricing: ScaledPricing | None = None
     gtin: ShortText | None = None
-    custom_properties: dict[Annotated[str, Field(min_length=1, max_length=128)], Any] | None = None
+    custom_properties: dict[Annotated[str, Field(min_length=1, max_length=limits.CUSTOM_PROPERTY_KEY_LENGTH)], Any] | None = None
     image: Image | None = None
 
     _name = field_validator("name")(classmethod(lambda cls, v: _name(v)))
@@ -143,8 +148,14 @@ def _custom_property_errors(properties: dict) -> list[FieldError]:
             parse(_CustomValue, {"value": value})
         except ValidationFailed:
             errors.append(
-                FieldError(f"custom_properties.{key}", "must be a string, a number, a boolean or an array of strings")
+                FieldError(
+                    f"custom_properties.{key}",
+                    f"must be a string (at most {limits.CUSTOM_STRING_LENGTH:,} characters), a number, a boolean"
+                    f" or an array of at most {limits.CUSTOM_ARRAY_LENGTH} such strings",
+                )
             )
+    if not errors:
+        errors += limits.size_errors(properties, limits.CUSTOM_PROPERTIES_BYTES, "custom_properties", "they hold")
     return errors
 
 
@@ -241,6 +252,9 @@ def validate_product(data: Any, product_id: str | None = None) -> dict:
     _select_pallet_bundles(product)
     stored = dump(product)
     stored["id"] = product_id or product.id
+    errors = level_size_errors(stored, "pricing") + limits.size_errors(stored, limits.PRODUCT_BYTES, "body", "a product holds")
+    if errors:
+        raise ValidationFailed(errors)
     return stored
 
 

@@ -5,6 +5,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, Field, RootModel, Strict, ValidationError
 
+from . import limits
 from .common import Cents, FieldError, IsoDate, NonNegativeNumber, Shape, ValidationFailed, dump, is_whole, parse
 
 STRATEGIES = ("VOLUME", "INCREMENTAL", "DIVISIBLE")
@@ -124,8 +125,18 @@ def validate_price_level(data: Any, order_by: str) -> dict:
     larger of the two (decisions §6).
     """
     pricing = data.get("pricing") if isinstance(data, dict) else None
-    level = _validated(PriceLevel, data, [(pricing, "pricing")] if pricing is not None else [], order_by)
-    return dump(level)
+    level = dump(_validated(PriceLevel, data, [(pricing, "pricing")] if pricing is not None else [], order_by))
+    errors = level_size_errors(level, "body")
+    if errors:
+        raise ValidationFailed(errors)
+    return level
+
+
+def level_size_errors(level: dict, path: str) -> list[FieldError]:
+    """A price level (price and pricing) is at most limits.PRICING_BYTES: the customer's view of a product
+    shows one in place of the product's own, and a full page of those must stay under 5 MiB."""
+    priced = {k: level[k] for k in ("price", "pricing") if level.get(k) is not None}
+    return limits.size_errors(priced, limits.PRICING_BYTES, path, "a price level holds")
 
 
 def validate_price_groups(data: Any, order_by: str) -> dict:
@@ -136,7 +147,12 @@ def validate_price_groups(data: Any, order_by: str) -> dict:
         if isinstance(level, dict) and level.get("pricing") is not None
     ]
     groups = _validated(PriceGroups, data, pricings, order_by)
-    return {name: dump(level) for name, level in groups.root.items()}
+    stored = {name: dump(level) for name, level in groups.root.items()}
+    errors = [error for name, level in stored.items() for error in level_size_errors(level, name)]
+    errors += limits.size_errors(stored, limits.PRICE_GROUPS_BYTES, "body", "a product's price groups hold")
+    if errors:
+        raise ValidationFailed(errors)
+    return stored
 
 
 def smallest_positive_from(pricing: ScaledPricing):

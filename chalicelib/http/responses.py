@@ -6,7 +6,7 @@ from chalice import Response
 from ..domain.errors import ServiceError
 from ..domain.field_order import Order, ordered
 from ..domain.problems import ProblemType
-from ..json_codec import json_text
+from ..domain.rendering import json_text
 
 JSON = "application/json"
 PROBLEM = "application/problem+json"

@@ -13,10 +13,10 @@ import logging
 from chalice import Blueprint, Rate
 
 from .. import config
-from ..domain.webhook import SEND_TIMEOUT_SECONDS
+from ..domain.event_policy import SEND_TIMEOUT_SECONDS
+from ..domain.image_status import ImageStatus
 from ..lazy import lazy
 from ..store import keys, table
-from ..store.product_images import PENDING as IMAGE_PENDING
 from .budget import Phase, run_phases
 
 images = lazy("chalicelib.jobs.images")
@@ -59,7 +59,7 @@ def wakes_work(record_name: str, new_image: dict | None) -> tuple[bool, bool]:
     so the jobs' own writes (claims, attempts) do not trigger themselves."""
     image = new_image or {}
     new_event = record_name == "INSERT" and _string(image, "GSI1PK") == keys.OUTBOX_PENDING
-    queued_image = _string(image, "image_status") == IMAGE_PENDING and _string(image, "GSI3PK") == keys.IMAGES_PENDING
+    queued_image = _string(image, "image_status") == ImageStatus.PENDING and _string(image, "GSI3PK") == keys.IMAGES_PENDING
     return new_event, queued_image
 
 

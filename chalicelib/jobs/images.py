@@ -17,7 +17,7 @@ import hashlib
 import logging
 
 from .. import config
-from ..domain.webhook import error_text
+from ..domain.event_policy import error_text
 from ..store import product_images as store
 from ..store.events import iso
 from . import outbound

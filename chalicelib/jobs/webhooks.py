@@ -29,8 +29,8 @@ from typing import Callable
 from standardwebhooks import Webhook
 
 from .. import config
-from ..domain import webhook as policy
-from ..domain.webhook import EventStatus
+from ..domain import event_policy as policy
+from ..domain.event_policy import EventStatus
 from ..store import events, table
 from ..store import webhooks as settings_store
 from . import outbound

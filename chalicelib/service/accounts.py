@@ -1,6 +1,6 @@
 """Accounts and their tokens (decisions §1-2)."""
 from ..domain.identifiers import ID_RULE, is_identifier
-from ..domain.errors import NotFound, invalid
+from ..domain.errors import Conflict, NotFound, invalid
 from ..store import accounts, tokens
 
 SUPPLIER, CUSTOMER = "supplier", "customer"
@@ -13,16 +13,37 @@ def create_account(account_id: str, name: str | None = None, supplier_token: str
     """
     if not is_identifier(account_id):
         raise invalid("id", ID_RULE)
+    holder = tokens.find(supplier_token) if supplier_token else None
+    if holder is not None and (holder["account"], holder["role"]) != (account_id, SUPPLIER):
+        raise _token_taken(holder["account"])  # refused before the account is created; the token write checks too
     created = accounts.create(account_id, name or account_id)
-    token_id, secret = tokens.create(account_id, SUPPLIER, secret=supplier_token)
+    token_id, secret = issued(tokens.create(account_id, SUPPLIER, secret=supplier_token))
     return {"account": account_id, "created": created, "token_id": token_id, "token": secret}
 
 
 def create_supplier_token(account_id: str) -> tuple[str, str]:
     if accounts.get(account_id) is None:
         raise NotFound(f"account {account_id} does not exist")
-    return tokens.create(account_id, SUPPLIER)
+    return issued(tokens.create(account_id, SUPPLIER))
+
+
+def issued(created: tuple[str, str] | tokens.TokenTaken) -> tuple[str, str]:
+    if isinstance(created, tokens.TokenTaken):
+        raise _token_taken(created.account)
+    return created
+
+
+def _token_taken(holder: str) -> Conflict:
+    return Conflict(
+        f"this token already belongs to account {holder} and is never moved;"
+        " choose another secret, or leave --token out to get a new one"
+    )
 
 
 def revoke_token(account_id: str, token_id: str) -> None:
-    tokens.revoke(account_id, token_id)
+    if not tokens.revoke(account_id, token_id):
+        raise token_not_found(token_id)
+
+
+def token_not_found(token_id: str) -> NotFound:
+    return NotFound(f"token {token_id} does not exist")

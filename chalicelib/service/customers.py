@@ -4,7 +4,7 @@ from ..domain.errors import NotFound, invalid
 from ..domain.identifiers import ID_RULE, is_identifier
 from ..store import customers, tokens
 from ..store.paging import Page
-from .accounts import CUSTOMER
+from .accounts import CUSTOMER, issued, token_not_found
 
 
 def _not_found(customer_id: str) -> NotFound:
@@ -43,11 +43,12 @@ def patch_customer(account: str, customer_id: str, body) -> dict:
 
 def create_customer_token(account: str, customer_id: str) -> dict:
     get_customer(account, customer_id)
-    token_id, secret = tokens.create(account, CUSTOMER, customer_id=customer_id)
+    token_id, secret = issued(tokens.create(account, CUSTOMER, customer_id=customer_id))
     return {"id": token_id, "token": secret, "customer_id": customer_id}
 
 
 def revoke_customer_token(account: str, customer_id: str, token_id: str) -> None:
     if not is_identifier(customer_id) or not token_id or len(token_id) > 128:
-        raise NotFound(f"token {token_id} does not exist")
-    tokens.revoke(account, token_id, customer_id=customer_id)
+        raise token_not_found(token_id)
+    if not tokens.revoke(account, token_id, customer_id=customer_id):
+        raise token_not_found(token_id)

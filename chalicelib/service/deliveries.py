@@ -10,8 +10,10 @@ from typing import Callable
 
 from ..domain import delivery as rules
 from ..domain.common import parse
-from ..domain.delivery import STATUSES, CustomerActionBody
+from ..domain.delivery import CustomerActionBody
+from ..domain.delivery_status import STATUSES
 from ..domain.errors import Busy, NotFound, invalid
+from ..domain.identifiers import parse_delivery_id
 from ..domain.order_file import order_file as build_order_file
 from ..store import deliveries as store
 from ..store import events
@@ -20,13 +22,12 @@ from . import clock
 from .idempotency import Claim
 
 MAX_ATTEMPTS = 30  # each lost race means another change won, so 30 concurrent changers all get through
-CONDITION_FAILED = "ConditionalCheckFailed"
 CANCEL_DELIVERY, RECEIVE_DELIVERY = "cancel-delivery", "receive-delivery"
 ENCODINGS = {"utf-8": "utf-8", "utf8": "utf-8", "latin1": "latin1", "latin-1": "latin1", "iso-8859-1": "latin1"}
 
 
 def _delivery_id(text: str) -> int:
-    delivery_id = store.parse_id(text)
+    delivery_id = parse_delivery_id(text)
     if delivery_id is None:
         raise NotFound(f"delivery {text} does not exist")
     return delivery_id
@@ -54,23 +55,15 @@ def list_customer_deliveries(account: str, customer_id: str, limit: int, cursor:
     return store.list_customer_page(account, customer_id, limit, cursor)
 
 
-def raise_for_lost_claim(codes: list[str], idempotency: Claim | None) -> None:
-    """The idempotency record is the last item of a transaction; its condition fails when a retry took it over."""
-    if idempotency is not None and codes and codes[-1] == CONDITION_FAILED:
-        raise Busy("another request with this Idempotency-Key took over; retry to get its answer")
+LOST_CLAIM = "another request with this Idempotency-Key took over; retry to get its answer"
+TOO_LARGE = "the delivery has reached the storage limit of one delivery"
 
 
-def _write(operations: list[dict], idempotency: Claim | None) -> bool:
-    """True when written; False when the delivery changed since it was read."""
-    if len(operations) == 1:
-        return store.update(operations[0])
-    codes = store.transact(operations)
-    if codes is None:
-        return True
-    if codes[0] == CONDITION_FAILED:
-        return False
-    raise_for_lost_claim(codes, idempotency)
-    raise RuntimeError(f"changing the delivery failed: {codes}")
+def raise_for(outcome: store.LostClaim | store.TooLarge) -> None:
+    """The error of a write that cannot succeed by trying again now."""
+    if isinstance(outcome, store.LostClaim):
+        raise Busy(LOST_CLAIM)
+    raise invalid("body", TOO_LARGE)
 
 
 def _change(
@@ -81,22 +74,20 @@ def _change(
     idempotency: Claim | None = None,
 ) -> dict:
     """Apply `change(delivery, now)` (which raises when the state machine forbids it) until it is written."""
-    items = stored.delivery["request"]["items"]
     for attempt in range(MAX_ATTEMPTS):
         now = clock.now()
         changed = change(stored.delivery, now)
-        operations = [store.update_operation(account, changed, stored.version)]
-        if event is not None:
-            operations.append(events.outbox_operation(account, event, changed, now))
-        if idempotency is not None:
-            operations.append(idempotency.completion(changed))
-        if _write(operations, idempotency):
+        outbox = events.outbox_operation(account, event, changed, now) if event is not None else None
+        claim = idempotency.completion(changed) if idempotency is not None else None
+        outcome = store.change(account, changed, stored.version, outbox, claim)
+        if isinstance(outcome, store.StoredDelivery):
             return changed
+        if not isinstance(outcome, store.Stale):
+            raise_for(outcome)
         time.sleep(random.uniform(0, min(0.005 * 2**attempt, 0.2)))
-        summary = store.get_summary(account, changed["id"])
-        stored = store.StoredDelivery(
-            {**summary.delivery, "request": {**summary.delivery["request"], "items": items}}, summary.version
-        )
+        stored = store.refresh(account, stored)
+        if stored is None:
+            raise NotFound(f"delivery {changed['id']} does not exist")
     raise Busy("the delivery is being changed by many requests at once; try again")
 
 
@@ -117,7 +108,7 @@ def _customer_action(field: str, next_status: Callable[[str], str]):
     def change(delivery: dict, now, body: CustomerActionBody) -> dict:
         status = next_status(delivery["status"])
         action = rules.customer_action(now, body, delivery["customer"].get("contact"))
-        return {**delivery, "status": status, field: action}
+        return rules.close(delivery, field, status, action)
 
     return change
 

@@ -5,7 +5,8 @@ the work twice. The response is recorded after the work, or, better, inside the 
 work (`Claim.completion`), so a request that dies after committing still replays its answer. A claim whose
 request died before committing goes stale after 60 s and may then be taken over by a retry.
 Replays are matched on a fingerprint of method, route, path parameters and raw body: the same key with
-another request is refused with 400 conflict. 5xx answers are not recorded (the key is released).
+another request is refused with 400 conflict. Only final answers are recorded (decisions §11): after a 409 (busy,
+contended) or a 5xx the key is released, so a retry does the work and gets the real outcome.
 """
 import hashlib
 import json
@@ -69,12 +70,17 @@ def begin(account: str, scope: str, key: str, request_fingerprint: str) -> Claim
     raise Busy(f"a request with this {HEADER} is still in progress; retry later")
 
 
+def is_final(status: int) -> bool:
+    """An answer a retry would get again. 409 means "busy, try again" and a 5xx is our failure: neither is final."""
+    return status < 500 and status != 409
+
+
 def finish(claim: Claim, status: int, headers: dict, body: str, work_failed: bool) -> None:
-    """Record the answer (unless the work's own transaction did), or release the key after a server error.
+    """Record a final answer (unless the work's own transaction did), or release the key for a retry.
 
     work_failed: the use case raised, so a completion it put in its transaction was not written.
     """
-    if status >= 500:
+    if not is_final(status):
         records.release(claim.record)
     elif work_failed or not claim.recorded:
         records.complete(claim.record, status, headers, body)

@@ -4,14 +4,14 @@ TransactWriteItems creating the deliveries, their events and the products' "used
 """
 from ..domain.common import FieldError, ValidationFailed, parse
 from ..domain.delivery import OrderBody
+from ..domain.errors import Busy
 from ..domain.ordering import Catalogue, plan_order
-from ..store import deliveries, events, order_context, products
+from ..store import deliveries, events, order_context
 from . import clock
-from .deliveries import raise_for_lost_claim
+from .deliveries import raise_for
 from .idempotency import Claim
 
 REQUEST_DELIVERY = "request-delivery"
-CONDITION_FAILED = "ConditionalCheckFailed"
 
 
 def place_order(account: str, customer_id: str, data, idempotency: Claim | None = None) -> list[dict]:
@@ -25,22 +25,17 @@ def place_order(account: str, customer_id: str, data, idempotency: Claim | None 
     order = plan_order(body, customer_id, catalogue, now)
     ids = deliveries.allocate_ids(account, len(order.deliveries))
     placed = [{"id": delivery_id, **delivery} for delivery_id, delivery in zip(ids, order.deliveries)]
-    operations = []
+    new_events = []
     for delivery in placed:
-        operations += deliveries.create_operations(account, delivery)
-        operations.append(events.outbox_operation(account, REQUEST_DELIVERY, delivery, now))
-    first_product = len(operations)
-    operations += [products.mark_used_operation(account, product_id) for product_id in order.product_ids]
-    if idempotency is not None:
-        operations.append(idempotency.completion({"deliveries": placed}))
-    codes = deliveries.transact(operations)
-    if codes is None:
+        new_events.append(events.outbox_operation(account, REQUEST_DELIVERY, delivery, now))
+    claim = idempotency.completion({"deliveries": placed}) if idempotency is not None else None
+    outcome = deliveries.place(account, placed, new_events, order.product_ids, claim)
+    if outcome is None:
         return placed
-    products_codes = codes[first_product : first_product + len(order.product_ids)]
-    gone = {pid for pid, code in zip(order.product_ids, products_codes) if code == CONDITION_FAILED}
-    if gone:  # deleted between our read and our write
+    if isinstance(outcome, deliveries.ProductsGone):  # deleted between our read and our write
         message = "is not a product of this supplier"
-        paths = [f"items[{i}].id" for i, item in enumerate(body.items) if item.id in gone]
+        paths = [f"items[{i}].id" for i, item in enumerate(body.items) if item.id in outcome.product_ids]
         raise ValidationFailed([FieldError(path, message) for path in paths])
-    raise_for_lost_claim(codes, idempotency)
-    raise RuntimeError(f"placing the order failed: {codes}")
+    if isinstance(outcome, deliveries.Stale):  # the ids were just allocated to us: only a broken counter gets here
+        raise Busy("the new delivery ids were taken; try again")
+    raise_for(outcome)

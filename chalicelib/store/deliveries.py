@@ -13,12 +13,11 @@ from dataclasses import dataclass
 from botocore.exceptions import ClientError
 
 from ..domain.delivery import without_items
-from ..domain.errors import invalid
-from . import batch, keys, table
+from . import batch, keys, products, table
 from .paging import Page, query_page
 
 COUNTER = "DELIVERY"
-MAX_ID = 10**keys.ID_WIDTH - 1
+CONDITION_FAILED = "ConditionalCheckFailed"
 
 
 @dataclass(frozen=True)
@@ -27,11 +26,27 @@ class StoredDelivery:
     version: int
 
 
-def parse_id(text: str) -> int | None:
-    """A delivery id from a URL: a positive integer, else None (reads as 404)."""
-    if not text or not text.isdigit() or text.startswith("0") or len(text) > keys.ID_WIDTH:
-        return None
-    return int(text)
+# Outcomes of a write that did not happen.
+@dataclass(frozen=True)
+class Stale:
+    """The delivery changed since it was read (or, when creating, exists already)."""
+
+
+@dataclass(frozen=True)
+class LostClaim:
+    """The Idempotency-Key claim written with the change was taken over by a retry."""
+
+
+@dataclass(frozen=True)
+class TooLarge:
+    """DynamoDB refused an item as too large. The domain's limits keep deliveries far below; a safety net."""
+
+
+@dataclass(frozen=True)
+class ProductsGone:
+    """Products of an order were deleted between the read and the write."""
+
+    product_ids: frozenset
 
 
 def allocate_ids(account: str, count: int) -> list[int]:
@@ -56,7 +71,7 @@ def _summary_attributes(account: str, delivery: dict) -> dict:
     }
 
 
-def create_operations(account: str, delivery: dict) -> list[dict]:
+def _create_operations(account: str, delivery: dict) -> list[dict]:
     """Transaction items that create a delivery (given in full, with its request items)."""
     delivery_id = delivery["id"]
     customer_id = delivery["request"].get("customer_id")
@@ -73,6 +88,32 @@ def create_operations(account: str, delivery: dict) -> list[dict]:
         {"Put": {"TableName": table.name(), "Item": table.to_item(item), "ConditionExpression": "attribute_not_exists(PK)"}}
         for item in (summary, items)
     ]
+
+
+def place(
+    account: str,
+    deliveries: list[dict],
+    new_events: list[dict],
+    used_products: list[str],
+    claim: dict | None = None,
+) -> None | Stale | ProductsGone | LostClaim | TooLarge:
+    """Create the deliveries of one order, in one transaction with their events (opaque transaction items), the
+    "used" flags of their products and the Idempotency-Key record; None when written."""
+    operations = [operation for delivery in deliveries for operation in _create_operations(account, delivery)]
+    operations += new_events
+    first_product = len(operations)
+    operations += [products.mark_used_operation(account, product_id) for product_id in used_products]
+    outcome = _transact(operations, claim)
+    if not isinstance(outcome, list):
+        return outcome
+    codes = outcome
+    product_codes = codes[first_product : first_product + len(used_products)]
+    gone = frozenset(pid for pid, code in zip(used_products, product_codes) if code == CONDITION_FAILED)
+    if gone:
+        return ProductsGone(gone)
+    if CONDITION_FAILED in codes[: len(deliveries) * 2]:
+        return Stale()
+    raise RuntimeError(f"placing the order failed: {codes}")
 
 
 def _stored(summary: dict, items: list | None) -> StoredDelivery:
@@ -94,15 +135,7 @@ def get(account: str, delivery_id: int, consistent: bool = False) -> StoredDeliv
     return _stored(summary, items)
 
 
-def get_summary(account: str, delivery_id: int) -> StoredDelivery | None:
-    """The summary alone, read consistently: what a retried change re-reads (the items never change)."""
-    response = table.client().get_item(
-        TableName=table.name(), Key=table.to_item(keys.delivery_key(account, delivery_id)), ConsistentRead=True
-    )
-    return _stored(table.from_item(response["Item"]), None) if "Item" in response else None
-
-
-def update_operation(account: str, delivery: dict, expected_version: int) -> dict:
+def _update_operation(account: str, delivery: dict, expected_version: int) -> dict:
     """A transaction item that stores the changed delivery if nobody changed it since `expected_version`.
 
     The status index moves with the status in the same write.
@@ -126,40 +159,62 @@ def update_operation(account: str, delivery: dict, expected_version: int) -> dic
     }
 
 
-def _too_large(error: ClientError) -> bool:
-    """DynamoDB refuses items over 400 KB; a delivery with very many large responses could get there."""
-    details = error.response.get("Error", {})
-    return details.get("Code") == "ValidationException" and "size" in details.get("Message", "").lower()
+def change(
+    account: str,
+    delivery: dict,
+    expected_version: int,
+    event: dict | None = None,
+    claim: dict | None = None,
+) -> StoredDelivery | Stale | LostClaim | TooLarge:
+    """Store the changed delivery if nobody changed it since `expected_version`; with its event and its
+    Idempotency-Key record (opaque transaction items) in the same write. Alone, it is one UpdateItem."""
+    update = _update_operation(account, delivery, expected_version)
+    written = StoredDelivery(delivery, expected_version + 1)
+    if event is None and claim is None:
+        try:
+            table.client().update_item(**update["Update"])
+        except ClientError as error:
+            if table.is_conditional_failure(error):
+                return Stale()
+            if table.is_too_large(error):
+                return TooLarge()
+            raise
+        return written
+    outcome = _transact([update] + ([event] if event is not None else []), claim)
+    if outcome is None:
+        return written
+    if isinstance(outcome, list):
+        if outcome[0] == CONDITION_FAILED:
+            return Stale()
+        raise RuntimeError(f"changing the delivery failed: {outcome}")
+    return outcome
 
 
-TOO_LARGE = "the delivery cannot hold more responses: it has reached the storage limit of one delivery"
-
-
-def update(operation: dict) -> bool:
-    """Run an `update_operation` alone, as one UpdateItem; False when the delivery changed since it was read."""
+def _transact(operations: list[dict], claim: dict | None) -> None | list[str] | LostClaim | TooLarge:
+    """Run a transaction whose last item is the claim, if any: None when written, LostClaim when only the claim's
+    condition failed, else the per-item cancellation codes for the caller to read."""
     try:
-        table.client().update_item(**operation["Update"])
-    except ClientError as error:
-        if table.is_conditional_failure(error):
-            return False
-        if _too_large(error):
-            raise invalid("body", TOO_LARGE) from None
-        raise
-    return True
-
-
-def transact(operations: list[dict]) -> list[str] | None:
-    """Run a transaction; None on success, else the per-item cancellation codes."""
-    try:
-        table.client().transact_write_items(TransactItems=operations)
+        table.client().transact_write_items(TransactItems=operations + ([claim] if claim is not None else []))
     except ClientError as error:
         codes = table.cancellation_codes(error)
-        if codes:
-            return codes
-        if _too_large(error):
-            raise invalid("body", TOO_LARGE) from None
-        raise
+        if not codes:
+            if table.is_too_large(error):
+                return TooLarge()
+            raise
+        if claim is not None and codes[-1] == CONDITION_FAILED and CONDITION_FAILED not in codes[:-1]:
+            return LostClaim()
+        return codes[: len(operations)]
     return None
+
+
+def refresh(account: str, stored: StoredDelivery) -> StoredDelivery | None:
+    """The delivery as it is now, read consistently; only its summary is read again (items never change)."""
+    response = table.client().get_item(
+        TableName=table.name(), Key=table.to_item(keys.delivery_key(account, stored.delivery["id"])), ConsistentRead=True
+    )
+    if "Item" not in response:
+        return None
+    return _stored(table.from_item(response["Item"]), stored.delivery["request"].get("items"))
 
 
 def _newest_first(account: str, query: str, limit: int, cursor: str | None, pk: str, index: str | None = None) -> Page:

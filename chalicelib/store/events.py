@@ -26,7 +26,8 @@ from dataclasses import dataclass
 
 from botocore.exceptions import ClientError
 
-from ..domain.webhook import MAX_LOGGED_ATTEMPTS, EventStatus
+from ..domain.event_policy import MAX_LOGGED_ATTEMPTS, EventStatus
+from ..domain.timestamps import iso, parse_iso
 from . import batch, keys, table
 from . import deliveries as delivery_store
 from .paging import Page, query_page
@@ -53,17 +54,6 @@ class Lane:
     reason: str
 
 
-def _iso(moment: dt.datetime) -> str:
-    return moment.astimezone(dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-iso = _iso  # the same timestamps for the dispatcher and the image job
-
-
-def parse_iso(value: str) -> dt.datetime:
-    return dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-
-
 def _new_id(now: dt.datetime) -> str:
     milliseconds = int(now.timestamp() * 1000)
     return f"{milliseconds:0{ID_TIME_DIGITS}d}{secrets.token_hex(8)}"
@@ -75,14 +65,14 @@ def _sort_key(event_id: str) -> str | None:
     if len(event_id) != ID_TIME_DIGITS + 16 or not stamp.isdigit() or not all(c in "0123456789abcdef" for c in event_id[ID_TIME_DIGITS:]):
         return None
     created = dt.datetime.fromtimestamp(int(stamp) / 1000, dt.timezone.utc)
-    return f"{_iso(created)}#{event_id}"
+    return f"{iso(created)}#{event_id}"
 
 
 def new_event(account: str, event_type: str, data: dict, now: dt.datetime) -> dict:
     # The item keeps milliseconds only, so the id's time and the SK's time are the same instant.
     now = now.replace(microsecond=now.microsecond // 1000 * 1000)
     event_id = _new_id(now)
-    created = _iso(now)
+    created = iso(now)
     return {
         **keys.event_key(account, f"{created}#{event_id}"),
         "event_id": event_id,
@@ -129,7 +119,7 @@ def due(now: dt.datetime, limit: int) -> list[dict]:
         "TableName": table.name(),
         "IndexName": keys.GSI1,
         "KeyConditionExpression": "GSI1PK = :pk AND GSI1SK < :bound",
-        "ExpressionAttributeValues": table.values(pk=keys.OUTBOX_PENDING, bound=keys.due_bound(_iso(now))),
+        "ExpressionAttributeValues": table.values(pk=keys.OUTBOX_PENDING, bound=keys.due_bound(iso(now))),
     }
     found: list[dict] = []
     while len(found) < limit:
@@ -145,22 +135,6 @@ def _key(event: dict) -> dict:
     return table.to_item({"PK": event["PK"], "SK": event["SK"]})
 
 
-def is_too_large(error: ClientError) -> bool:
-    """DynamoDB refused the write because the item would exceed 400 KB."""
-    details = error.response.get("Error", {})
-    return details.get("Code") == "ValidationException" and "size" in details.get("Message", "").lower()
-
-
-def refusal(error: ClientError, changed, too_large):
-    """What a refused conditional write means: `changed` when its condition failed, `too_large` when the item
-    would pass 400 KB. Any other error is raised again."""
-    if table.is_conditional_failure(error):
-        return changed
-    if is_too_large(error):
-        return too_large
-    raise error
-
-
 def _conditional_update(event: dict, update: str, condition: str, **named) -> bool | None:
     """True when written, False when the condition failed, None when the item would be too large."""
     try:
@@ -173,7 +147,7 @@ def _conditional_update(event: dict, update: str, condition: str, **named) -> bo
             ExpressionAttributeValues=table.values(**named),
         )
     except ClientError as error:
-        return refusal(error, False, None)
+        return table.refusal(error, False, None)
     return True
 
 
@@ -190,7 +164,7 @@ def claim(event: dict, lease_until: dt.datetime) -> dict | Recorded | None:
 
     Returns the event as it is stored after the claim (fresh, whatever the index showed).
     """
-    lease = _iso(lease_until)
+    lease = iso(lease_until)
     try:
         response = table.client().update_item(
             TableName=table.name(),
@@ -204,7 +178,7 @@ def claim(event: dict, lease_until: dt.datetime) -> dict | Recorded | None:
             ReturnValues="ALL_NEW",
         )
     except ClientError as error:
-        return refusal(error, None, TOO_LARGE)
+        return table.refusal(error, None, TOO_LARGE)
     return table.from_item(response["Attributes"])
 
 
@@ -241,13 +215,13 @@ def record_attempt(
     sets = ["#status = :status", "attempt_log = :log", last]
     removals = [_last_removed(entry)] + (["body"] if compact else [])
     if status == PENDING:
-        next_iso = _iso(next_attempt)
+        next_iso = iso(next_attempt)
         sets += ["next_attempt_at = :next", "GSI1SK = :sk"]
         named.update(next=next_iso, sk=keys.outbox_due(next_iso, claimed["account"], claimed["event_id"]))
     else:
         sets.append("finished_at = :finished")
         removals += ["next_attempt_at", "GSI1PK", "GSI1SK"]
-        named["finished"] = _iso(now)
+        named["finished"] = iso(now)
     if reason is not None:
         sets.append("reason = :reason")
         named["reason"] = reason
@@ -286,14 +260,14 @@ def record_resend(event: dict, entry: dict, delivered: bool, now: dt.datetime) -
         f"REMOVE next_attempt_at, GSI1PK, GSI1SK, reason, {_last_removed(entry)}",
         ExpressionAttributeNames={"#status": "status"},
         ExpressionAttributeValues=table.values(
-            empty=[], entry=[entry], one=1, delivered=DELIVERED.value, finished=_iso(now), **named
+            empty=[], entry=[entry], one=1, delivered=DELIVERED.value, finished=iso(now), **named
         ),
     )
 
 
 def postpone(event: dict, until: dt.datetime) -> bool:
     """Move a pending event that was not tried to `until` (its account is parked); False when it changed."""
-    until_iso = _iso(until)
+    until_iso = iso(until)
     return bool(
         _conditional_update(
             event,
@@ -318,7 +292,7 @@ def give_up(event: dict, reason: str, now: dt.datetime) -> bool:
             _AS_READ,
             failed=FAILED.value,
             reason=reason,
-            finished=_iso(now),
+            finished=iso(now),
             **_as_read(event),
         )
     )
@@ -339,7 +313,7 @@ def lanes(accounts: list[str]) -> dict[str, Lane]:
 def park(account: str, until: dt.datetime, reason: str) -> None:
     table.client().put_item(
         TableName=table.name(),
-        Item=table.to_item({**keys.outbox_lane_key(account), "parked_until": _iso(until), "reason": reason}),
+        Item=table.to_item({**keys.outbox_lane_key(account), "parked_until": iso(until), "reason": reason}),
     )
 
 

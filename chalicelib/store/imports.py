@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 from botocore.exceptions import ClientError
 
+from ..domain.timestamps import iso
 from . import batch, keys, products, table
-from .events import iso
 from .paging import Page, query_page
 
 PIECE_BYTES = 300_000  # below DynamoDB's 400 KB item limit with room for the key and attribute names

@@ -13,11 +13,12 @@ import enum
 
 from botocore.exceptions import ClientError
 
+from ..domain.image_status import ImageStatus
+from ..domain.timestamps import iso
 from . import keys, table
-from .events import iso, refusal
 from .products import new_revision
 
-PENDING, DOWNLOADING, DONE, FAILED = "PENDING", "DOWNLOADING", "DONE", "FAILED"
+PENDING, DOWNLOADING, DONE, FAILED = ImageStatus.PENDING, ImageStatus.DOWNLOADING, ImageStatus.DONE, ImageStatus.FAILED
 STATE = ("image_status", "image_meta", "image_error", "GSI3PK", "GSI3SK")
 
 
@@ -74,7 +75,7 @@ def claim(item: dict, lease_until: dt.datetime) -> dict | Finished | None:
             ReturnValues="ALL_NEW",
         )
     except ClientError as error:
-        return refusal(error, None, TOO_LARGE)
+        return table.refusal(error, None, TOO_LARGE)
     return table.from_item(response["Attributes"])
 
 
@@ -106,7 +107,7 @@ def finish(item: dict, *, data: dict | None = None, meta: dict | None = None, er
     try:
         table.client().update_item(**request)
     except ClientError as failure:
-        return refusal(failure, Finished.CHANGED, Finished.TOO_LARGE)
+        return table.refusal(failure, Finished.CHANGED, Finished.TOO_LARGE)
     return Finished.RECORDED
 
 

@@ -1,5 +1,4 @@
 """The DynamoDB client and the item codec. The client is created on first use so imports stay cheap."""
-import json
 import os
 import threading
 from decimal import Decimal
@@ -8,7 +7,7 @@ from typing import Any
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
 from .. import config
-from ..json_codec import json_text  # noqa: F401  (callers in store/ and jobs/ still import it from here)
+from ..domain.rendering import json_text  # noqa: F401  (callers in store/ and jobs/ import it from here)
 from . import keys
 
 _serializer = TypeSerializer()
@@ -88,6 +87,22 @@ def json_numbers(value: Any) -> Any:
 def is_conditional_failure(error: Exception) -> bool:
     code = getattr(error, "response", {}).get("Error", {}).get("Code")
     return code == "ConditionalCheckFailedException"
+
+
+def is_too_large(error: Exception) -> bool:
+    """DynamoDB refused the write because the item would exceed 400 KB."""
+    details = getattr(error, "response", {}).get("Error", {})
+    return details.get("Code") == "ValidationException" and "size" in details.get("Message", "").lower()
+
+
+def refusal(error: Exception, changed, too_large):
+    """What a refused conditional write means: `changed` when its condition failed, `too_large` when the item
+    would pass 400 KB. Any other error is raised again."""
+    if is_conditional_failure(error):
+        return changed
+    if is_too_large(error):
+        return too_large
+    raise error
 
 
 def cancellation_codes(error: Exception) -> list[str]:

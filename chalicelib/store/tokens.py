@@ -1,10 +1,10 @@
 """API tokens, stored only as a SHA-256 hash; a reference item per token id allows revocation by id."""
 import hashlib
 import secrets
+from dataclasses import dataclass
 
 from botocore.exceptions import ClientError
 
-from ..domain.errors import NotFound
 from . import keys, table
 
 TOKEN_PREFIX = "sos_"
@@ -18,17 +18,56 @@ def new_secret() -> str:
     return TOKEN_PREFIX + secrets.token_urlsafe(24)  # 192 random bits
 
 
-def create(account: str, role: str, customer_id: str | None = None, secret: str | None = None) -> tuple[str, str]:
-    """Store a token and return (token id, secret). The secret is never stored."""
+@dataclass(frozen=True)
+class TokenTaken:
+    """The secret already stands for another principal (another account, role or customer); nothing was written."""
+
+    account: str
+
+
+def create(
+    account: str, role: str, customer_id: str | None = None, secret: str | None = None
+) -> tuple[str, str] | TokenTaken:
+    """Store a token and return (token id, secret). The secret is never stored.
+
+    Registering a given secret again for the same principal changes nothing; a secret that already stands for
+    another principal is never moved (TokenTaken).
+    """
     secret = secret or new_secret()
     token_hash = hash_token(secret)
     token_id = token_hash[:16]
     principal = {"account": account, "role": role, "token_id": token_id}
     if customer_id is not None:
         principal["customer_id"] = customer_id
+    same_principal = "attribute_not_exists(PK) OR (account = :account AND #role = :role AND " + (
+        "customer_id = :customer_id)" if customer_id is not None else "attribute_not_exists(customer_id))"
+    )
+    condition_values = {"account": account, "role": role}
+    if customer_id is not None:
+        condition_values["customer_id"] = customer_id
+    try:
+        _put_token(token_hash, principal, account, token_id, same_principal, condition_values)
+    except ClientError as error:
+        codes = table.cancellation_codes(error)
+        if not codes or codes[0] != "ConditionalCheckFailed":
+            raise
+        owner = find(secret)
+        return TokenTaken(owner["account"] if owner else "")
+    return token_id, secret
+
+
+def _put_token(token_hash: str, principal: dict, account: str, token_id: str, condition: str, values: dict) -> None:
     table.client().transact_write_items(
         TransactItems=[
-            {"Put": {"TableName": table.name(), "Item": table.to_item({**keys.token_key(token_hash), **principal})}},
+            {
+                "Put": {
+                    "TableName": table.name(),
+                    "Item": table.to_item({**keys.token_key(token_hash), **principal}),
+                    "ConditionExpression": condition,
+                    "ExpressionAttributeNames": {"#role": "role"},
+                    "ExpressionAttributeValues": table.values(**values),
+                }
+            },
             {
                 "Put": {
                     "TableName": table.name(),
@@ -37,7 +76,6 @@ def create(account: str, role: str, customer_id: str | None = None, secret: str 
             },
         ]
     )
-    return token_id, secret
 
 
 def find(secret: str) -> dict | None:
@@ -49,14 +87,14 @@ def find(secret: str) -> dict | None:
     return {k: item[k] for k in ("account", "role", "token_id", "customer_id") if k in item}
 
 
-def revoke(account: str, token_id: str, customer_id: str | None = None) -> None:
-    """Delete a token. With customer_id, only a token of that customer."""
+def revoke(account: str, token_id: str, customer_id: str | None = None) -> bool:
+    """Delete a token (True), or False when there is none by that id (with customer_id: of that customer)."""
     response = table.client().get_item(
         TableName=table.name(), Key=table.to_item(keys.token_ref_key(account, token_id)), ConsistentRead=True
     )
     ref = table.from_item(response["Item"]) if "Item" in response else None
     if ref is None or (customer_id is not None and ref.get("customer_id") != customer_id):
-        raise NotFound(f"token {token_id} does not exist")
+        return False
     try:
         table.client().transact_write_items(
             TransactItems=[
@@ -72,5 +110,6 @@ def revoke(account: str, token_id: str, customer_id: str | None = None) -> None:
         )
     except ClientError as error:
         if table.cancellation_codes(error):
-            raise NotFound(f"token {token_id} does not exist") from None
+            return False  # revoked meanwhile
         raise
+    return True

@@ -185,3 +185,40 @@ def test_a_token_secret_is_never_stored_for_a_replay(shop):
     assert record("supplier", "t-1") is None
     stored = table.client().scan(TableName=table.name())["Items"]
     assert first.data["token"] not in str(stored)
+
+
+def test_a_409_after_lasting_contention_is_not_replayed_and_the_retry_gets_the_real_outcome(shop, monkeypatch):
+    from chalicelib.service import deliveries
+
+    delivery = place(shop, [{"id": "beer", "count": 1}])
+    path = f"/deliveries/{delivery['id']}/responses"
+    monkeypatch.setattr(deliveries, "MAX_ATTEMPTS", 0)  # every attempt lost to another change
+    busy = post(shop, path, {"type": "ACCEPT", "reference": "R"}, "contended")
+    assert (busy.status_code, busy.data["type"]) == (409, "conflict")
+    assert record("SUPPLIER", "contended") is None  # the key was given back
+
+    monkeypatch.undo()
+    retried = post(shop, path, {"type": "ACCEPT", "reference": "R"}, "contended")
+    assert retried.status_code == 200
+    assert "Idempotent-Replayed" not in retried.headers
+    assert [r["reference"] for r in retried.data["responses"]] == ["R"]
+    assert record("SUPPLIER", "contended")["state"] == "COMPLETE"
+
+
+def test_a_server_error_is_not_replayed(shop, monkeypatch):
+    from chalicelib.service import deliveries
+
+    delivery = place(shop, [{"id": "beer", "count": 1}])
+    path = f"/deliveries/{delivery['id']}/responses"
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(deliveries, "_change", broken)
+    failed = post(shop, path, {"type": "ACCEPT"}, "broken")
+    assert failed.status_code == 500
+    assert record("SUPPLIER", "broken") is None
+
+    monkeypatch.undo()
+    retried = post(shop, path, {"type": "ACCEPT"}, "broken")
+    assert (retried.status_code, len(retried.data["responses"])) == (200, 1)

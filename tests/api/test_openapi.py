@@ -166,11 +166,16 @@ def test_decimal_fields_are_json_numbers(doc):
 
 def test_field_rules_without_a_pydantic_constraint_are_documented(doc):
     schemas = doc["components"]["schemas"]
-    assert schemas["DeliveryRule"]["properties"]["cutoff"]["anyOf"][0]["pattern"] == r"^([01]\d|2[0-3]):[0-5]\d$"
+    assert schemas["DeliveryRule"]["properties"]["cutoff"]["anyOf"][0]["pattern"] == r"^([01][0-9]|2[0-3]):[0-5][0-9]$"
     assert "PX" in schemas["Bundle"]["properties"]["type"]["enum"]
     assert "PX" not in schemas["Vessel"]["properties"]["type"]["anyOf"][0]["enum"]
     from_date = schemas["DateOverride"]["properties"]["from_date"]
-    assert from_date == {"type": "string", "format": "date", "title": "From Date"}
+    assert from_date == {
+        "type": "string",
+        "format": "date",
+        "pattern": "^(19[0-9]{2}|2[0-9]{3})-[0-9]{2}-[0-9]{2}$",  # the bounded range: 1900-01-01 to 2999-12-31
+        "title": "From Date",
+    }
 
 
 def test_rendered_bodies_match_the_documented_schemas(api, doc):

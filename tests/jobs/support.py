@@ -29,12 +29,13 @@ def write_event(account="acme", event_type="request-delivery", data=None, now=T0
     changed to `data`) and the outbox item."""
     data = data or delivery()
     existing = deliveries.get(account, data["id"], consistent=True)
-    if existing is None:
-        operations = deliveries.create_operations(account, data)
-    else:
-        operations = [deliveries.update_operation(account, data, existing.version)]
     operation = events.outbox_operation(account, event_type, data, now)
-    table.client().transact_write_items(TransactItems=operations + [operation])
+    if existing is None:
+        outcome = deliveries.place(account, [data], [operation], [])
+        assert outcome is None, outcome
+    else:
+        outcome = deliveries.change(account, data, existing.version, event=operation)
+        assert isinstance(outcome, deliveries.StoredDelivery), outcome
     return table.from_item(operation["Put"]["Item"])
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from chalicelib.domain import webhook
+from chalicelib.domain import event_policy
 from chalicelib.jobs import budget, handlers, images
 from chalicelib.service import imports as import_service
 
@@ -32,7 +32,7 @@ def test_every_phase_can_start_work_and_record_its_last_step_before_the_function
 
 
 def test_the_longest_steps_are_the_jobs_own_timeouts():
-    assert handlers.EVENTS.longest_step_seconds == webhook.SEND_TIMEOUT_SECONDS
+    assert handlers.EVENTS.longest_step_seconds == event_policy.SEND_TIMEOUT_SECONDS
     assert handlers.IMAGES.longest_step_seconds == images.TIMEOUT_SECONDS
     assert handlers.IMPORTS.longest_step_seconds == import_service.CHUNK_SECONDS
 

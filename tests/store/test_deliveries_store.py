@@ -1,54 +1,56 @@
-"""The delivery store on moto: ids, the conditional update, and a delivery that outgrows one item."""
+"""The delivery store: ids, creation, the conditional change and its named outcomes, on moto and DynamoDB Local."""
 import pytest
 
-from chalicelib.domain.errors import ValidationFailed
 from chalicelib.store import deliveries as store
+from chalicelib.store import products
+
+from .conftest import sample_product
 
 DELIVERY = {
     "id": 1,
     "type": "DELIVERY",
     "status": "REQUESTED",
     "customer": {"id": "c1", "company": None, "address": None, "contact": None},
-    "request": {"customer_id": "c1", "items": [{"id": "beer", "count": 1}]},
+    "request": {"customer_id": "c1", "items": [{"id": "cola", "count": 1}]},
     "responses": [],
 }
 
 
 @pytest.fixture
-def stored(ddb):
-    assert store.transact(store.create_operations("acme", DELIVERY)) is None
+def stored(drinks):
+    products.save("acme", sample_product())
+    assert store.place("acme", [DELIVERY], [], ["cola"]) is None
     return DELIVERY
 
 
-def test_ids_are_allocated_in_blocks(ddb):
+def test_ids_are_allocated_in_blocks(engine):
     assert store.allocate_ids("acme", 1) == [1]
     assert store.allocate_ids("acme", 2) == [2, 3]
     assert store.allocate_ids("other", 1) == [1]
 
 
 def test_a_delivery_is_created_once(stored):
-    codes = store.transact(store.create_operations("acme", DELIVERY))
-    assert codes == ["ConditionalCheckFailed", "ConditionalCheckFailed"]
+    assert store.place("acme", [DELIVERY], [], ["cola"]) == store.Stale()
 
 
-def test_updates_are_conditional_on_the_version_read(stored):
+def test_an_order_of_a_deleted_product_is_products_gone(drinks):
+    assert store.place("acme", [DELIVERY], [], ["cola"]) == store.ProductsGone(frozenset({"cola"}))
+    assert store.get("acme", 1) is None
+
+
+def test_changes_are_conditional_on_the_version_read(stored):
     accepted = {**stored, "status": "ACCEPTED"}
-    assert store.update(store.update_operation("acme", accepted, 0)) is True
-    assert store.update(store.update_operation("acme", accepted, 0)) is False
+    assert store.change("acme", accepted, 0) == store.StoredDelivery(accepted, 1)
+    assert store.change("acme", accepted, 0) == store.Stale()
     again = store.get("acme", 1)
     assert (again.version, again.delivery["status"]) == (1, "ACCEPTED")
     assert again.delivery["request"]["items"] == DELIVERY["request"]["items"]
     assert [d["id"] for d in store.list_page("acme", 10, None, "ACCEPTED").items] == [1]
     assert store.list_page("acme", 10, None, "REQUESTED").items == []
+    assert store.refresh("acme", store.StoredDelivery(stored, 0)) == again
 
 
-def test_a_delivery_too_large_for_one_item_is_a_400(stored):
+def test_a_delivery_too_large_for_one_item_is_too_large(stored):
     huge = {**stored, "responses": [{"type": "ACCEPT", "message": "x" * 2000}] * 250}
-    with pytest.raises(ValidationFailed) as failure:
-        store.update(store.update_operation("acme", huge, 0))
-    assert [e.path for e in failure.value.errors] == ["body"]
-
-
-@pytest.mark.parametrize("text, expected", [("1", 1), ("42", 42), ("0", None), ("01", None), ("-1", None), ("x", None), ("", None)])
-def test_parse_id(text, expected):
-    assert store.parse_id(text) == expected
+    assert store.change("acme", huge, 0) == store.TooLarge()
+    assert store.get("acme", 1).version == 0

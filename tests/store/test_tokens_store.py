@@ -1,6 +1,5 @@
 import pytest
 
-from chalicelib.domain.errors import NotFound
 from chalicelib.store import table, tokens
 
 from .conftest import ACCOUNT
@@ -56,18 +55,30 @@ def test_a_revoked_token_finds_nothing_and_cannot_be_revoked_again(engine):
 
     assert tokens.find(secret) is None
     assert tokens.find(kept) is not None
-    with pytest.raises(NotFound):
-        tokens.revoke(ACCOUNT, token_id)
+    assert tokens.revoke(ACCOUNT, token_id) is False
 
 
 def test_revoking_through_another_account_or_customer_is_not_found_and_keeps_the_token(engine):
     token_id, secret = tokens.create(ACCOUNT, "customer", customer_id="c1")
 
-    with pytest.raises(NotFound):
-        tokens.revoke("other", token_id)
-    with pytest.raises(NotFound):
-        tokens.revoke(ACCOUNT, token_id, customer_id="c2")
+    assert tokens.revoke("other", token_id) is False
+    assert tokens.revoke(ACCOUNT, token_id, customer_id="c2") is False
 
     assert tokens.find(secret) is not None
-    tokens.revoke(ACCOUNT, token_id, customer_id="c1")
+    assert tokens.revoke(ACCOUNT, token_id, customer_id="c1") is True
     assert tokens.find(secret) is None
+
+
+@pytest.mark.parametrize(
+    "holder",
+    [{"account": "other"}, {"account": ACCOUNT, "role": "customer", "customer_id": "c1"}],
+    ids=["another account", "a customer of the account"],
+)
+def test_a_secret_that_stands_for_another_principal_is_never_moved(engine, holder):
+    role = holder.get("role", "supplier")
+    token_id, _ = tokens.create(holder["account"], role, holder.get("customer_id"), secret="shared-secret")
+
+    assert tokens.create(ACCOUNT, "supplier", secret="shared-secret") == tokens.TokenTaken(holder["account"])
+
+    found = tokens.find("shared-secret")
+    assert (found["account"], found["role"], found["token_id"]) == (holder["account"], role, token_id)

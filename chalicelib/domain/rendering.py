@@ -1,5 +1,4 @@
-"""JSON text with numbers exactly as stored (Decimal 1.5 -> 1.5, 2 -> 2, never 2.0): used to render responses
-and to keep idempotent replays byte for byte equal. Neutral ground: neither http nor store owns it."""
+"""The JSON text of stored documents: what the API answers, idempotency replays repeat and size limits measure."""
 import json
 from decimal import Decimal
 from typing import Any
@@ -23,3 +22,8 @@ def json_text(value: Any) -> str:
     if isinstance(value, set):
         return json_text(sorted(value))
     return json.dumps(value, ensure_ascii=False)
+
+
+def size_in_bytes(value: Any) -> int:
+    """Bytes of the UTF-8 JSON text the API would answer for `value`: what the size limits count."""
+    return len(json_text(value).encode("utf-8"))

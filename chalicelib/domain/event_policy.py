@@ -1,0 +1,49 @@
+"""Events and the retry policy of their delivery (decisions §10): value lists, bounds and backoff.
+
+Pure and free of pydantic, so the store, the jobs and the app's cold start can use them without loading the
+shapes of domain/webhook.py."""
+import datetime as dt
+from enum import StrEnum
+
+SUCCESS_STATUSES = (200, 201)
+FIRST_RETRY = dt.timedelta(seconds=30)
+LONGEST_RETRY = dt.timedelta(hours=6)
+RETRY_WINDOW = dt.timedelta(hours=24)
+SEND_TIMEOUT_SECONDS = 10
+# What we promise a receiver: an event body is never larger than the request bodies we accept ourselves
+# (decisions §3). A larger one can never be sent and fails at once.
+MAX_BODY_BYTES = 1024 * 1024
+MAX_LOGGED_ATTEMPTS = 20
+MAX_ERROR_LENGTH = 300  # an attempt's error text, so the attempt log of an event stays small
+NO_RECEIVER = "no receiver"
+
+
+class EventStatus(StrEnum):
+    PENDING = "PENDING"
+    DELIVERED = "DELIVERED"
+    FAILED = "FAILED"
+
+
+class EventType(StrEnum):
+    REQUEST_DELIVERY = "request-delivery"
+    CANCEL_DELIVERY = "cancel-delivery"
+    RECEIVE_DELIVERY = "receive-delivery"
+
+
+def is_success(status_code: int) -> bool:
+    return status_code in SUCCESS_STATUSES
+
+
+def retry_delay(attempts: int) -> dt.timedelta:
+    """Wait after the attempts-th failed attempt: 30 s, 1 min, 2 min, ... at most 6 h."""
+    return min(FIRST_RETRY * 2 ** min(attempts - 1, 20), LONGEST_RETRY)
+
+
+def gives_up(created: dt.datetime, now: dt.datetime) -> bool:
+    """After a failed attempt (or while its receiver is parked): stop once the event has waited the whole
+    retry window since it was written."""
+    return now - created >= RETRY_WINDOW
+
+
+def error_text(message: str) -> str:
+    return message if len(message) <= MAX_ERROR_LENGTH else message[: MAX_ERROR_LENGTH - 1] + "…"

@@ -1,0 +1,59 @@
+"""Size limits, designed together from the hard ceilings down (decisions §4, §8; README "Limits").
+
+Ceilings: an API Gateway / Lambda answer of at most 6 MB (we keep every answer under 5 MiB), a DynamoDB item of
+400 KB, a transaction of 100 items and 4 MB, and list pages of at most 100 items.
+
+Field limits (lengths, counts) live on the shapes; the byte budgets here bound what the field limits alone
+cannot: how many of them add up. Sizes are bytes of the JSON text the API answers (rendering.size_in_bytes),
+which is never smaller than what DynamoDB counts for the same document.
+
+- Every object a list page shows is at most LISTED_BYTES, so 100 of them and the envelope stay under 5 MiB.
+- A delivery's summary (what lists show) is at most LISTED_BYTES. While the delivery is open its responses may
+  fill it only up to OPEN_DELIVERY_BYTES: the rest is kept for the one final change (a REJECT without items, a
+  cancel or a receive), so limits never trap a delivery.
+- The request items of one order together are at most ORDER_ITEMS_BYTES, so a delivery in full (summary and
+  items, what GET /deliveries/:id answers and an Idempotency-Key record keeps) stays below one DynamoDB item.
+"""
+from .errors import FieldError
+from .rendering import size_in_bytes
+
+PAGE_BYTES = 5 * 1024 * 1024
+PAGE_ITEMS = 100
+LISTED_BYTES = 50_000  # 100 x 50,000 + the envelope < 5 MiB
+
+# Products: the customer's view swaps the product's own price and pricing for the level that applies to them.
+PRICING_BYTES = 10_000  # one price level (price and scaled pricing) of a product, a customer or a price group
+PRODUCT_METADATA_BYTES = 4_000  # what the image download adds later (etag, last_modified)
+PRODUCT_BYTES = LISTED_BYTES - PRICING_BYTES - PRODUCT_METADATA_BYTES  # 36,000
+PRICE_GROUPS_BYTES = 200_000  # all price groups of one product (one item)
+
+CUSTOM_PROPERTIES = 50  # keys
+CUSTOM_PROPERTY_KEY_LENGTH = 128
+CUSTOM_STRING_LENGTH = 2_000  # a string value, or one string of an array
+CUSTOM_ARRAY_LENGTH = 100
+CUSTOM_PROPERTIES_BYTES = 20_000  # all custom_properties of a product together
+
+# Customers (and the dated rules of products and the account): a customer with its profile at its longest and
+# both of these full is about 41,000 bytes, within LISTED_BYTES for the customer list.
+DATED_RULES = 500  # entries of delivery_date_overrides, and of dates_with_no_delivery
+
+# Deliveries.
+MESSAGE_LENGTH = 2_000  # order, item, response, cancel and receive messages
+ORDER_ITEMS = 50  # lines per order: 2 items per delivery + 1 event per delivery + 1 per product + 1 claim <= 100
+OPEN_RESPONSES = 100  # ACCEPT and UPDATE responses per delivery; the final REJECT is never counted
+ORDER_ITEMS_BYTES = 250_000  # the request items of all deliveries of one order
+DELIVERY_SUMMARY_BYTES = LISTED_BYTES
+# The largest final change without items: REJECT with reference, user and message; cancelled / received
+# with user and message. 6 bytes per character is the worst case (a control character renders as \u0001).
+_WORST_CHAR_BYTES = 6
+FINAL_CHANGE_BYTES = 1_000 + _WORST_CHAR_BYTES * (256 + 256 + 254 + MESSAGE_LENGTH)  # 17,596
+OPEN_DELIVERY_BYTES = DELIVERY_SUMMARY_BYTES - FINAL_CHANGE_BYTES  # 32,404
+
+
+def size_errors(value, limit: int, path: str, holder: str) -> list[FieldError]:
+    """[] when `value` fits in `limit` bytes, else the error naming `path`: "takes N bytes of JSON; <holder> at
+    most <limit>"."""
+    size = size_in_bytes(value)
+    if size <= limit:
+        return []
+    return [FieldError(path, f"takes {size:,} bytes of JSON; {holder} at most {limit:,}")]
