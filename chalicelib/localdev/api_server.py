@@ -48,6 +48,16 @@ class Handler(local.ChaliceRequestHandler):
         self.local_gateway = OneRequestAtATimeGateway(app_object, config)
         BaseHTTPRequestHandler.__init__(self, request, client_address, server)
 
+    def _send_http_response(self, code, headers, body) -> None:
+        if self.command != "HEAD":
+            super()._send_http_response(code, headers, body)
+            return
+        # chalice local would write Content-Length: 0 beside the GET's length that http/edge.py sets on a HEAD
+        # answer; send the headers alone, as API Gateway does.
+        headers.setdefault("Content-Length", "0")
+        self.send_response(code)
+        self._send_headers(headers)
+
     def __getattr__(self, name: str):
         if name.startswith("do_"):
             return self._generic_handle

@@ -46,6 +46,7 @@ def test_head_answers_as_get_without_a_body(product):
     assert head.body == b""
     assert head.headers["ETag"] == get.headers["ETag"]
     assert head.headers["Content-Type"] == "application/json"
+    assert head.headers["Content-Length"] == str(len(get.body))
 
 
 @pytest.mark.parametrize("path, status", [("/products/nope", 404), ("/no/such/path", 404), ("/customer/deliveries/1/cancel", 405)])
