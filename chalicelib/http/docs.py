@@ -9,8 +9,12 @@ from typing import Any
 from chalice import Blueprint, Response
 
 from ..domain.errors import NotFound
+from ..lazy import lazy
 from .api import Call, endpoint
 from .responses import JSON
+
+openapi = lazy("chalicelib.http.openapi")  # its schema models import pydantic; only /openapi.json needs them
+swagger_ui_bundle = lazy("swagger_ui_bundle")  # only the asset routes need it
 
 bp = Blueprint(__name__)
 
@@ -35,16 +39,12 @@ window.ui = SwaggerUIBundle({url: "openapi.json", dom_id: "#reference", deepLink
 
 
 def _asset_folder() -> Path:
-    from swagger_ui_bundle import swagger_ui_path  # only these routes need it
-
-    return Path(str(swagger_ui_path))
+    return Path(str(swagger_ui_bundle.swagger_ui_path))
 
 
 @endpoint(bp, "/openapi.json", "GET", role=None, response=dict[str, Any])
 def get_openapi_document(_call: Call):
     """The OpenAPI 3.1 document of this service"""
-    from . import openapi  # its schema models cost ~3 ms to import; only this route needs them
-
     return Response(body=openapi.document_json(), status_code=200, headers={"Content-Type": JSON})
 
 

@@ -31,7 +31,7 @@ def endpoint(
     """Register a handler for one method of a path. role None means no token is needed.
 
     body/response name the pydantic models of the request and the success body (a class, or "module:Class"
-    under chalicelib to keep imports lazy); query names the query parameters; paged adds limit and cursor.
+    under chalicelib, loaded on first use: chalicelib/lazy.py); query names the query parameters; paged adds limit and cursor.
     They feed the OpenAPI document (whose examples and descriptions live in http/docs_content.py).
     replayable=False exempts a POST from Idempotency-Key: its answer holds a secret that must never be stored.
     content_types/request_content: a route that takes another body than JSON (it checks the media type itself)

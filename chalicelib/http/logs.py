@@ -8,9 +8,11 @@ import json
 import sys
 import time
 
+from ..lazy import lazy
 from .request_ids import request_id
 from .responses import PROBLEM
 
+powertools = lazy("aws_lambda_powertools")  # ~10 ms to import, paid by the first request only
 SERVICE = "supplier-ordering"
 
 _process = {"cold": True}
@@ -33,9 +35,7 @@ def logger():
     It owns the 'supplier-ordering' logger, which is also Chalice's app.log, so Chalice's own error reports
     (unhandled exceptions) come out as JSON lines too.
     """
-    from aws_lambda_powertools import Logger
-
-    return Logger(service=SERVICE, stream=_CurrentStdout(), use_rfc3339=True)
+    return powertools.Logger(service=SERVICE, stream=_CurrentStdout(), use_rfc3339=True)
 
 
 def _problem_type(response) -> str | None:

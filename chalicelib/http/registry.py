@@ -1,6 +1,7 @@
 """The registry of operations: what each route takes and answers, for the OpenAPI document and the renderer."""
-import importlib
 from dataclasses import dataclass
+
+from ..lazy import load
 
 
 @dataclass(frozen=True)
@@ -37,11 +38,10 @@ class Operation:
 
 
 def model(reference: type | str | None) -> type | None:
-    """Models may be named "module:Class" under chalicelib, so route modules need not import pydantic."""
+    """A model named "module:Class" under chalicelib is loaded on first use (chalicelib/lazy.py says why)."""
     if not isinstance(reference, str):
         return reference
-    module, _, name = reference.partition(":")
-    return getattr(importlib.import_module(f"chalicelib.{module}"), name)
+    return load(f"chalicelib.{reference}")
 
 
 OPERATIONS: list[Operation] = []

@@ -39,10 +39,12 @@ def test_put_replaces_the_profile_and_keeps_the_settings(api):
 
 
 def test_put_with_a_matching_body_id_is_accepted_and_a_different_one_refused(api):
-    assert api.put("/customers/bar-1", {"id": "bar-1", "name": "Bar"}).status_code == 200
+    accepted = api.put("/customers/bar-1", {"id": "bar-1", "name": "Bar"})
+    assert (accepted.status_code, accepted.data) == (200, {"id": "bar-1", "name": "Bar"})
     response = api.put("/customers/bar-1", {"id": "bar-2", "name": "Bar"})
     assert response.status_code == 400
     assert problem_paths(response) == ["id"]
+    assert api.get("/customers/bar-1").data == {"id": "bar-1", "name": "Bar"}
 
 
 @pytest.mark.parametrize("customer_id", ["bad%20id", "a.b", "x" * 129])
@@ -93,7 +95,10 @@ def test_put_validates_the_profile(api, body, path):
     ],
 )
 def test_put_accepts_valid_profiles(api, body):
-    assert api.put("/customers/bar-1", body).status_code == 200
+    response = api.put("/customers/bar-1", body)
+    assert response.status_code == 200
+    assert response.data == {"id": "bar-1", **body}
+    assert api.get("/customers/bar-1").data == {"id": "bar-1", **body}
 
 
 def test_put_lists_every_wrong_field(api):
@@ -356,8 +361,10 @@ def test_a_cursor_of_another_list_or_account_is_refused(api):
     for customer_id in "abc":
         make_customer(api, customer_id)
     cursor = api.get("/customers?limit=1").data["cursor"]
-    assert api.get(f"/customers?cursor={cursor}", token=OTHER_TOKEN).status_code == 400
-    assert api.get(f"/categories?cursor={cursor}").status_code == 400
+    for response in (api.get(f"/customers?cursor={cursor}", token=OTHER_TOKEN), api.get(f"/categories?cursor={cursor}")):
+        assert response.status_code == 400
+        assert response.data["type"] == "validation-error"
+        assert problem_paths(response) == ["cursor"]
 
 
 # --- customer tokens ---
@@ -374,7 +381,10 @@ def test_a_customer_token_is_created_for_an_existing_customer(api):
 
 
 def test_a_token_for_an_unknown_customer_is_404(api):
-    assert api.post("/customers/nobody/tokens").status_code == 404
+    response = api.post("/customers/nobody/tokens")
+    assert response.status_code == 404
+    assert response.data["type"] == "not-found"
+    assert "token" not in response.data
 
 
 def test_each_token_is_new(api):
@@ -386,19 +396,25 @@ def test_each_token_is_new(api):
 def test_a_revoked_customer_token_stops_working(api):
     make_customer(api, "bar-1")
     created = api.post("/customers/bar-1/tokens").data
-    assert api.get("/customer/products", token=created["token"]).status_code == 200
-    assert api.delete(f"/customers/bar-1/tokens/{created['id']}").status_code == 204
-    assert api.get("/customer/products", token=created["token"]).status_code == 401
-    assert api.delete(f"/customers/bar-1/tokens/{created['id']}").status_code == 404
+    assert api.get("/customer/products", token=created["token"]).data == {"products": []}
+    revoked = api.delete(f"/customers/bar-1/tokens/{created['id']}")
+    assert (revoked.status_code, revoked.body) == (204, b"")
+    refused = api.get("/customer/products", token=created["token"])
+    assert (refused.status_code, refused.data["type"]) == (401, "unauthorized")
+    again = api.delete(f"/customers/bar-1/tokens/{created['id']}")
+    assert (again.status_code, again.data["type"]) == (404, "not-found")
 
 
 def test_a_token_is_revoked_only_through_its_own_customer(api):
     make_customer(api, "bar-1")
     make_customer(api, "bar-2")
     created = api.post("/customers/bar-1/tokens").data
-    assert api.delete(f"/customers/bar-2/tokens/{created['id']}").status_code == 404
-    assert api.delete(f"/customers/bar-1/tokens/{created['id']}", token=OTHER_TOKEN).status_code == 404
-    assert api.get("/customer/products", token=created["token"]).status_code == 200
+    for response in (
+        api.delete(f"/customers/bar-2/tokens/{created['id']}"),
+        api.delete(f"/customers/bar-1/tokens/{created['id']}", token=OTHER_TOKEN),
+    ):
+        assert (response.status_code, response.data["type"]) == (404, "not-found")
+    assert api.get("/customer/products", token=created["token"]).data == {"products": []}
 
 
 def test_supplier_tokens_cannot_be_revoked_as_customer_tokens(api):
@@ -406,8 +422,9 @@ def test_supplier_tokens_cannot_be_revoked_as_customer_tokens(api):
 
     make_customer(api, "bar-1")
     token_id, secret = tokens.create("acme", "supplier")
-    assert api.delete(f"/customers/bar-1/tokens/{token_id}").status_code == 404
-    assert api.get("/customers", token=secret).status_code == 200
+    response = api.delete(f"/customers/bar-1/tokens/{token_id}")
+    assert (response.status_code, response.data["type"]) == (404, "not-found")
+    assert api.get("/customers", token=secret).data == {"customers": [{"id": "bar-1", "name": "Customer bar-1"}]}
 
 
 @pytest.mark.parametrize(
@@ -431,5 +448,6 @@ def test_customer_tokens_are_forbidden_on_supplier_routes(api, method, path):
 
 
 def test_customer_routes_need_a_token(api):
-    assert api.get("/customers", token=None).status_code == 401
-    assert api.put("/customers/a", {"name": "x"}, token="nope").status_code == 401
+    for response in (api.get("/customers", token=None), api.put("/customers/a", {"name": "x"}, token="nope")):
+        assert (response.status_code, response.data["type"]) == (401, "unauthorized")
+    assert api.get("/customers/a").status_code == 404  # the refused PUT created nothing

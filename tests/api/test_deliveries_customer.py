@@ -193,16 +193,23 @@ def test_item_problems(shop, item, path):
     assert problem_paths(response) == [path]
 
 
+CRATE = {"id": "crate", "type": "CT", "size": 24}
+
+
 @pytest.mark.parametrize(
-    "item",
+    "item, placed",
     [
-        {"id": "cheese", "count": 0.5},
-        {"id": "beer", "count": 1, "bundle": {"id": "crate", "type": "CT", "size": 24}},
-        {"id": "beer", "count": 1, "bundle": {"type": "CT", "size": 24}},
+        ({"id": "cheese", "count": 0.5}, {"id": "cheese", "count": 0.5, "bundle": None, "vessel_count": 0.5}),
+        ({"id": "beer", "count": 1, "bundle": CRATE}, {"id": "beer-crate", "count": 1, "bundle": CRATE, "vessel_count": 24}),
+        (
+            {"id": "beer", "count": 1, "bundle": {"type": "CT", "size": 24}},
+            {"id": "beer-crate", "count": 1, "bundle": CRATE, "vessel_count": 24},
+        ),
     ],
 )
-def test_items_that_pass(shop, item):
-    assert order(shop, [item]).status_code == 200
+def test_items_that_pass(shop, item, placed):
+    (line,) = place(shop, [item])["request"]["items"]
+    assert {field: line[field] for field in placed} == placed
 
 
 def test_minimum_counts_vessels_in_bundles(shop):
@@ -255,10 +262,10 @@ def test_every_problem_is_reported_at_once(shop):
 def test_comments_are_refused_unless_the_account_allows_them(shop):
     put_settings(allow_delivery_comments=False, allow_product_comments=True)
     assert problem_paths(order(shop, [{"id": "beer", "count": 1}], message="hi")) == ["message"]
-    assert order(shop, [{"id": "beer", "count": 1, "message": "hi"}]).status_code == 200
+    assert place(shop, [{"id": "beer", "count": 1, "message": "hi"}])["request"]["items"][0]["message"] == "hi"
     put_settings(allow_delivery_comments=True, allow_product_comments=False)
     assert problem_paths(order(shop, [{"id": "beer", "count": 1, "message": "hi"}])) == ["items[0].message"]
-    assert order(shop, [{"id": "beer", "count": 1}], message="hi").status_code == 200
+    assert place(shop, [{"id": "beer", "count": 1}], message="hi")["request"]["message"] == "hi"
 
 
 def test_settings_default_to_no_comments(shop):
@@ -300,7 +307,9 @@ def test_a_date_the_product_is_not_delivered_on_is_refused(shop):
     put_product(shop, "beer", {**_beer(), "dates_with_no_delivery": ["2026-05-06"]})
     response = order(shop, [{"id": "beer", "count": 1}, {"id": "cheese", "count": 1}], scheduled={"date": "2026-05-06"})
     assert problem_paths(response) == ["scheduled.date"]
-    assert order(shop, [{"id": "cheese", "count": 1}], scheduled={"date": "2026-05-06"}).status_code == 200
+    delivery = place(shop, [{"id": "cheese", "count": 1}], scheduled={"date": "2026-05-06"})
+    assert delivery["request"]["scheduled"] == {"date": "2026-05-06"}
+    assert [item["id"] for item in delivery["request"]["items"]] == ["cheese"]
 
 
 def _beer():
@@ -396,9 +405,13 @@ def test_customer_list_pages(shop):
 
 
 def test_roles_are_kept_apart(shop):
-    assert shop.post("/customer/deliveries", body={"items": [{"id": "beer", "count": 1}], "user": USER}).status_code == 403
-    assert shop.get("/deliveries", token=CUSTOMER_TOKEN).status_code == 403
-    assert shop.get("/customer/deliveries", token=None).status_code == 401
+    supplier_orders = shop.post("/customer/deliveries", body={"items": [{"id": "beer", "count": 1}], "user": USER})
+    customer_lists = shop.get("/deliveries", token=CUSTOMER_TOKEN)
+    nobody_lists = shop.get("/customer/deliveries", token=None)
+    assert (supplier_orders.status_code, supplier_orders.data["type"]) == (403, "forbidden")
+    assert (customer_lists.status_code, customer_lists.data["type"]) == (403, "forbidden")
+    assert (nobody_lists.status_code, nobody_lists.data["type"]) == (401, "unauthorized")
+    assert shop.get("/deliveries").data == {"deliveries": []}  # the refused order placed nothing
 
 
 # --- cancel and receive ---

@@ -102,7 +102,10 @@ def test_reject_may_not_carry_a_schedule(shop):
     response = respond(shop, delivery_id, {"type": "REJECT", "scheduled": {"date": "2026-05-08"}})
     assert response.status_code == 400
     assert problem_paths(response) == ["scheduled"]
-    assert respond(shop, delivery_id, {"type": "UPDATE", "scheduled": {"date": "2026-05-08"}}).status_code == 200
+    assert shop.get(f"/deliveries/{delivery_id}").data["responses"][-1]["type"] == "ACCEPT"  # the REJECT kept nothing
+    update = respond(shop, delivery_id, {"type": "UPDATE", "scheduled": {"date": "2026-05-08"}})
+    assert update.status_code == 200
+    assert update.data["responses"][-1] == {"type": "UPDATE", "timestamp": STAMP, "scheduled": {"date": "2026-05-08"}}
 
 
 @pytest.mark.parametrize(
@@ -137,14 +140,24 @@ def test_invalid_responses(shop, body, paths):
 
 def test_kg_items_take_fractional_counts(shop):
     delivery_id = delivery_in(shop, "REQUESTED")
-    assert respond(shop, delivery_id, {"type": "ACCEPT", "items": [{"id": "cheese", "count": 0.75}]}).status_code == 200
+    response = respond(shop, delivery_id, {"type": "ACCEPT", "items": [{"id": "cheese", "count": 0.75}]})
+    assert response.status_code == 200
+    stored = {"type": "ACCEPT", "timestamp": STAMP, "items": [{"id": "cheese", "count": 0.75, "vessel_count": 0.75}]}
+    assert response.data["responses"] == [stored]
+    read_back = shop.get(f"/deliveries/{delivery_id}")
+    assert read_back.data["responses"] == [stored]
+    assert b'"count":0.75,"vessel_count":0.75' in read_back.body  # the stored number, exactly as written
 
 
 def test_responses_to_unknown_deliveries_are_404(shop):
     delivery_in(shop, "REQUESTED")
-    assert respond(shop, 99, {"type": "ACCEPT"}).status_code == 404
-    assert respond(shop, "x", {"type": "ACCEPT"}).status_code == 404
-    assert respond(shop, 1, {"type": "ACCEPT"}, token=OTHER_TOKEN).status_code == 404
+    for response in (
+        respond(shop, 99, {"type": "ACCEPT"}),
+        respond(shop, "x", {"type": "ACCEPT"}),
+        respond(shop, 1, {"type": "ACCEPT"}, token=OTHER_TOKEN),
+    ):
+        assert (response.status_code, response.data["type"]) == (404, "not-found")
+    assert shop.get("/deliveries/1").data["responses"] == []  # the other account's response touched nothing
 
 
 def test_a_malformed_body_is_400(shop):

