@@ -7,7 +7,7 @@ from .paging import Page, query_page
 
 
 def _public(item: dict) -> dict:
-    return {"id": item["SK"].removeprefix("CATEGORY#"), "name": item["name"]}
+    return {"id": keys.category_id_of(item), "name": item["name"]}
 
 
 def put(account: str, category_id: str, name: str) -> dict:
@@ -48,7 +48,7 @@ def list_page(account: str, limit: int, cursor: str | None) -> Page:
         limit,
         cursor,
         KeyConditionExpression="PK = :pk AND begins_with(SK, :prefix)",
-        ExpressionAttributeValues=table.values(pk=keys.account_pk(account), prefix="CATEGORY#"),
+        ExpressionAttributeValues=table.values(pk=keys.account_pk(account), prefix=keys.CATEGORY_PREFIX),
     )
     return Page([_public(item) for item in page.items], page.cursor)
 

@@ -162,11 +162,10 @@ def pieces(account: str, import_id: str, numbers: list[int]) -> dict[int, str]:
 
 def categories(account: str) -> dict[str, str]:
     """Every category of the account, id -> name (read once per import run, not once per row)."""
-    prefix = keys.category_key(account, "")["SK"]
     request = {
         "TableName": table.name(),
         "KeyConditionExpression": "PK = :pk AND begins_with(SK, :prefix)",
-        "ExpressionAttributeValues": table.values(pk=keys.account_pk(account), prefix=prefix),
+        "ExpressionAttributeValues": table.values(pk=keys.account_pk(account), prefix=keys.CATEGORY_PREFIX),
         "ConsistentRead": True,
     }
     found = {}
@@ -174,7 +173,7 @@ def categories(account: str) -> dict[str, str]:
         response = table.client().query(**request)
         for raw in response.get("Items", []):
             item = table.from_item(raw)
-            found[item["SK"].removeprefix(prefix)] = item["name"]
+            found[keys.category_id_of(item)] = item["name"]
         if "LastEvaluatedKey" not in response:
             return found
         request["ExclusiveStartKey"] = response["LastEvaluatedKey"]

@@ -42,7 +42,7 @@ def marking(account: str, data: dict, now: dt.datetime) -> tuple[dict, tuple[str
 
 def product_of(item: dict) -> tuple[str, str]:
     """(account, product id) of a product item."""
-    return item["PK"].removeprefix(keys.account_pk("")), item["SK"].removeprefix("PRODUCT#")
+    return keys.product_of_key(item)
 
 
 def get(account: str, product_id: str) -> dict | None:

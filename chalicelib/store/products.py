@@ -37,7 +37,7 @@ def list_page(account: str, limit: int, cursor: str | None) -> Page:
         limit,
         cursor,
         KeyConditionExpression="PK = :pk AND begins_with(SK, :prefix)",
-        ExpressionAttributeValues=table.values(pk=keys.account_pk(account), prefix="PRODUCT#"),
+        ExpressionAttributeValues=table.values(pk=keys.account_pk(account), prefix=keys.PRODUCT_PREFIX),
     )
     return Page([from_item(item) for item in page.items], page.cursor)
 
@@ -189,7 +189,7 @@ def any_in_category(account: str, category_id: str) -> bool:
         TableName=table.name(),
         IndexName=keys.GSI1,
         KeyConditionExpression="GSI1PK = :pk",
-        ExpressionAttributeValues=table.values(pk=f"{keys.account_pk(account)}#PCAT#{category_id}"),
+        ExpressionAttributeValues=table.values(pk=keys.products_in_category_pk(account, category_id)),
         Limit=1,
     )
     return bool(response.get("Items"))
