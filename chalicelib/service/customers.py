@@ -4,6 +4,7 @@ from ..domain.errors import NotFound, invalid
 from ..domain.identifiers import ID_RULE, is_identifier
 from ..store import customers, tokens
 from ..store.paging import Page
+from .paging import paged
 from .accounts import CUSTOMER, issued, token_not_found
 
 
@@ -18,6 +19,7 @@ def get_customer(account: str, customer_id: str) -> dict:
     return customer
 
 
+@paged
 def list_customers(account: str, limit: int, cursor: str | None) -> Page:
     return customers.list_page(account, limit, cursor)
 

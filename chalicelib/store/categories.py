@@ -1,7 +1,6 @@
 """Categories: small items under the account partition."""
 from botocore.exceptions import ClientError
 
-from ..domain.errors import NotFound
 from . import keys, table
 from .paging import Page, query_page
 
@@ -21,6 +20,13 @@ class Taken:
 
 
 TAKEN = Taken()
+
+
+class Gone:
+    """The outcome of delete when there is no such category."""
+
+
+GONE = Gone()
 
 
 def create(account: str, category_id: str, name: str) -> dict | Taken:
@@ -53,7 +59,7 @@ def list_page(account: str, limit: int, cursor: str | None) -> Page:
     return Page([_public(item) for item in page.items], page.cursor)
 
 
-def delete(account: str, category_id: str) -> None:
+def delete(account: str, category_id: str) -> Gone | None:
     try:
         table.client().delete_item(
             TableName=table.name(),
@@ -62,5 +68,6 @@ def delete(account: str, category_id: str) -> None:
         )
     except ClientError as error:
         if table.is_conditional_failure(error):
-            raise NotFound(f"category {category_id} does not exist") from None
+            return GONE
         raise
+    return None
