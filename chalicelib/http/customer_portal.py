@@ -2,11 +2,11 @@
 from chalice import Blueprint
 
 from ..lazy import lazy
-from . import params
 from .api import Call, endpoint
 from .auth import CUSTOMER
 from .responses import ok
 from .responses import page as page_body
+from . import params
 
 customer_portal = lazy("chalicelib.service.customer_portal")
 

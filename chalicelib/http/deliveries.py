@@ -3,13 +3,13 @@ import re
 
 from chalice import Blueprint, Response
 
-from ..domain.delivery_status import STATUSES
 from ..domain.errors import invalid
 from ..lazy import lazy
-from . import params
 from .api import Call, endpoint
 from .responses import ok
 from .responses import page as page_body
+from ..domain.delivery_status import STATUSES
+from . import params
 
 deliveries = lazy("chalicelib.service.deliveries")
 

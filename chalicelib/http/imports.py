@@ -1,12 +1,12 @@
 """Routes of the catalogue import from CSV (decisions §12)."""
 from chalice import Blueprint
 
-from ..domain.errors import UnsupportedMediaType
 from ..lazy import lazy
-from . import params
 from .api import Call, endpoint
 from .responses import ok
 from .responses import page as page_body
+from ..domain.errors import UnsupportedMediaType
+from . import params
 
 imports = lazy("chalicelib.service.imports")
 
