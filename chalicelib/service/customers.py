@@ -4,8 +4,9 @@ from ..domain.errors import NotFound, invalid
 from ..domain.identifiers import ID_RULE, is_identifier
 from ..store import customers, tokens
 from ..store.paging import Page
-from .paging import paged
 from .accounts import CUSTOMER, issued, token_not_found
+from .documents import contention_as_conflict
+from .paging import paged
 
 
 def _not_found(customer_id: str) -> NotFound:
@@ -29,7 +30,8 @@ def put_customer(account: str, customer_id: str, body) -> dict:
     if not is_identifier(customer_id):
         raise invalid("id", ID_RULE)
     profile = validate_profile(body, customer_id)
-    return customers.put_profile(account, customer_id, profile.set, profile.remove)
+    with contention_as_conflict():
+        return customers.put_profile(account, customer_id, profile.set, profile.remove)
 
 
 def patch_customer(account: str, customer_id: str, body) -> dict:
