@@ -8,11 +8,11 @@ import threading
 import time
 
 from ..domain.errors import Forbidden, Unauthorized
-from ..service.authentication import principal_of
+from ..service.authentication import Principal, principal_of
 
 CACHE_SECONDS = 30
 _MAX_ENTRIES = 10_000
-_cache: dict[str, tuple[dict, float]] = {}
+_cache: dict[str, tuple[Principal, float]] = {}
 _lock = threading.Lock()
 
 SUPPLIER = "supplier"
@@ -29,7 +29,7 @@ def _secret_from(header: str | None) -> str:
     return secret
 
 
-def _principal(secret: str, now: float) -> dict | None:
+def _principal(secret: str, now: float) -> Principal | None:
     cached = _cache.get(secret)
     if cached and cached[1] > now:
         return cached[0]
@@ -44,11 +44,11 @@ def _principal(secret: str, now: float) -> dict | None:
     return principal
 
 
-def authenticate(authorization: str | None, role: str) -> dict:
+def authenticate(authorization: str | None, role: str) -> Principal:
     principal = _principal(_secret_from(authorization), time.monotonic())
     if principal is None:
         raise Unauthorized("the token is unknown or has been revoked")
-    if principal["role"] != role:
+    if principal.role != role:
         raise Forbidden(f"this endpoint needs a {role} token")
     return principal
 

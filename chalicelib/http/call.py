@@ -1,22 +1,23 @@
 """One request as the handlers see it: who calls, its body, its query."""
-from typing import Any
+from typing import Any, Mapping
 
+from ..service.authentication import Principal
 from . import bodies, params
 
 
 class Call:
-    def __init__(self, request, principal: dict | None):
+    def __init__(self, request, principal: Principal | None):
         self.request = request
-        self.principal = principal or {}
+        self.principal = principal  # None on routes without a role
         self.idempotency = None  # a claimed Idempotency-Key; a use case may record its answer in its transaction
 
     @property
     def account(self) -> str:
-        return self.principal["account"]
+        return self.principal.account
 
     @property
     def customer_id(self) -> str:
-        return self.principal["customer_id"]
+        return self.principal.customer_id
 
     def header(self, name: str) -> str | None:
         return self.request.headers.get(name)
@@ -27,9 +28,11 @@ class Call:
     def object_body(self) -> dict:
         return bodies.parse_object(self.request.raw_body)
 
-    def query(self, name: str) -> str | None:
-        return (self.request.query_params or {}).get(name)
+    @property
+    def queries(self) -> Mapping[str, str]:
+        """The query parameters, to parse with http/params.py."""
+        return self.request.query_params or {}
 
     def page(self) -> tuple[int, str | None]:
         """limit (1-100, default 50) and cursor, as decisions §4 fixes them."""
-        return params.page(self.request.query_params or {})
+        return params.page(self.queries)

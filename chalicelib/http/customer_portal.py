@@ -6,6 +6,7 @@ from .api import Call, endpoint
 from .auth import CUSTOMER
 from .responses import ok
 from .responses import page as page_body
+from . import params
 
 customer_portal = lazy("chalicelib.service.customer_portal")
 
@@ -25,5 +26,6 @@ def list_customer_products(call: Call):
 )
 def list_delivery_dates(call: Call):
     """The next dates on which an order of the given products can be delivered"""
-    dates = customer_portal.delivery_dates(call.account, call.customer_id, call.query("products"), call.query("days"))
+    product_ids, days = params.delivery_dates(call.queries)
+    dates = customer_portal.delivery_dates(call.account, call.customer_id, product_ids, days)
     return ok({"dates": dates})

@@ -8,6 +8,8 @@ from ..lazy import lazy
 from .api import Call, endpoint
 from .responses import ok
 from .responses import page as page_body
+from ..domain.delivery_status import STATUSES
+from . import params
 
 deliveries = lazy("chalicelib.service.deliveries")
 
@@ -28,7 +30,8 @@ def _require_csv_accepted(accept: str | None) -> None:
 def list_deliveries(call: Call):
     """List deliveries, newest first, optionally only those in one status"""
     limit, cursor = call.page()
-    page = deliveries.list_deliveries(call.account, limit, cursor, call.query("status"))
+    status = params.one_of(call.queries, "status", STATUSES)
+    page = deliveries.list_deliveries(call.account, limit, cursor, status)
     return page_body("deliveries", page.items, page.cursor)
 
 
@@ -48,7 +51,8 @@ def respond_to_delivery(call: Call, delivery_id: str):
 def delivery_order_file(call: Call, delivery_id: str):
     """The delivery's CSV order file (utf-8 with BOM, or latin1)"""
     _require_csv_accepted(call.header("accept"))
-    number, encoding, content = deliveries.order_file(call.account, delivery_id, call.query("encoding"))
+    encoding = params.encoding(call.queries)
+    number, content = deliveries.order_file(call.account, delivery_id, encoding)
     headers = {
         "Content-Type": CSV_TYPES[encoding],
         "Content-Disposition": f'attachment; filename="delivery-{number}.csv"',

@@ -5,16 +5,17 @@ from chalice import Response
 
 from ..domain.errors import ServiceError
 from ..service import idempotency
+from ..service.authentication import Principal
 from .responses import from_error
 
 REPLAYED = "Idempotent-Replayed"
 
 
-def _scope(principal: dict) -> str:
+def _scope(principal: Principal) -> str:
     """Keys are per account for suppliers and per customer for customers (customers of one account may collide)."""
-    if principal.get("customer_id") is not None:
-        return f"CUSTOMER:{principal['customer_id']}"
-    return principal["role"].upper()
+    if principal.customer_id is not None:
+        return f"CUSTOMER:{principal.customer_id}"
+    return principal.role.upper()
 
 
 def _text(body) -> str:

@@ -5,6 +5,8 @@ from ..lazy import lazy
 from .api import Call, endpoint
 from .responses import ok
 from .responses import page as page_body
+from ..domain.errors import UnsupportedMediaType
+from . import params
 
 imports = lazy("chalicelib.service.imports")
 
@@ -23,6 +25,19 @@ CSV_BODY = {
 }
 
 
+def _csv_charset(content_type: str | None) -> str | None:
+    """The charset of a text/csv body (None when not given); 415 for any other media type."""
+    media, _, parameters = (content_type or "").partition(";")
+    charset = None
+    for parameter in parameters.split(";"):
+        name, _, value = parameter.partition("=")
+        if name.strip().lower() == "charset":
+            charset = value
+    if media.strip().lower() != "text/csv":
+        raise UnsupportedMediaType("send the file as Content-Type: text/csv (charset=utf-8 or latin1)")
+    return charset
+
+
 @endpoint(
     bp,
     "/imports/products",
@@ -35,9 +50,11 @@ CSV_BODY = {
 )
 def import_products(call: Call):
     """Import a catalogue from a CSV file (utf-8 or latin1, `,` or `;`); it runs in the background"""
+    charset = _csv_charset(call.header("content-type"))
+    dry_run = params.boolean(call.queries, "dry_run")
     raw = call.request.raw_body or b""
     body = raw.encode() if isinstance(raw, str) else raw
-    report = imports.submit(call.account, body, call.header("content-type"), call.query("dry_run"))
+    report = imports.submit(call.account, body, charset, dry_run)
     return ok(report, status=202, headers={"Location": f"/imports/products/{report['id']}"})
 
 

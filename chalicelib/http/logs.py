@@ -49,7 +49,7 @@ def _problem_type(response) -> str | None:
 
 def request_line(request, response, seconds: float) -> dict:
     """The fields of one request's log line; only values the service itself chose or resolved."""
-    principal = getattr(request, "principal", None) or {}
+    principal = getattr(request, "principal", None)
     status = response.status_code if response is not None else 500
     line = {
         "request_id": request_id(request),
@@ -57,12 +57,12 @@ def request_line(request, response, seconds: float) -> dict:
         "route": (getattr(request, "context", None) or {}).get("resourcePath"),
         "status": status,
         "duration_ms": round(seconds * 1000, 2),
-        "account": principal.get("account"),
+        "account": principal.account if principal else None,
         "cold_start": _process["cold"],
     }
     for key in ("customer_id", "token_id"):
-        if principal.get(key):
-            line[key] = principal[key]
+        if principal and getattr(principal, key):
+            line[key] = getattr(principal, key)
     problem_type = _problem_type(response)
     if problem_type:
         line["problem"] = problem_type

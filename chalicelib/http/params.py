@@ -3,6 +3,8 @@ import re
 from typing import Mapping
 
 from ..domain.errors import FieldError, ValidationFailed
+from ..domain.identifiers import is_identifier
+from ..domain.schedule import MAX_DAYS
 
 DEFAULT_LIMIT, MAX_LIMIT = 50, 100
 
@@ -30,3 +32,56 @@ def page(query: Mapping[str, str]) -> tuple[int, str | None]:
     if errors:
         raise ValidationFailed(errors)
     return limit, cursor
+
+
+def one_of(query: Mapping[str, str], name: str, allowed) -> str | None:
+    """An optional parameter that must be one of `allowed` (exact spelling; strings or a StrEnum)."""
+    names = tuple(str(option) for option in allowed)
+    value = query.get(name)
+    if value is not None and value not in names:
+        raise ValidationFailed([FieldError(name, f"must be one of {', '.join(names)}")])
+    return value
+
+
+def boolean(query: Mapping[str, str], name: str) -> bool:
+    """true or false (any case); absent is false."""
+    value = query.get(name)
+    if value is None or value.lower() == "false":
+        return False
+    if value.lower() == "true":
+        return True
+    raise ValidationFailed([FieldError(name, "must be true or false")])
+
+
+ENCODINGS = {"utf-8": "utf-8", "utf8": "utf-8", "latin1": "latin1", "latin-1": "latin1", "iso-8859-1": "latin1"}
+
+
+def encoding(query: Mapping[str, str]) -> str:
+    """The order file's encoding (any case, default utf-8), as its canonical name: utf-8 or latin1."""
+    name = ENCODINGS.get((query.get("encoding") or "utf-8").lower())
+    if name is None:
+        raise ValidationFailed([FieldError("encoding", "must be utf-8 or latin1")])
+    return name
+
+
+DEFAULT_DAYS = 14
+MAX_PRODUCTS = 100
+
+
+def delivery_dates(query: Mapping[str, str]) -> tuple[list[str], int]:
+    """products (a comma-separated list of at most 100 ids, duplicates dropped) and days (1 to MAX_DAYS,
+    default 14); every wrong one named at once."""
+    ids = list(dict.fromkeys(part.strip() for part in (query.get("products") or "").split(",") if part.strip()))
+    errors = [FieldError("products", f"{pid!r} is not a product id") for pid in ids if not is_identifier(pid)]
+    if len(ids) > MAX_PRODUCTS:
+        errors.append(FieldError("products", f"must name at most {MAX_PRODUCTS} products"))
+    raw_days = query.get("days")
+    days = DEFAULT_DAYS
+    if raw_days is not None:
+        if re.fullmatch(r"[0-9]{1,3}", raw_days) and 1 <= int(raw_days) <= MAX_DAYS:
+            days = int(raw_days)
+        else:
+            errors.append(FieldError("days", f"must be a whole number from 1 to {MAX_DAYS}"))
+    if errors:
+        raise ValidationFailed(errors)
+    return ids, days

@@ -17,6 +17,7 @@ import time
 from ..service import imports as service
 from ..store import imports as store
 from ..store import keys
+from . import budget
 
 log = logging.getLogger("supplier-ordering.imports")
 
@@ -70,7 +71,7 @@ def run_forever(stop_event: threading.Event) -> None:
     """The `make run` driver: imports advance as soon as they are due."""
     while not stop_event.is_set():
         try:
-            summary = advance_imports(dt.datetime.now(dt.timezone.utc), time.monotonic() + LOCAL_RUN_SECONDS)
+            summary = advance_imports(budget.now(), time.monotonic() + LOCAL_RUN_SECONDS)
         except Exception:  # noqa: BLE001 - a failing store must not end the loop
             log.exception("import run failed")
             summary = {"due": 0}

@@ -2,6 +2,7 @@
 from ..domain.identifiers import ID_RULE, is_identifier
 from ..domain.errors import Conflict, NotFound, invalid
 from ..store import accounts, tokens
+from . import clock
 
 SUPPLIER, CUSTOMER = "supplier", "customer"
 
@@ -16,7 +17,7 @@ def create_account(account_id: str, name: str | None = None, supplier_token: str
     holder = tokens.find(supplier_token) if supplier_token else None
     if holder is not None and (holder["account"], holder["role"]) != (account_id, SUPPLIER):
         raise _token_taken(holder["account"])  # refused before the account is created; the token write checks too
-    created = accounts.create(account_id, name or account_id)
+    created = accounts.create(account_id, name or account_id, clock.now())
     token_id, secret = issued(tokens.create(account_id, SUPPLIER, secret=supplier_token))
     return {"account": account_id, "created": created, "token_id": token_id, "token": secret}
 

@@ -1,7 +1,22 @@
 """Who a secret belongs to: the use case behind every authenticated request."""
+from dataclasses import dataclass
+
 from ..store import tokens
 
 
-def principal_of(secret: str) -> dict | None:
+@dataclass(frozen=True)
+class Principal:
+    """Who calls: the account, the token's role and id, and the customer of a customer token."""
+
+    account: str
+    role: str
+    token_id: str | None = None
+    customer_id: str | None = None
+
+
+def principal_of(secret: str) -> Principal | None:
     """The token's account, role and customer, or None when it is unknown or revoked."""
-    return tokens.find(secret)
+    found = tokens.find(secret)
+    if found is None:
+        return None
+    return Principal(found["account"], found["role"], found.get("token_id"), found.get("customer_id"))

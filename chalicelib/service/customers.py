@@ -5,6 +5,8 @@ from ..domain.identifiers import ID_RULE, is_identifier
 from ..store import customers, tokens
 from ..store.paging import Page
 from .accounts import CUSTOMER, issued, token_not_found
+from .documents import contention_as_conflict
+from .paging import paged
 
 
 def _not_found(customer_id: str) -> NotFound:
@@ -18,6 +20,7 @@ def get_customer(account: str, customer_id: str) -> dict:
     return customer
 
 
+@paged
 def list_customers(account: str, limit: int, cursor: str | None) -> Page:
     return customers.list_page(account, limit, cursor)
 
@@ -27,7 +30,8 @@ def put_customer(account: str, customer_id: str, body) -> dict:
     if not is_identifier(customer_id):
         raise invalid("id", ID_RULE)
     profile = validate_profile(body, customer_id)
-    return customers.put_profile(account, customer_id, profile.set, profile.remove)
+    with contention_as_conflict():
+        return customers.put_profile(account, customer_id, profile.set, profile.remove)
 
 
 def patch_customer(account: str, customer_id: str, body) -> dict:

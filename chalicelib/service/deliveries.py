@@ -8,70 +8,69 @@ import random
 import time
 from typing import Callable
 
-from ..domain import delivery as rules
+from ..domain import delivery
 from ..domain.common import parse
 from ..domain.delivery import CustomerActionBody
-from ..domain.delivery_status import STATUSES
 from ..domain.errors import Busy, NotFound, invalid
 from ..domain.identifiers import parse_delivery_id
 from ..domain.order_file import order_file as build_order_file
-from ..store import deliveries as store
-from ..store import events
+from ..store import deliveries, events
 from ..store.paging import Page
+from .paging import paged
 from . import clock
-from .idempotency import Claim
+from .idempotency import IdempotencyClaim
 
 MAX_ATTEMPTS = 30  # each lost race means another change won, so 30 concurrent changers all get through
 CANCEL_DELIVERY, RECEIVE_DELIVERY = "cancel-delivery", "receive-delivery"
-ENCODINGS = {"utf-8": "utf-8", "utf8": "utf-8", "latin1": "latin1", "latin-1": "latin1", "iso-8859-1": "latin1"}
 
 
-def _delivery_id(text: str) -> int:
-    delivery_id = parse_delivery_id(text)
-    if delivery_id is None:
-        raise NotFound(f"delivery {text} does not exist")
-    return delivery_id
+def _number(delivery_id: str) -> int:
+    """The delivery id of a URL as its number; a malformed one names no delivery."""
+    number = parse_delivery_id(delivery_id)
+    if number is None:
+        raise NotFound(f"delivery {delivery_id} does not exist")
+    return number
 
 
-def _read(account: str, text: str, customer_id: str | None = None, consistent: bool = False) -> store.StoredDelivery:
+def _read(account: str, delivery_id: str, customer_id: str | None = None, consistent: bool = False) -> deliveries.StoredDelivery:
     """The delivery in full; a customer sees only their own (another's reads as missing)."""
-    stored = store.get(account, _delivery_id(text), consistent=consistent)
+    stored = deliveries.get(account, _number(delivery_id), consistent=consistent)
     if stored is None or (customer_id is not None and stored.delivery["request"].get("customer_id") != customer_id):
-        raise NotFound(f"delivery {text} does not exist")
+        raise NotFound(f"delivery {delivery_id} does not exist")
     return stored
 
 
-def get_delivery(account: str, text: str, customer_id: str | None = None) -> dict:
-    return _read(account, text, customer_id).delivery
+def get_delivery(account: str, delivery_id: str, customer_id: str | None = None) -> dict:
+    return _read(account, delivery_id, customer_id).delivery
 
 
+@paged
 def list_deliveries(account: str, limit: int, cursor: str | None, status: str | None) -> Page:
-    if status is not None and status not in STATUSES:
-        raise invalid("status", f"must be one of {', '.join(STATUSES)}")
-    return store.list_page(account, limit, cursor, status)
+    return deliveries.list_page(account, limit, cursor, status)
 
 
+@paged
 def list_customer_deliveries(account: str, customer_id: str, limit: int, cursor: str | None) -> Page:
-    return store.list_customer_page(account, customer_id, limit, cursor)
+    return deliveries.list_customer_page(account, customer_id, limit, cursor)
 
 
 LOST_CLAIM = "another request with this Idempotency-Key took over; retry to get its answer"
 TOO_LARGE = "the delivery has reached the storage limit of one delivery"
 
 
-def raise_for(outcome: store.LostClaim | store.TooLarge) -> None:
+def raise_for(outcome: deliveries.LostClaim | deliveries.TooLarge) -> None:
     """The error of a write that cannot succeed by trying again now."""
-    if isinstance(outcome, store.LostClaim):
+    if isinstance(outcome, deliveries.LostClaim):
         raise Busy(LOST_CLAIM)
     raise invalid("body", TOO_LARGE)
 
 
 def _change(
     account: str,
-    stored: store.StoredDelivery,
+    stored: deliveries.StoredDelivery,
     change: Callable[[dict, object], dict],
     event: str | None = None,
-    idempotency: Claim | None = None,
+    idempotency: IdempotencyClaim | None = None,
 ) -> dict:
     """Apply `change(delivery, now)` (which raises when the state machine forbids it) until it is written."""
     for attempt in range(MAX_ATTEMPTS):
@@ -79,60 +78,57 @@ def _change(
         changed = change(stored.delivery, now)
         outbox = events.outbox_operation(account, event, changed, now) if event is not None else None
         claim = idempotency.completion(changed) if idempotency is not None else None
-        outcome = store.change(account, changed, stored.version, outbox, claim)
-        if isinstance(outcome, store.StoredDelivery):
+        outcome = deliveries.change(account, changed, stored.version, outbox, claim)
+        if isinstance(outcome, deliveries.StoredDelivery):
             return changed
-        if not isinstance(outcome, store.Stale):
+        if not isinstance(outcome, deliveries.Stale):
             raise_for(outcome)
         time.sleep(random.uniform(0, min(0.005 * 2**attempt, 0.2)))
-        stored = store.refresh(account, stored)
+        stored = deliveries.refresh(account, stored)
         if stored is None:
             raise NotFound(f"delivery {changed['id']} does not exist")
     raise Busy("the delivery is being changed by many requests at once; try again")
 
 
-def respond(account: str, text: str, data, idempotency: Claim | None = None) -> dict:
+def respond(account: str, delivery_id: str, data, idempotency: IdempotencyClaim | None = None) -> dict:
     """Append a supplier response and move the status per decisions §8; the delivery in full."""
-    body = rules.parse_response(data)
-    stored = _read(account, text, consistent=True)
-    items = rules.response_items(body, stored.delivery["request"]["items"])
+    body = delivery.parse_response(data)
+    stored = _read(account, delivery_id, consistent=True)
+    items = delivery.response_items(body, stored.delivery["request"]["items"])
     return _change(
         account,
         stored,
-        lambda delivery, now: rules.respond(delivery, rules.build_response(body, items, now)),
+        lambda current, now: delivery.respond(current, delivery.build_response(body, items, now)),
         idempotency=idempotency,
     )
 
 
 def _customer_action(field: str, next_status: Callable[[str], str]):
-    def change(delivery: dict, now, body: CustomerActionBody) -> dict:
-        status = next_status(delivery["status"])
-        action = rules.customer_action(now, body, delivery["customer"].get("contact"))
-        return rules.close(delivery, field, status, action)
+    def change(current: dict, now, body: CustomerActionBody) -> dict:
+        status = next_status(current["status"])
+        action = delivery.customer_action(now, body, current["customer"].get("contact"))
+        return delivery.close(current, field, status, action)
 
     return change
 
 
-_cancel = _customer_action("cancelled", rules.status_after_cancel)
-_receive = _customer_action("received", rules.status_after_receive)
+_cancel = _customer_action("cancelled", delivery.status_after_cancel)
+_receive = _customer_action("received", delivery.status_after_receive)
 
 
-def cancel(account: str, customer_id: str, text: str, data, idempotency: Claim | None = None) -> dict:
+def cancel(account: str, customer_id: str, delivery_id: str, data, idempotency: IdempotencyClaim | None = None) -> dict:
     body = parse(CustomerActionBody, data)
-    stored = _read(account, text, customer_id, consistent=True)
+    stored = _read(account, delivery_id, customer_id, consistent=True)
     return _change(account, stored, lambda d, now: _cancel(d, now, body), CANCEL_DELIVERY, idempotency)
 
 
-def receive(account: str, customer_id: str, text: str, data, idempotency: Claim | None = None) -> dict:
+def receive(account: str, customer_id: str, delivery_id: str, data, idempotency: IdempotencyClaim | None = None) -> dict:
     body = parse(CustomerActionBody, data)
-    stored = _read(account, text, customer_id, consistent=True)
+    stored = _read(account, delivery_id, customer_id, consistent=True)
     return _change(account, stored, lambda d, now: _receive(d, now, body), RECEIVE_DELIVERY, idempotency)
 
 
-def order_file(account: str, text: str, encoding: str | None) -> tuple[int, str, bytes]:
-    """(delivery id, encoding, file bytes) of the CSV order file."""
-    name = ENCODINGS.get((encoding or "utf-8").lower())
-    if name is None:
-        raise invalid("encoding", "must be utf-8 or latin1")
-    delivery = _read(account, text).delivery
-    return delivery["id"], name, build_order_file(delivery, name)
+def order_file(account: str, delivery_id: str, encoding: str) -> tuple[int, bytes]:
+    """(delivery id, file bytes) of the CSV order file in `encoding` (utf-8 or latin1)."""
+    found = _read(account, delivery_id).delivery
+    return found["id"], build_order_file(found, encoding)

@@ -2,8 +2,8 @@
 
 The key is claimed with a conditional put before the work, so a concurrent duplicate gets 409 instead of doing
 the work twice. The response is recorded after the work, or, better, inside the very transaction that does the
-work (`Claim.completion`), so a request that dies after committing still replays its answer. A claim whose
-request died before committing goes stale after 60 s and may then be taken over by a retry.
+work (`IdempotencyClaim.completion`), so a request that dies after committing still replays its answer. A claim
+whose request died before committing goes stale after 60 s and may then be taken over by a retry.
 Replays are matched on a fingerprint of method, route, path parameters and raw body: the same key with
 another request is refused with 400 conflict. Only final answers are recorded (decisions §11): after a 409 (busy,
 contended) or a 5xx the key is released, so a retry does the work and gets the real outcome.
@@ -30,10 +30,10 @@ class Replay:
 
 
 @dataclass
-class Claim:
+class IdempotencyClaim:
     """A claimed key. A use case that writes a transaction may record its answer in it via `completion`."""
 
-    record: records.Claim
+    record: records.ClaimedKey
     recorded: bool = field(default=False)
 
     def completion(self, body: dict, status: int = 200) -> dict:
@@ -57,12 +57,12 @@ def _valid_key(key: str) -> str:
     return key
 
 
-def begin(account: str, scope: str, key: str, request_fingerprint: str) -> Claim | Replay:
+def begin(account: str, scope: str, key: str, request_fingerprint: str) -> IdempotencyClaim | Replay:
     """Claim the key, or the first answer to replay; Conflict (400) for another request, Busy (409) meanwhile."""
     now = int(clock.now().timestamp())
     found = records.claim(account, scope, _valid_key(key), request_fingerprint, now)
-    if isinstance(found, records.Claim):
-        return Claim(found)
+    if isinstance(found, records.ClaimedKey):
+        return IdempotencyClaim(found)
     if found.fingerprint != request_fingerprint:
         raise Conflict(f"this {HEADER} was already used with a different request")
     if found.state == records.COMPLETE:
@@ -75,7 +75,7 @@ def is_final(status: int) -> bool:
     return status < 500 and status != 409
 
 
-def finish(claim: Claim, status: int, headers: dict, body: str, work_failed: bool) -> None:
+def finish(claim: IdempotencyClaim, status: int, headers: dict, body: str, work_failed: bool) -> None:
     """Record a final answer (unless the work's own transaction did), or release the key for a retry.
 
     work_failed: the use case raised, so a completion it put in its transaction was not written.
@@ -86,5 +86,5 @@ def finish(claim: Claim, status: int, headers: dict, body: str, work_failed: boo
         records.complete(claim.record, status, headers, body)
 
 
-def abandon(claim: Claim) -> None:
+def abandon(claim: IdempotencyClaim) -> None:
     records.release(claim.record)

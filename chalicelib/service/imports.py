@@ -13,44 +13,27 @@ import time
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
 
-from ..domain import catalogue_import as rules
+from ..domain import catalogue_import
 from ..domain.catalogue_import import ImportStatus, Outcome, RowError
-from ..domain.errors import NotFound, UnsupportedMediaType, ValidationFailed, invalid
+from ..domain.errors import NotFound, UnsupportedMediaType, ValidationFailed
 from ..domain.identifiers import is_identifier
 from ..domain.product import validate_product
-from ..store import imports as store
+from ..store import imports
 from ..store import product_images, table
 from ..store.events import iso
 from ..store.paging import Page
+from .paging import paged
 from . import clock
 
 log = logging.getLogger("supplier-ordering.imports")
 
-CHUNK_ROWS = store.MAX_TRANSACTION_ITEMS - 2  # with the checkpoint and the error entries, one transaction
+CHUNK_ROWS = imports.MAX_TRANSACTION_ITEMS - 2  # with the checkpoint and the error entries, one transaction
 CHUNK_BYTES = 3_000_000  # TransactWriteItems takes at most 4 MB
 CHUNK_SECONDS = 5.0  # the longest a chunk may take; no chunk starts with less time than this left
 MAX_STALLS = 5  # claims in a row without progress before the import is failed
 # What the file cannot express: kept from the stored product (decisions §12).
 KEPT_FIELDS = ("delivery_days", "delivery_date_overrides", "dates_with_no_delivery", "pricing")
-ORDER = ("id", "status", "dry_run", "rows", "processed", *store.COUNTS[:4], "categories_created", "error_count")
-
-
-def _media_type(content_type: str | None) -> tuple[str, str | None]:
-    media, _, params = (content_type or "").partition(";")
-    charset = None
-    for param in params.split(";"):
-        name, _, value = param.partition("=")
-        if name.strip().lower() == "charset":
-            charset = value
-    return media.strip().lower(), charset
-
-
-def _dry_run(value: str | None) -> bool:
-    if value is None or value.lower() == "false":
-        return False
-    if value.lower() == "true":
-        return True
-    raise invalid("dry_run", "must be true or false")
+ORDER = ("id", "status", "dry_run", "rows", "processed", *imports.COUNTS[:4], "categories_created", "error_count")
 
 
 def view(record: dict, errors: list[dict] | None = None) -> dict:
@@ -67,22 +50,19 @@ def view(record: dict, errors: list[dict] | None = None) -> dict:
     return table.plain(body)
 
 
-def submit(account: str, body: bytes, content_type: str | None, dry_run: str | None) -> dict:
-    media, charset = _media_type(content_type)
-    if media != "text/csv":
-        raise UnsupportedMediaType("send the file as Content-Type: text/csv (charset=utf-8 or latin1)")
-    dry = _dry_run(dry_run)
+def submit(account: str, body: bytes, charset: str | None, dry_run: bool) -> dict:
+    """Queue the import of a CSV file (sent as text/csv, in `charset` if given)."""
     try:
-        parsed = rules.parse(body, charset)
-    except rules.UnknownCharset:
+        parsed = catalogue_import.parse(body, charset)
+    except catalogue_import.UnknownCharset:
         raise UnsupportedMediaType(f"charset {charset} is not supported: use utf-8 or latin1 (iso-8859-1)") from None
     rows = [json.dumps(r.as_json(), ensure_ascii=False, separators=(",", ":")) for r in parsed.records]
-    pieces, starts = store.split_pieces(rows)
+    pieces, starts = imports.split_pieces(rows)
     now = clock.now()
     record = {
-        "id": store.new_import_id(now),
+        "id": imports.new_import_id(now),
         "status": ImportStatus.RUNNING.value,
-        "dry_run": dry,
+        "dry_run": dry_run,
         "rows": len(rows),
         "submitted_at": iso(now),
         "encoding": parsed.encoding,
@@ -90,19 +70,20 @@ def submit(account: str, body: bytes, content_type: str | None, dry_run: str | N
         "piece_starts": starts,
         "categories_ready": False,
     }
-    store.create(account, record, pieces, now)
+    imports.create(account, record, pieces, now)
     return view({**record, "next_row": 0}, [])
 
 
 def get_import(account: str, import_id: str) -> dict:
-    record = store.get(account, import_id) if is_identifier(import_id) else None
+    record = imports.get(account, import_id) if is_identifier(import_id) else None
     if record is None:
         raise NotFound(f"import {import_id} does not exist")
-    return view(record, store.listed_errors(account, import_id, rules.MAX_LISTED_ERRORS))
+    return view(record, imports.listed_errors(account, import_id, catalogue_import.MAX_LISTED_ERRORS))
 
 
+@paged
 def list_imports(account: str, limit: int, cursor: str | None) -> Page:
-    page = store.list_page(account, limit, cursor)
+    page = imports.list_page(account, limit, cursor)
     return Page([view(item) for item in page.items], page.cursor)
 
 
@@ -116,23 +97,23 @@ class Rows:
         self.account, self.id = claimed["account"], claimed["id"]
         self.starts = [int(s) for s in claimed["piece_starts"]]
         self.total = int(claimed["rows"])
-        self.loaded: dict[int, list[rules.Record]] = {}
+        self.loaded: dict[int, list[catalogue_import.Record]] = {}
 
     def _load(self, numbers: list[int]) -> None:
         wanted = [n for n in numbers if n not in self.loaded]
         if not wanted:
             return
-        found = store.pieces(self.account, self.id, wanted)
+        found = imports.pieces(self.account, self.id, wanted)
         missing = set(wanted) - set(found)
         if missing:
             raise LookupError(f"rows of the file are missing (pieces {sorted(missing)})")
         for n, text in found.items():
-            self.loaded[n] = [rules.Record.from_json(row) for row in json.loads(text)]
+            self.loaded[n] = [catalogue_import.Record.from_json(row) for row in json.loads(text)]
 
     def _piece_of(self, index: int) -> int:
         return max(n for n, start in enumerate(self.starts) if start <= index)
 
-    def take(self, start: int, count: int) -> list[rules.Record]:
+    def take(self, start: int, count: int) -> list[catalogue_import.Record]:
         end = min(start + count, self.total)
         if start >= end:
             return []
@@ -142,7 +123,7 @@ class Rows:
         offset = self.starts[numbers[0]]
         return records[start - offset : end - offset]
 
-    def all(self) -> list[rules.Record]:
+    def all(self) -> list[catalogue_import.Record]:
         return self.take(0, self.total)
 
 
@@ -150,7 +131,7 @@ class Rows:
 class RowResult:
     outcome: Outcome
     errors: list[RowError]
-    write: store.ProductWrite | None = None
+    write: imports.ProductWrite | None = None
     size: int = 0
 
 
@@ -158,7 +139,7 @@ def _same(stored: dict, data: dict) -> bool:
     return table.json_numbers(stored) == table.json_numbers(data)
 
 
-def _with_kept_fields(body: dict, existing: store.Existing | None) -> dict:
+def _with_kept_fields(body: dict, existing: imports.Existing | None) -> dict:
     if existing is None:
         return body
     stored = table.json_numbers(existing.product.data)
@@ -169,19 +150,20 @@ def _with_kept_fields(body: dict, existing: store.Existing | None) -> dict:
     return merged
 
 
-def _image_marking(account: str, data: dict, existing: store.Existing | None, now: dt.datetime):
-    """Queue the image for download when it is new or its last download did not succeed; keep it otherwise."""
+def _image_due(data: dict, existing: imports.Existing | None, now: dt.datetime) -> dt.datetime | None:
+    """Queue the image for download (now) when it is new or its last download did not succeed; keep it (None)
+    otherwise."""
     if "image" in data and existing is not None:
         before = existing.product.data.get("image") or {}
         if before.get("url") == data["image"]["url"] and existing.image_status != product_images.FAILED:
-            return {}, ()
-    return product_images.marking(account, data, now)
+            return None
+    return now
 
 
-def _evaluate(account: str, records: list[rules.Record], plan: rules.CategoryPlan, now: dt.datetime) -> list[RowResult]:
-    mapped = [rules.map_record(record) for record in records]
+def _evaluate(account: str, records: list[catalogue_import.Record], plan: catalogue_import.CategoryPlan, now: dt.datetime) -> list[RowResult]:
+    mapped = [catalogue_import.map_record(record) for record in records]
     ids = [row.product_id for row in mapped if row.body is not None and is_identifier(row.product_id)]
-    existing = store.stored_products(account, ids) if ids else {}
+    existing = imports.stored_products(account, ids) if ids else {}
     results = []
     for row in mapped:
         if row.body is None:
@@ -191,11 +173,11 @@ def _evaluate(account: str, records: list[rules.Record], plan: rules.CategoryPla
         category = plan.resolve(row.category)
         if category is None and row.category.name is not None:
             message = plan.refused.get(row.category.name.strip(), "does not name a category")
-            results.append(RowResult(Outcome.INVALID, [RowError(row.line, rules.CATEGORY_NAME, message)]))
+            results.append(RowResult(Outcome.INVALID, [RowError(row.line, catalogue_import.CATEGORY_NAME, message)]))
             continue
         if category is not None:
             if not plan.exists(category):
-                error = RowError(row.line, rules.CATEGORY_ID, "does not name an existing category")
+                error = RowError(row.line, catalogue_import.CATEGORY_ID, "does not name an existing category")
                 results.append(RowResult(Outcome.INVALID, [error]))
                 continue
             body["category"] = category
@@ -203,13 +185,13 @@ def _evaluate(account: str, records: list[rules.Record], plan: rules.CategoryPla
         try:
             data = validate_product(_with_kept_fields(body, current))
         except ValidationFailed as failed:
-            results.append(RowResult(Outcome.INVALID, rules.row_errors(row.line, failed)))
+            results.append(RowResult(Outcome.INVALID, catalogue_import.row_errors(row.line, failed)))
             continue
         if current is not None and _same(current.product.data, data):
             results.append(RowResult(Outcome.UNCHANGED, []))
             continue
-        extra_set, extra_remove = _image_marking(account, data, current, now)
-        write = store.ProductWrite(data, current.product.revision if current else None, extra_set, extra_remove)
+        image_due = _image_due(data, current, now)
+        write = imports.ProductWrite(data, current.product.revision if current else None, image_due)
         outcome = Outcome.UPDATED if current else Outcome.CREATED
         results.append(RowResult(outcome, [], write, len(table.json_text(data).encode())))
     return results
@@ -226,13 +208,13 @@ def _fitting(results: list[RowResult]) -> list[RowResult]:
 
 
 def _progress(claimed: dict, results: list[RowResult]) -> tuple[dict, list[dict]]:
-    progress = {name: int(claimed.get(name, 0)) for name in store.COUNTS}
+    progress = {name: int(claimed.get(name, 0)) for name in imports.COUNTS}
     progress["next_row"] = int(claimed["next_row"]) + len(results)
     stored_errors = []
     for result in results:
         progress[result.outcome.value] += 1
         for error in result.errors:
-            if progress["error_count"] < rules.MAX_LISTED_ERRORS:
+            if progress["error_count"] < catalogue_import.MAX_LISTED_ERRORS:
                 stored_errors.append(error.as_dict())
             progress["error_count"] += 1
     return progress, stored_errors
@@ -242,14 +224,14 @@ def _categories(claimed: dict, rows: Rows) -> dict | None:
     """Once per import: find every row's category and create the missing ones (none in a dry run).
 
     Returns the progress to record, or None when a category was created meanwhile by someone else."""
-    plan = rules.CategoryPlan.of(store.categories(claimed["account"]))
+    plan = catalogue_import.CategoryPlan.of(imports.categories(claimed["account"]))
     for record in rows.all():
-        mapped = rules.map_record(record)
+        mapped = catalogue_import.map_record(record)
         if mapped.body is not None:
             plan.resolve(mapped.category)
     if not claimed["dry_run"] and plan.created:
         new = {category_id: name for name, category_id in plan.created.items()}
-        if not store.create_categories(claimed["account"], new):
+        if not imports.create_categories(claimed["account"], new):
             return None
     return {"categories_ready": True, "categories_created": len(plan.created), "next_row": int(claimed["next_row"])}
 
@@ -266,40 +248,40 @@ def run_slice(claimed: dict, deadline: float, now: dt.datetime | None = None) ->
     now = now or clock.now()
     if int(claimed.get("stalls", 0)) > MAX_STALLS:
         reason = f"processing stopped at row {int(claimed['next_row']) + 1} of the file repeatedly"
-        store.finish(claimed, ImportStatus.FAILED.value, now, reason)
+        imports.finish(claimed, ImportStatus.FAILED.value, now, reason)
         return "failed"
     rows = Rows(claimed)
     try:
         if not claimed.get("categories_ready"):
-            for _ in range(store.WRITE_ATTEMPTS):
+            for _ in range(imports.WRITE_ATTEMPTS):
                 progress = _categories(claimed, rows)
                 if progress is not None:
                     break
             else:
                 raise RuntimeError("categories kept changing while the import created its own")
-            if not isinstance(store.commit(claimed, [], progress, []), store.Committed):
+            if not isinstance(imports.commit(claimed, [], progress, []), imports.Committed):
                 return "lost"
             claimed = _advance(claimed, progress)
-        plan = rules.CategoryPlan.of(store.categories(account))
+        plan = catalogue_import.CategoryPlan.of(imports.categories(account))
         with ThreadPoolExecutor(max_workers=1) as ahead:
             upcoming = None
             while int(claimed["next_row"]) < rows.total:
                 if time.monotonic() + CHUNK_SECONDS > deadline:
-                    store.release(claimed, clock.now())
+                    imports.release(claimed, clock.now())
                     return "paused"
                 outcome, upcoming = _chunk(claimed, rows, plan, now, ahead, upcoming)
                 if outcome is None:
                     return "lost"
                 claimed = outcome
     except LookupError as error:
-        store.finish(claimed, ImportStatus.FAILED.value, clock.now(), str(error))
+        imports.finish(claimed, ImportStatus.FAILED.value, clock.now(), str(error))
         return "failed"
-    store.delete_pieces(account, claimed["id"], len(rows.starts))
-    store.finish(claimed, ImportStatus.DONE.value, clock.now())
+    imports.delete_pieces(account, claimed["id"], len(rows.starts))
+    imports.finish(claimed, ImportStatus.DONE.value, clock.now())
     return "done"
 
 
-def _chunk(claimed: dict, rows: Rows, plan: rules.CategoryPlan, now: dt.datetime, ahead: Executor, upcoming):
+def _chunk(claimed: dict, rows: Rows, plan: catalogue_import.CategoryPlan, now: dt.datetime, ahead: Executor, upcoming):
     """Evaluate and commit the next chunk of rows: (the import record after it, or None if the lease was lost;
     the evaluation of the chunk after it, started while this one is written)."""
     start = int(claimed["next_row"])
@@ -309,7 +291,7 @@ def _chunk(claimed: dict, rows: Rows, plan: rules.CategoryPlan, now: dt.datetime
 
     results = upcoming[1].result() if upcoming and upcoming[0] == start else evaluate(start)
     upcoming = None
-    for attempt in range(store.WRITE_ATTEMPTS):
+    for attempt in range(imports.WRITE_ATTEMPTS):
         progress, errors = _progress(claimed, results)
         following = progress["next_row"]
         if upcoming is None and following < rows.total:
@@ -318,10 +300,10 @@ def _chunk(claimed: dict, rows: Rows, plan: rules.CategoryPlan, now: dt.datetime
             # it while this chunk is written changes nothing; its own write is conditional like every other.
             upcoming = (following, ahead.submit(evaluate, following))
         writes = [] if claimed["dry_run"] else [r.write for r in results if r.write is not None]
-        outcome = store.commit(claimed, writes, progress, errors)
-        if isinstance(outcome, store.Committed):
+        outcome = imports.commit(claimed, writes, progress, errors)
+        if isinstance(outcome, imports.Committed):
             return _advance(claimed, progress), upcoming
-        if isinstance(outcome, store.LostLease):
+        if isinstance(outcome, imports.LostLease):
             return None, None
         log.info("import %s: rows from %s changed while being imported; reading them again", claimed["id"], start)
         time.sleep(min(0.02 * 2**attempt, 0.5))

@@ -9,12 +9,12 @@ from ..domain.ordering import Catalogue, plan_order
 from ..store import deliveries, events, order_context
 from . import clock
 from .deliveries import raise_for
-from .idempotency import Claim
+from .idempotency import IdempotencyClaim
 
 REQUEST_DELIVERY = "request-delivery"
 
 
-def place_order(account: str, customer_id: str, data, idempotency: Claim | None = None) -> list[dict]:
+def place_order(account: str, customer_id: str, data, idempotency: IdempotencyClaim | None = None) -> list[dict]:
     """The deliveries created, in full; ValidationFailed with one error per problem."""
     body = parse(OrderBody, data)
     now = clock.now()

@@ -4,7 +4,7 @@ Both are validated by the one scaled-pricing validator against the product's `or
 while the product still has that `order_by`; a product changed in between is read again.
 """
 from ..domain.identifiers import is_identifier
-from ..domain.errors import Conflict, NotFound
+from ..domain.errors import Conflict, NotFound, invalid
 from ..domain.scaled_pricing import validate_price_groups, validate_price_level
 from ..store import pricing
 from ..store.products import StoredProduct
@@ -38,6 +38,13 @@ def get_customer_pricing(account: str, product_id: str, customer_id: str) -> dic
     return read.data
 
 
+def _written(put: pricing.Put) -> bool:
+    """True when written, False when the product or customer changed meanwhile (read again)."""
+    if put is pricing.TOO_LARGE:
+        raise invalid("body", "is too large to store; use fewer groups, price points or date overrides")
+    return put is pricing.WRITTEN
+
+
 def put_customer_pricing(account: str, product_id: str, customer_id: str, body) -> dict:
     """Replace the customer's pricing of the product (a property left out is removed); returns what was stored."""
     for _ in range(WRITE_ATTEMPTS):
@@ -46,7 +53,7 @@ def put_customer_pricing(account: str, product_id: str, customer_id: str, body) 
             raise NotFound(f"customer {customer_id} does not exist")
         order_by = _order_by(read.product)
         stored = validate_price_level(body, order_by)
-        if pricing.put_customer_pricing(account, product_id, customer_id, stored, order_by):
+        if _written(pricing.put_customer_pricing(account, product_id, customer_id, stored, order_by)):
             return stored
     raise Conflict("the product kept changing while its customer pricing was written; try again")
 
@@ -74,6 +81,6 @@ def put_price_groups(account: str, product_id: str, body) -> dict:
         read = _read_price_groups(account, product_id)
         order_by = _order_by(read.product)
         stored = validate_price_groups(body, order_by)
-        if pricing.put_price_groups(account, product_id, stored, order_by):
+        if _written(pricing.put_price_groups(account, product_id, stored, order_by)):
             return stored
     raise Conflict("the product kept changing while its price groups were written; try again")

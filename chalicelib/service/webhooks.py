@@ -1,29 +1,29 @@
 """Use cases of webhooks: configure where events go, and see how their delivery went (decisions §10)."""
 from ..domain.errors import NotFound
 from ..domain.webhook import shown, validate_settings
-from ..store import events
-from ..store import webhooks as store
+from ..store import events, webhooks
 from ..jobs import webhooks as sender
 from ..store.paging import Page
+from .paging import paged
 
 NOT_CONFIGURED = "no webhook is configured; PUT /account/settings/webhooks to configure one"
 
 
 def get_settings(account: str) -> dict:
-    webhook = store.get(account)
+    webhook = webhooks.get(account)
     if webhook is None:
         raise NotFound(NOT_CONFIGURED)
     return shown(webhook.settings, webhook.signing_secret)
 
 
 def put_settings(account: str, body) -> dict:
-    webhook = store.put(account, validate_settings(body))
+    webhook = webhooks.put(account, validate_settings(body))
     events.unpark(account)  # a new receiver gets the account's next events at once
     return shown(webhook.settings, webhook.signing_secret)
 
 
 def delete_settings(account: str) -> None:
-    if not store.delete(account):
+    if not webhooks.delete(account):
         raise NotFound(NOT_CONFIGURED)
 
 
@@ -62,11 +62,13 @@ def _event(item: dict) -> dict:
     return entry
 
 
+@paged
 def list_deliveries(account: str, limit: int, cursor: str | None) -> Page:
     page = events.list_page(account, limit, cursor)
     return Page([_delivery(item) for item in page.items], page.cursor)
 
 
+@paged
 def list_events(account: str, limit: int, cursor: str | None) -> Page:
     page = events.list_page(account, limit, cursor, query="events")
     return Page([_event(item) for item in page.items], page.cursor)

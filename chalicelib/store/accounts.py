@@ -6,9 +6,9 @@ from botocore.exceptions import ClientError
 from . import keys, table
 
 
-def create(account: str, name: str) -> bool:
-    """Create the account if missing; True when it was created."""
-    item = {**keys.account_key(account), "name": name, "created": dt.datetime.now(dt.timezone.utc).isoformat()}
+def create(account: str, name: str, created: dt.datetime) -> bool:
+    """Create the account (created at `created`) if missing; True when it was created."""
+    item = {**keys.account_key(account), "name": name, "created": created.isoformat()}
     try:
         table.client().put_item(
             TableName=table.name(), Item=table.to_item(item), ConditionExpression="attribute_not_exists(PK)"

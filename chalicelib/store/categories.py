@@ -1,13 +1,12 @@
 """Categories: small items under the account partition."""
 from botocore.exceptions import ClientError
 
-from ..domain.errors import NotFound
 from . import keys, table
 from .paging import Page, query_page
 
 
 def _public(item: dict) -> dict:
-    return {"id": item["SK"].removeprefix("CATEGORY#"), "name": item["name"]}
+    return {"id": keys.category_id_of(item), "name": item["name"]}
 
 
 def put(account: str, category_id: str, name: str) -> dict:
@@ -21,6 +20,13 @@ class Taken:
 
 
 TAKEN = Taken()
+
+
+class Gone:
+    """The outcome of delete when there is no such category."""
+
+
+GONE = Gone()
 
 
 def create(account: str, category_id: str, name: str) -> dict | Taken:
@@ -48,12 +54,12 @@ def list_page(account: str, limit: int, cursor: str | None) -> Page:
         limit,
         cursor,
         KeyConditionExpression="PK = :pk AND begins_with(SK, :prefix)",
-        ExpressionAttributeValues=table.values(pk=keys.account_pk(account), prefix="CATEGORY#"),
+        ExpressionAttributeValues=table.values(pk=keys.account_pk(account), prefix=keys.CATEGORY_PREFIX),
     )
     return Page([_public(item) for item in page.items], page.cursor)
 
 
-def delete(account: str, category_id: str) -> None:
+def delete(account: str, category_id: str) -> Gone | None:
     try:
         table.client().delete_item(
             TableName=table.name(),
@@ -62,5 +68,6 @@ def delete(account: str, category_id: str) -> None:
         )
     except ClientError as error:
         if table.is_conditional_failure(error):
-            raise NotFound(f"category {category_id} does not exist") from None
+            return GONE
         raise
+    return None

@@ -1,13 +1,25 @@
 """Opaque paging cursors: the DynamoDB key to resume from, signed and bound to the account and the query."""
 import base64
+import enum
 import hashlib
 import hmac
 import json
 
 from .. import config
-from ..domain.errors import invalid
 
 _SIGNATURE_BYTES = 16
+
+
+class BadCursor(Exception):
+    """A cursor we cannot resume from; `reason` says why."""
+
+    class Reason(enum.Enum):
+        FORGED = "forged"  # not a cursor we issued: garbled, or its signature does not match
+        FOREIGN = "foreign"  # ours, but for another account, list or query
+
+    def __init__(self, reason: "BadCursor.Reason"):
+        super().__init__(reason.value)
+        self.reason = reason
 
 
 def _b64(data: bytes) -> str:
@@ -28,7 +40,7 @@ def encode(account: str, query: str, last_key: dict) -> str:
 
 
 def decode(account: str, query: str, cursor: str) -> dict:
-    """The key to resume from; 400 for anything not issued by us for this very account and query."""
+    """The key to resume from; BadCursor for anything not issued by us for this very account and query."""
     try:
         body, signature = cursor.split(".")
         payload = _unb64(body)
@@ -36,7 +48,7 @@ def decode(account: str, query: str, cursor: str) -> dict:
             raise ValueError("bad signature")
         data = json.loads(payload)
     except (ValueError, TypeError):
-        raise invalid("cursor", "is not a valid cursor") from None
+        raise BadCursor(BadCursor.Reason.FORGED) from None
     if data.get("a") != account or data.get("q") != query or not isinstance(data.get("k"), dict):
-        raise invalid("cursor", "belongs to another list or query")
+        raise BadCursor(BadCursor.Reason.FOREIGN)
     return data["k"]

@@ -14,7 +14,7 @@ def list_page(account: str, limit: int, cursor: str | None) -> Page:
         limit,
         cursor,
         KeyConditionExpression="PK = :pk AND begins_with(SK, :prefix)",
-        ExpressionAttributeValues=table.values(pk=keys.account_pk(account), prefix="CUSTOMER#"),
+        ExpressionAttributeValues=table.values(pk=keys.account_pk(account), prefix=keys.CUSTOMER_PREFIX),
     )
     return Page([item["data"] for item in page.items], page.cursor)
 

@@ -235,12 +235,12 @@ def _newest_first(account: str, query: str, limit: int, cursor: str | None, pk: 
 def list_page(account: str, limit: int, cursor: str | None, status: str | None = None) -> Page:
     """Newest first; with a status, only deliveries in it (read from the status index)."""
     if status is None:
-        return _newest_first(account, "deliveries", limit, cursor, keys.delivery_key(account, 0)["PK"])
-    pk = keys.delivery_status_gsi(account, status, 0)["GSI1PK"]
+        return _newest_first(account, "deliveries", limit, cursor, keys.deliveries_pk(account))
+    pk = keys.deliveries_by_status_pk(account, status)
     return _newest_first(account, f"deliveries?status={status}", limit, cursor, pk, keys.GSI1)
 
 
 def list_customer_page(account: str, customer_id: str, limit: int, cursor: str | None) -> Page:
     """One customer's deliveries, newest first."""
-    pk = keys.delivery_customer_gsi(account, customer_id, 0)["GSI2PK"]
+    pk = keys.deliveries_by_customer_pk(account, customer_id)
     return _newest_first(account, f"customer-deliveries?customer={customer_id}", limit, cursor, pk, keys.GSI2)

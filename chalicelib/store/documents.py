@@ -5,10 +5,13 @@ document (the profile and the settings of a customer) without reading it first.
 """
 from botocore.exceptions import ClientError
 
-from ..domain.errors import Conflict
 from . import table
 
 CREATE_ATTEMPTS = 3
+
+
+class Contended(Exception):
+    """Other writers kept creating and changing the document between our update and our create."""
 
 
 def _update_request(key: dict, set_fields: dict, remove_fields: tuple[str, ...]) -> dict:
@@ -72,4 +75,4 @@ def update(key: dict, set_fields: dict, remove_fields: tuple[str, ...] = (), cre
             if not table.is_conditional_failure(error):
                 raise
         # Created by someone else between our two requests: update what they created.
-    raise Conflict("the document kept changing while it was being written; try again")
+    raise Contended()

@@ -28,7 +28,7 @@ class Record:
 
 
 @dataclass(frozen=True)
-class Claim:
+class ClaimedKey:
     account: str
     scope: str
     key: str
@@ -41,8 +41,8 @@ def _record(item: dict) -> Record:
     return Record(item["state"], item["fingerprint"], status, item.get("headers"), item.get("body"))
 
 
-def claim(account: str, scope: str, key: str, fingerprint: str, now: int) -> Claim | Record:
-    """Claim the key for this request (a Claim), or the record that already holds it."""
+def claim(account: str, scope: str, key: str, fingerprint: str, now: int) -> ClaimedKey | Record:
+    """Claim the key for this request (a ClaimedKey), or the record that already holds it."""
     claim_id = secrets.token_hex(8)
     item = {
         **keys.idempotency_key(account, scope, key),
@@ -67,7 +67,7 @@ def claim(account: str, scope: str, key: str, fingerprint: str, now: int) -> Cla
                 ),
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
-            return Claim(account, scope, key, claim_id)
+            return ClaimedKey(account, scope, key, claim_id)
         except ClientError as error:
             if not table.is_conditional_failure(error):
                 raise
@@ -85,7 +85,7 @@ def _read(account: str, scope: str, key: str) -> dict | None:
     return table.from_item(response["Item"]) if "Item" in response else None
 
 
-def complete_operation(claim: Claim, status: int, headers: dict, body: str) -> dict:
+def complete_operation(claim: ClaimedKey, status: int, headers: dict, body: str) -> dict:
     """A transaction item that records the response, if the claim is still ours."""
     return {
         "Update": {
@@ -101,7 +101,7 @@ def complete_operation(claim: Claim, status: int, headers: dict, body: str) -> d
     }
 
 
-def complete(claim: Claim, status: int, headers: dict, body: str) -> bool:
+def complete(claim: ClaimedKey, status: int, headers: dict, body: str) -> bool:
     try:
         table.client().update_item(**complete_operation(claim, status, headers, body)["Update"])
     except ClientError as error:
@@ -111,7 +111,7 @@ def complete(claim: Claim, status: int, headers: dict, body: str) -> bool:
     return True
 
 
-def release(claim: Claim) -> None:
+def release(claim: ClaimedKey) -> None:
     """Give the key back (the work failed), unless the claim was completed or taken over."""
     try:
         table.client().delete_item(

@@ -29,12 +29,14 @@ _LISTED = ("id", "#status", "dry_run", "#rows", "next_row", *COUNTS, "submitted_
 
 @dataclass(frozen=True)
 class ProductWrite:
-    """A product to write: create it (revision None) or replace the one read with that revision."""
+    """A product to write: create it (revision None) or replace the one read with that revision.
+
+    image_due: queue its image for download then (or forget an image it no longer has); None keeps the image
+    state as it is (store/products.py write_operation)."""
 
     data: dict
     expected_revision: str | None
-    extra_set: dict
-    extra_remove: tuple[str, ...]
+    image_due: dt.datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -162,11 +164,10 @@ def pieces(account: str, import_id: str, numbers: list[int]) -> dict[int, str]:
 
 def categories(account: str) -> dict[str, str]:
     """Every category of the account, id -> name (read once per import run, not once per row)."""
-    prefix = keys.category_key(account, "")["SK"]
     request = {
         "TableName": table.name(),
         "KeyConditionExpression": "PK = :pk AND begins_with(SK, :prefix)",
-        "ExpressionAttributeValues": table.values(pk=keys.account_pk(account), prefix=prefix),
+        "ExpressionAttributeValues": table.values(pk=keys.account_pk(account), prefix=keys.CATEGORY_PREFIX),
         "ConsistentRead": True,
     }
     found = {}
@@ -174,7 +175,7 @@ def categories(account: str) -> dict[str, str]:
         response = table.client().query(**request)
         for raw in response.get("Items", []):
             item = table.from_item(raw)
-            found[item["SK"].removeprefix(prefix)] = item["name"]
+            found[keys.category_id_of(item)] = item["name"]
         if "LastEvaluatedKey" not in response:
             return found
         request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
@@ -268,11 +269,10 @@ def commit(claimed: dict, writes: list[ProductWrite], progress: dict, errors: li
             "Update": products.write_operation(
                 account,
                 write.data,
-                products.new_revision(),
+                table.new_revision(),
                 create_only=write.expected_revision is None,
                 expected_revision=write.expected_revision,
-                extra_set=write.extra_set,
-                extra_remove=write.extra_remove,
+                image_due=write.image_due,
             )
         }
         for write in writes
@@ -293,7 +293,7 @@ def commit(claimed: dict, writes: list[ProductWrite], progress: dict, errors: li
         if not codes:
             raise
         if codes[len(writes)] not in ("None", ""):
-            if codes[len(writes)] == "ConditionalCheckFailed":
+            if codes[len(writes)] == table.CONDITION_FAILED:
                 return LostLease()
             return Conflicts([])  # the import item itself was busy: try the chunk again
         return Conflicts([i for i, code in enumerate(codes[: len(writes)]) if code not in ("None", "")])

@@ -7,8 +7,15 @@ GSI3 = "GSI3"  # products whose image waits for download
 ID_WIDTH = 12  # zero padding so numeric ids sort as strings
 
 
+ACCOUNT_PREFIX = "A#"
+PRODUCT_PREFIX = "PRODUCT#"
+CATEGORY_PREFIX = "CATEGORY#"
+CUSTOMER_PREFIX = "CUSTOMER#"
+WEBHOOKS_SETTINGS = "WEBHOOKS"  # the settings name of an account's webhook settings
+
+
 def account_pk(account: str) -> str:
-    return f"A#{account}"
+    return f"{ACCOUNT_PREFIX}{account}"
 
 
 def account_key(account: str) -> dict:
@@ -19,12 +26,25 @@ def settings_key(account: str, name: str) -> dict:
     return {"PK": account_pk(account), "SK": f"SETTINGS#{name}"}
 
 
+def webhooks_key(account: str) -> dict:
+    return settings_key(account, WEBHOOKS_SETTINGS)
+
+
 def product_key(account: str, product_id: str) -> dict:
-    return {"PK": account_pk(account), "SK": f"PRODUCT#{product_id}"}
+    return {"PK": account_pk(account), "SK": f"{PRODUCT_PREFIX}{product_id}"}
+
+
+def product_of_key(item: dict) -> tuple[str, str]:
+    """The (account, product id) a product item's keys name."""
+    return item["PK"].removeprefix(ACCOUNT_PREFIX), item["SK"].removeprefix(PRODUCT_PREFIX)
+
+
+def products_in_category_pk(account: str, category: str) -> str:
+    return f"{account_pk(account)}#PCAT#{category}"
 
 
 def product_category_gsi(account: str, category: str, product_id: str) -> dict:
-    return {"GSI1PK": f"{account_pk(account)}#PCAT#{category}", "GSI1SK": product_id}
+    return {"GSI1PK": products_in_category_pk(account, category), "GSI1SK": product_id}
 
 
 def orderable_products_pk(account: str) -> str:
@@ -37,11 +57,15 @@ def orderable_product_gsi(account: str, product_id: str) -> dict:
 
 
 def category_key(account: str, category_id: str) -> dict:
-    return {"PK": account_pk(account), "SK": f"CATEGORY#{category_id}"}
+    return {"PK": account_pk(account), "SK": f"{CATEGORY_PREFIX}{category_id}"}
+
+
+def category_id_of(item: dict) -> str:
+    return item["SK"].removeprefix(CATEGORY_PREFIX)
 
 
 def customer_key(account: str, customer_id: str) -> dict:
-    return {"PK": account_pk(account), "SK": f"CUSTOMER#{customer_id}"}
+    return {"PK": account_pk(account), "SK": f"{CUSTOMER_PREFIX}{customer_id}"}
 
 
 def product_pricing_pk(account: str, product_id: str) -> str:
@@ -49,7 +73,7 @@ def product_pricing_pk(account: str, product_id: str) -> str:
 
 
 def customer_pricing_key(account: str, product_id: str, customer_id: str) -> dict:
-    return {"PK": product_pricing_pk(account, product_id), "SK": f"CUSTOMER#{customer_id}"}
+    return {"PK": product_pricing_pk(account, product_id), "SK": f"{CUSTOMER_PREFIX}{customer_id}"}
 
 
 def price_groups_key(account: str, product_id: str) -> dict:
@@ -64,20 +88,32 @@ def padded_id(number: int) -> str:
     return str(number).zfill(ID_WIDTH)
 
 
+def deliveries_pk(account: str) -> str:
+    return f"{account_pk(account)}#D"
+
+
 def delivery_key(account: str, delivery_id: int) -> dict:
-    return {"PK": f"{account_pk(account)}#D", "SK": padded_id(delivery_id)}
+    return {"PK": deliveries_pk(account), "SK": padded_id(delivery_id)}
 
 
 def delivery_items_key(account: str, delivery_id: int) -> dict:
     return {"PK": f"{account_pk(account)}#DITEMS", "SK": padded_id(delivery_id)}
 
 
+def deliveries_by_status_pk(account: str, status: str) -> str:
+    return f"{account_pk(account)}#DSTATUS#{status}"
+
+
 def delivery_status_gsi(account: str, status: str, delivery_id: int) -> dict:
-    return {"GSI1PK": f"{account_pk(account)}#DSTATUS#{status}", "GSI1SK": padded_id(delivery_id)}
+    return {"GSI1PK": deliveries_by_status_pk(account, status), "GSI1SK": padded_id(delivery_id)}
+
+
+def deliveries_by_customer_pk(account: str, customer_id: str) -> str:
+    return f"{account_pk(account)}#DCUST#{customer_id}"
 
 
 def delivery_customer_gsi(account: str, customer_id: str, delivery_id: int) -> dict:
-    return {"GSI2PK": f"{account_pk(account)}#DCUST#{customer_id}", "GSI2SK": padded_id(delivery_id)}
+    return {"GSI2PK": deliveries_by_customer_pk(account, customer_id), "GSI2SK": padded_id(delivery_id)}
 
 
 def token_key(token_hash: str) -> dict:
@@ -93,8 +129,12 @@ def idempotency_key(account: str, scope: str, key: str) -> dict:
     return {"PK": f"{account_pk(account)}#IDEM", "SK": f"{scope}#{key}"}
 
 
+def events_pk(account: str) -> str:
+    return f"{account_pk(account)}#EVENT"
+
+
 def event_key(account: str, sort: str) -> dict:
-    return {"PK": f"{account_pk(account)}#EVENT", "SK": sort}
+    return {"PK": events_pk(account), "SK": sort}
 
 
 OUTBOX_PENDING = "OUTBOX#PENDING"  # GSI1PK of events still to send; GSI1SK <due iso>#<account>#<event id>
@@ -147,10 +187,6 @@ def import_errors_key(account: str, import_id: str, first_row: int) -> dict:
 
 def import_due(due_iso: str, account: str, import_id: str) -> dict:
     return {"GSI3PK": IMPORTS_PENDING, "GSI3SK": f"{due_iso}#{account}#{import_id}"}
-
-
-def events_pk(account: str) -> str:
-    return event_key(account, "")["PK"]
 
 
 def outbox_lane_key(account: str) -> dict:

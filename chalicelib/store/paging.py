@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from . import cursor as cursors
 from . import table
+from .cursor import BadCursor  # noqa: F401  (what query_page raises for a cursor it cannot resume from)
 
 
 @dataclass(frozen=True)

@@ -4,16 +4,27 @@ Writes are a transaction with checks that the product still exists with the `ord
 validated against (and, for customer pricing, that the customer exists), so a product or customer that went
 away, or a product switched between vessel and kg, never gets pricing validated against the old state.
 """
+import enum
 import json
 from dataclasses import dataclass
 
 from botocore.exceptions import ClientError
 
-from ..domain.errors import invalid
 from . import batch, customers, keys, table
 from .products import StoredProduct, from_item
 
 MAX_DOCUMENT_BYTES = 350_000
+
+
+class Put(enum.Enum):
+    """What became of a pricing write."""
+
+    WRITTEN = "written"
+    CHANGED = "changed"  # a check did not hold: the product or customer changed meanwhile (re-read, try again)
+    TOO_LARGE = "too large"  # the pricing item would pass MAX_DOCUMENT_BYTES; nothing was written
+
+
+WRITTEN, CHANGED, TOO_LARGE = Put
 
 
 @dataclass(frozen=True)
@@ -63,22 +74,23 @@ def _product_check(account: str, product_id: str, order_by: str) -> dict:
     }
 
 
-def _put(key: dict, data: dict, checks: list[dict]) -> bool:
-    """Write the pricing item if every check holds; False when one did not (re-read and try again)."""
+def _put(key: dict, data: dict, checks: list[dict]) -> Put:
+    """Write the pricing item if every check holds (WRITTEN); CHANGED when one did not, TOO_LARGE for data
+    an item cannot hold."""
     # DynamoDB items hold at most 400 KB; JSON text is a close enough measure of an item's size.
     if len(json.dumps(data, default=str, separators=(",", ":"))) > MAX_DOCUMENT_BYTES:
-        raise invalid("body", "is too large to store; use fewer groups, price points or date overrides")
+        return TOO_LARGE
     put = {"Put": {"TableName": table.name(), "Item": table.to_item({**key, "data": data})}}
     try:
         table.client().transact_write_items(TransactItems=[put, *checks])
     except ClientError as error:
-        if "ConditionalCheckFailed" in table.cancellation_codes(error):
-            return False
+        if table.CONDITION_FAILED in table.cancellation_codes(error):
+            return CHANGED
         raise
-    return True
+    return WRITTEN
 
 
-def put_customer_pricing(account: str, product_id: str, customer_id: str, level: dict, order_by: str) -> bool:
+def put_customer_pricing(account: str, product_id: str, customer_id: str, level: dict, order_by: str) -> Put:
     return _put(
         keys.customer_pricing_key(account, product_id, customer_id),
         level,
@@ -86,7 +98,7 @@ def put_customer_pricing(account: str, product_id: str, customer_id: str, level:
     )
 
 
-def put_price_groups(account: str, product_id: str, groups: dict, order_by: str) -> bool:
+def put_price_groups(account: str, product_id: str, groups: dict, order_by: str) -> Put:
     return _put(keys.price_groups_key(account, product_id), groups, [_product_check(account, product_id, order_by)])
 
 

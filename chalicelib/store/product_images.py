@@ -16,7 +16,6 @@ from botocore.exceptions import ClientError
 from ..domain.image_status import ImageStatus
 from ..domain.timestamps import iso
 from . import keys, table
-from .products import new_revision
 
 PENDING, DOWNLOADING, DONE, FAILED = ImageStatus.PENDING, ImageStatus.DOWNLOADING, ImageStatus.DONE, ImageStatus.FAILED
 STATE = ("image_status", "image_meta", "image_error", "GSI3PK", "GSI3SK")
@@ -42,7 +41,7 @@ def marking(account: str, data: dict, now: dt.datetime) -> tuple[dict, tuple[str
 
 def product_of(item: dict) -> tuple[str, str]:
     """(account, product id) of a product item."""
-    return item["PK"].removeprefix(keys.account_pk("")), item["SK"].removeprefix("PRODUCT#")
+    return keys.product_of_key(item)
 
 
 def get(account: str, product_id: str) -> dict | None:
@@ -86,7 +85,7 @@ def finish(item: dict, *, data: dict | None = None, meta: dict | None = None, er
     removals = ["GSI3PK", "GSI3SK"]
     if data is not None:
         update += ["#data = :data", "rev = :new_rev"]
-        named.update(data=data, new_rev=new_revision())
+        named.update(data=data, new_rev=table.new_revision())
     if meta is not None:
         update.append("image_meta = :meta")
         named["meta"] = meta

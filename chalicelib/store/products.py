@@ -1,11 +1,11 @@
 """Products: one item each, the product document in `data`, a revision for ETags and conditional writes."""
-import secrets
+import datetime as dt
+import enum
 from dataclasses import dataclass
 
 from botocore.exceptions import ClientError
 
-from ..domain.errors import Conflict, NotFound, PreconditionFailed, invalid
-from . import keys, table
+from . import keys, product_images, table
 from .paging import Page, query_page
 
 
@@ -37,13 +37,50 @@ def list_page(account: str, limit: int, cursor: str | None) -> Page:
         limit,
         cursor,
         KeyConditionExpression="PK = :pk AND begins_with(SK, :prefix)",
-        ExpressionAttributeValues=table.values(pk=keys.account_pk(account), prefix="PRODUCT#"),
+        ExpressionAttributeValues=table.values(pk=keys.account_pk(account), prefix=keys.PRODUCT_PREFIX),
     )
     return Page([from_item(item) for item in page.items], page.cursor)
 
 
-def new_revision() -> str:
-    return secrets.token_hex(8)
+class Refused(enum.Enum):
+    """Why a product write or delete did not happen."""
+
+    TAKEN = "taken"  # create only, and the id is already used
+    STALE = "stale"  # the product's revision is no longer the one expected
+    NO_CATEGORY = "no category"  # the product names a category that does not exist
+    GONE = "gone"  # there is no such product
+    IN_USE = "in use"  # a delivery uses the product, so it stays
+
+
+TAKEN, STALE, NO_CATEGORY, GONE, IN_USE = Refused
+
+
+def _update_expression(sets: dict, removals: list[str]) -> tuple[str, dict, dict]:
+    """SET/REMOVE expression, attribute names and values for the given attributes (names in #n, values in :v)."""
+    expression = "SET " + ", ".join(f"#s{i} = :s{i}" for i in range(len(sets)))
+    if removals:
+        expression += f" REMOVE {', '.join(f'#r{i}' for i in range(len(removals)))}"
+    names = {**{f"#s{i}": name for i, name in enumerate(sets)}, **{f"#r{i}": name for i, name in enumerate(removals)}}
+    values = table.values(**{f"s{i}": value for i, value in enumerate(sets.values())})
+    return expression, names, values
+
+
+def _index_attributes(account: str, data: dict, image_due: dt.datetime | None) -> tuple[dict, list[str]]:
+    """The index attributes a product item carries beside its document: (to set, to remove).
+
+    By category (GSI1); orderable ones in their sparse index (GSI2); a product with an image in the image
+    queue (GSI3, see store/product_images.py), due at image_due.
+    """
+    sets = dict(keys.product_category_gsi(account, data["category"], data["id"]))
+    removals = []
+    if data["status"] in ORDERABLE_STATUSES:
+        sets.update(keys.orderable_product_gsi(account, data["id"]))
+    else:
+        removals += ["GSI2PK", "GSI2SK"]
+    if image_due is None:
+        return sets, removals
+    image_set, image_remove = product_images.marking(account, data, image_due)
+    return {**sets, **image_set}, removals + list(image_remove)
 
 
 def write_operation(
@@ -53,39 +90,22 @@ def write_operation(
     *,
     create_only: bool = False,
     expected_revision: str | None = None,
-    extra_set: dict | None = None,
-    extra_remove: tuple[str, ...] = (),
+    image_due: dt.datetime | None = None,
 ) -> dict:
     """The UpdateItem (as a TransactWriteItems element's body) that creates or replaces a product.
 
-    Update (not Put) keeps attributes other writers own, such as the `used` flag set by deliveries.
-    extra_set/extra_remove are further item attributes written by the same update (the image job's state).
+    Update (not Put) keeps attributes other writers own, such as the `used` flag set by deliveries. With
+    image_due, the same update queues the product's image for download then, or forgets an image it no
+    longer has.
     """
-    index = keys.product_category_gsi(account, data["category"], data["id"])
-    expression = "SET #data = :data, rev = :rev, GSI1PK = :gpk, GSI1SK = :gsk"
-    named = {"data": data, "rev": revision, "gpk": index["GSI1PK"], "gsk": index["GSI1SK"]}
-    removals = list(extra_remove)
-    if data["status"] in ORDERABLE_STATUSES:
-        orderable = keys.orderable_product_gsi(account, data["id"])
-        expression += ", GSI2PK = :opk, GSI2SK = :osk"
-        named.update(opk=orderable["GSI2PK"], osk=orderable["GSI2SK"])
-    else:
-        removals += ["GSI2PK", "GSI2SK"]
-    extra_set = extra_set or {}
-    expression += "".join(f", #x{i} = :x{i}" for i in range(len(extra_set)))
-    named.update({f"x{i}": value for i, value in enumerate(extra_set.values())})
-    if removals:
-        expression += f" REMOVE {', '.join(f'#r{i}' for i in range(len(removals)))}"
+    index_set, removals = _index_attributes(account, data, image_due)
+    expression, names, values = _update_expression({"data": data, "rev": revision, **index_set}, removals)
     update = {
         "TableName": table.name(),
         "Key": table.to_item(keys.product_key(account, data["id"])),
         "UpdateExpression": expression,
-        "ExpressionAttributeNames": {
-            "#data": "data",
-            **{f"#x{i}": name for i, name in enumerate(extra_set)},
-            **{f"#r{i}": name for i, name in enumerate(removals)},
-        },
-        "ExpressionAttributeValues": table.values(**named),
+        "ExpressionAttributeNames": names,
+        "ExpressionAttributeValues": values,
     }
     if create_only:
         update["ConditionExpression"] = "attribute_not_exists(PK)"
@@ -95,57 +115,54 @@ def write_operation(
     return update
 
 
+def _category_check(account: str, category_id: str) -> dict:
+    return {
+        "TableName": table.name(),
+        "Key": table.to_item(keys.category_key(account, category_id)),
+        "ConditionExpression": "attribute_exists(PK)",
+    }
+
+
+def _refusal(codes: list[str], create_only: bool) -> Refused | None:
+    """Why a save's transaction [product update, category check] was cancelled; the category first."""
+    if len(codes) > 1 and codes[1] == table.CONDITION_FAILED:
+        return NO_CATEGORY
+    if codes[0] == table.CONDITION_FAILED:
+        return TAKEN if create_only else STALE
+    return None
+
+
 def save(
     account: str,
     data: dict,
     *,
     create_only: bool = False,
     expected_revision: str | None = None,
-    extra_set: dict | None = None,
-    extra_remove: tuple[str, ...] = (),
-) -> str:
+    image_due: dt.datetime | None = None,
+) -> str | Refused:
     """Create or replace a product, checking in the same transaction that its category exists.
 
-    Returns the new revision.
+    Returns the new revision, or why nothing was written (TAKEN, STALE, NO_CATEGORY).
     """
-    revision = new_revision()
+    revision = table.new_revision()
     update = write_operation(
-        account,
-        data,
-        revision,
-        create_only=create_only,
-        expected_revision=expected_revision,
-        extra_set=extra_set,
-        extra_remove=extra_remove,
+        account, data, revision, create_only=create_only, expected_revision=expected_revision, image_due=image_due
     )
-    category_check = {
-        "TableName": table.name(),
-        "Key": table.to_item(keys.category_key(account, data["category"])),
-        "ConditionExpression": "attribute_exists(PK)",
-    }
     try:
         table.client().transact_write_items(
-            TransactItems=[{"Update": update}, {"ConditionCheck": category_check}]
+            TransactItems=[{"Update": update}, {"ConditionCheck": _category_check(account, data["category"])}]
         )
     except ClientError as error:
         codes = table.cancellation_codes(error)
-        if not codes:
+        refusal = _refusal(codes, create_only) if codes else None
+        if refusal is None:
             raise
-        failures = []
-        if len(codes) > 1 and codes[1] == "ConditionalCheckFailed":
-            failures.append(invalid("category", "does not name an existing category"))
-        if codes[0] == "ConditionalCheckFailed":
-            if create_only:
-                failures.append(Conflict(f"product {data['id']} already exists; use PUT to replace it"))
-            else:
-                failures.append(PreconditionFailed("the product was changed since the ETag given in If-Match"))
-        if failures:
-            raise failures[0] from None
-        raise
+        return refusal
     return revision
 
 
-def delete(account: str, product_id: str, expected_revision: str | None = None) -> None:
+def delete(account: str, product_id: str, expected_revision: str | None = None) -> Refused | None:
+    """Delete an unused product; None when deleted, else why not (GONE, IN_USE, STALE)."""
     condition = "attribute_exists(PK) AND (attribute_not_exists(used) OR used = :false)"
     named = {"false": False}
     if expected_revision is not None:
@@ -164,10 +181,9 @@ def delete(account: str, product_id: str, expected_revision: str | None = None) 
         # Only on failure do we read, to say which condition did not hold.
         current = get(account, product_id, consistent=True)
         if current is None:
-            raise NotFound(f"product {product_id} does not exist") from None
-        if current.used:
-            raise Conflict(f"product {product_id} is used by a delivery and cannot be deleted") from None
-        raise PreconditionFailed("the product was changed since the ETag given in If-Match") from None
+            return GONE
+        return IN_USE if current.used else STALE
+    return None
 
 
 def list_orderable_page(account: str, limit: int, cursor: str | None) -> Page:
@@ -189,7 +205,7 @@ def any_in_category(account: str, category_id: str) -> bool:
         TableName=table.name(),
         IndexName=keys.GSI1,
         KeyConditionExpression="GSI1PK = :pk",
-        ExpressionAttributeValues=table.values(pk=f"{keys.account_pk(account)}#PCAT#{category_id}"),
+        ExpressionAttributeValues=table.values(pk=keys.products_in_category_pk(account, category_id)),
         Limit=1,
     )
     return bool(response.get("Items"))

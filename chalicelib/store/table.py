@@ -1,5 +1,6 @@
 """The DynamoDB client and the item codec. The client is created on first use so imports stay cheap."""
 import os
+import secrets
 import threading
 from decimal import Decimal
 from typing import Any
@@ -82,6 +83,14 @@ def json_numbers(value: Any) -> Any:
     if isinstance(value, list):
         return [json_numbers(v) for v in value]
     return value
+
+
+CONDITION_FAILED = "ConditionalCheckFailed"  # a transaction item's cancellation code when its condition failed
+
+
+def new_revision() -> str:
+    """A fresh revision for an item written with conditional writes (ETags of products)."""
+    return secrets.token_hex(8)
 
 
 def is_conditional_failure(error: Exception) -> bool:

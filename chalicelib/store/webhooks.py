@@ -1,4 +1,4 @@
-"""An account's webhook settings: key settings_key(account, "WEBHOOKS").
+"""An account's webhook settings: key webhooks_key(account).
 
 Attributes: `data` (the configuration as validated, password included: it must be sent) and `secret_salt`,
 random bytes drawn on the first PUT and kept for good. The signing secret itself is never stored: it is
@@ -31,7 +31,7 @@ def signing_secret(account: str, salt: str) -> str:
 
 
 def _key(account: str) -> dict:
-    return table.to_item(keys.settings_key(account, "WEBHOOKS"))
+    return table.to_item(keys.webhooks_key(account))
 
 
 def _from_item(account: str, item: dict) -> Webhook | None:

@@ -4,7 +4,7 @@ import datetime as dt
 
 import pytest
 
-from chalicelib.service import customer_portal
+from chalicelib.service import clock
 from tests.api.customer_support import customer_token, dynamodb_calls, make_customer, make_product, volume
 from tests.conftest import problem_paths
 
@@ -184,7 +184,7 @@ NOW = dt.datetime(2026, 5, 4, 9, 30, tzinfo=dt.timezone.utc)
 
 @pytest.fixture
 def frozen(monkeypatch):
-    monkeypatch.setattr(customer_portal, "clock", lambda: NOW)
+    monkeypatch.setattr(clock, "now", lambda: NOW)
 
 
 def dates(api, token, query=""):
@@ -224,7 +224,7 @@ def test_cutoffs_are_evaluated_in_the_account_timezone(api, customer, frozen):
 
 
 def test_the_local_day_starts_in_the_account_timezone(api, customer, monkeypatch):
-    monkeypatch.setattr(customer_portal, "clock", lambda: dt.datetime(2026, 5, 4, 22, 30, tzinfo=dt.timezone.utc))
+    monkeypatch.setattr(clock, "now", lambda: dt.datetime(2026, 5, 4, 22, 30, tzinfo=dt.timezone.utc))
     assert dates(api, customer, "?days=1") == ["2026-05-04"]
     api.patch("/account/settings/deliveries", {"timezone": "Asia/Tokyo"})
     assert dates(api, customer, "?days=1") == ["2026-05-05"]

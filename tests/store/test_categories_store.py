@@ -1,6 +1,3 @@
-import pytest
-
-from chalicelib.domain.errors import NotFound
 from chalicelib.store import categories
 
 from .conftest import ACCOUNT
@@ -44,16 +41,14 @@ def test_the_list_is_by_id_ascending_and_holds_only_the_accounts_categories(engi
 def test_delete_removes_the_category_and_then_reports_it_absent(engine):
     categories.put(ACCOUNT, "drinks", "Drinks")
 
-    categories.delete(ACCOUNT, "drinks")
+    assert categories.delete(ACCOUNT, "drinks") is None
 
     assert categories.get(ACCOUNT, "drinks") is None
-    with pytest.raises(NotFound):
-        categories.delete(ACCOUNT, "drinks")
+    assert categories.delete(ACCOUNT, "drinks") is categories.GONE
 
 
 def test_delete_does_not_reach_another_accounts_category(engine):
     categories.put("other", "drinks", "Drinks")
 
-    with pytest.raises(NotFound):
-        categories.delete(ACCOUNT, "drinks")
+    assert categories.delete(ACCOUNT, "drinks") is categories.GONE
     assert categories.get("other", "drinks") == {"id": "drinks", "name": "Drinks"}

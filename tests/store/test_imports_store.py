@@ -23,7 +23,7 @@ def claimed(engine, **kw) -> dict:
 
 
 def write_of(stored: products.StoredProduct | None, data: dict) -> imports.ProductWrite:
-    return imports.ProductWrite(data, stored.revision if stored else None, {}, ())
+    return imports.ProductWrite(data, stored.revision if stored else None)
 
 
 def progress(claimed_import, **counts):
