@@ -6,12 +6,12 @@ from ..domain.identifiers import is_identifier
 from ..domain.errors import FieldError, ValidationFailed
 from ..domain.pricing import as_priced_for_customer, price_for_customer
 from ..domain.schedule import MAX_DAYS, next_deliverable_dates
+from ..domain.values import ORDERABLE_STATUSES
 from ..store import order_context, products
 from ..store.paging import Page
 
 DEFAULT_DAYS = 14
 MAX_PRODUCTS = 100
-ORDERABLE = ("ACTIVE", "OUT_OF_STOCK")
 
 
 def clock() -> dt.datetime:
@@ -65,7 +65,7 @@ def delivery_dates(account: str, customer_id: str, products_param: str | None, d
     if errors or day_errors:
         raise ValidationFailed(errors + day_errors)
     context = order_context.load(account, customer_id, ids, read_pricing=False)
-    unknown = [pid for pid in ids if context.products.get(pid, {}).get("status") not in ORDERABLE]
+    unknown = [pid for pid in ids if context.products.get(pid, {}).get("status") not in ORDERABLE_STATUSES]
     if unknown:
         raise ValidationFailed([FieldError("products", f"{pid!r} is not a product you can order") for pid in unknown])
     ordered = [context.products[pid] for pid in ids]
