@@ -46,6 +46,11 @@ def is_by_kg(product_or_item: Mapping) -> bool:
     return product_or_item.get("order_by") == OrderBy.KG
 
 
+def price_per_of(product_or_item: Mapping) -> str:
+    """What a price is for: as the product says, else its default, a kilo or a vessel (decisions §6)."""
+    return product_or_item.get("price_per") or (PricePer.KG if is_by_kg(product_or_item) else PricePer.VESSEL).value
+
+
 class Role(StrEnum):
     """Who holds a token."""
 
