@@ -1,6 +1,5 @@
 """Each value list and each rule exists once, in the domain: the shapes, the OpenAPI document and every use derive
 from it, so changing the one place changes them all."""
-import datetime as dt
 from decimal import Decimal
 from types import SimpleNamespace
 
