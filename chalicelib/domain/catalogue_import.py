@@ -20,6 +20,7 @@ from .category import CategoryBody
 from .common import parse as parse_shape
 from .errors import FieldError, ValidationFailed
 from .identifiers import ID_MAX_LENGTH
+from .values import ProductStatus
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
 MAX_ROWS = 20_000
@@ -273,7 +274,7 @@ def map_record(record: Record) -> MappedRow:
             return None
         return _number(value)
 
-    body: dict = {"id": cells.get(ITEM_ID), "status": cells.get(STATUS, "ACTIVE").upper(), "name": cells.get(ITEM_NAME)}
+    body: dict = {"id": cells.get(ITEM_ID), "status": cells.get(STATUS, ProductStatus.ACTIVE).upper(), "name": cells.get(ITEM_NAME)}
     if ORDER_BY in cells:
         body["order_by"] = cells[ORDER_BY].lower()
     price = number(PRICE)

@@ -7,6 +7,7 @@ import datetime as dt
 import re
 from decimal import Decimal
 from typing import Annotated, Any
+from urllib.parse import urlsplit
 
 from pydantic import (
     AfterValidator,
@@ -29,7 +30,14 @@ Identifier = Annotated[str, Strict(), Field(min_length=1, max_length=ID_MAX_LENG
 Text = Annotated[str, Strict(), Field(max_length=limits.MESSAGE_LENGTH)]
 ShortText = Annotated[str, Strict(), Field(min_length=1, max_length=256)]
 Cents = Annotated[int, Strict(), Field(ge=0, le=10**12)]
-WholeCount = Annotated[int, Strict(), Field(ge=0, le=10**9)]
+
+
+def absolute_http_url(value: str) -> str:
+    """An absolute http or https URL without whitespace (a product image; a webhook adds its own rules)."""
+    parts = urlsplit(value)
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname or any(c.isspace() for c in value):
+        raise ValueError("must be an absolute http or https URL")
+    return value
 
 _MAX_NUMBER = Decimal(10) ** 12
 _MAX_DECIMALS = 6

@@ -4,12 +4,11 @@ A delivery is a plain dict as the API shows it. Numbers are int or Decimal; time
 """
 import datetime as dt
 from decimal import Decimal
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import Field, model_validator
 
 from .common import (
-    PALLET,
     BundleCode,
     Cents,
     FieldError,
@@ -28,10 +27,11 @@ from .common import (
 from . import limits
 from .customer import Address, Contact
 from .identifiers import DELIVERY_ID_DIGITS
-from .product import PalletBundle, Vessel
+from .product import ItemBundle, Vessel, bundle_size_errors, pallet_bundle_errors
 from .product import vessel_count as product_vessel_count
 from .rendering import size_in_bytes
 from .timestamps import iso
+from .values import OrderBy, PricePer, is_by_kg, literal
 
 # The status machine has its own module; its names stay importable from here.
 from .delivery_status import (  # noqa: F401
@@ -47,6 +47,9 @@ from .delivery_status import (  # noqa: F401
     RETURN,
     STATUSES,
     UPDATE,
+    DeliveryStatus,
+    DeliveryType,
+    ResponseType,
     status_after_cancel,
     status_after_receive,
     status_after_response,
@@ -62,16 +65,6 @@ User = Contact
 class Scheduled(Shape):
     date: IsoDate
     time: TimeOfDay | None = None
-
-
-class ItemBundle(Shape):
-    """A bundle as a delivery item shows it (the product's bundle without its id_override)."""
-
-    id: ShortText | None = None
-    type: BundleCode
-    size: PositiveNumber
-    unit: Literal["kg"] | None = None
-    pallet_bundle: PalletBundle | None = None
 
 
 # --- request bodies ---
@@ -101,7 +94,7 @@ class OrderItem(Shape):
 class OrderBody(Shape):
     """POST /customer/deliveries."""
 
-    type: Literal["DELIVERY", "RETURN"] = DELIVERY
+    type: literal(DeliveryType) = DELIVERY.value
     scheduled: Scheduled | None = None
     items: Annotated[list[OrderItem], Field(min_length=1, max_length=limits.ORDER_ITEMS)]
     message: Text | None = None
@@ -121,7 +114,7 @@ class ResponseItemBody(Shape):
 class ResponseBody(Shape):
     """POST /deliveries/:id/responses."""
 
-    type: Literal["ACCEPT", "REJECT", "UPDATE"]
+    type: literal(ResponseType)
     reference: ShortText | None = None
     scheduled: Scheduled | None = None
     items: Annotated[list[ResponseItemBody], Field(max_length=limits.ORDER_ITEMS)] | None = None
@@ -149,13 +142,13 @@ class DeliveryCustomer(Shape):
 class RequestItem(Shape):
     id: str
     name: str
-    order_by: Literal["vessel", "kg"] | None = None
+    order_by: literal(OrderBy) | None = None
     vessel: Vessel | None
     count: float
     bundle: ItemBundle | None
     vessel_count: float
     price: int | None = Field(description="Expected unit price in cents; null when the product has no price")
-    price_per: Literal["vessel", "l", "kg", "100g"] | None = None
+    price_per: literal(PricePer) | None = None
     message: str | None = None
 
 
@@ -183,7 +176,7 @@ class ResponseItem(Shape):
 
 
 class DeliveryResponse(Shape):
-    type: Literal["ACCEPT", "REJECT", "UPDATE"]
+    type: literal(ResponseType)
     timestamp: str
     reference: str | None = None
     scheduled: Scheduled | None = None
@@ -202,8 +195,8 @@ class DeliverySummary(Shape):
     """A delivery as lists show it: the request without its items."""
 
     id: int
-    type: Literal["DELIVERY", "RETURN"]
-    status: Literal["REQUESTED", "ACCEPTED", "REJECTED", "CANCELLED", "DELIVERED"]
+    type: literal(DeliveryType)
+    status: literal(DeliveryStatus)
     customer: DeliveryCustomer
     request: DeliveryRequestSummary
     responses: list[DeliveryResponse]
@@ -247,8 +240,11 @@ def vessel_count(count, bundle: dict | None):
     return int(total) if is_whole(total) else total
 
 
-def is_kg(item: dict) -> bool:
-    return item.get("order_by") == "kg"
+def whole_count_errors(count, product_or_item: dict, path: str) -> list[FieldError]:
+    """Counts are whole numbers unless the product is ordered by kg (orders and responses alike)."""
+    if not is_by_kg(product_or_item) and not is_whole(count):
+        return [FieldError(path, "must be a whole number unless the product is ordered by kg")]
+    return []
 
 
 def without_items(delivery: dict) -> dict:
@@ -276,14 +272,8 @@ def parse_response(data: Any) -> ResponseBody:
 
 
 def _bundle_errors(bundle: ItemBundle, path: str) -> list[FieldError]:
-    errors = []
-    if bundle.type == PALLET and bundle.pallet_bundle is None:
-        errors.append(FieldError(f"{path}.pallet_bundle", "is required when type is PX"))
-    if bundle.type != PALLET and bundle.pallet_bundle is not None:
-        errors.append(FieldError(f"{path}.pallet_bundle", "is only allowed when type is PX"))
-    if (bundle.type == PALLET or bundle.unit is None) and not is_whole(bundle.size):
-        errors.append(FieldError(f"{path}.size", "must be a whole number for pallets and bundles without unit"))
-    return errors
+    """A response names the bundle outright: a pallet must say what it stacks (nothing chooses it)."""
+    return pallet_bundle_errors(bundle, path, required=True) + bundle_size_errors(bundle, path)
 
 
 def response_items(body: ResponseBody, request_items: list[dict]) -> list[dict] | None:
@@ -309,10 +299,8 @@ def response_items(body: ResponseBody, request_items: list[dict]) -> list[dict] 
         if item.count is not None:
             if item.count < 0:
                 item_errors.append(FieldError(f"{path}.count", "must be 0 or more"))
-            elif not is_kg(requested) and not is_whole(item.count):
-                item_errors.append(
-                    FieldError(f"{path}.count", "must be a whole number unless the product is ordered by kg")
-                )
+            else:
+                item_errors += whole_count_errors(item.count, requested, f"{path}.count")
         if item.bundle is not None:
             item_errors += _bundle_errors(item.bundle, f"{path}.bundle")
         errors += item_errors

@@ -1,11 +1,37 @@
-"""The delivery status machine of decisions §8: which response, cancel or receive moves a delivery where."""
+"""The delivery status machine of decisions §8: which response, cancel or receive moves a delivery where.
+
+Its value lists are the StrEnums below; the shapes in delivery.py derive their `Literal`s from them."""
+from enum import StrEnum
+
 from .errors import InvalidTransition
 
-REQUESTED, ACCEPTED, REJECTED, CANCELLED, DELIVERED = "REQUESTED", "ACCEPTED", "REJECTED", "CANCELLED", "DELIVERED"
-STATUSES = (REQUESTED, ACCEPTED, REJECTED, CANCELLED, DELIVERED)
+
+class DeliveryStatus(StrEnum):
+    REQUESTED = "REQUESTED"
+    ACCEPTED = "ACCEPTED"
+    REJECTED = "REJECTED"
+    CANCELLED = "CANCELLED"
+    DELIVERED = "DELIVERED"
+
+
+class ResponseType(StrEnum):
+    """What a supplier's response does (decisions §8)."""
+
+    ACCEPT = "ACCEPT"
+    REJECT = "REJECT"
+    UPDATE = "UPDATE"
+
+
+class DeliveryType(StrEnum):
+    DELIVERY = "DELIVERY"
+    RETURN = "RETURN"
+
+
+REQUESTED, ACCEPTED, REJECTED, CANCELLED, DELIVERED = DeliveryStatus
+STATUSES = tuple(DeliveryStatus)
 FINAL = frozenset({REJECTED, CANCELLED, DELIVERED})
-ACCEPT, UPDATE, REJECT = "ACCEPT", "UPDATE", "REJECT"
-DELIVERY, RETURN = "DELIVERY", "RETURN"
+ACCEPT, REJECT, UPDATE = ResponseType
+DELIVERY, RETURN = DeliveryType
 
 RESPONSE_TRANSITIONS = {
     (REQUESTED, ACCEPT): ACCEPTED,

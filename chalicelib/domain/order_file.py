@@ -5,6 +5,8 @@ RFC 4180 quoting, "\\n" line ends; UTF-8 starts with a BOM, latin1 turns what it
 """
 from decimal import Decimal
 
+from .values import price_per_of
+
 ENCODINGS = ("utf-8", "latin1")
 BOM = "\ufeff"
 
@@ -61,11 +63,6 @@ def _order_row(delivery: dict) -> list:
     ]  # fmt: skip
 
 
-def _price_per(item: dict) -> str:
-    """What the price is for: as the product says, else its default (decisions §6)."""
-    return item.get("price_per") or ("kg" if item.get("order_by") == "kg" else "vessel")
-
-
 def _item_row(delivery_id, item: dict) -> list:
     vessel = item.get("vessel") or {}
     bundle = item.get("bundle") or {}
@@ -73,7 +70,7 @@ def _item_row(delivery_id, item: dict) -> list:
     return [
         delivery_id, item["id"], item["name"], vessel.get("size"), vessel.get("unit"), vessel.get("type"),
         bundle.get("type"), bundle.get("size"), pallet_bundle.get("type"), pallet_bundle.get("size"),
-        item["count"], item["vessel_count"], item.get("price"), _price_per(item), item.get("message"),
+        item["count"], item["vessel_count"], item.get("price"), price_per_of(item), item.get("message"),
     ]  # fmt: skip
 
 

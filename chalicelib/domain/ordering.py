@@ -6,9 +6,10 @@ parameter. The result is the deliveries to create (without ids) or ValidationFai
 import datetime as dt
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Protocol
 
 from . import pricing, schedule
-from .common import FieldError, ValidationFailed, dump, is_whole
+from .common import FieldError, ValidationFailed, dump
 from .delivery import (
     REQUESTED,
     BundleChoice,
@@ -18,20 +19,30 @@ from .delivery import (
     shown_bundle,
     timestamp,
     vessel_count,
+    whole_count_errors,
 )
+from .values import ORDERABLE_STATUSES, ProductStatus, is_by_kg
 
-ACTIVE, INACTIVE, OUT_OF_STOCK = "ACTIVE", "INACTIVE", "OUT_OF_STOCK"
+ACTIVE, OUT_OF_STOCK = ProductStatus.ACTIVE, ProductStatus.OUT_OF_STOCK
 
 
-@dataclass(frozen=True)
-class Catalogue:
-    """What an order is checked against, as stored."""
+class OrderContext(Protocol):
+    """What an order is checked against, as stored (store/order_context.py reads it with one BatchGetItem)."""
 
-    settings: dict  # account delivery settings, defaults filled in
-    customer: dict | None
-    products: dict  # product id -> product document
-    customer_pricing: dict  # product id -> {price?, pricing?}
-    price_groups: dict  # product id -> {group: {price?, pricing?}}
+    @property
+    def settings(self) -> dict: ...  # account delivery settings, defaults filled in
+
+    @property
+    def customer(self) -> dict | None: ...
+
+    @property
+    def products(self) -> dict: ...  # product id -> product document
+
+    @property
+    def customer_pricing(self) -> dict: ...  # product id -> {price?, pricing?}
+
+    @property
+    def price_groups(self) -> dict: ...  # product id -> {group: {price?, pricing?}}
 
 
 @dataclass(frozen=True)
@@ -59,30 +70,31 @@ def find_bundle(product: dict, choice: BundleChoice) -> dict | None:
     return None
 
 
-def _level(product: dict, catalogue: Catalogue) -> dict:
-    group = (catalogue.customer or {}).get("price_group")
-    group_pricing = (catalogue.price_groups.get(product["id"]) or {}).get(group) if group else None
-    return pricing.applicable_level(product, catalogue.customer_pricing.get(product["id"]), group_pricing)
+def level_for(product: dict, context: OrderContext) -> dict:
+    """The price level the ordering customer pays for a product: the one rule in pricing.price_for_customer."""
+    return pricing.price_for_customer(
+        product, context.customer, context.customer_pricing.get(product["id"]), context.price_groups.get(product["id"])
+    )
 
 
 def _unit(product: dict) -> str:
-    return "kg" if product.get("order_by") == "kg" else "vessels"
+    return "kg" if is_by_kg(product) else "vessels"
 
 
 def _line(
-    item: OrderItem, path: str, product: dict, catalogue: Catalogue, price_date: dt.date
+    item: OrderItem, path: str, product: dict, context: OrderContext, price_date: dt.date
 ) -> tuple[dict | None, list[FieldError]]:
     """One ordered item as the delivery shows it, or the problems with it."""
     errors = []
-    if item.message and not catalogue.settings.get("allow_product_comments"):
+    if item.message and not context.settings.get("allow_product_comments"):
         errors.append(FieldError(f"{path}.message", "the supplier does not allow comments on products"))
-    count_ok = False
-    if item.count <= 0:
-        errors.append(FieldError(f"{path}.count", "must be greater than 0"))
-    elif product.get("order_by") != "kg" and not is_whole(item.count):
-        errors.append(FieldError(f"{path}.count", "must be a whole number unless the product is ordered by kg"))
-    else:
-        count_ok = True
+    count_errors = (
+        [FieldError(f"{path}.count", "must be greater than 0")]
+        if item.count <= 0
+        else whole_count_errors(item.count, product, f"{path}.count")
+    )
+    errors += count_errors
+    count_ok = not count_errors
     bundle = None
     if item.bundle is not None:
         bundle = find_bundle(product, item.bundle)
@@ -91,7 +103,7 @@ def _line(
     price = None
     if count_ok and (item.bundle is None or bundle is not None):
         quantity = Decimal(vessel_count(item.count, bundle))
-        level = _level(product, catalogue)
+        level = level_for(product, context)
         minimum = pricing.minimum_quantity(product, level)
         if minimum is not None and quantity < minimum:
             errors.append(FieldError(f"{path}.count", f"is below the minimum order of {minimum} {_unit(product)}"))
@@ -109,7 +121,7 @@ def _request_item(product: dict, item: OrderItem, bundle: dict | None, price: in
     shown = {"id": (bundle or {}).get("id_override") or product["id"], "name": product["name"]}
     if product.get("order_by"):
         shown["order_by"] = product["order_by"]
-    shown["vessel"] = None if product.get("order_by") == "kg" else product.get("vessel")
+    shown["vessel"] = None if is_by_kg(product) else product.get("vessel")
     shown["count"] = item.count
     shown["bundle"] = shown_bundle(bundle)
     shown["vessel_count"] = vessel_count(item.count, bundle)
@@ -121,13 +133,13 @@ def _request_item(product: dict, item: OrderItem, bundle: dict | None, price: in
     return shown
 
 
-def plan_order(body: OrderBody, customer_id: str, catalogue: Catalogue, now: dt.datetime) -> Order:
+def plan_order(body: OrderBody, customer_id: str, context: OrderContext, now: dt.datetime) -> Order:
     """The deliveries an order creates: one for ACTIVE products and one for OUT_OF_STOCK products.
 
     OUT_OF_STOCK items are always accepted "as soon as possible" (scheduled null, decisions §7), so the date
     asked for is checked against the ACTIVE products only.
     """
-    settings, customer = catalogue.settings, catalogue.customer
+    settings, customer = context.settings, context.customer
     errors = []
     if body.message and not settings.get("allow_delivery_comments"):
         errors.append(FieldError("message", "the supplier does not allow comments on deliveries"))
@@ -137,14 +149,14 @@ def plan_order(body: OrderBody, customer_id: str, catalogue: Catalogue, now: dt.
     shown_ids: dict[str, int] = {}
     for i, item in enumerate(body.items):
         path = f"items[{i}]"
-        product = catalogue.products.get(item.id)
-        if product is None or product.get("status") not in (ACTIVE, OUT_OF_STOCK):
+        product = context.products.get(item.id)
+        if product is None or product.get("status") not in ORDERABLE_STATUSES:
             reason = "is not a product of this supplier" if product is None else "is not available for ordering"
             errors.append(FieldError(f"{path}.id", reason))
             continue
         stock = product["status"]
         price_date = (scheduled_date or order_date) if stock == ACTIVE else order_date
-        shown, item_errors = _line(item, path, product, catalogue, price_date)
+        shown, item_errors = _line(item, path, product, context, price_date)
         errors += item_errors
         if shown is None:
             lines[stock].append(_Line(product, {}))  # still counts for the date check

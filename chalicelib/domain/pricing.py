@@ -12,11 +12,17 @@ from __future__ import annotations
 
 import datetime as dt
 from decimal import ROUND_HALF_UP, Decimal
+from enum import StrEnum
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-VOLUME = "VOLUME"
-INCREMENTAL = "INCREMENTAL"
-DIVISIBLE = "DIVISIBLE"
+
+class PricingStrategy(StrEnum):
+    """How price points charge a quantity (the strategies below); the one list the shapes derive theirs from."""
+
+    VOLUME = "VOLUME"
+    INCREMENTAL = "INCREMENTAL"
+    DIVISIBLE = "DIVISIBLE"
+
 
 PricePoint = Mapping[str, Any]
 
@@ -114,7 +120,7 @@ def minimum_quantity(product: Mapping, level: Mapping) -> Decimal | None:
     own = _product_minimum(product)
     if level is product:
         return own
-    return max((m for m in (own, _smallest_positive_from(level)) if m is not None), default=None)
+    return max((m for m in (own, smallest_positive_from(level)) if m is not None), default=None)
 
 
 # --- strategies: each takes points sorted by ``from`` and a positive Decimal quantity ---
@@ -154,9 +160,9 @@ def _incremental(points: Sequence[PricePoint], quantity: Decimal) -> Decimal:
 
 
 _STRATEGIES: dict[str, Callable[[Sequence[PricePoint], Decimal], Decimal]] = {
-    VOLUME: _volume,
-    INCREMENTAL: _incremental,
-    DIVISIBLE: _divisible,
+    PricingStrategy.VOLUME: _volume,
+    PricingStrategy.INCREMENTAL: _incremental,
+    PricingStrategy.DIVISIBLE: _divisible,
 }
 
 
@@ -199,11 +205,14 @@ def _positive_quantity(quantity: Decimal | int) -> Decimal:
 def _product_minimum(product: Mapping) -> Decimal | None:
     if product.get("min_order_count") is not None:
         return Decimal(product["min_order_count"])
-    return _smallest_positive_from(product)
+    return smallest_positive_from(product)
 
 
-def _smallest_positive_from(level: Mapping) -> Decimal | None:
-    """A level's own minimum: its base points' smallest positive ``from`` (date overrides aside)."""
+def smallest_positive_from(level: Mapping) -> Decimal | None:
+    """A level's own minimum: its base points' smallest positive ``from`` (date overrides aside).
+
+    A validated product's ``min_order_count`` must equal it (domain/product.py checks that with this function).
+    """
     pricing = level.get("pricing")
     froms = [p["from"] for p in pricing["price_points"] if p["from"] > 0] if pricing else []
     return Decimal(min(froms)) if froms else None

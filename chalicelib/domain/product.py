@@ -1,6 +1,5 @@
 """The product and its packaging: shape (pydantic) plus the rules that span fields (decisions §5-6)."""
 from typing import Annotated, Any, Literal
-from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, Field, Strict, create_model, field_validator
 from pydantic.fields import FieldInfo
@@ -20,14 +19,16 @@ from .common import (
     Shape,
     ShortText,
     ValidationFailed,
+    absolute_http_url,
     dump,
     is_whole,
     parse,
 )
 from . import limits
-from .scaled_pricing import ScaledPricing, level_size_errors, pricing_errors, smallest_positive_from
+from .pricing import smallest_positive_from
+from .scaled_pricing import ScaledPricing, level_size_errors, pricing_errors
+from .values import DEFAULT_ORDER_BY, OrderBy, PricePer, ProductStatus, literal
 
-STATUSES = ("ACTIVE", "INACTIVE", "OUT_OF_STOCK")
 MAX_CUSTOM_PROPERTIES = limits.CUSTOM_PROPERTIES
 
 
@@ -53,15 +54,34 @@ class Bundle(Shape):
     pallet_bundle: PalletBundle | None = None
 
 
-def _absolute_http_url(value: str) -> str:
-    parts = urlsplit(value)
-    if parts.scheme.lower() not in ("http", "https") or not parts.hostname or any(c.isspace() for c in value):
-        raise ValueError("must be an absolute http or https URL")
-    return value
+# A bundle as a delivery item shows it: the product's bundle without its id_override (that is the item's id).
+# Derived from Bundle so the two cannot drift.
+ItemBundle = create_model(
+    "ItemBundle",
+    __base__=Shape,
+    __doc__="A bundle as a delivery item shows it (the product's bundle without its id_override).",
+    **{name: (field.annotation, field) for name, field in Bundle.model_fields.items() if name != "id_override"},
+)
+
+
+def bundle_size_errors(bundle: Bundle | ItemBundle, path: str) -> list[FieldError]:
+    """Pallets and bundles without a unit hold whole numbers of what they bundle."""
+    if (bundle.type == PALLET or bundle.unit is None) and not is_whole(bundle.size):
+        return [FieldError(f"{path}.size", "must be a whole number for pallets and bundles without unit")]
+    return []
+
+
+def pallet_bundle_errors(bundle: Bundle | ItemBundle, path: str, required: bool) -> list[FieldError]:
+    """Only a pallet (PX) names the bundle it stacks; `required` when nothing else can choose it."""
+    if bundle.type == PALLET and bundle.pallet_bundle is None and required:
+        return [FieldError(f"{path}.pallet_bundle", "is required when type is PX")]
+    if bundle.type != PALLET and bundle.pallet_bundle is not None:
+        return [FieldError(f"{path}.pallet_bundle", "is only allowed when type is PX")]
+    return []
 
 
 class Image(Shape):
-    url: Annotated[str, Strict(), Field(max_length=2048), AfterValidator(_absolute_http_url)]
+    url: Annotated[str, Strict(), Field(max_length=2048), AfterValidator(absolute_http_url)]
     etag: ShortText | None = None
     last_modified: ShortText | None = None
 
@@ -86,14 +106,14 @@ CustomValue = (
 
 class Product(Shape):
     id: Identifier | None = None
-    status: Literal["ACTIVE", "INACTIVE", "OUT_OF_STOCK"]
+    status: literal(ProductStatus)
     category: Identifier
     name: Annotated[str, Strict()]
-    order_by: Literal["vessel", "kg"] | None = None
+    order_by: literal(OrderBy) | None = None
     vessel: Vessel | None = None
     bundles: Annotated[list[Bundle], Field(max_length=50)] | None = None
     price: Cents | None = None
-    price_per: Literal["vessel", "l", "kg", "100g"] | None = None
+    price_per: literal(PricePer) | None = None
     min_order_count: PositiveNumber | None = None
     delivery_days: DeliveryDays | None = None
     delivery_date_overrides: DeliveryDateOverrides | None = None
@@ -164,11 +184,9 @@ def _bundle_errors(product: Product) -> list[FieldError]:
     bundles = product.bundles or []
     for i, bundle in enumerate(bundles):
         path = f"bundles[{i}]"
-        if (bundle.type == PALLET or bundle.unit is None) and not is_whole(bundle.size):
-            errors.append(FieldError(f"{path}.size", "must be a whole number for pallets and bundles without unit"))
+        errors += bundle_size_errors(bundle, path)
         if bundle.type != PALLET:
-            if bundle.pallet_bundle is not None:
-                errors.append(FieldError(f"{path}.pallet_bundle", "is only allowed when type is PX"))
+            errors += pallet_bundle_errors(bundle, path, required=False)
             continue
         others = [b for b in bundles if b.type != PALLET]
         wanted = bundle.pallet_bundle
@@ -196,15 +214,15 @@ def _select_pallet_bundles(product: Product) -> None:
 
 def _rule_errors(product: Product) -> list[FieldError]:
     errors = []
-    order_by = product.order_by or "vessel"
-    if order_by == "kg" and product.vessel is not None:
+    order_by = product.order_by or DEFAULT_ORDER_BY
+    if order_by == OrderBy.KG and product.vessel is not None:
         if not (product.vessel.size == 1 and product.vessel.unit == "kg"):
             errors.append(FieldError("vessel", "must be omitted or size 1 with unit kg when order_by is kg"))
-    if product.min_order_count is not None and order_by != "kg" and not is_whole(product.min_order_count):
+    if product.min_order_count is not None and order_by != OrderBy.KG and not is_whole(product.min_order_count):
         errors.append(FieldError("min_order_count", "must be a whole number unless order_by is kg"))
     if product.pricing is not None:
         errors += pricing_errors(product.pricing, order_by)
-        smallest = smallest_positive_from(product.pricing)
+        smallest = smallest_positive_from({"pricing": dump(product.pricing)})
         if product.min_order_count is not None and smallest is not None and product.min_order_count != smallest:
             errors.append(
                 FieldError("min_order_count", "must equal the smallest positive 'from' of the price points")
@@ -215,7 +233,7 @@ def _rule_errors(product: Product) -> list[FieldError]:
 
 
 # Stand-ins for required fields that failed, so the rules spanning the other fields can still be checked.
-_STAND_INS = {"status": "ACTIVE", "category": "stand-in", "name": "stand-in"}
+_STAND_INS = {"status": ProductStatus.ACTIVE.value, "category": "stand-in", "name": "stand-in"}
 
 
 def _valid_fields(data: Any, shape_errors: list[FieldError]) -> Product | None:

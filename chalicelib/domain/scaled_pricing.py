@@ -1,14 +1,14 @@
 """The shape and rules of scaled pricing (decisions §6), shared by products, customer pricing and price groups."""
 import datetime as dt
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, Field, RootModel, Strict, ValidationError
 
 from . import limits
 from .common import Cents, FieldError, IsoDate, NonNegativeNumber, Shape, ValidationFailed, dump, is_whole, parse
-
-STRATEGIES = ("VOLUME", "INCREMENTAL", "DIVISIBLE")
+from .pricing import PricingStrategy
+from .values import OrderBy, literal
 
 
 class PricePoint(Shape):
@@ -26,7 +26,7 @@ class DateOverride(Shape):
 
 
 class ScaledPricing(Shape):
-    strategy: Literal["VOLUME", "INCREMENTAL", "DIVISIBLE"]
+    strategy: literal(PricingStrategy)
     price_points: PricePoints
     date_overrides: Annotated[list[DateOverride], Field(max_length=100)] | None = None
 
@@ -58,7 +58,7 @@ class PriceGroups(RootModel[Annotated[dict[PriceGroupName, PriceLevel], Field(ma
 def _points_errors(points: list[PricePoint], order_by: str, strategy: str, path: str) -> list[FieldError]:
     errors = []
     seen = set()
-    fractional_allowed = order_by == "kg" and strategy == "VOLUME"
+    fractional_allowed = order_by == OrderBy.KG and strategy == PricingStrategy.VOLUME
     for i, point in enumerate(points):
         if point.from_ in seen:
             errors.append(FieldError(f"{path}[{i}].from", "must be unique within the price points"))
@@ -87,7 +87,7 @@ def _overlap_errors(overrides: list[DateOverride], path: str) -> list[FieldError
 def pricing_errors(pricing: ScaledPricing, order_by: str, path: str = "pricing") -> list[FieldError]:
     """Rules that need the product's order_by; shape rules are already enforced by the model."""
     errors = []
-    if order_by == "kg" and pricing.strategy != "VOLUME":
+    if order_by == OrderBy.KG and pricing.strategy != PricingStrategy.VOLUME:
         errors.append(FieldError(f"{path}.strategy", "products ordered by kg only support VOLUME"))
     errors += _points_errors(pricing.price_points, order_by, pricing.strategy, f"{path}.price_points")
     for i, override in enumerate(pricing.date_overrides or []):
@@ -154,7 +154,3 @@ def validate_price_groups(data: Any, order_by: str) -> dict:
         raise ValidationFailed(errors)
     return stored
 
-
-def smallest_positive_from(pricing: ScaledPricing):
-    positive = [p.from_ for p in pricing.price_points if p.from_ > 0]
-    return min(positive) if positive else None

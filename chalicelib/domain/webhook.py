@@ -6,7 +6,7 @@ from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, Field, Strict
 
-from .common import FieldError, Shape, ValidationFailed, dump, parse
+from .common import FieldError, Shape, ValidationFailed, absolute_http_url, dump, parse
 from .event_policy import EventStatus, EventType  # noqa: F401 - the shapes below list them
 
 MAX_URL_LENGTH = 2048
@@ -24,9 +24,8 @@ RESERVED_HEADERS = frozenset(
 )
 
 def _webhook_url(value: str) -> str:
-    parts = urlsplit(value)
-    if parts.scheme.lower() not in ("http", "https") or not parts.hostname or any(c.isspace() for c in value):
-        raise ValueError("must be an absolute http or https URL")
+    """An absolute http(s) URL in ASCII, without credentials, with a valid port (if any)."""
+    parts = urlsplit(absolute_http_url(value))
     if any(not "!" <= c <= "~" for c in value):
         raise ValueError("must be ASCII: percent-encode other characters and write host names in punycode")
     if parts.username is not None or parts.password is not None:

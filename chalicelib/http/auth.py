@@ -8,6 +8,7 @@ import threading
 import time
 
 from ..domain.errors import Forbidden, Unauthorized
+from ..domain.values import Role
 from ..service.authentication import Principal, principal_of
 
 CACHE_SECONDS = 30
@@ -15,8 +16,7 @@ _MAX_ENTRIES = 10_000
 _cache: dict[str, tuple[Principal, float]] = {}
 _lock = threading.Lock()
 
-SUPPLIER = "supplier"
-CUSTOMER = "customer"
+SUPPLIER, CUSTOMER = Role.SUPPLIER, Role.CUSTOMER
 
 
 def _secret_from(header: str | None) -> str:

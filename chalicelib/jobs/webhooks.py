@@ -31,6 +31,7 @@ from standardwebhooks import Webhook
 from .. import config
 from ..domain import event_policy as policy
 from ..domain.event_policy import EventStatus
+from ..domain.timestamps import iso, parse_iso
 from ..store import events, table
 from ..store import webhooks as settings_store
 from . import outbound
@@ -91,7 +92,7 @@ def attempt(event: dict, hook: settings_store.Webhook | None, clock: Clock, tran
     """One try at sending the event; never raises."""
     moment = clock()
     started = time.monotonic()
-    entry: dict = {"at": events.iso(moment)}
+    entry: dict = {"at": iso(moment)}
 
     def done(outcome: str, reason: str | None = None, **result) -> Attempt:
         if "error" in result:
@@ -142,7 +143,7 @@ def record(claimed: dict, result: Attempt, now: dt.datetime) -> tuple[EventStatu
         status = EventStatus.DELIVERED
     elif result.outcome == "never":
         status = EventStatus.FAILED
-    elif policy.gives_up(events.parse_iso(claimed["created_at"]), now):
+    elif policy.gives_up(parse_iso(claimed["created_at"]), now):
         status, reason = EventStatus.FAILED, f"gave up after 24 hours; the last attempt: {_failure(result.entry)}"
     else:
         status, next_attempt = EventStatus.PENDING, now + policy.retry_delay(attempts)
@@ -178,7 +179,7 @@ class Dispatcher:
         after `deadline`.
         """
         now = self.clock()
-        now_iso = events.iso(now)
+        now_iso = iso(now)
         found = {event["SK"]: event for event in events.due(now, SCAN)} if scan else {}
         for event in known:
             if event.get("status") == EventStatus.PENDING and event["next_attempt_at"] <= now_iso:
@@ -204,8 +205,8 @@ class Dispatcher:
         summary = defaultdict(int, due=len(due))
         try:
             now = self.clock()
-            if lane is not None and lane.parked_until > events.iso(now):
-                self._hold(due, events.parse_iso(lane.parked_until), lane.reason, deadline, summary)
+            if lane is not None and lane.parked_until > iso(now):
+                self._hold(due, parse_iso(lane.parked_until), lane.reason, deadline, summary)
                 return summary
             hook = settings_store.get(account)
             for index, event in enumerate(due[:PER_LANE]):
@@ -256,7 +257,7 @@ class Dispatcher:
             now = self.clock()
             if deadline is not None and now >= deadline + dt.timedelta(seconds=policy.SEND_TIMEOUT_SECONDS):
                 break
-            if policy.gives_up(events.parse_iso(event["created_at"]), now):
+            if policy.gives_up(parse_iso(event["created_at"]), now):
                 if events.give_up(event, f"gave up after 24 hours; its receiver kept failing: {reason}", now):
                     summary["failed"] += 1
             elif events.postpone(event, until):

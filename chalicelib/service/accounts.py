@@ -1,10 +1,11 @@
 """Accounts and their tokens (decisions §1-2)."""
 from ..domain.identifiers import ID_RULE, is_identifier
 from ..domain.errors import Conflict, NotFound, invalid
+from ..domain.values import Role
 from ..store import accounts, tokens
 from . import clock
 
-SUPPLIER, CUSTOMER = "supplier", "customer"
+SUPPLIER, CUSTOMER = Role.SUPPLIER, Role.CUSTOMER
 
 
 def create_account(account_id: str, name: str | None = None, supplier_token: str | None = None) -> dict:

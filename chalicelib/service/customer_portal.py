@@ -2,12 +2,11 @@
 from ..domain.errors import FieldError, ValidationFailed
 from ..domain.pricing import as_priced_for_customer, price_for_customer
 from ..domain.schedule import next_deliverable_dates
+from ..domain.values import ORDERABLE_STATUSES
 from ..store import order_context, products
 from ..store.paging import Page
 from . import clock
 from .paging import paged
-
-ORDERABLE = ("ACTIVE", "OUT_OF_STOCK")
 
 
 @paged
@@ -37,7 +36,7 @@ def delivery_dates(account: str, customer_id: str, ids: list[str], days: int) ->
     Without products, the customer's and the account's rules alone decide.
     """
     context = order_context.load(account, customer_id, ids, read_pricing=False)
-    unknown = [pid for pid in ids if context.products.get(pid, {}).get("status") not in ORDERABLE]
+    unknown = [pid for pid in ids if context.products.get(pid, {}).get("status") not in ORDERABLE_STATUSES]
     if unknown:
         raise ValidationFailed([FieldError("products", f"{pid!r} is not a product you can order") for pid in unknown])
     ordered = [context.products[pid] for pid in ids]

@@ -5,7 +5,7 @@ TransactWriteItems creating the deliveries, their events and the products' "used
 from ..domain.common import FieldError, ValidationFailed, parse
 from ..domain.delivery import OrderBody
 from ..domain.errors import Busy
-from ..domain.ordering import Catalogue, plan_order
+from ..domain.ordering import plan_order
 from ..store import deliveries, events, order_context
 from . import clock
 from .deliveries import raise_for
@@ -19,10 +19,7 @@ def place_order(account: str, customer_id: str, data, idempotency: IdempotencyCl
     body = parse(OrderBody, data)
     now = clock.now()
     context = order_context.load(account, customer_id, [item.id for item in body.items])
-    catalogue = Catalogue(
-        context.settings, context.customer, context.products, context.customer_pricing, context.price_groups
-    )
-    order = plan_order(body, customer_id, catalogue, now)
+    order = plan_order(body, customer_id, context, now)
     ids = deliveries.allocate_ids(account, len(order.deliveries))
     placed = [{"id": delivery_id, **delivery} for delivery_id, delivery in zip(ids, order.deliveries)]
     new_events = []

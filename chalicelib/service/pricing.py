@@ -6,6 +6,7 @@ while the product still has that `order_by`; a product changed in between is rea
 from ..domain.identifiers import is_identifier
 from ..domain.errors import Conflict, NotFound, invalid
 from ..domain.scaled_pricing import validate_price_groups, validate_price_level
+from ..domain.values import order_by_of
 from ..store import pricing
 from ..store.products import StoredProduct
 
@@ -13,7 +14,7 @@ WRITE_ATTEMPTS = 3
 
 
 def _order_by(product: StoredProduct) -> str:
-    return product.data.get("order_by") or "vessel"
+    return order_by_of(product.data)
 
 
 def _product_not_found(product_id: str) -> NotFound:

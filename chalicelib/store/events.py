@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from botocore.exceptions import ClientError
 
 from ..domain.event_policy import MAX_LOGGED_ATTEMPTS, EventStatus
-from ..domain.timestamps import iso, parse_iso
+from ..domain.timestamps import iso
 from . import batch, keys, table
 from . import deliveries as delivery_store
 from .paging import Page, query_page

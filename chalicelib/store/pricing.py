@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from botocore.exceptions import ClientError
 
+from ..domain.values import DEFAULT_ORDER_BY
 from . import batch, customers, keys, table
 from .products import StoredProduct, from_item
 
@@ -61,7 +62,7 @@ def read_price_groups(account: str, product_id: str) -> Read:
 
 def _product_check(account: str, product_id: str, order_by: str) -> dict:
     same_order_by = "#data.order_by = :order_by"
-    if order_by == "vessel":  # the default: stored products may leave it out
+    if order_by == DEFAULT_ORDER_BY:  # the default: stored products may leave it out
         same_order_by = f"(attribute_not_exists(#data.order_by) OR {same_order_by})"
     return {
         "ConditionCheck": {

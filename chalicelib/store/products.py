@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from botocore.exceptions import ClientError
 
+from ..domain.values import ORDERABLE_STATUSES
 from . import keys, product_images, table
 from .paging import Page, query_page
 
@@ -16,7 +17,6 @@ class StoredProduct:
     used: bool
 
 
-ORDERABLE_STATUSES = ("ACTIVE", "OUT_OF_STOCK")
 
 
 def from_item(item: dict) -> StoredProduct:

@@ -4,12 +4,12 @@ from decimal import Decimal
 
 import pytest
 
-from chalicelib.domain import delivery as rules
+from chalicelib.domain import delivery, delivery_status
 from chalicelib.domain.errors import InvalidTransition, ValidationFailed
 from chalicelib.domain.order_file import order_file
 
 NOW = dt.datetime(2026, 5, 4, 9, 30, 15, 123456, tzinfo=dt.timezone.utc)
-ALL_STATUSES = rules.STATUSES
+ALL_STATUSES = ("REQUESTED", "ACCEPTED", "REJECTED", "CANCELLED", "DELIVERED")
 ALL_TYPES = ("ACCEPT", "UPDATE", "REJECT")
 
 # Every (status, response type) pair: the status it leads to, or None when forbidden.
@@ -24,6 +24,12 @@ TABLE = {
 }
 
 
+def test_the_value_lists_are_the_documented_ones():
+    assert delivery_status.STATUSES == tuple(delivery_status.DeliveryStatus) == ALL_STATUSES
+    assert set(delivery_status.ResponseType) == set(ALL_TYPES)
+    assert set(delivery_status.DeliveryType) == {"DELIVERY", "RETURN"}
+
+
 def test_the_table_covers_every_status_and_response_type():
     assert set(TABLE) == {(s, t) for s in ALL_STATUSES for t in ALL_TYPES}
 
@@ -33,14 +39,14 @@ def test_response_transitions(status, kind):
     expected = TABLE[(status, kind)]
     if expected is None:
         with pytest.raises(InvalidTransition):
-            rules.status_after_response(status, kind)
+            delivery_status.status_after_response(status, kind)
     else:
-        assert rules.status_after_response(status, kind) == expected
+        assert delivery_status.status_after_response(status, kind) == expected
 
 
 @pytest.mark.parametrize("status", ALL_STATUSES)
 def test_cancel_and_receive_only_from_requested_or_accepted(status):
-    for move, target in ((rules.status_after_cancel, "CANCELLED"), (rules.status_after_receive, "DELIVERED")):
+    for move, target in ((delivery_status.status_after_cancel, "CANCELLED"), (delivery_status.status_after_receive, "DELIVERED")):
         if status in ("REQUESTED", "ACCEPTED"):
             assert move(status) == target
         else:
@@ -66,19 +72,19 @@ PALLET = {"type": "PX", "size": 10, "pallet_bundle": {"type": "CT", "size": 24}}
     ],
 )
 def test_vessel_count(count, bundle, expected):
-    result = rules.vessel_count(count, bundle)
+    result = delivery.vessel_count(count, bundle)
     assert result == expected
     assert isinstance(result, int) == isinstance(expected, int)
 
 
 def test_shown_bundle_drops_the_id_override():
-    assert rules.shown_bundle({"id": "b", "id_override": "x", "type": "CT", "size": 6}) == {"id": "b", "type": "CT", "size": 6}
-    assert rules.shown_bundle(None) is None
+    assert delivery.shown_bundle({"id": "b", "id_override": "x", "type": "CT", "size": 6}) == {"id": "b", "type": "CT", "size": 6}
+    assert delivery.shown_bundle(None) is None
 
 
 def test_timestamp_is_utc_iso_8601_with_milliseconds():
     helsinki = NOW.astimezone(dt.timezone(dt.timedelta(hours=3)))
-    assert rules.timestamp(helsinki) == "2026-05-04T09:30:15.123Z"
+    assert delivery.timestamp(helsinki) == "2026-05-04T09:30:15.123Z"
 
 
 # --- supplier responses ---
@@ -90,7 +96,7 @@ REQUEST_ITEMS = [
 
 
 def items_of(body):
-    return rules.response_items(rules.parse_response(body), REQUEST_ITEMS)
+    return delivery.response_items(delivery.parse_response(body), REQUEST_ITEMS)
 
 
 def paths(error: ValidationFailed):
@@ -166,15 +172,15 @@ def test_response_bundle_shape(bundle, path):
 
 def test_reject_with_scheduled_is_refused_but_accept_and_update_may_carry_it():
     with pytest.raises(ValidationFailed) as failure:
-        rules.parse_response({"type": "REJECT", "scheduled": {"date": "2026-05-06"}})
+        delivery.parse_response({"type": "REJECT", "scheduled": {"date": "2026-05-06"}})
     assert paths(failure.value) == ["scheduled"]
     for kind in ("ACCEPT", "UPDATE"):
-        assert rules.parse_response({"type": kind, "scheduled": {"date": "2026-05-06", "time": "10:00"}})
+        assert delivery.parse_response({"type": kind, "scheduled": {"date": "2026-05-06", "time": "10:00"}})
 
 
 def test_build_response_keeps_only_what_was_given_and_stamps_server_time():
-    body = rules.parse_response({"type": "UPDATE", "reference": "R-1", "message": "late"})
-    assert rules.build_response(body, None, NOW) == {
+    body = delivery.parse_response({"type": "UPDATE", "reference": "R-1", "message": "late"})
+    assert delivery.build_response(body, None, NOW) == {
         "type": "UPDATE",
         "timestamp": "2026-05-04T09:30:15.123Z",
         "reference": "R-1",
@@ -183,13 +189,13 @@ def test_build_response_keeps_only_what_was_given_and_stamps_server_time():
 
 
 def test_respond_appends_and_moves_the_status_without_touching_the_input():
-    delivery = {"id": 1, "status": "REQUESTED", "responses": []}
+    requested = {"id": 1, "status": "REQUESTED", "responses": []}
     response = {"type": "ACCEPT", "timestamp": "t"}
-    after = rules.respond(delivery, response)
+    after = delivery.respond(requested, response)
     assert after == {"id": 1, "status": "ACCEPTED", "responses": [response]}
-    assert delivery == {"id": 1, "status": "REQUESTED", "responses": []}
+    assert requested == {"id": 1, "status": "REQUESTED", "responses": []}
     with pytest.raises(InvalidTransition):
-        rules.respond({**after, "status": "REJECTED"}, response)
+        delivery.respond({**after, "status": "REJECTED"}, response)
 
 
 # --- the CSV order file ---

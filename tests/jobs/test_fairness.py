@@ -9,6 +9,7 @@ import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Response
 
+from chalicelib.domain.timestamps import iso
 from chalicelib.jobs import webhooks as dispatcher
 from chalicelib.store import events, table
 
@@ -179,7 +180,7 @@ def test_an_old_event_too_large_to_record_its_attempt_fails_and_the_run_goes_on(
     failing, healthy = failing_and_healthy(receivers, 500)
     # An event stored the way the outbox used to store it: the whole body in the item, near 400 KB.
     legacy = events.new_event("other", "request-delivery", delivery(1), T0)
-    legacy["attempt_log"] = [{"at": events.iso(T0), "error": "e" * 290, "duration_ms": 1}] * 3
+    legacy["attempt_log"] = [{"at": iso(T0), "error": "e" * 290, "duration_ms": 1}] * 3
     for size in range(409_600, 400_000, -40):  # the largest body the item can take
         legacy["body"] = json.dumps({"type": "request-delivery", "idempotency_key": legacy["event_id"], "data": "y" * size})
         try:
@@ -292,7 +293,7 @@ def test_each_way_a_send_can_fail_is_an_attempt_recorded_and_the_run_goes_on(rec
     assert item["status"] == "PENDING" and item["attempts"] == 1
     assert expected in item["last_error"], item["last_error"]
     assert item["attempt_log"][0]["error"] == item["last_error"]
-    assert item["next_attempt_at"] > events.iso(T0 + dt.timedelta(seconds=30))
+    assert item["next_attempt_at"] > iso(T0 + dt.timedelta(seconds=30))
     assert stored(ordinary)["status"] == "DELIVERED"
     assert summary["delivered"] == 1 and summary["retrying"] == 1
 
@@ -327,7 +328,7 @@ def test_events_parked_for_24_hours_fail_with_the_receivers_last_error(receivers
     events.park("other", T0 + dt.timedelta(hours=40), "the receiver answered 503")
 
     assert dispatcher.dispatch_due(T0 + dt.timedelta(hours=23, minutes=59))["held_back"] == 1
-    assert stored(waiting)["next_attempt_at"] == events.iso(T0 + dt.timedelta(hours=40))
+    assert stored(waiting)["next_attempt_at"] == iso(T0 + dt.timedelta(hours=40))
     events.postpone(stored(waiting), T0 + dt.timedelta(hours=24))  # as if an earlier park had ended then
     assert dispatcher.dispatch_due(T0 + dt.timedelta(hours=24, minutes=1))["failed"] == 1
 

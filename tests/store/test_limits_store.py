@@ -193,12 +193,11 @@ def _plan(body):
     """The domain's answer to an order of customer c1, as the service plans it (no write)."""
     from chalicelib.domain.common import parse
     from chalicelib.domain.delivery import OrderBody
-    from chalicelib.domain.ordering import Catalogue, plan_order
+    from chalicelib.domain.ordering import plan_order
     from chalicelib.store import order_context
 
     context = order_context.load("acme", "c1", [item["id"] for item in body["items"]])
-    catalogue = Catalogue(context.settings, context.customer, context.products, context.customer_pricing, context.price_groups)
-    return plan_order(parse(OrderBody, body), "c1", catalogue, NOW)
+    return plan_order(parse(OrderBody, body), "c1", context, NOW)
 
 
 def fill_with_updates(api, delivery_id: int) -> dict:
