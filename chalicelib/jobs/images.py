@@ -18,8 +18,8 @@ import logging
 
 from .. import config
 from ..domain.event_policy import error_text
-from ..store import product_images as store
-from ..store.events import iso
+from ..domain.timestamps import iso
+from ..store import product_images
 from . import outbound
 from .budget import clock_from
 
@@ -96,40 +96,40 @@ def _already_known(item: dict) -> bool:
 def _process(item: dict, now: dt.datetime) -> str:
     url = item["data"]["image"]["url"]
     if _already_known(item):
-        return "unchanged" if store.finish(item) == store.Finished.RECORDED else "changed"
+        return "unchanged" if product_images.finish(item) == product_images.Finished.RECORDED else "changed"
     meta, error = None, None
     try:
         meta = fetch(url, now)
     except Exception as failure:  # noqa: BLE001 - whatever goes wrong is recorded, never fatal to the product
         error = {"url": url, "message": error_text(str(failure)), "at": iso(now)}
-        log.info("image %s of %s not downloaded: %s", url, store.product_of(item), failure)
-    account, product_id = store.product_of(item)
+        log.info("image %s of %s not downloaded: %s", url, product_images.product_of(item), failure)
+    account, product_id = product_images.product_of(item)
     for _ in range(FINISH_ATTEMPTS):
         data = _filled(item["data"], meta) if meta else None
-        finished = store.finish(item, data=data, meta=meta, error=error)
-        if finished == store.Finished.TOO_LARGE:
+        finished = product_images.finish(item, data=data, meta=meta, error=error)
+        if finished == product_images.Finished.TOO_LARGE:
             log.warning("image of %s: the product item cannot hold the result; marked FAILED", (account, product_id))
-            finished = store.failed_bare(item)
-            if finished == store.Finished.RECORDED:
+            finished = product_images.failed_bare(item)
+            if finished == product_images.Finished.RECORDED:
                 return "failed"
-        elif finished == store.Finished.RECORDED:
+        elif finished == product_images.Finished.RECORDED:
             return "failed" if error else "downloaded"
         # The product changed while we downloaded: keep the result only if it still shows the same image.
-        item = store.get(account, product_id)
+        item = product_images.get(account, product_id)
         if item is None or (item["data"].get("image") or {}).get("url") != url:
             return "changed"
     return "changed"
 
 
 def _download(item: dict, moment: dt.datetime) -> str:
-    claimed = store.claim(item, moment + LEASE)
+    claimed = product_images.claim(item, moment + LEASE)
     if claimed is None:
         return "claimed_elsewhere"
-    if claimed is store.TOO_LARGE:
-        log.warning("image of %s: the product item is too large to mark; marked FAILED", store.product_of(item))
-        return "failed" if store.failed_bare(item) == store.Finished.RECORDED else "changed"
+    if claimed is product_images.TOO_LARGE:
+        log.warning("image of %s: the product item is too large to mark; marked FAILED", product_images.product_of(item))
+        return "failed" if product_images.failed_bare(item) == product_images.Finished.RECORDED else "changed"
     if "image" not in claimed["data"]:
-        store.finish(claimed)
+        product_images.finish(claimed)
         return "unchanged"
     return _process(claimed, moment)
 
@@ -144,7 +144,7 @@ def download_pending_images(
     """
     clock = clock or ((lambda: now) if now is not None else clock_from(None))
     summary = {"due": 0, "downloaded": 0, "failed": 0, "unchanged": 0, "changed": 0, "claimed_elsewhere": 0}
-    due = store.due(clock(), limit)
+    due = product_images.due(clock(), limit)
     summary["due"] = len(due)
     for item in due:
         moment = clock()
@@ -153,5 +153,5 @@ def download_pending_images(
         try:
             summary[_download(item, moment)] += 1
         except Exception:  # noqa: BLE001 - one product's trouble never stops the others; its lease brings it back
-            log.exception("image of %s could not be processed", store.product_of(item))
+            log.exception("image of %s could not be processed", product_images.product_of(item))
     return summary

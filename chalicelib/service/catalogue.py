@@ -10,7 +10,7 @@ from .paging import paged
 from . import clock
 
 # Validation needs pydantic; reads do not, so a cold GET never imports it.
-rules = lazy("chalicelib.domain.product")
+product_rules = lazy("chalicelib.domain.product")
 shapes = lazy("chalicelib.domain.common")
 category_shapes = lazy("chalicelib.domain.category")
 
@@ -54,14 +54,14 @@ def _save(account: str, data: dict, **condition) -> str | None:
 
 
 def create_product(account: str, body) -> ProductView:
-    data = rules.validate_product(body)
+    data = product_rules.validate_product(body)
     return ProductView(data, _save(account, data, create_only=True))
 
 
 def put_product(account: str, product_id: str, body, if_match: str | None) -> ProductView:
     if not is_identifier(product_id):
         raise invalid("id", ID_RULE)
-    data = rules.validate_product(body, product_id)
+    data = product_rules.validate_product(body, product_id)
     revision = _save(account, data, expected_revision=if_match)
     if revision is None:
         raise PreconditionFailed(STALE_ETAG)
@@ -76,7 +76,7 @@ def patch_product(account: str, product_id: str, patch, if_match: str | None) ->
             raise _product_gone(product_id)
         if if_match is not None and if_match != current.revision:
             raise PreconditionFailed(STALE_ETAG)
-        data = rules.validate_product(rules.merge_patch(table.json_numbers(current.data), patch), product_id)
+        data = product_rules.validate_product(product_rules.merge_patch(table.json_numbers(current.data), patch), product_id)
         revision = _save(account, data, expected_revision=current.revision)
         if revision is not None:
             return ProductView(data, revision)

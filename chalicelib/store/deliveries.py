@@ -17,7 +17,6 @@ from . import batch, keys, products, table
 from .paging import Page, query_page
 
 COUNTER = "DELIVERY"
-CONDITION_FAILED = "ConditionalCheckFailed"
 
 
 @dataclass(frozen=True)
@@ -108,10 +107,10 @@ def place(
         return outcome
     codes = outcome
     product_codes = codes[first_product : first_product + len(used_products)]
-    gone = frozenset(pid for pid, code in zip(used_products, product_codes) if code == CONDITION_FAILED)
+    gone = frozenset(pid for pid, code in zip(used_products, product_codes) if code == table.CONDITION_FAILED)
     if gone:
         return ProductsGone(gone)
-    if CONDITION_FAILED in codes[: len(deliveries) * 2]:
+    if table.CONDITION_FAILED in codes[: len(deliveries) * 2]:
         return Stale()
     raise RuntimeError(f"placing the order failed: {codes}")
 
@@ -184,7 +183,7 @@ def change(
     if outcome is None:
         return written
     if isinstance(outcome, list):
-        if outcome[0] == CONDITION_FAILED:
+        if outcome[0] == table.CONDITION_FAILED:
             return Stale()
         raise RuntimeError(f"changing the delivery failed: {outcome}")
     return outcome
@@ -201,7 +200,7 @@ def _transact(operations: list[dict], claim: dict | None) -> None | list[str] | 
             if table.is_too_large(error):
                 return TooLarge()
             raise
-        if claim is not None and codes[-1] == CONDITION_FAILED and CONDITION_FAILED not in codes[:-1]:
+        if claim is not None and codes[-1] == table.CONDITION_FAILED and table.CONDITION_FAILED not in codes[:-1]:
             return LostClaim()
         return codes[: len(operations)]
     return None

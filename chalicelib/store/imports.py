@@ -200,7 +200,7 @@ def create_categories(account: str, new: dict[str, str]) -> bool:
         try:
             table.client().transact_write_items(TransactItems=operations)
         except ClientError as error:
-            if "ConditionalCheckFailed" in table.cancellation_codes(error):
+            if table.CONDITION_FAILED in table.cancellation_codes(error):
                 return False
             raise
     return True

@@ -49,7 +49,7 @@ def create(
         _put_token(token_hash, principal, account, token_id, same_principal, condition_values)
     except ClientError as error:
         codes = table.cancellation_codes(error)
-        if not codes or codes[0] != "ConditionalCheckFailed":
+        if not codes or codes[0] != table.CONDITION_FAILED:
             raise
         owner = find(secret)
         return TokenTaken(owner["account"] if owner else "")

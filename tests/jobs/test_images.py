@@ -364,14 +364,14 @@ def test_a_product_at_the_item_size_limit_with_a_failing_image_ends_failed_and_t
 def test_one_products_trouble_does_not_stop_the_run(catalogue, httpserver, monkeypatch):
     create(catalogue, {"url": serve_png(httpserver, "/a.png")}, product_id="a")
     create(catalogue, {"url": serve_png(httpserver, "/b.png")}, product_id="b")
-    real_claim = images.store.claim
+    real_claim = images.product_images.claim
 
     def claim(queued, lease_until):
         if queued["SK"].endswith("#a") or queued["SK"].endswith("PRODUCT#a"):
             raise RuntimeError("DynamoDB hiccup")
         return real_claim(queued, lease_until)
 
-    monkeypatch.setattr(images.store, "claim", claim)
+    monkeypatch.setattr(images.product_images, "claim", claim)
     summary = images.download_pending_images(LATER)
     assert item("b")["image_status"] == "DONE" and summary["downloaded"] == 1
     assert item("a")["image_status"] == "PENDING"  # still queued for the next run
