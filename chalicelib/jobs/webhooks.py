@@ -30,6 +30,7 @@ from standardwebhooks import Webhook
 
 from .. import config
 from ..domain import event_policy as policy
+from ..domain import field_order
 from ..domain.event_policy import EventStatus
 from ..domain.timestamps import iso, parse_iso
 from ..store import events, table
@@ -85,7 +86,8 @@ def body_of(event: dict) -> str | None:
     delivery = events.delivery_of(event)
     if delivery is None:
         return None
-    return table.json_text({"type": event["type"], "idempotency_key": event["event_id"], "data": delivery})
+    data = field_order.ordered(delivery, field_order.DELIVERY)  # as GET /deliveries/:id lists its fields
+    return table.json_text({"type": event["type"], "idempotency_key": event["event_id"], "data": data})
 
 
 def attempt(event: dict, hook: settings_store.Webhook | None, clock: Clock, transport: Transport) -> Attempt:

@@ -41,6 +41,26 @@ def test_an_event_arrives_signed_with_the_account_secret(httpserver):
     assert "GSI1PK" not in after and "next_attempt_at" not in after
 
 
+def test_the_delivery_in_an_event_lists_its_fields_in_the_interfaces_order(httpserver):
+    configure(url=httpserver.url_for("/hook"))
+    httpserver.expect_request("/hook", method="POST").respond_with_data("", status=200)
+    now = dt.datetime.now(dt.timezone.utc)
+
+    def reversed_keys(value):  # as a store may hand a map back: in any order
+        if isinstance(value, dict):
+            return {key: reversed_keys(value[key]) for key in reversed(list(value))}
+        return [reversed_keys(v) for v in value] if isinstance(value, list) else value
+
+    write_event(data=reversed_keys(delivery()), now=now)
+    dispatcher.dispatch_due(now)
+    (request,) = received(httpserver)
+    data = json.loads(request.get_data(as_text=True))["data"]
+    assert list(data) == ["id", "type", "status", "customer", "request", "responses"]
+    assert list(data["request"]) == [key for key in ("timestamp", "company", "customer_id", "cost_center", "address",
+                                     "scheduled", "user", "message", "items") if key in data["request"]]
+    assert list(data["request"]["items"][0]) == ["id", "name", "count", "vessel_count", "price"]
+
+
 def test_a_signature_made_with_another_secret_does_not_verify(httpserver):
     configure(url=httpserver.url_for("/hook"))
     httpserver.expect_request("/hook").respond_with_data("")
