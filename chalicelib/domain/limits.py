@@ -21,6 +21,10 @@ PAGE_BYTES = 5 * 1024 * 1024
 PAGE_ITEMS = 100
 LISTED_BYTES = 50_000  # 100 x 50,000 + the envelope < 5 MiB
 
+# GET /customer/delivery-dates: at most MAX_DAYS dates in one answer (decisions §7), DEFAULT_DAYS when not asked.
+MAX_DAYS = 60
+DEFAULT_DAYS = 14
+
 # Products: the customer's view swaps the product's own price and pricing for the level that applies to them.
 PRICING_BYTES = 10_000  # one price level (price and scaled pricing) of a product, a customer or a price group
 PRODUCT_METADATA_BYTES = 4_000  # what the image download adds later (etag, last_modified)

@@ -15,9 +15,10 @@ from itertools import islice
 from typing import Mapping, Sequence
 from zoneinfo import ZoneInfo
 
+from .limits import MAX_DAYS
+
 DEFAULT_CUTOFF = "23:59"
 DEFAULT_TIMEZONE = "UTC"
-MAX_DAYS = 60
 SCAN_HORIZON_DAYS = 366
 
 

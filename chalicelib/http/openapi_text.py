@@ -5,7 +5,7 @@ its path parameters in PATH_PARAMETERS, its query parameters in QUERY_PARAMETERS
 model (a file, a page) in RESPONSE_CONTENT.
 """
 from ..domain.delivery import STATUSES
-from ..domain.schedule import MAX_DAYS
+from ..domain.limits import DEFAULT_DAYS, MAX_DAYS
 
 DESCRIPTION = """Supplier Ordering Service: a supplier's catalogue, prices and delivery rules, and the deliveries
 its customers request.
@@ -94,7 +94,7 @@ QUERY_PARAMETERS = {
     },
     "days": {
         "description": f"How many deliverable dates to list (1 to {MAX_DAYS}).",
-        "schema": {"type": "integer", "minimum": 1, "maximum": MAX_DAYS, "default": 14},
+        "schema": {"type": "integer", "minimum": 1, "maximum": MAX_DAYS, "default": DEFAULT_DAYS},
     },
 }
 

@@ -4,7 +4,7 @@ from typing import Mapping
 
 from ..domain.errors import FieldError, ValidationFailed
 from ..domain.identifiers import is_identifier
-from ..domain.schedule import MAX_DAYS
+from ..domain.limits import DEFAULT_DAYS, MAX_DAYS
 
 DEFAULT_LIMIT, MAX_LIMIT = 50, 100
 
@@ -64,7 +64,6 @@ def encoding(query: Mapping[str, str]) -> str:
     return name
 
 
-DEFAULT_DAYS = 14
 MAX_PRODUCTS = 100
 
 
