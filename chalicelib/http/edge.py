@@ -67,10 +67,9 @@ def edge_middleware(event, get_response):
     preflight = event.method == "OPTIONS" and headers.get("access-control-request-method") is not None
     response.headers.update(cors.headers(headers.get("origin"), response.headers.get("Allow") if preflight else None))
     if event.method == "HEAD":
-        # The GET's headers, Content-Length included (RFC 9110 §9.3.2), without its body.
-        body = response.body if response.body is not None else ""
-        if not isinstance(body, (bytes, str)):
-            body = json.dumps(body)
+        # The GET's headers, Content-Length included (RFC 9110 §9.3.2), without its body. Every body the service
+        # renders is text or bytes (http/responses.py).
+        body = response.body or b""
         response.headers["Content-Length"] = str(len(body.encode("utf-8") if isinstance(body, str) else body))
         response.body = ""
     return response
