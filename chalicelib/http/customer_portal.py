@@ -2,7 +2,8 @@
 from chalice import Blueprint
 
 from ..lazy import lazy
-from .api import Call, endpoint
+from .call import Call
+from .endpoint import endpoint
 from .auth import CUSTOMER
 from .responses import ok
 from .responses import page as page_body

@@ -3,7 +3,8 @@ from chalice import Blueprint
 
 from . import auth
 from ..lazy import lazy
-from .api import Call, endpoint
+from .call import Call
+from .endpoint import endpoint
 from .responses import no_content, ok
 from .responses import page as page_body
 

@@ -5,7 +5,8 @@ from chalice import Blueprint, Response
 
 from ..domain.errors import invalid
 from ..lazy import lazy
-from .api import Call, endpoint
+from .call import Call
+from .endpoint import endpoint
 from .responses import ok
 from .responses import page as page_body
 from ..domain.delivery_status import STATUSES

@@ -10,7 +10,8 @@ from chalice import Blueprint, Response
 
 from ..domain.errors import NotFound
 from ..lazy import lazy
-from .api import Call, endpoint
+from .call import Call
+from .endpoint import endpoint
 from .responses import JSON
 
 openapi = lazy("chalicelib.http.openapi")  # its schema models import pydantic; only /openapi.json needs them

@@ -2,7 +2,8 @@
 from chalice import Blueprint
 
 from ..lazy import lazy
-from .api import Call, endpoint
+from .call import Call
+from .endpoint import endpoint
 from .responses import ok
 from .responses import page as page_body
 from ..domain.errors import UnsupportedMediaType
@@ -16,7 +17,7 @@ EXAMPLE_FILE = """Item ID;Item name;Category name;Vessel size;Vessel unit;Vessel
 cola-033;Cola 0.33 l;Soft drinks;0,33;l;BO;24;CT;1,20;ACTIVE;"vegan, sugar"
 lager-05;Lager 0.5 l;Beer;0,5;l;BO;20;CT;1,95;;
 """
-# The file as the body: its own media type, not JSON (decisions §12), up to 5 MiB (api.BODY_LIMITS).
+# The file as the body: its own media type, not JSON (decisions §12), up to 5 MiB (bodies.BODY_LIMITS).
 CSV_BODY = {
     "text/csv": {
         "schema": {"type": "string", "maxLength": 5 * 1024 * 1024},

@@ -2,7 +2,8 @@
 from chalice import Blueprint
 
 from ..lazy import lazy
-from .api import Call, endpoint
+from .call import Call
+from .endpoint import endpoint
 from .responses import ok
 
 settings = lazy("chalicelib.service.settings")
