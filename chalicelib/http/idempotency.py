@@ -18,6 +18,23 @@ def _scope(principal: Principal) -> str:
     return principal.role.upper()
 
 
+def _query(request) -> list[tuple[str, str]]:
+    """Every name/value pair of the query string, repeated names included."""
+    found = request.query_params or {}
+    return [(name, value) for name in found for value in found.getlist(name)]
+
+
+def _content_type(header: str | None) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """The media type and its parameters as the service reads them: case aside for names and the charset."""
+    media, *parameters = (header or "").split(";")
+    pairs = []
+    for parameter in parameters:
+        name, _, value = parameter.partition("=")
+        name, value = name.strip().lower(), value.strip().strip('"')
+        pairs.append((name, value.lower() if name == "charset" else value))
+    return media.strip().lower(), tuple(sorted(pairs))
+
+
 def _text(body) -> str:
     return body.decode("utf-8") if isinstance(body, bytes) else str(body or "")
 
@@ -30,7 +47,12 @@ def handle(call, work: Callable[[], Response]) -> Response:
     request = call.request
     raw = request.raw_body or b""
     fingerprint = idempotency.fingerprint(
-        request.method, request.path, request.uri_params, raw.encode() if isinstance(raw, str) else raw
+        request.method,
+        request.path,
+        request.uri_params,
+        _query(request),
+        _content_type(call.header("content-type")),
+        raw.encode() if isinstance(raw, str) else raw,
     )
     try:
         outcome = idempotency.begin(call.account, _scope(call.principal), key, fingerprint)

@@ -4,13 +4,14 @@ The key is claimed with a conditional put before the work, so a concurrent dupli
 the work twice. The response is recorded after the work, or, better, inside the very transaction that does the
 work (`IdempotencyClaim.completion`), so a request that dies after committing still replays its answer. A claim
 whose request died before committing goes stale after 60 s and may then be taken over by a retry.
-Replays are matched on a fingerprint of method, route, path parameters and raw body: the same key with
-another request is refused with 400 conflict. Only final answers are recorded (decisions §11): after a 409 (busy,
+Replays are matched on a fingerprint of method, route, path parameters, query string, Content-Type and raw body:
+the same key with another request is refused with 400 conflict. Only final answers are recorded (decisions §11): after a 409 (busy,
 contended) or a 5xx the key is released, so a retry does the work and gets the real outcome.
 """
 import hashlib
 import json
 from dataclasses import dataclass, field
+from typing import Iterable
 
 from ..domain.errors import Busy, Conflict, invalid
 from ..store import idempotency as records
@@ -43,9 +44,18 @@ class IdempotencyClaim:
         return records.complete_operation(self.record, status, JSON_HEADERS, text)
 
 
-def fingerprint(method: str, route: str, params: dict | None, body: bytes) -> str:
+def fingerprint(
+    method: str,
+    route: str,
+    params: dict | None,
+    query: Iterable[tuple[str, str]],
+    content_type: tuple[str, tuple[tuple[str, str], ...]],
+    body: bytes,
+) -> str:
+    """The request as the service reads it (decisions §11): query pairs as a set, Content-Type as parsed."""
     digest = hashlib.sha256()
-    for part in (method, route, json.dumps(params or {}, sort_keys=True)):
+    parts = (params or {}, sorted(set(query)), content_type)
+    for part in (method, route, *(json.dumps(p, sort_keys=True) for p in parts)):
         digest.update(part.encode() + b"\0")
     digest.update(body)
     return digest.hexdigest()

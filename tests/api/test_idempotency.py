@@ -1,4 +1,6 @@
 """Idempotency-Key on POST (decisions §11): a replay returns the first answer and does nothing again."""
+import json
+
 import pytest
 
 from chalicelib.service import ordering
@@ -222,3 +224,53 @@ def test_a_server_error_is_not_replayed(shop, monkeypatch):
     monkeypatch.undo()
     retried = post(shop, path, {"type": "ACCEPT"}, "broken")
     assert (retried.status_code, len(retried.data["responses"])) == (200, 1)
+
+
+# The request the fingerprint covers (decisions §11): method, path, query string, Content-Type and body.
+CSV_FILE = b"Item ID;Item name;Category name\ncola;Cola;Soft drinks\n"
+
+
+def upload(api, query="", content_type="text/csv; charset=utf-8", key="u-1"):
+    headers = {"Content-Type": content_type, "Idempotency-Key": key}
+    return api.request("POST", f"/imports/products{query}", raw=CSV_FILE, headers=headers)
+
+
+def test_a_dry_run_and_a_real_import_under_one_key_are_different_requests(api):
+    dry = upload(api, "?dry_run=true")
+    assert (dry.status_code, dry.data["dry_run"]) == (202, True)
+    real = upload(api, "?dry_run=false")
+    assert (real.status_code, real.data["type"]) == (400, "conflict")
+    assert "Idempotent-Replayed" not in real.headers
+    assert upload(api, "", key="u-2").data["dry_run"] is False  # without a query: a real import under a new key
+    assert upload(api, "?dry_run=true&dry_run=false").data["type"] == "conflict"  # another set of pairs
+
+
+def test_the_same_query_in_another_order_is_the_same_request(api):
+    first = upload(api, "?dry_run=true&note=a")
+    again = upload(api, "?note=a&dry_run=true")
+    assert (again.status_code, again.headers.get("Idempotent-Replayed")) == (202, "true")
+    assert again.data == first.data
+    assert len(api.get("/imports/products").data["imports"]) == 1
+
+
+def test_another_charset_under_one_key_is_another_request(api):
+    assert upload(api, content_type="text/csv; charset=utf-8").status_code == 202
+    other = upload(api, content_type="text/csv; charset=latin1")
+    assert (other.status_code, other.data["type"]) == (400, "conflict")
+    assert upload(api, content_type="text/csv").data["type"] == "conflict"  # no charset is not utf-8 either
+
+
+def test_the_media_type_and_charset_are_compared_without_regard_to_case(api):
+    first = upload(api, content_type="text/csv; charset=utf-8")
+    again = upload(api, content_type='TEXT/CSV;Charset="UTF-8"')
+    assert (again.status_code, again.headers.get("Idempotent-Replayed")) == (202, "true")
+    assert again.data["id"] == first.data["id"]
+
+
+def test_another_content_type_with_the_same_body_is_refused(shop):
+    order(shop, "k-1")
+    raw = json.dumps(ORDER).encode()
+    headers = {"Content-Type": "application/json; charset=utf-8", "Idempotency-Key": "k-1"}
+    response = shop.request("POST", "/customer/deliveries", raw=raw, headers=headers, token=CUSTOMER_TOKEN)
+    assert (response.status_code, response.data["type"]) == (400, "conflict")
+    assert len(shop.get("/deliveries").data["deliveries"]) == 1
