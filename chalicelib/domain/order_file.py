@@ -2,6 +2,8 @@
 
 Two sections, the order and its items, with the same number of columns and a row of commas only between them.
 RFC 4180 quoting, "\\n" line ends; UTF-8 starts with a BOM, latin1 turns what it cannot hold into "?".
+The file is opened in spreadsheets and customers write many of its cells, so a text cell that a spreadsheet would
+read as a formula gets a leading "'"; ids and numbers are written as they are.
 """
 from decimal import Decimal
 
@@ -19,6 +21,10 @@ ITEM_COLUMNS = (
     "Pallet bundle type", "Pallet bundle size", "Count", "Vessel count", "Price", "Price per", "Message",
 )  # fmt: skip
 WIDTH = max(len(ORDER_COLUMNS), len(ITEM_COLUMNS))
+# Ids are written as they are: their characters (identifiers.py) cannot form a call.
+ID_COLUMNS = frozenset({"Delivery ID", "Customer ID", "Item ID"})
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+FORMULA_GUARD = "'"
 
 
 def _text(value) -> str:
@@ -32,15 +38,18 @@ def _text(value) -> str:
     return str(value)
 
 
-def _cell(value) -> str:
+def _cell(value, column: str | None = None) -> str:
     text = _text(value)
+    if isinstance(value, str) and column not in ID_COLUMNS and text.startswith(FORMULA_STARTS):
+        text = FORMULA_GUARD + text  # numbers are never strings here, so they stay numbers
     if any(c in text for c in ',"\r\n'):
         return '"' + text.replace('"', '""') + '"'
     return text
 
 
-def _row(values) -> str:
-    cells = [_cell(v) for v in values]
+def _row(values, columns=()) -> str:
+    names = [*columns, *[None] * (len(values) - len(columns))]
+    cells = [_cell(value, name) for value, name in zip(values, names)]
     return ",".join(cells + [""] * (WIDTH - len(cells))) + "\n"
 
 
@@ -75,9 +84,9 @@ def _item_row(delivery_id, item: dict) -> list:
 
 
 def order_file_text(delivery: dict) -> str:
-    rows = [_row(ORDER_COLUMNS), _row(_order_row(delivery)), _row([])]
+    rows = [_row(ORDER_COLUMNS), _row(_order_row(delivery), ORDER_COLUMNS), _row([])]
     rows.append(_row(ITEM_COLUMNS))
-    rows += [_row(_item_row(delivery["id"], item)) for item in delivery["request"]["items"]]
+    rows += [_row(_item_row(delivery["id"], item), ITEM_COLUMNS) for item in delivery["request"]["items"]]
     return "".join(rows)
 
 

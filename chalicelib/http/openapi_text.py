@@ -103,7 +103,9 @@ RESPONSE_CONTENT = {
     "delivery_order_file": {
         "description": "The order file: two sections (order, items) with the same columns, RFC 4180 quoting.",
         "operation_description": "The file is sent only to a request whose `Accept` header names `text/csv` "
-        "(or `*/*`); any other `Accept` is a 400 naming `Accept`.",
+        "(or `*/*`); any other `Accept` is a 400 naming `Accept`. A text cell that begins with `=`, `+`, `-`, `@`, "
+        "a tab or a carriage return is written with a leading `'` so that no spreadsheet runs it as a formula; ids "
+        "and numbers are written as they are.",
         "content": {
             "text/csv": {"schema": {"type": "string"}},
         },

