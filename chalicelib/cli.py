@@ -57,7 +57,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return run(sys.argv[1:] if argv is None else argv)
     except ServiceError as error:
-        print(f"error: {error.detail}" + "".join(f"\n  {e.path}: {e.message}" for e in error.errors), file=sys.stderr)
+        # The service names fields as the API does; here they are the options that carried them.
+        print(f"error: {error.detail}" + "".join(f"\n  --{e.path}: {e.message}" for e in error.errors), file=sys.stderr)
     except (ClientError, BotoCoreError) as error:
         print(f"error: DynamoDB call failed: {error}", file=sys.stderr)
     return 1

@@ -1,5 +1,9 @@
 """The admin command line (decisions §1): clear messages and a non-zero exit on failure."""
+import pytest
+
 from chalicelib import cli
+from chalicelib.domain.token_secret import is_secret
+from chalicelib.http import auth
 from chalicelib.store import accounts, tokens
 
 from .conftest import SUPPLIER_TOKEN
@@ -31,3 +35,43 @@ def test_create_account_with_a_new_token_for_a_new_account(accounts_ready, capsy
 
     assert capsys.readouterr().out.splitlines()[-1] == "third-secret"
     assert tokens.find("third-secret")["account"] == "third"
+
+
+@pytest.mark.parametrize(
+    "secret", ["has space", "x" * 513, "", " lead", "trail ", "tab\tinside", "line\nbreak", "nul\x00", "del\x7f"]
+)
+def test_create_account_refuses_a_token_that_could_never_log_in(accounts_ready, capsys, secret):
+    assert cli.main(["create-account", "--id", "third", "--token", secret]) == 1
+
+    assert capsys.readouterr().err == (
+        "error: 1 field(s) are invalid\n  --token: must be 1 to 512 characters with no spaces or control characters\n"
+    )
+    assert accounts.get("third") is None
+    assert tokens.find(secret) is None
+
+
+@pytest.mark.parametrize("secret", ["x" * 512, "a", "dev-token_with.punctuation~!#$%&'*+/=?^`|", "café-ünïcode"])
+def test_a_token_the_cli_registers_logs_in(api, capsys, secret):
+    assert cli.main(["create-account", "--id", "third", "--token", secret]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == secret
+    # The same rule on both sides: what the CLI registers, authentication takes.
+    assert is_secret(secret)
+    assert auth.authenticate(f"token {secret}", "supplier").account == "third"
+
+
+@pytest.mark.parametrize("secret", ["has space", "x" * 513, "tab\tinside"])
+def test_authentication_refuses_what_the_cli_refuses(api, secret):
+    response = api.get("/products", token=secret)
+    assert response.status_code == 401
+    assert not is_secret(secret)
+
+
+def test_make_run_refuses_a_supplier_token_that_could_never_log_in(monkeypatch, capsys):
+    from chalicelib.localdev import run
+
+    monkeypatch.setenv("SUPPLIER_TOKEN", "has space")
+    assert run.serve() == 2
+    assert capsys.readouterr().err == (
+        "error: SUPPLIER_TOKEN must be 1 to 512 characters with no spaces or control characters,"
+        " or no request could log in with it\n"
+    )

@@ -8,6 +8,7 @@ import threading
 import time
 
 from ..domain.errors import Forbidden, Unauthorized
+from ..domain.token_secret import is_secret
 from ..domain.values import Role
 from ..service.authentication import Principal, principal_of
 
@@ -24,7 +25,7 @@ def _secret_from(header: str | None) -> str:
         raise Unauthorized("an Authorization header is required: 'token <secret>' or 'Bearer <secret>'")
     scheme, _, secret = header.strip().partition(" ")
     secret = secret.strip()
-    if scheme.lower() not in ("token", "bearer") or not secret or " " in secret or len(secret) > 512:
+    if scheme.lower() not in ("token", "bearer") or not is_secret(secret):
         raise Unauthorized("the Authorization header must be 'token <secret>' or 'Bearer <secret>'")
     return secret
 

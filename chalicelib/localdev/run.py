@@ -22,6 +22,7 @@ from typing import Callable
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from ..domain.token_secret import SECRET_RULE, is_secret
 from . import dynamodb_local
 
 REPO_ROOT = dynamodb_local.REPO_ROOT
@@ -198,6 +199,9 @@ def serve() -> int:
         say(f"error: PORT must be a number, not {os.environ['PORT']!r}", sys.stderr)
         return 2
     token = os.environ.get("SUPPLIER_TOKEN") or DEFAULT_TOKEN
+    if not is_secret(token):
+        say(f"error: SUPPLIER_TOKEN {SECRET_RULE}, or no request could log in with it", sys.stderr)
+        return 2
     if not port_is_free(port):
         say(f"error: port {port} on 127.0.0.1 is in use; stop what uses it or set PORT", sys.stderr)
         return 1

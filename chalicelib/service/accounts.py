@@ -1,5 +1,6 @@
 """Accounts and their tokens (decisions §1-2)."""
 from ..domain.identifiers import ID_RULE, is_identifier
+from ..domain.token_secret import SECRET_RULE, is_secret
 from ..domain.errors import Conflict, NotFound, invalid
 from ..domain.values import Role
 from ..store import accounts, tokens
@@ -15,6 +16,8 @@ def create_account(account_id: str, name: str | None = None, supplier_token: str
     """
     if not is_identifier(account_id):
         raise invalid("id", ID_RULE)
+    if supplier_token is not None and not is_secret(supplier_token):
+        raise invalid("token", SECRET_RULE)  # authentication would refuse it: it could never log in
     holder = tokens.find(supplier_token) if supplier_token else None
     if holder is not None and (holder["account"], holder["role"]) != (account_id, SUPPLIER):
         raise _token_taken(holder["account"])  # refused before the account is created; the token write checks too
