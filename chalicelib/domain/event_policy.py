@@ -5,14 +5,15 @@ shapes of domain/webhook.py."""
 import datetime as dt
 from enum import StrEnum
 
+# An event body is never larger than the request bodies we accept (decisions §3); a larger one fails at once.
+from .limits import MAX_BODY_BYTES  # noqa: F401
+
 SUCCESS_STATUSES = (200, 201)
 FIRST_RETRY = dt.timedelta(seconds=30)
 LONGEST_RETRY = dt.timedelta(hours=6)
 RETRY_WINDOW = dt.timedelta(hours=24)
 SEND_TIMEOUT_SECONDS = 10
-# What we promise a receiver: an event body is never larger than the request bodies we accept ourselves
-# (decisions §3). A larger one can never be sent and fails at once.
-MAX_BODY_BYTES = 1024 * 1024
+SEND_TIMEOUT = dt.timedelta(seconds=SEND_TIMEOUT_SECONDS)
 MAX_LOGGED_ATTEMPTS = 20
 MAX_ERROR_LENGTH = 300  # an attempt's error text, so the attempt log of an event stays small
 NO_RECEIVER = "no receiver"

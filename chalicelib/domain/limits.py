@@ -18,7 +18,9 @@ from .errors import FieldError
 from .rendering import size_in_bytes
 
 PAGE_BYTES = 5 * 1024 * 1024
-PAGE_ITEMS = 100
+PAGE_ITEMS = 100  # the largest `limit` of a list page (decisions §4)
+# A request body (decisions §3; the CSV import has its own); an event body is never larger either (event_policy.py).
+MAX_BODY_BYTES = 1024 * 1024
 LISTED_BYTES = 50_000  # 100 x 50,000 + the envelope < 5 MiB
 
 # GET /customer/delivery-dates: at most MAX_DAYS dates in one answer (decisions §7), DEFAULT_DAYS when not asked.

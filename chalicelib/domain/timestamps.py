@@ -10,3 +10,13 @@ def iso(moment: dt.datetime) -> str:
 
 def parse_iso(value: str) -> dt.datetime:
     return dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+def in_words(span: dt.timedelta) -> str:
+    """A policy's duration as messages and the OpenAPI document write it: "24 hours", "10 seconds", "1 minute"."""
+    seconds = int(span.total_seconds())
+    for unit, size in (("hour", 3600), ("minute", 60), ("second", 1)):
+        if seconds >= size and seconds % size == 0:
+            count = seconds // size
+            return f"{count} {unit}{'' if count == 1 else 's'}"
+    return "0 seconds"

@@ -5,8 +5,8 @@ from decimal import Decimal
 from typing import Any
 
 from ..domain.errors import invalid
+from ..domain.limits import MAX_BODY_BYTES
 
-MAX_BODY_BYTES = 1024 * 1024
 # Routes whose bodies may exceed MAX_BODY_BYTES, with their own limit: the catalogue import takes files of up
 # to 5 MiB (decisions §12 excepts it from the 1 MiB limit of §3).
 BODY_LIMITS = {"/imports/products": 5 * 1024 * 1024}

@@ -34,5 +34,5 @@ class Call:
         return self.request.query_params or {}
 
     def page(self) -> tuple[int, str | None]:
-        """limit (1-100, default 50) and cursor, as decisions §4 fixes them."""
+        """limit and cursor, as decisions §4 fixes them (params.page)."""
         return params.page(self.queries)

@@ -17,8 +17,11 @@ from pydantic import BaseModel, Field, TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema
 
 from ..domain.delivery import Delivery
+from ..domain.event_policy import RETRY_WINDOW, SEND_TIMEOUT
+from ..domain.idempotency import REPLAY_WINDOW
 from ..domain.problems import ProblemType
 from ..domain.product import Product
+from ..domain.timestamps import in_words
 from . import bodies, params
 from .openapi_text import (
     DESCRIPTION,
@@ -141,8 +144,11 @@ IDEMPOTENCY_KEY = {
     "name": "Idempotency-Key",
     "in": "header",
     "required": False,
-    "description": "The same key with the same body within 24 hours returns the first response without "
-    "doing the work again; with another body it is a 400 conflict.",
+    "description": f"The same key with the same request within {in_words(REPLAY_WINDOW)} returns the first response "
+    "without doing the work again; with another request it is a 400 conflict. The request is its method, path, "
+    "query parameters (as a set of name/value pairs), `Content-Type` (media type and charset, in any case) and body "
+    "(byte for byte): a dry-run import and a real one are different requests. A 409 or 5xx is not kept, so a retry "
+    "gets the real outcome.",
     "schema": {"type": "string", "minLength": 1},
 }
 
@@ -398,8 +404,8 @@ def _webhooks() -> dict:
                 "requestBody": {"required": True, "content": {JSON: body}},
                 "responses": {
                     "200": {"description": "Received. 201 counts as received too."},
-                    "400": {"description": "Any other status, or no answer within 10 seconds, is retried with "
-                            "exponential backoff for at least 24 hours."},
+                    "400": {"description": f"Any other status, or no answer within {in_words(SEND_TIMEOUT)}, is "
+                            f"retried with exponential backoff for at least {in_words(RETRY_WINDOW)}."},
                 },
             }
         }

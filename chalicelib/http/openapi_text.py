@@ -5,6 +5,8 @@ its path parameters in PATH_PARAMETERS, its query parameters in QUERY_PARAMETERS
 model (a file, a page) in RESPONSE_CONTENT.
 """
 from ..domain.delivery import STATUSES
+from ..domain.event_policy import EventType
+from ..domain.order_file import ENCODINGS
 from ..domain.limits import DEFAULT_DAYS, MAX_DAYS
 
 DESCRIPTION = """Supplier Ordering Service: a supplier's catalogue, prices and delivery rules, and the deliveries
@@ -86,7 +88,7 @@ QUERY_PARAMETERS = {
     "encoding": {
         "description": "The file's character encoding: `utf-8` (with a byte order mark) or `latin1` (characters "
         "it cannot hold become `?`).",
-        "schema": {"type": "string", "enum": ["utf-8", "latin1"], "default": "utf-8"},
+        "schema": {"type": "string", "enum": list(ENCODINGS), "default": ENCODINGS[0]},
     },
     "products": {
         "description": "Comma-separated product ids the order would contain; every one must be deliverable.",
@@ -132,9 +134,9 @@ EXAMPLE_EXEMPT = {
 }
 
 WEBHOOK_EVENTS = {
-    "request-delivery": ("A customer requested a delivery", "A customer placed an order (or a return)."),
-    "cancel-delivery": ("A customer cancelled a delivery", "A customer cancelled a REQUESTED or ACCEPTED delivery."),
-    "receive-delivery": ("A customer received a delivery", "A customer confirmed that a delivery arrived."),
+    EventType.REQUEST_DELIVERY: ("A customer requested a delivery", "A customer placed an order (or a return)."),
+    EventType.CANCEL_DELIVERY: ("A customer cancelled a delivery", "A customer cancelled a REQUESTED or ACCEPTED delivery."),
+    EventType.RECEIVE_DELIVERY: ("A customer received a delivery", "A customer confirmed that a delivery arrived."),
 }
 
 WEBHOOK_HEADERS = [

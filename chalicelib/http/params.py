@@ -4,9 +4,10 @@ from typing import Mapping
 
 from ..domain.errors import FieldError, ValidationFailed
 from ..domain.identifiers import is_identifier
-from ..domain.limits import DEFAULT_DAYS, MAX_DAYS
+from ..domain.limits import DEFAULT_DAYS, MAX_DAYS, PAGE_ITEMS
+from ..domain.order_file import ENCODINGS as FILE_ENCODINGS
 
-DEFAULT_LIMIT, MAX_LIMIT = 50, 100
+DEFAULT_LIMIT, MAX_LIMIT = 50, PAGE_ITEMS
 
 
 def whole_number(text: str, low: int, high: int) -> int | None:
@@ -18,7 +19,7 @@ def whole_number(text: str, low: int, high: int) -> int | None:
 
 
 def page(query: Mapping[str, str]) -> tuple[int, str | None]:
-    """limit (1-100, default 50) and cursor (decisions §4); every wrong one named at once."""
+    """limit (1 to MAX_LIMIT, default DEFAULT_LIMIT) and cursor (decisions §4); every wrong one named at once."""
     errors = []
     raw_limit = query.get("limit")
     limit = DEFAULT_LIMIT
@@ -60,7 +61,7 @@ def encoding(query: Mapping[str, str]) -> str:
     """The order file's encoding (any case, default utf-8), as its canonical name: utf-8 or latin1."""
     name = ENCODINGS.get((query.get("encoding") or "utf-8").lower())
     if name is None:
-        raise ValidationFailed([FieldError("encoding", "must be utf-8 or latin1")])
+        raise ValidationFailed([FieldError("encoding", f"must be {' or '.join(FILE_ENCODINGS)}")])
     return name
 
 

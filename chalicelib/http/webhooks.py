@@ -26,7 +26,7 @@ def put_webhook_settings(call: Call):
 
 @endpoint(bp, "/account/settings/webhooks", "DELETE", status=204)
 def delete_webhook_settings(call: Call):
-    """Stop sending events (they stay pending and fail after 24 hours unless a webhook is configured again)"""
+    """Stop sending events (they stay pending until a webhook is configured again, or fail when their retry window ends)"""
     webhooks.delete_settings(call.account)
     return no_content()
 

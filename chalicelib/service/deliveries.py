@@ -12,6 +12,7 @@ from ..domain import delivery
 from ..domain.common import parse
 from ..domain.delivery import CustomerActionBody
 from ..domain.errors import Busy, NotFound, invalid
+from ..domain.event_policy import EventType
 from ..domain.identifiers import parse_delivery_id
 from ..domain.order_file import order_file as build_order_file
 from ..store import deliveries, events
@@ -21,7 +22,6 @@ from . import clock
 from .idempotency import IdempotencyClaim
 
 MAX_ATTEMPTS = 30  # each lost race means another change won, so 30 concurrent changers all get through
-CANCEL_DELIVERY, RECEIVE_DELIVERY = "cancel-delivery", "receive-delivery"
 
 
 def _number(delivery_id: str) -> int:
@@ -119,13 +119,13 @@ _receive = _customer_action("received", delivery.status_after_receive)
 def cancel(account: str, customer_id: str, delivery_id: str, data, idempotency: IdempotencyClaim | None = None) -> dict:
     body = parse(CustomerActionBody, data)
     stored = _read(account, delivery_id, customer_id, consistent=True)
-    return _change(account, stored, lambda d, now: _cancel(d, now, body), CANCEL_DELIVERY, idempotency)
+    return _change(account, stored, lambda d, now: _cancel(d, now, body), EventType.CANCEL_DELIVERY, idempotency)
 
 
 def receive(account: str, customer_id: str, delivery_id: str, data, idempotency: IdempotencyClaim | None = None) -> dict:
     body = parse(CustomerActionBody, data)
     stored = _read(account, delivery_id, customer_id, consistent=True)
-    return _change(account, stored, lambda d, now: _receive(d, now, body), RECEIVE_DELIVERY, idempotency)
+    return _change(account, stored, lambda d, now: _receive(d, now, body), EventType.RECEIVE_DELIVERY, idempotency)
 
 
 def order_file(account: str, delivery_id: str, encoding: str) -> tuple[int, bytes]:

@@ -5,13 +5,12 @@ TransactWriteItems creating the deliveries, their events and the products' "used
 from ..domain.common import FieldError, ValidationFailed, parse
 from ..domain.delivery import OrderBody
 from ..domain.errors import Busy
+from ..domain.event_policy import EventType
 from ..domain.ordering import plan_order
 from ..store import deliveries, events, order_context
 from . import clock
 from .deliveries import raise_for
 from .idempotency import IdempotencyClaim
-
-REQUEST_DELIVERY = "request-delivery"
 
 
 def place_order(account: str, customer_id: str, data, idempotency: IdempotencyClaim | None = None) -> list[dict]:
@@ -24,7 +23,7 @@ def place_order(account: str, customer_id: str, data, idempotency: IdempotencyCl
     placed = [{"id": delivery_id, **delivery} for delivery_id, delivery in zip(ids, order.deliveries)]
     new_events = []
     for delivery in placed:
-        new_events.append(events.outbox_operation(account, REQUEST_DELIVERY, delivery, now))
+        new_events.append(events.outbox_operation(account, EventType.REQUEST_DELIVERY, delivery, now))
     claim = idempotency.completion({"deliveries": placed}) if idempotency is not None else None
     outcome = deliveries.place(account, placed, new_events, order.product_ids, claim)
     if outcome is None:

@@ -10,10 +10,11 @@ from dataclasses import dataclass
 
 from botocore.exceptions import ClientError
 
+from ..domain.idempotency import REPLAY_WINDOW
 from . import keys, table
 
 IN_PROGRESS, COMPLETE = "IN_PROGRESS", "COMPLETE"
-TTL_SECONDS = 24 * 3600
+TTL_SECONDS = int(REPLAY_WINDOW.total_seconds())
 STALE_SECONDS = 60  # a claim older than this belongs to a request that died; it may be taken over
 _NAMES = {"#state": "state"}
 

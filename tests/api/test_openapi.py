@@ -293,3 +293,44 @@ def test_webhooks_document_the_three_events_and_their_signature(doc):
     event = doc["components"]["schemas"]["WebhookEvent"]
     assert event["properties"]["data"] == {"$ref": "#/components/schemas/Delivery"}
     assert event["properties"]["type"]["enum"] == ["request-delivery", "cancel-delivery", "receive-delivery"]
+
+
+def _event_type_enums(node):
+    """Every enum in the document that lists an event type."""
+    if isinstance(node, dict):
+        if "request-delivery" in (node.get("enum") or []):
+            yield node["enum"]
+        for value in node.values():
+            yield from _event_type_enums(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _event_type_enums(value)
+
+
+def test_the_documents_event_types_are_the_domains(doc):
+    """One list of event types (domain/event_policy.py): the webhooks, the message schema, the events list."""
+    from chalicelib.domain.event_policy import EventType
+
+    types = [str(t) for t in EventType]
+    assert list(doc["webhooks"]) == types
+    enums = list(_event_type_enums(doc["components"]))
+    assert len(enums) >= 2 and all(enum == types for enum in enums)
+    assert {op["post"]["operationId"] for op in doc["webhooks"].values()} == {
+        f"{t.replace('-', '_')}_event" for t in types
+    }
+
+
+def test_policy_numbers_in_the_document_come_from_the_constants(doc):
+    from chalicelib.domain import limits
+    from chalicelib.domain.event_policy import RETRY_WINDOW, SEND_TIMEOUT
+    from chalicelib.domain.idempotency import REPLAY_WINDOW
+    from chalicelib.domain.timestamps import in_words
+
+    key = next(p for p in doc["paths"]["/products"]["post"]["parameters"] if p["name"] == "Idempotency-Key")
+    assert f"within {in_words(REPLAY_WINDOW)} " in key["description"] and "24 hours" in key["description"]
+    failed = doc["webhooks"]["request-delivery"]["post"]["responses"]["400"]["description"]
+    assert f"within {in_words(SEND_TIMEOUT)}," in failed and f"at least {in_words(RETRY_WINDOW)}." in failed
+    limit = parameters(doc["paths"]["/products"]["get"])[("query", "limit")]["schema"]
+    assert limit["maximum"] == limits.PAGE_ITEMS
+    too_large = doc["components"]["responses"]["Problem413"]["description"]
+    assert str(limits.MAX_BODY_BYTES) in too_large

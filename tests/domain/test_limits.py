@@ -43,3 +43,12 @@ def test_the_final_change_fits_in_the_room_kept_for_it():
     assert size_in_bytes(largest_reject) + len(",") <= limits.FINAL_CHANGE_BYTES
     assert size_in_bytes({"cancelled": largest_action}) + len(",") <= limits.FINAL_CHANGE_BYTES
     assert limits.OPEN_DELIVERY_BYTES + limits.FINAL_CHANGE_BYTES == limits.DELIVERY_SUMMARY_BYTES
+
+
+def test_one_request_body_limit_for_requests_and_event_bodies():
+    """1 MiB once (decisions §3): what we accept and the largest event body we send a receiver."""
+    from chalicelib.domain import event_policy
+    from chalicelib.http import bodies
+
+    assert bodies.MAX_BODY_BYTES is limits.MAX_BODY_BYTES is event_policy.MAX_BODY_BYTES
+    assert bodies.limit_for("/products") == limits.MAX_BODY_BYTES == 1024 * 1024
