@@ -1,4 +1,5 @@
-"""Deliveries: their shapes (bodies in and out), the status machine of decisions §8, vessel counts and responses.
+"""Deliveries: their shapes (bodies in and out), vessel counts, responses and their size limits (decisions §8).
+The status machine is domain/delivery_status.py; its names are importable from here too.
 
 A delivery is a plain dict as the API shows it. Numbers are int or Decimal; time is always a parameter.
 """
@@ -364,7 +365,7 @@ def respond(delivery: dict, response: dict) -> dict:
 
 def close(delivery: dict, field: str, status: str, action: dict) -> dict:
     """The delivery after a cancel or a receive. No size check: the room kept for the final change holds any
-    `cancelled` or `received` object (limits.FINAL_CHANGE_BYTES; tests/test_limits.py shows it)."""
+    `cancelled` or `received` object (limits.FINAL_CHANGE_BYTES; tests/domain/test_limits.py shows it)."""
     return {**delivery, "status": status, field: action}
 
 

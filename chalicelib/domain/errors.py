@@ -1,4 +1,5 @@
-"""Failures the service reports to callers. The HTTP layer maps each to a problem+json type and status."""
+"""Failures reported to callers. Each kind names its problem type (problems.py) and status, which
+http/responses.py renders as problem+json; the domain and the service raise them, they never build responses."""
 from dataclasses import dataclass
 
 from .problems import ProblemType
@@ -13,10 +14,6 @@ class FieldError:
 class ServiceError(Exception):
     type = ProblemType.INTERNAL_ERROR
     status = 500
-
-    @property
-    def title(self) -> str:
-        return self.type.title
 
     def __init__(self, detail: str, errors: list[FieldError] | None = None):
         super().__init__(detail)

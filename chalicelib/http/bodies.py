@@ -63,10 +63,3 @@ def parse(raw: bytes | str | None) -> Any:
         raise invalid("body", "is nested too deeply") from None
     except ValueError as error:  # includes UnicodeDecodeError and UnicodeEncodeError
         raise invalid("body", f"is not valid JSON: {error}") from None
-
-
-def parse_object(raw: bytes | str | None) -> dict:
-    body = parse(raw)
-    if not isinstance(body, dict):
-        raise invalid("body", "must be a JSON object")
-    return body

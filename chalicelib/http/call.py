@@ -25,9 +25,6 @@ class Call:
     def body(self) -> Any:
         return bodies.parse(self.request.raw_body)
 
-    def object_body(self) -> dict:
-        return bodies.parse_object(self.request.raw_body)
-
     @property
     def queries(self) -> Mapping[str, str]:
         """The query parameters, to parse with http/params.py."""

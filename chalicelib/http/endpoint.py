@@ -32,7 +32,8 @@ def endpoint(
 
     body/response name the pydantic models of the request and the success body (a class, or "module:Class"
     under chalicelib, loaded on first use: chalicelib/lazy.py); query names the query parameters; paged adds limit and cursor.
-    They feed the OpenAPI document (whose examples and descriptions live in http/docs_content.py).
+    They feed the OpenAPI document (http/openapi.py; its recorded examples are http/examples.json, the words the
+    models cannot give http/openapi_text.py).
     replayable=False exempts a POST from Idempotency-Key: its answer holds a secret that must never be stored.
     content_types/request_content: a route that takes another body than JSON (it checks the media type itself)
     and how the document describes that body.

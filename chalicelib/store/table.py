@@ -1,11 +1,14 @@
-"""The DynamoDB client and the item codec. The client is created on first use so imports stay cheap."""
+"""The DynamoDB client and the item codec. The client is made on first use, not at import: making it reads the
+environment (tests and `make run` set the endpoint first) and loads DynamoDB's service model."""
 import os
 import secrets
 import threading
 from decimal import Decimal
 from typing import Any
 
+import boto3
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from botocore.config import Config
 
 from .. import config
 from ..domain.rendering import json_text  # noqa: F401  (callers in store/ and jobs/ import it from here)
@@ -22,9 +25,6 @@ def client():
     if _client is None:
         with _lock:
             if _client is None:
-                import boto3
-                from botocore.config import Config
-
                 _client = boto3.session.Session().client(
                     "dynamodb",
                     region_name=os.environ.get("AWS_DEFAULT_REGION") or os.environ.get("AWS_REGION") or "us-east-1",
