@@ -20,13 +20,17 @@ from .category import CategoryBody
 from .common import parse as parse_shape
 from .errors import FieldError, ValidationFailed
 from .identifiers import ID_MAX_LENGTH
+from .limits import IMPORT_ERROR_BYTES, IMPORT_FILE_BYTES, IMPORT_LISTED_ERRORS, IMPORT_QUOTED_CHARS
+from .rendering import size_in_bytes
 from .values import ProductStatus
 
-MAX_FILE_BYTES = 5 * 1024 * 1024
+MAX_FILE_BYTES = IMPORT_FILE_BYTES
 MAX_ROWS = 20_000
 MAX_ROW_CHARS = 32_768  # keeps every row far below DynamoDB's 400 KB item, whatever its cells hold
-MAX_LISTED_ERRORS = 1000  # errors listed by GET /imports/products/:id; error_count counts all of them
+MAX_LISTED_ERRORS = IMPORT_LISTED_ERRORS  # errors listed by GET /imports/products/:id; error_count counts all
+# The charsets a file may come in (the Content-Type's or the multipart part's charset), and how we decode them.
 CHARSETS = {"utf-8": "utf-8", "utf8": "utf-8", "latin1": "latin-1", "iso-8859-1": "latin-1", "latin-1": "latin-1"}
+CHARSET_NAMES = "utf-8 or latin1 (iso-8859-1)"
 BOM = "\ufeff"
 
 
@@ -81,14 +85,35 @@ _PATH_COLUMNS = {
 }  # fmt: skip
 
 
+def quoted(cell: str) -> str:
+    """A cell as a message quotes it: its first IMPORT_QUOTED_CHARS characters (decisions §12)."""
+    if len(cell) <= IMPORT_QUOTED_CHARS:
+        return cell
+    return cell[:IMPORT_QUOTED_CHARS] + f"… ({len(cell):,} characters)"
+
+
 @dataclass(frozen=True)
 class RowError:
     row: int
     column: str | None
     message: str
 
+    def __post_init__(self):
+        # Whatever a message holds, one entry renders within IMPORT_ERROR_BYTES, so 1,000 of them fit the report.
+        message = self.message
+        while size_in_bytes(self.as_dict() | {"message": message}) > IMPORT_ERROR_BYTES:
+            message = message[: len(message) * 3 // 4] + "…"
+        object.__setattr__(self, "message", message)
+
     def as_dict(self) -> dict:
         return {"row": self.row, "column": self.column, "message": self.message}
+
+    def as_json(self) -> list:
+        return [self.row, self.column, self.message]
+
+    @classmethod
+    def from_json(cls, value: list) -> "RowError":
+        return cls(value[0], value[1], value[2])
 
 
 @dataclass
@@ -98,13 +123,6 @@ class Record:
     line: int
     cells: dict[str, str]
     problem: str | None = None  # a whole-row problem found while reading (too long, duplicate id, ...)
-
-    def as_json(self) -> list:
-        return [self.line, self.cells, self.problem]
-
-    @classmethod
-    def from_json(cls, value: list) -> "Record":
-        return cls(value[0], value[1], value[2])
 
 
 @dataclass
@@ -211,7 +229,7 @@ def _record(line: int, cells: list[str], columns: list[str | None], seen_ids: di
     problem = None
     if product_id is not None:
         if product_id in seen_ids:
-            problem = f"Item ID {product_id} already appears on line {seen_ids[product_id]}; list each product once"
+            problem = f"Item ID {quoted(product_id)} already appears on line {seen_ids[product_id]}; list each product once"
         else:
             seen_ids[product_id] = line
     return Record(line, values, problem)
@@ -249,13 +267,47 @@ class CategoryRef:
     name: str | None
 
 
+@dataclass(frozen=True)
+class CategoryTarget:
+    """The category a row's product goes into, decided once when the file is read (decisions §12).
+
+    `existing`: the category the row named when the file was read (by id or by name), if there was one.
+    `create_id`, `create_name`: the category the import creates when the one it needs is gone when the row is
+    written: a Category ID keeps its id, named by the row's Category name or else by the id; a name gets its
+    name-derived id.
+    """
+
+    existing: str | None
+    create_id: str
+    create_name: str
+
+    def as_json(self) -> list:
+        return [self.existing, self.create_id, self.create_name]
+
+
 @dataclass
 class MappedRow:
+    """A data row as the import keeps it from upload to write: mapped once, when the file is read."""
+
     line: int
     product_id: str | None
-    body: dict | None  # the product as a PUT body would give it, category still to resolve
+    body: dict | None  # the product as a PUT body would give it, without its category; None when the row is bad
     category: CategoryRef
     errors: list[RowError]
+    target: CategoryTarget | None = None
+    first_use: bool = False  # the first row of the file that needs its category created
+
+    def as_json(self) -> list:
+        target = self.target.as_json() if self.target else None
+        return [self.line, self.product_id, self.body, [e.as_json() for e in self.errors], target, self.first_use]
+
+    @classmethod
+    def from_json(cls, value: list) -> "MappedRow":
+        line, product_id, body, errors, target, first_use = value
+        return cls(
+            line, product_id, body, CategoryRef(None, None), [RowError.from_json(e) for e in errors],
+            CategoryTarget(*target) if target else None, first_use,
+        )  # fmt: skip
 
 
 def map_record(record: Record) -> MappedRow:
@@ -326,12 +378,26 @@ def column_of(path: str) -> str | None:
     return None
 
 
-def row_errors(line: int, failed: ValidationFailed) -> list[RowError]:
-    """The product rules' verdict on a row, in the file's words: one entry per problem, with its column."""
+def _strings(value) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def row_errors(line: int, failed: ValidationFailed, body: dict | None = None) -> list[RowError]:
+    """The product rules' verdict on a row, in the file's words: one entry per problem, with its column. A
+    message that repeats a long cell of the row quotes only its start."""
+    long_cells = sorted((s for s in _strings(body or {}) if len(s) > IMPORT_QUOTED_CHARS), key=len, reverse=True)
     result = []
     for error in failed.errors:
         column = column_of(error.path)
         message = error.message if column else f"{error.path} (kept from the stored product) {error.message}"
+        for cell in long_cells:
+            message = message.replace(cell, quoted(cell))
         result.append(RowError(line, column, message))
     return result
 
@@ -363,12 +429,14 @@ def _category_name_problem(name: str) -> str | None:
 
 @dataclass
 class CategoryPlan:
-    """How each row's category is found (decisions §12): by id, else by exact trimmed name, else created."""
+    """How each row's category is found when the file is read (decisions §12): by id, else by exact trimmed
+    name, else created with an id derived from the name."""
 
     by_id: set[str]
     by_name: dict[str, str]  # trimmed name -> smallest id
-    created: dict[str, str] = field(default_factory=dict)  # name -> new id
+    targets: dict[str, CategoryTarget] = field(default_factory=dict)  # trimmed name -> its target
     refused: dict[str, str] = field(default_factory=dict)  # name -> why no category can have it
+    needed: set[str] = field(default_factory=set)  # ids of categories to create that a row already needs
 
     @classmethod
     def of(cls, categories: dict[str, str]) -> "CategoryPlan":
@@ -377,25 +445,48 @@ class CategoryPlan:
             by_name.setdefault(categories[category_id].strip(), category_id)
         return cls(set(categories), by_name)
 
-    def resolve(self, ref: CategoryRef) -> str | None:
-        """The category id of a row (new ones are added to `created`); None when the row names none."""
-        if ref.id is not None and ref.id in self.by_id:
-            return ref.id
-        if ref.name is None:
-            return ref.id
-        name = ref.name.strip()
-        if name in self.by_name:
-            return self.by_name[name]
-        if name not in self.created and name not in self.refused:
+    def _taken(self) -> set[str]:
+        return self.by_id | {t.create_id for t in self.targets.values()}
+
+    def _by_name(self, name: str) -> CategoryTarget | str:
+        if name in self.refused:
+            return self.refused[name]
+        if name not in self.targets:
             problem = _category_name_problem(name)
             if problem:
                 self.refused[name] = problem
-            else:
-                self.created[name] = derived_category_id(name, self.by_id | set(self.created.values()))
-        return self.created.get(name)
+                return problem
+            existing = self.by_name.get(name)
+            # Recreated, a found category gets the id its name gives (its own id when that is the one).
+            taken = self._taken() - {existing} if existing else self._taken()
+            self.targets[name] = CategoryTarget(existing, derived_category_id(name, taken), name)
+        return self.targets[name]
 
-    def exists(self, category_id: str) -> bool:
-        return category_id in self.by_id or category_id in self.created.values()
+    def settle(self, row: MappedRow) -> MappedRow:
+        """The row with its category target, or with the error that stops it."""
+        if row.body is None:
+            return row
+        ref = row.category
+        name = ref.name.strip() if ref.name is not None else None
+        if ref.id is not None and ref.id in self.by_id:
+            usable = name if name and _category_name_problem(name) is None else ref.id
+            row.target = CategoryTarget(ref.id, ref.id, usable)
+        elif name is not None:
+            found = self._by_name(name)
+            if isinstance(found, str):
+                return self._invalid(row, CATEGORY_NAME, found)
+            row.target = found
+            if found.existing is None and found.create_id not in self.needed:
+                self.needed.add(found.create_id)
+                row.first_use = True
+        elif ref.id is not None:
+            return self._invalid(row, CATEGORY_ID, "does not name an existing category")
+        return row
+
+    @staticmethod
+    def _invalid(row: MappedRow, column: str, message: str) -> MappedRow:
+        row.body, row.errors = None, [RowError(row.line, column, message)]
+        return row
 
 
 # --- the import as the API shows it ---------------------------------------------------------------------------

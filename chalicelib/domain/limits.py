@@ -63,3 +63,17 @@ def size_errors(value, limit: int, path: str, holder: str) -> list[FieldError]:
     if size <= limit:
         return []
     return [FieldError(path, f"takes {size:,} bytes of JSON; {holder} at most {limit:,}")]
+
+# Catalogue import (decisions §12). The file is at most IMPORT_FILE_BYTES, however it comes: as the body, or as
+# the `file` part of a multipart/form-data body, whose envelope (boundaries, part headers, other small fields)
+# may add up to IMPORT_ENVELOPE_BYTES; Lambda takes 6 MB.
+IMPORT_FILE_BYTES = 5 * 1024 * 1024
+IMPORT_ENVELOPE_BYTES = 64 * 1024
+IMPORT_UPLOAD_BYTES = IMPORT_FILE_BYTES + IMPORT_ENVELOPE_BYTES
+# The report (GET /imports/products/:id) lists the first IMPORT_LISTED_ERRORS errors, each rendered within
+# IMPORT_ERROR_BYTES, so with its counts it stays under IMPORT_REPORT_BYTES whatever the file holds.
+IMPORT_REPORT_BYTES = 1024 * 1024
+IMPORT_LISTED_ERRORS = 1_000
+IMPORT_ERROR_BYTES = 1_000
+IMPORT_QUOTED_CHARS = 100  # characters of a cell an error message quotes
+assert IMPORT_LISTED_ERRORS * (IMPORT_ERROR_BYTES + 1) + 2_000 < IMPORT_REPORT_BYTES

@@ -15,14 +15,12 @@ import threading
 import time
 
 from ..service import imports as import_service
-from ..store import imports as import_store
 from ..store import keys
 from . import budget
 
 log = logging.getLogger("supplier-ordering.imports")
 
 SLICE_SECONDS = 10.0  # one import's turn before the next due import gets one
-LEASE_MARGIN = dt.timedelta(seconds=60)  # past the slice's deadline, before another job may take over
 LOCAL_RUN_SECONDS = 30.0  # one run of the `make run` loop (no Lambda timeout there; imports still take turns)
 BATCH = 10
 IDLE_SECONDS = 0.5
@@ -36,18 +34,14 @@ def advance_imports(now: dt.datetime, deadline: float, limit: int = BATCH) -> di
     """Work on the imports due at `now` until `deadline` (a time.monotonic() value); counts of what happened."""
     now = _utc(now)
     summary = {"due": 0, "done": 0, "failed": 0, "paused": 0, "lost": 0, "claimed_elsewhere": 0, "crashed": 0}
-    due = import_store.due(now, limit)
+    due = import_service.due_imports(now, limit)
     summary["due"] = len(due)
     for item in due:
         remaining = deadline - time.monotonic()
         if remaining < 2 * import_service.CHUNK_SECONDS:  # time for the slice's set-up and at least one chunk
             break
-        claimed = import_store.claim(item, now + dt.timedelta(seconds=remaining) + LEASE_MARGIN)
-        if claimed is None:
-            summary["claimed_elsewhere"] += 1
-            continue
         try:
-            outcome = import_service.run_slice(claimed, min(deadline, time.monotonic() + SLICE_SECONDS))
+            outcome = import_service.advance_import(item, now, min(deadline, time.monotonic() + SLICE_SECONDS))
         except Exception:  # noqa: BLE001 - the lease runs out and the next job resumes from the checkpoint
             log.exception("import %s of %s failed in this run; it resumes when its lease ends", item["id"], item["account"])
             outcome = "crashed"

@@ -1,28 +1,40 @@
 """Catalogue imports (decisions §12): the import item, its file rows in pieces, its error entries, its queue.
 
 - The import item (keys.import_key) holds the status, the counts and the checkpoint `next_row` (the index of the
-  first row not yet done). Counts and checkpoint change only together with the rows they count: the product
-  writes of a chunk, its error entries and the new checkpoint are one TransactWriteItems, so a crash never
-  counts a row twice or loses one.
-- The file's rows, as read at upload, are stored as JSON text in pieces of at most PIECE_BYTES (keys.import_rows_key),
-  `piece_starts` on the import item saying which row each piece begins with. They are deleted when the import ends.
+  first row not yet done). Counts and checkpoint change only together with the rows they count: a chunk's
+  product writes, the categories it creates, a check that every other category it writes into exists, its error
+  entries and the new checkpoint are one TransactWriteItems (chunk_items), so a crash never counts a row or a
+  category twice or loses one, and no product names a category deleted meanwhile.
+- The file's rows, mapped at upload, are stored as JSON text in pieces of at most PIECE_BYTES
+  (keys.import_rows_key), `piece_starts` on the import item saying which row each piece begins with. They are
+  deleted when the import ends.
+- Error entries (the first IMPORT_LISTED_ERRORS of the file) are stored in items of at most ERROR_ITEM_BYTES,
+  keyed by the index of their first entry, so they list in file order.
 - Imports still to run carry GSI3PK = IMPORT#PENDING, GSI3SK = <due iso>#<account>#<id>. A job claims one by
   moving GSI3SK to the end of its lease and writing a `lease` token; every later write is conditional on that token.
 """
 import datetime as dt
+import json
 import secrets
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from decimal import Decimal
 
 from botocore.exceptions import ClientError
 
+from ..domain.limits import IMPORT_LISTED_ERRORS
+from ..domain.rendering import json_text, size_in_bytes
 from ..domain.timestamps import iso
-from . import batch, keys, products, table
+from . import batch, categories, keys, products, table
 from .paging import Page, query_page
 
 PIECE_BYTES = 300_000  # below DynamoDB's 400 KB item limit with room for the key and attribute names
-MAX_TRANSACTION_ITEMS = 100
-WRITE_ATTEMPTS = 8
+MAX_TRANSACTION_ITEMS = 100  # DynamoDB's TransactWriteItems limit
+TRANSACTION_BYTES = 3_000_000  # TransactWriteItems takes at most 4 MB; JSON sizes run a little under DynamoDB's
+ERROR_ITEM_BYTES = 300_000  # one item of error entries, below the 400 KB item limit
+CATEGORY_ITEM_BYTES = 1_000  # what a category check or creation adds to a transaction, at most
+WRITE_ATTEMPTS = 8  # transactions cancelled by a concurrent change before the import gives up
+MAX_CHUNK_ROWS = MAX_TRANSACTION_ITEMS - 2  # the most rows one chunk may hold (with its checkpoint and errors)
 COUNTS = ("created", "updated", "unchanged", "invalid", "categories_created", "error_count")
 _LISTED = ("id", "#status", "dry_run", "#rows", "next_row", *COUNTS, "submitted_at", "finished_at", "reason")
 
@@ -37,23 +49,6 @@ class ProductWrite:
     data: dict
     expected_revision: str | None
     image_due: dt.datetime | None = None
-
-
-@dataclass(frozen=True)
-class Committed:
-    pass
-
-
-@dataclass(frozen=True)
-class Conflicts:
-    """Products changed (or created) since they were read: their positions in the writes given."""
-
-    positions: list[int]
-
-
-@dataclass(frozen=True)
-class LostLease:
-    """Another job took the import over (our lease ran out): stop without writing."""
 
 
 def new_import_id(now: dt.datetime) -> str:
@@ -91,9 +86,11 @@ def _write_batch(requests: list[dict]) -> None:
             raise RuntimeError("DynamoDB left items unprocessed after repeated BatchWriteItem attempts")
 
 
-def create(account: str, record: dict, pieces: list[str], now: dt.datetime) -> None:
-    """Store the rows, then the import item that queues them (an item is only visible once its rows are there)."""
+def create(account: str, record: dict, rows: list, now: dt.datetime) -> None:
+    """Store the rows (JSON values), then the import item that queues them (an item is only visible once its
+    rows are there)."""
     import_id = record["id"]
+    pieces, starts = split_pieces([json_text(row) for row in rows])
     _write_batch(
         [
             {"PutRequest": {"Item": table.to_item({**keys.import_rows_key(account, import_id, n), "rows": text})}}
@@ -104,6 +101,8 @@ def create(account: str, record: dict, pieces: list[str], now: dt.datetime) -> N
         **keys.import_key(account, import_id),
         **keys.import_due(iso(now), account, import_id),
         **record,
+        "rows": len(rows),
+        "piece_starts": starts,
         "account": account,
         "next_row": 0,
         "stalls": 0,
@@ -156,54 +155,42 @@ def listed_errors(account: str, import_id: str, limit: int) -> list[dict]:
     return found[:limit]
 
 
-def pieces(account: str, import_id: str, numbers: list[int]) -> dict[int, str]:
-    wanted = {n: keys.import_rows_key(account, import_id, n) for n in numbers}
-    found = batch.get_items(list(wanted.values()), consistent=True)
-    return {n: item["rows"] for n, key in wanted.items() if (item := batch.pick(found, key)) is not None}
+class RowReader:
+    """The rows of a claimed import, read piece by piece as the import reaches them (not shared between threads)."""
 
+    def __init__(self, claimed: dict):
+        self.account, self.id = claimed["account"], claimed["id"]
+        self.starts = [int(s) for s in claimed["piece_starts"]]
+        self.total = int(claimed["rows"])
+        self.loaded: dict[int, list] = {}
 
-def categories(account: str) -> dict[str, str]:
-    """Every category of the account, id -> name (read once per import run, not once per row)."""
-    request = {
-        "TableName": table.name(),
-        "KeyConditionExpression": "PK = :pk AND begins_with(SK, :prefix)",
-        "ExpressionAttributeValues": table.values(pk=keys.account_pk(account), prefix=keys.CATEGORY_PREFIX),
-        "ConsistentRead": True,
-    }
-    found = {}
-    while True:
-        response = table.client().query(**request)
-        for raw in response.get("Items", []):
-            item = table.from_item(raw)
-            found[keys.category_id_of(item)] = item["name"]
-        if "LastEvaluatedKey" not in response:
-            return found
-        request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+    def _load(self, numbers: list[int]) -> None:
+        wanted = {n: keys.import_rows_key(self.account, self.id, n) for n in numbers if n not in self.loaded}
+        if not wanted:
+            return
+        found = batch.get_items(list(wanted.values()), consistent=True)
+        for n, key in wanted.items():
+            item = batch.pick(found, key)
+            if item is None:
+                raise LookupError(f"rows of the file are missing (piece {n})")
+            self.loaded[n] = json.loads(item["rows"], parse_float=Decimal)
 
+    def _piece_of(self, index: int) -> int:
+        return max(n for n, start in enumerate(self.starts) if start <= index)
 
-def create_categories(account: str, new: dict[str, str]) -> bool:
-    """Create categories (id -> name) that must not exist yet, 100 per transaction.
+    def take(self, start: int, count: int) -> list:
+        """Rows start .. start + count - 1 (fewer at the end of the file)."""
+        end = min(start + count, self.total)
+        if start >= end:
+            return []
+        numbers = list(range(self._piece_of(start), self._piece_of(end - 1) + 1))
+        self._load(numbers)
+        rows = [row for n in numbers for row in self.loaded[n]]
+        offset = self.starts[numbers[0]]
+        return rows[start - offset : end - offset]
 
-    False when one was created meanwhile by someone else (the caller reads the categories again)."""
-    entries = list(new.items())
-    for start in range(0, len(entries), MAX_TRANSACTION_ITEMS):
-        operations = [
-            {
-                "Put": {
-                    "TableName": table.name(),
-                    "Item": table.to_item({**keys.category_key(account, category_id), "name": name}),
-                    "ConditionExpression": "attribute_not_exists(PK)",
-                }
-            }
-            for category_id, name in entries[start : start + MAX_TRANSACTION_ITEMS]
-        ]
-        try:
-            table.client().transact_write_items(TransactItems=operations)
-        except ClientError as error:
-            if table.CONDITION_FAILED in table.cancellation_codes(error):
-                return False
-            raise
-    return True
+    def delete(self) -> None:
+        delete_pieces(self.account, self.id, len(self.starts))
 
 
 @dataclass(frozen=True)
@@ -242,6 +229,93 @@ def claim(item: dict, lease_until: dt.datetime) -> dict | None:
     )
 
 
+@dataclass(frozen=True)
+class ChunkRow:
+    """What one row adds to its chunk: the count it goes to (created, updated, unchanged, invalid), its error
+    entries, the product to write (None in a dry run and for rows that change nothing), and the category that
+    must be created for it (id, name), counted in categories_created (written only when the import is real)."""
+
+    counted: str
+    errors: list[dict] = field(default_factory=list)
+    write: ProductWrite | None = None
+    new_category: tuple[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class Committed:
+    """The first `rows` rows given were committed; `claimed` is the import item as it is now."""
+
+    rows: int
+    claimed: dict
+
+
+@dataclass(frozen=True)
+class Conflicts:
+    """Something the chunk read changed before it was written (a product, a category): read it again."""
+
+
+@dataclass(frozen=True)
+class LostLease:
+    """Another job took the import over (our lease ran out): stop without writing."""
+
+
+def _write_size(write: ProductWrite) -> int:
+    return size_in_bytes(write.data)
+
+
+def fitting(claimed: dict, rows: list[ChunkRow]) -> int:
+    """How many leading rows fit one transaction (at least one): items and bytes, error entries included."""
+    items, size, seen, listed, error_bytes = 1, 0, set(), int(claimed.get("error_count", 0)), 0
+    for count, row in enumerate(rows):
+        extra_items, extra_size = 0, 0
+        if row.write is not None:
+            extra_items, extra_size = 1, _write_size(row.write)
+            category = row.write.data.get("category")
+            if category is not None and category not in seen:
+                extra_items, extra_size = extra_items + 1, extra_size + CATEGORY_ITEM_BYTES
+        kept = row.errors[: max(0, IMPORT_LISTED_ERRORS - listed)]
+        new_error_bytes = error_bytes + sum(size_in_bytes(e) + 1 for e in kept)
+        error_items = -(-new_error_bytes // (ERROR_ITEM_BYTES - 2_000)) if new_error_bytes else 0
+        if count and (items + extra_items + error_items > MAX_TRANSACTION_ITEMS or size + extra_size + new_error_bytes > TRANSACTION_BYTES):
+            return count
+        items, size, error_bytes = items + extra_items, size + extra_size, new_error_bytes
+        listed += len(row.errors)
+        if row.write is not None and row.write.data.get("category") is not None:
+            seen.add(row.write.data["category"])
+    return len(rows)
+
+
+def _progress(claimed: dict, rows: list[ChunkRow]) -> tuple[dict, list[list[dict]], dict[str, str]]:
+    """(the counts and checkpoint after the rows, the listed error entries in items, the categories to create)."""
+    progress = {name: int(claimed.get(name, 0)) for name in COUNTS}
+    progress["next_row"] = int(claimed["next_row"]) + len(rows)
+    new_categories: dict[str, str] = {}
+    entries: list[dict] = []
+    for row in rows:
+        progress[row.counted] += 1
+        if row.new_category is not None and row.new_category[0] not in new_categories:
+            new_categories[row.new_category[0]] = row.new_category[1]
+        for error in row.errors:
+            if progress["error_count"] < IMPORT_LISTED_ERRORS:
+                entries.append(error)
+            progress["error_count"] += 1
+    progress["categories_created"] += len(new_categories)
+    return progress, _error_items(entries), new_categories
+
+
+def _error_items(entries: list[dict]) -> list[list[dict]]:
+    """Error entries in groups of at most ERROR_ITEM_BYTES of JSON each, in file order."""
+    groups, current, size = [], [], 0
+    for entry in entries:
+        length = size_in_bytes(entry) + 1
+        if current and size + length > ERROR_ITEM_BYTES - 2_000:
+            groups.append(current)
+            current, size = [], 0
+        current.append(entry)
+        size += length
+    return groups + [current] if current else groups
+
+
 def _checkpoint_update(claimed: dict, progress: dict) -> dict:
     """The import item update that moves the checkpoint, if our lease holds and nobody moved it first."""
     names = {f"#f{i}": name for i, name in enumerate(progress)}
@@ -259,45 +333,69 @@ def _checkpoint_update(claimed: dict, progress: dict) -> dict:
     }
 
 
-def commit(claimed: dict, writes: list[ProductWrite], progress: dict, errors: list[dict]) -> Committed | Conflicts | LostLease:
-    """One chunk, all or nothing: its product writes (each conditional on the revision read), its error entries
-    and the new checkpoint and counts (`progress`, which holds next_row). The caller keeps the chunk within
-    MAX_TRANSACTION_ITEMS - 2 writes."""
-    account = claimed["account"]
-    operations = [
-        {
-            "Update": products.write_operation(
-                account,
-                write.data,
-                table.new_revision(),
-                create_only=write.expected_revision is None,
-                expected_revision=write.expected_revision,
-                image_due=write.image_due,
-            )
-        }
-        for write in writes
-    ]
-    operations.append({"Update": _checkpoint_update(claimed, progress)})
-    if errors:
-        key = keys.import_errors_key(account, claimed["id"], errors[0]["row"])
-        operations.append({"Put": {"TableName": table.name(), "Item": table.to_item({**key, "errors": errors})}})
+def chunk_items(claimed: dict, rows: list[ChunkRow], progress: dict, error_items: list[list[dict]], new_categories: dict[str, str]) -> list[dict]:
+    """The chunk's transaction, all or nothing, in this order: the checkpoint and counts; each product write
+    (conditional on the revision read); each category created for it (which must not exist yet); a check that
+    every other category written into exists when the transaction commits; the error entries."""
+    account, dry_run = claimed["account"], bool(claimed["dry_run"])
+    items = [{"Update": _checkpoint_update(claimed, progress)}]
+    if dry_run:
+        return items + _error_puts(claimed, progress, error_items)
+    writes = [row.write for row in rows if row.write is not None]
+    for write in writes:
+        update = products.write_operation(
+            account, write.data, table.new_revision(), create_only=write.expected_revision is None,
+            expected_revision=write.expected_revision, image_due=write.image_due,
+        )  # fmt: skip
+        items.append({"Update": update})
+    items += [categories.create_operation(account, c, name) for c, name in new_categories.items()]
+    checked = sorted({w.data["category"] for w in writes if w.data.get("category") is not None} - set(new_categories))
+    items += [categories.exists_check(account, c) for c in checked]
+    return items + _error_puts(claimed, progress, error_items)
+
+
+def _error_puts(claimed: dict, progress: dict, error_items: list[list[dict]]) -> list[dict]:
+    first = min(progress["error_count"], IMPORT_LISTED_ERRORS) - sum(len(group) for group in error_items)
+    puts = []
+    for group in error_items:
+        key = keys.import_errors_key(claimed["account"], claimed["id"], first)
+        puts.append({"Put": {"TableName": table.name(), "Item": table.to_item({**key, "errors": group})}})
+        first += len(group)
+    return puts
+
+
+def commit(claimed: dict, rows: list[ChunkRow]) -> Committed | Conflicts | LostLease:
+    """Commit as many leading rows as one transaction holds (at least one): see chunk_items."""
+    rows = rows[: fitting(claimed, rows)]
+    progress, error_items, new_categories = _progress(claimed, rows)
+    items = chunk_items(claimed, rows, progress, error_items, new_categories)
     try:
-        if len(operations) == 1:
-            table.client().update_item(**operations[0]["Update"])
+        if len(items) == 1:
+            table.client().update_item(**items[0]["Update"])
         else:
-            table.client().transact_write_items(TransactItems=operations)
+            table.client().transact_write_items(TransactItems=items)
     except ClientError as error:
-        if len(operations) == 1 and table.is_conditional_failure(error):
+        if len(items) == 1 and table.is_conditional_failure(error):
             return LostLease()
         codes = table.cancellation_codes(error)
         if not codes:
             raise
-        if codes[len(writes)] not in ("None", ""):
-            if codes[len(writes)] == table.CONDITION_FAILED:
-                return LostLease()
-            return Conflicts([])  # the import item itself was busy: try the chunk again
-        return Conflicts([i for i, code in enumerate(codes[: len(writes)]) if code not in ("None", "")])
-    return Committed()
+        if codes[0] == table.CONDITION_FAILED:
+            return LostLease()
+        return Conflicts()  # a product or category changed, or an item was busy: read the chunk again
+    return Committed(len(rows), {**claimed, **progress, "stalls": 0})
+
+
+def commit_chunk(claimed: dict, rows: list[ChunkRow], read_again) -> Committed | LostLease:
+    """Commit the leading rows of `rows` that fit one transaction; when something they read changed meanwhile,
+    `read_again()` evaluates the same rows anew (up to WRITE_ATTEMPTS times), so nothing done meanwhile is lost."""
+    for attempt in range(WRITE_ATTEMPTS):
+        outcome = commit(claimed, rows)
+        if not isinstance(outcome, Conflicts):
+            return outcome
+        time.sleep(min(0.02 * 2**attempt, 0.5))
+        rows = read_again()
+    raise RuntimeError(f"rows from {int(claimed['next_row']) + 1} kept changing while they were imported")
 
 
 def release(claimed: dict, due_at: dt.datetime) -> bool:

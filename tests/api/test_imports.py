@@ -71,18 +71,18 @@ def test_imported_products_are_in_the_customer_catalogue(api):
 
 
 def test_progress_is_visible_while_running(api, monkeypatch):
-    monkeypatch.setattr("chalicelib.service.imports.CHUNK_ROWS", 2)
+    monkeypatch.setattr("chalicelib.store.imports.MAX_CHUNK_ROWS", 2)
     rows = "".join(f"p{i};Product {i};Drinks;1\n" for i in range(5))
     response = upload(api, "Item ID;Item name;Category name;Price\n" + rows)
     import_id = response.data["id"]
-    # A deadline that leaves room for exactly the category step and one chunk.
+    # A deadline that leaves room for exactly one chunk (the job takes two readings, the lease one).
     monkeypatch.setattr("chalicelib.service.imports.CHUNK_SECONDS", 0.0)
     calls = {"n": 0}
     original = time.monotonic
 
     def clock():
         calls["n"] += 1
-        return original() + (0 if calls["n"] < 4 else 1000)
+        return original() + (0 if calls["n"] < 5 else 1000)
 
     monkeypatch.setattr("chalicelib.service.imports.time.monotonic", clock)
     summary = job.advance_imports(dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=1), original() + 60)

@@ -253,15 +253,34 @@ def test_kept_fields_that_clash_with_the_row_are_reported_without_a_column():
 # --- categories --------------------------------------------------------------------------------------------------
 
 
+def _settled(plan, category_id, name, line=2):
+    row = ci.MappedRow(line, "p", {"id": "p"}, ci.CategoryRef(category_id, name), [])
+    return plan.settle(row)
+
+
 def test_category_by_id_else_by_exact_trimmed_name_smallest_id_first_else_created():
     plan = ci.CategoryPlan.of({"b-beer": "Beer", "a-beer": " Beer ", "wine": "Wine"})
-    assert plan.resolve(ci.CategoryRef("wine", "Beer")) == "wine"
-    assert plan.resolve(ci.CategoryRef("nope", "Beer")) == "a-beer"
-    assert plan.resolve(ci.CategoryRef(None, "  Beer")) == "a-beer"
-    assert plan.resolve(ci.CategoryRef(None, "beer")) == "beer"  # case-sensitive: a new category
-    assert plan.created == {"beer": "beer"}
-    assert plan.exists("beer") and not plan.exists("nope")
-    assert plan.resolve(ci.CategoryRef("nope", None)) == "nope"  # the caller reports that it does not exist
+    assert _settled(plan, "wine", "Beer").target == ci.CategoryTarget("wine", "wine", "Beer")
+    assert _settled(plan, "nope", "Beer").target.existing == "a-beer"
+    assert _settled(plan, None, "  Beer").target.existing == "a-beer"
+    new = _settled(plan, None, "beer")  # case-sensitive: a new category
+    assert (new.target.existing, new.target.create_name, new.first_use) == (None, "beer", True)
+    assert new.target.create_id.startswith("beer-")  # "beer" is what `Beer` would be made again as
+    assert _settled(plan, None, "beer", line=3).first_use is False  # counted once, at the first row needing it
+    missing = _settled(plan, "nope", None)
+    assert missing.body is None
+    assert missing.errors == [ci.RowError(2, "Category ID", "does not name an existing category")]
+
+
+def test_a_category_found_is_recreated_with_the_id_and_name_decisions_12_give_it():
+    plan = ci.CategoryPlan.of({"beer": "Beer", "x-2": "Wine", "wine": "Lager"})
+    # By id: keeps its id, named by the row's name, else by the id.
+    assert _settled(plan, "beer", None).target == ci.CategoryTarget("beer", "beer", "beer")
+    assert _settled(plan, "beer", " Ales ").target == ci.CategoryTarget("beer", "beer", "Ales")
+    # By name: the name-derived id (its own id when that is the one; never another category's).
+    assert _settled(plan, None, "Beer").target == ci.CategoryTarget("beer", "beer", "Beer")
+    wine = _settled(plan, None, "Wine").target
+    assert wine.existing == "x-2" and wine.create_id.startswith("wine-") and wine.create_name == "Wine"
 
 
 def test_derived_category_ids_are_valid_and_unique():
@@ -273,6 +292,7 @@ def test_derived_category_ids_are_valid_and_unique():
 
 def test_a_name_no_category_may_have_is_refused():
     plan = ci.CategoryPlan.of({})
-    assert plan.resolve(ci.CategoryRef(None, "x" * 65)) is None
-    assert plan.refused == {"x" * 65: "must be 1 to 64 characters without newlines or tabs"}
-    assert plan.resolve(ci.CategoryRef(None, "x" * 64)) is not None
+    refused = _settled(plan, None, "x" * 65)
+    assert refused.body is None
+    assert refused.errors == [ci.RowError(2, "Category name", "must be 1 to 64 characters without newlines or tabs")]
+    assert _settled(plan, None, "x" * 64).target is not None

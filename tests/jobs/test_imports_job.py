@@ -45,7 +45,7 @@ def all_products(api):
 
 @pytest.fixture
 def small_chunks(monkeypatch):
-    monkeypatch.setattr(service, "CHUNK_ROWS", 10)
+    monkeypatch.setattr(store, "MAX_CHUNK_ROWS", 10)
 
 
 @pytest.mark.parametrize("crash_after_write", [False, True])
@@ -153,7 +153,7 @@ def test_a_phase_run_advances_imports_until_its_deadline(api):
 def test_finished_imports_leave_no_rows_behind(api):
     import_id = upload(api, catalogue(3))
     job.advance_imports(now(), time.monotonic() + 60)
-    assert store.pieces("acme", import_id, [0]) == {}
+    assert store.batch.get_items([store.keys.import_rows_key("acme", import_id, 0)], consistent=True) == {}
     assert products.get("acme", "p0000") is not None
 
 
