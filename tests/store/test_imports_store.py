@@ -2,16 +2,16 @@
 product writes are conditional on what was read (decisions §12)."""
 import datetime as dt
 
-from chalicelib.store import imports, products, table
+from chalicelib.store import categories, imports, products, table
 from tests.store.conftest import ACCOUNT, sample_product
 
 NOW = dt.datetime(2026, 5, 4, 10, 0, tzinfo=dt.timezone.utc)
 
 
-def queued(engine, rows=3, pieces=("[]",)) -> dict:
-    record = {"id": imports.new_import_id(NOW), "status": "RUNNING", "dry_run": False, "rows": rows,
-              "submitted_at": "2026-05-04T10:00:00.000Z", "piece_starts": [0], "categories_ready": True}  # fmt: skip
-    imports.create(ACCOUNT, record, list(pieces), NOW)
+def queued(engine, rows=(), dry_run=False) -> dict:
+    record = {"id": imports.new_import_id(NOW), "status": "RUNNING", "dry_run": dry_run,
+              "submitted_at": "2026-05-04T10:00:00.000Z"}  # fmt: skip
+    imports.create(ACCOUNT, record, list(rows), NOW)
     [item] = imports.due(NOW + dt.timedelta(seconds=1), 10)
     return item
 
@@ -26,31 +26,39 @@ def write_of(stored: products.StoredProduct | None, data: dict) -> imports.Produ
     return imports.ProductWrite(data, stored.revision if stored else None)
 
 
-def progress(claimed_import, **counts):
-    return {"next_row": int(claimed_import["next_row"]) + 1, "created": 0, "updated": 0, **counts}
+def created(data: dict, stored=None, **kw) -> imports.ChunkRow:
+    return imports.ChunkRow("updated" if stored else "created", write=write_of(stored, data), **kw)
 
 
 def test_rows_are_stored_in_pieces_below_the_item_limit(engine):
-    rows = [f'[{n},{{"Item ID":"p{n}","Description":"{"x" * 5000}"}},null]' for n in range(200)]
-    pieces, starts = imports.split_pieces(rows)
+    rows = [[n, {"Item ID": f"p{n}", "Description": "x" * 5000}, None] for n in range(200)]
+    pieces, starts = imports.split_pieces([table.json_text(row) for row in rows])
     assert len(pieces) > 1 and all(len(p.encode()) <= imports.PIECE_BYTES for p in pieces)
-    assert starts[0] == 0 and starts == sorted(starts)
-    item = queued(engine, rows=200, pieces=pieces)
-    found = imports.pieces(ACCOUNT, item["id"], list(range(len(pieces))))
-    assert [found[n] for n in range(len(pieces))] == pieces
-    imports.delete_pieces(ACCOUNT, item["id"], len(pieces))
-    assert imports.pieces(ACCOUNT, item["id"], [0]) == {}
+    item = claimed(engine, rows=rows)
+    assert item["piece_starts"] == starts and item["rows"] == 200
+    reader = imports.RowReader(item)
+    assert reader.take(0, 200) == rows and reader.take(150, 100) == rows[150:]
+    reader.delete()
+    try:
+        imports.RowReader(item).take(0, 1)
+        raise AssertionError("the rows are gone")
+    except LookupError as error:
+        assert "missing" in str(error)
 
 
 def test_a_chunk_commits_its_products_errors_and_checkpoint_together(engine, drinks):
-    job = claimed(engine)
-    writes = [write_of(None, sample_product(f"p{n:03d}")) for n in range(98)]
+    job = claimed(engine, rows=[[n] for n in range(99)])
+    rows = [created(sample_product(f"p{n:03d}")) for n in range(98)]
     errors = [{"row": 2, "column": "Price", "message": "must be a decimal number"}]
-    assert isinstance(imports.commit(job, writes, progress(job, created=98, error_count=1), errors), imports.Committed)
-    stored = imports.stored_products(ACCOUNT, [f"p{n:03d}" for n in range(98)])
-    assert len(stored) == 98
+    outcome = imports.commit(job, rows + [imports.ChunkRow("invalid", errors)])
+    # 98 products, the check of their category and the checkpoint: 100 items, so the error row waits.
+    assert isinstance(outcome, imports.Committed) and outcome.rows == 98
+    assert len(imports.stored_products(ACCOUNT, [f"p{n:03d}" for n in range(98)])) == 98
     record = imports.get(ACCOUNT, job["id"])
-    assert (record["next_row"], record["created"], record["error_count"]) == (1, 98, 1)
+    assert (record["next_row"], record["created"], record["error_count"]) == (98, 98, 0)
+    outcome = imports.commit(outcome.claimed, [imports.ChunkRow("invalid", errors)])
+    record = imports.get(ACCOUNT, job["id"])
+    assert (record["next_row"], record["created"], record["invalid"], record["error_count"]) == (99, 98, 1, 1)
     assert imports.listed_errors(ACCOUNT, job["id"], 10) == errors
 
 
@@ -59,30 +67,94 @@ def test_a_product_changed_since_it_was_read_cancels_the_chunk(engine, drinks):
     products.save(ACCOUNT, sample_product("fanta"))
     read = imports.stored_products(ACCOUNT, ["cola", "fanta"])
     products.save(ACCOUNT, sample_product("fanta", name="Fanta patched"))  # a PATCH in between
-    job = claimed(engine)
-    writes = [write_of(read["cola"].product, sample_product("cola", price=5)),
-              write_of(read["fanta"].product, sample_product("fanta", price=5))]  # fmt: skip
-    assert imports.commit(job, writes, progress(job, updated=2), []) == imports.Conflicts([1])
+    job = claimed(engine, rows=[[0], [1]])
+    rows = [created(sample_product("cola", price=5), read["cola"].product),
+            created(sample_product("fanta", price=5), read["fanta"].product)]  # fmt: skip
+    assert imports.commit(job, rows) == imports.Conflicts()
     assert products.get(ACCOUNT, "cola").data["price"] == 2  # nothing of the chunk was written
     assert products.get(ACCOUNT, "fanta").data["name"] == "Fanta patched"
     assert imports.get(ACCOUNT, job["id"])["next_row"] == 0
 
 
 def test_a_product_created_meanwhile_cancels_its_creation(engine, drinks):
-    job = claimed(engine)
+    job = claimed(engine, rows=[[0]])
     products.save(ACCOUNT, sample_product("cola"))
-    outcome = imports.commit(job, [write_of(None, sample_product("cola", price=9))], progress(job, created=1), [])
-    assert outcome == imports.Conflicts([0])
+    assert imports.commit(job, [created(sample_product("cola", price=9))]) == imports.Conflicts()
     assert products.get(ACCOUNT, "cola").data["price"] == 2
+
+
+def test_a_category_deleted_between_read_and_write_cancels_the_chunk(engine, drinks):
+    job = claimed(engine, rows=[[0]])
+    categories.delete(ACCOUNT, drinks)  # after the chunk read it, before it is written
+    assert imports.commit(job, [created(sample_product("cola"))]) == imports.Conflicts()
+    assert products.get(ACCOUNT, "cola") is None and imports.get(ACCOUNT, job["id"])["next_row"] == 0
+
+
+def test_a_chunk_creates_the_categories_its_products_need_and_counts_them_once(engine):
+    job = claimed(engine, rows=[[0], [1], [2]])
+    beer = ("beer", "Beer")
+    rows = [created(sample_product(p, category="beer"), new_category=beer) for p in ("b1", "b2")]
+    outcome = imports.commit(job, rows + [imports.ChunkRow("invalid", [])])
+    assert isinstance(outcome, imports.Committed) and outcome.rows == 3
+    assert categories.get(ACCOUNT, "beer") == {"id": "beer", "name": "Beer"}
+    record = imports.get(ACCOUNT, job["id"])
+    assert (record["created"], record["categories_created"]) == (2, 1)
+
+
+def test_a_category_created_meanwhile_by_someone_else_cancels_the_chunk(engine):
+    job = claimed(engine, rows=[[0]])
+    categories.create(ACCOUNT, "beer", "Someone's beer")
+    row = created(sample_product("b1", category="beer"), new_category=("beer", "Beer"))
+    assert imports.commit(job, [row]) == imports.Conflicts()
+    assert categories.get(ACCOUNT, "beer")["name"] == "Someone's beer"
+    assert imports.get(ACCOUNT, job["id"])["categories_created"] == 0
+
+
+def test_a_dry_run_counts_but_writes_nothing(engine):
+    job = claimed(engine, rows=[[0]], dry_run=True)
+    row = imports.ChunkRow("created", new_category=("beer", "Beer"))
+    assert isinstance(imports.commit(job, [row]), imports.Committed)
+    assert categories.get(ACCOUNT, "beer") is None
+    assert imports.get(ACCOUNT, job["id"])["categories_created"] == 1
+
+
+def test_error_entries_are_split_by_bytes_and_list_in_file_order(engine):
+    message = "\x01" * 150  # 900 bytes of JSON each
+    errors = [[{"row": n + 2, "column": "Item ID", "message": message}] for n in range(1_200)]
+    job = claimed(engine, rows=[[n] for n in range(1_200)])
+    done = 0
+    while done < 1_200:
+        outcome = imports.commit(job, [imports.ChunkRow("invalid", e) for e in errors[done : done + 98]])
+        assert isinstance(outcome, imports.Committed)
+        done, job = done + outcome.rows, outcome.claimed
+    record = imports.get(ACCOUNT, job["id"])
+    assert record["error_count"] == 1_200
+    listed = imports.listed_errors(ACCOUNT, job["id"], 1_000)
+    assert [e["row"] for e in listed] == list(range(2, 1_002))
+    stored = table.client().query(
+        TableName=table.name(), KeyConditionExpression="PK = :pk",
+        ExpressionAttributeValues=table.values(pk=imports.keys.import_parts_pk(ACCOUNT, job["id"])),
+    )["Items"]  # fmt: skip
+    assert max(len(table.json_text(table.from_item(i)).encode()) for i in stored) <= imports.ERROR_ITEM_BYTES
+
+
+def test_a_chunk_takes_only_what_one_transaction_holds():
+    job = {"error_count": 0}
+    rows = [created(sample_product(f"p{n}", category=f"c{n}")) for n in range(98)]
+    assert imports.fitting(job, rows) == 49  # a product and its category's check each, and the checkpoint
+    big = [created(sample_product(f"p{n}", name="é" * 35_000)) for n in range(98)]
+    assert imports.fitting(job, big) == imports.TRANSACTION_BYTES // 70_000  # bytes hold it back first
+    assert imports.fitting(job, big[:1]) == 1
+    assert imports.fitting(job, [imports.ChunkRow("invalid", [{"row": 1, "column": None, "message": "m"}])] * 200) == 200  # errors share items
 
 
 def test_an_order_marking_a_product_used_in_between_is_kept(engine, drinks):
     products.save(ACCOUNT, sample_product("cola"))
     read = imports.stored_products(ACCOUNT, ["cola"])["cola"].product
     table.client().transact_write_items(TransactItems=[products.mark_used_operation(ACCOUNT, "cola")])
-    job = claimed(engine)
-    outcome = imports.commit(job, [write_of(read, sample_product("cola", price=7))], progress(job, updated=1), [])
-    assert outcome == imports.Committed()
+    job = claimed(engine, rows=[[0]])
+    outcome = imports.commit(job, [created(sample_product("cola", price=7), read)])
+    assert isinstance(outcome, imports.Committed)
     after = products.get(ACCOUNT, "cola", consistent=True)
     assert after.data["price"] == 7 and after.used is True
 
@@ -94,12 +166,12 @@ def test_a_job_whose_lease_was_taken_over_writes_nothing(engine, drinks):
     second = imports.claim(expired, NOW + dt.timedelta(minutes=6))
     assert first is not None and second is not None and second["stalls"] == 2
     assert imports.claim(expired, NOW) is None  # the same queue entry cannot be claimed twice
-    outcome = imports.commit(first, [write_of(None, sample_product("cola"))], progress(first, created=1), [])
+    outcome = imports.commit(first, [created(sample_product("cola"))])
     assert outcome == imports.LostLease()
     assert products.get(ACCOUNT, "cola") is None
-    assert imports.commit(first, [], progress(first), []) == imports.LostLease()
+    assert imports.commit(first, [imports.ChunkRow("invalid")]) == imports.LostLease()
     assert not imports.release(first, NOW) and not imports.finish(first, "DONE", NOW)
-    assert imports.commit(second, [], progress(second), []) == imports.Committed()
+    assert isinstance(imports.commit(second, [imports.ChunkRow("invalid")]), imports.Committed)
     assert imports.get(ACCOUNT, second["id"])["stalls"] == 0
 
 
@@ -116,18 +188,11 @@ def test_release_requeues_and_finish_dequeues(engine):
     assert record["status"] == "DONE" and "GSI3PK" not in record
 
 
-def test_categories_are_created_only_where_missing(engine):
-    assert imports.create_categories(ACCOUNT, {"beer": "Beer", "wine": "Wine"})
-    assert imports.categories(ACCOUNT) == {"beer": "Beer", "wine": "Wine"}
-    assert not imports.create_categories(ACCOUNT, {"beer": "Other beer"})
-    assert imports.categories(ACCOUNT)["beer"] == "Beer"
-
-
 def test_import_ids_sort_by_time_and_list_newest_first(engine):
     first = queued(engine)
     later = imports.new_import_id(NOW + dt.timedelta(milliseconds=5))
     assert later > first["id"]
-    record = {"id": later, "status": "RUNNING", "dry_run": True, "rows": 0, "submitted_at": "x", "piece_starts": []}
+    record = {"id": later, "status": "RUNNING", "dry_run": True, "submitted_at": "x"}
     imports.create(ACCOUNT, record, [], NOW)
     page = imports.list_page(ACCOUNT, 1, None)
     assert [i["id"] for i in page.items] == [later] and page.cursor
