@@ -127,7 +127,8 @@ def advance_import(item: dict, now: dt.datetime, until: float) -> str:
 def _run(claimed: dict, rows: imports.RowReader, now: dt.datetime, until: float) -> dict | None:
     """Commit chunks until the file is done or `until` is near: the import item after them, None if the lease
     was lost. The next chunk is read and checked while one is written: it holds other products (an id seen
-    twice is an invalid row) and its own write is conditional like every other."""
+    twice is an invalid row) and its own write is conditional like every other; it is read again when the
+    chunk written created categories."""
     with ThreadPoolExecutor(max_workers=1) as ahead:
         upcoming = None
         while int(claimed["next_row"]) < rows.total:
@@ -144,6 +145,8 @@ def _run(claimed: dict, rows: imports.RowReader, now: dt.datetime, until: float)
             outcome = imports.commit_chunk(claimed, evaluated, lambda: _evaluate(claimed, chunk, now))
             if isinstance(outcome, imports.LostLease):
                 return None
+            if outcome.claimed["categories_created"] != claimed["categories_created"]:
+                upcoming = None  # it may have read before those categories existed: read it again
             claimed = outcome.claimed
     return claimed
 
