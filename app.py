@@ -22,7 +22,8 @@ from chalicelib.jobs import handlers
 
 # Powertools (chalicelib.http.logs) formats this app's logger; Chalice must not add a plain-text handler too.
 app = Chalice(app_name="supplier-ordering", configure_logs=False)
-app.api.binary_types.append("text/csv")  # order files: latin1 bytes must pass API Gateway untouched
+app.api.binary_types.append("text/csv")  # order files and imports: latin1 bytes must pass API Gateway untouched
+app.api.binary_types.append("multipart/form-data")  # a catalogue file uploaded as a form, in any charset
 app.register_middleware(logs.request_log_middleware, "http")  # outermost: logs the final status
 app.register_middleware(edge.edge_middleware, "http")
 BLUEPRINTS = (

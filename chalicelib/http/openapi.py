@@ -26,6 +26,7 @@ from . import bodies, params
 from .openapi_text import (
     DESCRIPTION,
     EXAMPLE_EXEMPT,
+    OPERATION_NOTES,
     PATH_PARAMETERS,
     QUERY_PARAMETERS,
     RESPONSE_CONTENT,
@@ -323,9 +324,9 @@ def _problem_statuses(operation: Operation, versioned: set[str]) -> list[int]:
 
 def _description(operation: Operation) -> str:
     parts = [f"Needs a {operation.role} token." if operation.role else "Needs no token."]
-    extra = RESPONSE_CONTENT.get(operation.name, {}).get("operation_description")
-    if extra:
-        parts.append(extra)
+    for extra in (RESPONSE_CONTENT.get(operation.name, {}).get("operation_description"), OPERATION_NOTES.get(operation.name)):
+        if extra:
+            parts.append(extra)
     return " ".join(parts)
 
 

@@ -288,7 +288,7 @@ def test_the_three_routes_are_documented_with_an_example_file(api):
     paths = api.get("/openapi.json", token=None).data["paths"]
     post = paths["/imports/products"]["post"]
     assert set(post["responses"]) >= {"202", "400", "413", "415"}
-    example = post["requestBody"]["content"]["text/csv"]["example"]
+    example = post["requestBody"]["content"]["multipart/form-data"]["example"]["file"]
     assert example.startswith("Item ID;Item name;")
     assert {"get", "post"} <= set(paths["/imports/products"]) and "get" in paths["/imports/products/{import_id}"]
     report = imported(api, example)
@@ -305,3 +305,76 @@ def test_an_upload_retried_with_the_same_idempotency_key_is_one_import(api):
     assert again.headers["Idempotent-Replayed"] == "true"
     assert len(api.get("/imports/products").data["imports"]) == 2
 
+
+
+# --- multipart/form-data (decisions §12) -------------------------------------------------------------------------
+
+BOUNDARY = "----form-7MA4YWxkTrZu0gW"
+
+
+def form(parts: list[tuple[str, bytes, str | None]], boundary=BOUNDARY) -> bytes:
+    """A multipart/form-data body: (name, content, part Content-Type or None) per part."""
+    out = b""
+    for name, content, content_type in parts:
+        out += f"--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"; filename=\"{name}.csv\"\r\n".encode()
+        if content_type:
+            out += f"Content-Type: {content_type}\r\n".encode()
+        out += b"\r\n" + content + b"\r\n"
+    return out + f"--{boundary}--\r\n".encode()
+
+
+FORM = f"multipart/form-data; boundary={BOUNDARY}"
+
+
+def test_the_file_may_come_as_the_part_file_of_a_form(api):
+    body = form([("note", b"ignored", None), ("file", FILE.encode(), "text/csv")])
+    report = imported(api, body, content_type=FORM)
+    assert counts(report) == {"rows": 2, "processed": 2, "created": 2, "updated": 0, "unchanged": 0, "invalid": 0}
+    assert api.get("/products/cola-033").data["name"] == "Cola 0.33 l"
+
+
+@pytest.mark.parametrize("part_type", ["text/csv; charset=latin1", "text/csv; charset=ISO-8859-1"])
+def test_the_parts_charset_applies(api, part_type):
+    text = "Item ID;Item name;Category name;Price\nsaft;S\xe4ft;Getr\xe4nke;1\n"
+    imported(api, form([("file", text.encode("latin-1"), part_type)]), content_type=FORM)
+    assert api.get("/products/saft").data["name"] == "Säft"
+
+
+def test_a_part_without_charset_is_utf_8(api):
+    text = "Item ID;Item name;Category name;Price\nsaft;Säft 🍺;Drinks;1\n"
+    imported(api, form([("file", text.encode(), None)]), content_type=FORM)
+    assert api.get("/products/saft").data["name"] == "Säft 🍺"
+    latin = "Item ID;Item name\nsaft;S\xe4ft\n".encode("latin-1")
+    response = upload(api, form([("file", latin, "text/csv")]), content_type=FORM)
+    assert response.status_code == 400 and "cannot be decoded as utf-8" in response.data["detail"]
+
+
+@pytest.mark.parametrize(
+    "content_type, body, status, path, message",
+    [
+        (FORM, form([("other", FILE.encode(), "text/csv")]), 400, "file", "no part named file"),
+        (FORM, form([("file", b"Item ID\na\n", None), ("file", b"Item ID\nb\n", None)]), 400, "body", "more than one part"),
+        ("multipart/form-data", form([("file", FILE.encode(), None)]), 400, "Content-Type", "boundary"),
+        (FORM, b"not a form at all", 400, "body", "cannot be read"),
+        (FORM, form([("file", FILE.encode(), None)])[:-10], 400, "body", "cannot be read"),
+        (FORM, b"", 400, "body", "cannot be read"),
+        (FORM, form([("file", b"Item ID\na\n", "text/csv; charset=utf-16")]), 415, None, "charset utf-16"),
+        ("application/x-www-form-urlencoded", b"file=x", 415, None, "multipart/form-data"),
+    ],
+)
+def test_a_form_that_cannot_be_read_is_refused_naming_the_problem(api, content_type, body, status, path, message):
+    response = upload(api, body, content_type=content_type)
+    assert response.status_code == status, response.data
+    assert message in response.data["detail"] + str(response.data.get("errors")), response.data
+    if path:
+        assert [e["path"] for e in response.data["errors"]] == [path]
+
+
+def test_the_5_mib_limit_is_the_files_in_a_form_too(api):
+    header = b"Item ID;Description\n"
+    file = header + b"p;" + b"x" * (5 * 1024 * 1024 - len(header) - 2)
+    assert len(file) == 5 * 1024 * 1024
+    assert upload(api, form([("file", file, "text/csv")]), content_type=FORM).status_code == 202
+    too_big = upload(api, form([("file", file + b"x", "text/csv")]), content_type=FORM)
+    assert too_big.status_code == 413 and too_big.data["type"] == "payload-too-large"
+    assert "5242880" in too_big.data["detail"]
