@@ -36,6 +36,7 @@ CHECKS = [
     response_schema_conformance,
     response_headers_conformance,
 ]
+IMPORT_FILE = "Item ID;Item name;Category ID;Price\nfuzz-imported;Fuzz import;fuzz-drinks;1,50\n"
 # Where background jobs (webhooks, image downloads) would send requests: nowhere (the discard port).
 NOWHERE = "http://127.0.0.1:9/contract-fuzz"
 
@@ -146,6 +147,13 @@ def seeded(service) -> Seeded:
         _call("PUT", f"{service}/products/fuzz-drinks/price-groups", {"gold": {"price": 170}})
     if documented("put", "/account/settings/webhooks"):
         _call("PUT", f"{service}/account/settings/webhooks", {"url": NOWHERE})
+    if documented("post", "/imports/products"):
+        response = requests.post(
+            f"{service}/imports/products", data=IMPORT_FILE.encode(), timeout=30,
+            headers={"Authorization": f"token {SUPPLIER_TOKEN}", "Content-Type": "text/csv"},
+        )  # fmt: skip
+        assert response.status_code == 202, response.text
+        seeded.ids["import_id"] = response.json()["id"]
     if seeded.customer_token and documented("post", "/customer/deliveries"):
         order = {"items": [{"id": "fuzz-drinks", "count": 2}], "user": {"name": "Fuzz", "email": "fuzz@example.com"}}
         for ids in (seeded.ids, seeded.doomed):
@@ -342,3 +350,65 @@ def test_extreme_dates_and_maximal_arrays_are_answered_as_documented(contract, s
         case = operation.Case(path_parameters=parameters, body=body, media_type="application/json")
         _send(case, seeded, tally)
 
+
+# --- the catalogue import: hostile files, as a form and as the body (issue 16) ---
+
+_HEADER = "Item ID;Item name;Category name;Price;Description\n"
+HOSTILE_FILES = [
+    _HEADER + ("\x01" * 30_000 + ";Long;Fuzz;1;\n") * 12 + "ok-1;Fine;Fuzz;1;\n",  # long repeated ids
+    _HEADER + "".join(f"p{n};{'😀' * 100};{'é' * 64};{'x' * 300};{chr(1) * 1_900}\n" for n in range(300)),
+    _HEADER + "dup;A;Fuzz;1;\n" * 50,
+    _HEADER + '"unclosed;x;y;1;\n',
+    "no item id column\nx\n",
+    _HEADER + "\x00;nul;Fuzz;1;\n",
+]
+
+
+def _form(file: bytes, part_type: str | None = "text/csv", boundary: str = "fuzz-boundary") -> bytes:
+    head = f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="f.csv"\r\n'
+    if part_type:
+        head += f"Content-Type: {part_type}\r\n"
+    return head.encode() + b"\r\n" + file + f"\r\n--{boundary}--\r\n".encode()
+
+
+def test_hostile_import_files_are_answered_as_documented_and_their_reports_stay_bounded(contract, service, seeded, tally):
+    operation = contract["/imports/products"]["POST"]
+    documented = {int(status) for status in operation.definition.raw["responses"]}
+    form = "multipart/form-data; boundary=fuzz-boundary"
+    sends = [(file.encode(), "text/csv; charset=utf-8") for file in HOSTILE_FILES]
+    sends += [(_form(file.encode()), form) for file in HOSTILE_FILES]
+    sends += [
+        (_form(b"Item ID\nx\n", "text/csv; charset=utf-16"), form),
+        (_form(b"Item ID\nx\n")[:-8], form),
+        (b"garbage", form),
+        (_form(b"Item ID\nx\n"), "multipart/form-data"),
+        (b"", form),
+    ]
+    accepted = []
+    for body, content_type in sends:
+        response = requests.post(
+            f"{service}/imports/products", data=body, timeout=60,
+            headers={"Authorization": f"token {SUPPLIER_TOKEN}", "Content-Type": content_type},
+        )  # fmt: skip
+        tally.add(operation.label, response.status_code)
+        assert response.status_code in documented and response.status_code < 500, (content_type, response.text[:500])
+        assert response.headers["Content-Type"] in ("application/json", "application/problem+json")
+        if response.status_code == 202:
+            accepted.append(response.json()["id"])
+        else:
+            assert response.json()["status"] == response.status_code
+    assert len(accepted) == 6  # three readable files, each as the body and as a form
+    pending = set(accepted)
+    for _ in range(600):  # `make run` imports in the background: wait for the condition, not for a time
+        for import_id in list(pending):
+            report = requests.get(
+                f"{service}/imports/products/{import_id}", timeout=30, headers={"Authorization": f"token {SUPPLIER_TOKEN}"}
+            )  # fmt: skip
+            assert report.status_code == 200 and len(report.content) < 1024 * 1024
+            if report.json()["status"] != "RUNNING":
+                assert report.json()["status"] == "DONE", report.json().get("reason")
+                pending.discard(import_id)
+        if not pending:
+            break
+        time.sleep(0.1)
+    assert not pending
