@@ -20,17 +20,23 @@ from .category import CategoryBody
 from .common import parse as parse_shape
 from .errors import FieldError, ValidationFailed
 from .identifiers import ID_MAX_LENGTH
-from .limits import IMPORT_ERROR_BYTES, IMPORT_FILE_BYTES, IMPORT_LISTED_ERRORS, IMPORT_QUOTED_CHARS
+from .limits import (
+    IMPORT_CHARSET_NAMES,
+    IMPORT_CHARSETS,
+    IMPORT_ERROR_BYTES,
+    IMPORT_FILE_BYTES,
+    IMPORT_LISTED_ERRORS,
+    IMPORT_QUOTED_CHARS,
+    IMPORT_ROWS,
+)
 from .rendering import size_in_bytes
 from .values import ProductStatus
 
 MAX_FILE_BYTES = IMPORT_FILE_BYTES
-MAX_ROWS = 20_000
+MAX_ROWS = IMPORT_ROWS
 MAX_ROW_CHARS = 32_768  # keeps every row far below DynamoDB's 400 KB item, whatever its cells hold
 MAX_LISTED_ERRORS = IMPORT_LISTED_ERRORS  # errors listed by GET /imports/products/:id; error_count counts all
-# The charsets a file may come in (the Content-Type's or the multipart part's charset), and how we decode them.
-CHARSETS = {"utf-8": "utf-8", "utf8": "utf-8", "latin1": "latin-1", "iso-8859-1": "latin-1", "latin-1": "latin-1"}
-CHARSET_NAMES = "utf-8 or latin1 (iso-8859-1)"
+CHARSETS, CHARSET_NAMES = IMPORT_CHARSETS, IMPORT_CHARSET_NAMES
 BOM = "\ufeff"
 
 

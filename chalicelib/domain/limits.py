@@ -70,10 +70,15 @@ def size_errors(value, limit: int, path: str, holder: str) -> list[FieldError]:
 IMPORT_FILE_BYTES = 5 * 1024 * 1024
 IMPORT_ENVELOPE_BYTES = 64 * 1024
 IMPORT_UPLOAD_BYTES = IMPORT_FILE_BYTES + IMPORT_ENVELOPE_BYTES
+IMPORT_ROWS = 20_000
 # The report (GET /imports/products/:id) lists the first IMPORT_LISTED_ERRORS errors, each rendered within
 # IMPORT_ERROR_BYTES, so with its counts it stays under IMPORT_REPORT_BYTES whatever the file holds.
 IMPORT_REPORT_BYTES = 1024 * 1024
 IMPORT_LISTED_ERRORS = 1_000
 IMPORT_ERROR_BYTES = 1_000
 IMPORT_QUOTED_CHARS = 100  # characters of a cell an error message quotes
+# The charsets an import file may come in (the Content-Type's or the form part's), and how we decode them. Here,
+# not in catalogue_import.py, so that http/ names them without loading pydantic on a cold start.
+IMPORT_CHARSETS = {"utf-8": "utf-8", "utf8": "utf-8", "latin1": "latin-1", "iso-8859-1": "latin-1", "latin-1": "latin-1"}
+IMPORT_CHARSET_NAMES = "utf-8 or latin1 (iso-8859-1)"
 assert IMPORT_LISTED_ERRORS * (IMPORT_ERROR_BYTES + 1) + 2_000 < IMPORT_REPORT_BYTES

@@ -1,10 +1,8 @@
 """Routes of the catalogue import from CSV (decisions §12)."""
-import multipart
 from chalice import Blueprint
 
-from ..domain.catalogue_import import CHARSET_NAMES
 from ..domain.errors import UnsupportedMediaType, invalid
-from ..domain.limits import IMPORT_FILE_BYTES
+from ..domain.limits import IMPORT_CHARSET_NAMES, IMPORT_FILE_BYTES
 from ..domain.problems import ProblemType
 from ..lazy import lazy
 from . import params
@@ -36,7 +34,7 @@ UPLOAD_BODY = {
                     "type": "string",
                     "format": "binary",
                     "description": f"The CSV file, at most {IMPORT_FILE_BYTES:,} bytes; its part's Content-Type "
-                    f"may give its charset ({CHARSET_NAMES}; utf-8 when none)",
+                    f"may give its charset ({IMPORT_CHARSET_NAMES}; utf-8 when none)",
                 }
             },
             "required": [FILE_PART],
@@ -53,12 +51,16 @@ class TooLarge(Exception):
 
 
 def _media(content_type: str | None) -> tuple[str, dict]:
+    import multipart  # here, not at the top: only uploads need it, and cold starts stay short
+
     media, options = multipart.parse_options_header(content_type or "")
     return media.strip().lower(), options
 
 
 def _form_file(body: bytes, boundary: str | None) -> tuple[bytes, str | None]:
     """The part `file` of a multipart/form-data body and its charset (None when its Content-Type has none)."""
+    import multipart
+
     if not boundary:
         raise invalid("Content-Type", "multipart/form-data needs its boundary parameter")
     found: tuple[list[bytes], str | None] | None = None
@@ -101,7 +103,7 @@ def _uploaded_file(content_type: str | None, body: bytes) -> tuple[bytes, str | 
         return _form_file(body, options.get("boundary"))
     raise UnsupportedMediaType(
         f"send the file as the part {FILE_PART} of a {FORM} body, or as the body with Content-Type: {CSV} "
-        f"(charset {CHARSET_NAMES})"
+        f"(charset {IMPORT_CHARSET_NAMES})"
     )
 
 

@@ -7,8 +7,7 @@ model (a file, a page) in RESPONSE_CONTENT.
 from ..domain.delivery import STATUSES
 from ..domain.event_policy import EventType
 from ..domain.order_file import ENCODINGS
-from ..domain.catalogue_import import CHARSET_NAMES, MAX_ROWS
-from ..domain.limits import DEFAULT_DAYS, IMPORT_FILE_BYTES, IMPORT_LISTED_ERRORS, MAX_DAYS
+from ..domain.limits import DEFAULT_DAYS, IMPORT_CHARSET_NAMES, IMPORT_FILE_BYTES, IMPORT_LISTED_ERRORS, IMPORT_ROWS, MAX_DAYS
 
 DESCRIPTION = """Supplier Ordering Service: a supplier's catalogue, prices and delivery rules, and the deliveries
 its customers request.
@@ -106,8 +105,8 @@ OPERATION_NOTES = {
     "import_products": (
         "The file comes as the part `file` of a `multipart/form-data` body (its charset from the part's "
         f"`Content-Type`, utf-8 when it has none), or as the whole body with `Content-Type: text/csv` and an "
-        f"optional `charset` ({CHARSET_NAMES}). Either way the file is at most {IMPORT_FILE_BYTES:,} bytes, "
-        f"{MAX_ROWS:,} rows. `GET /imports/products/{{import_id}}` lists the first {IMPORT_LISTED_ERRORS:,} "
+        f"optional `charset` ({IMPORT_CHARSET_NAMES}). Either way the file is at most {IMPORT_FILE_BYTES:,} bytes, "
+        f"{IMPORT_ROWS:,} rows. `GET /imports/products/{{import_id}}` lists the first {IMPORT_LISTED_ERRORS:,} "
         "errors in file order; `error_count` counts them all."
     ),
 }

@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from ..domain import catalogue_import
 from ..domain.catalogue_import import ImportStatus, MappedRow, Outcome
+from ..domain.field_order import IMPORT_SUMMARY_FIELDS
 from ..domain.errors import NotFound, UnsupportedMediaType, ValidationFailed
 from ..domain.identifiers import is_identifier
 from ..domain.product import validate_product
@@ -33,19 +34,14 @@ LEASE_MARGIN = dt.timedelta(seconds=60)  # past a slice's end, before another jo
 MAX_STALLS = 5  # claims in a row without progress before the import is failed
 # What the file cannot express: kept from the stored product (decisions §12).
 KEPT_FIELDS = ("delivery_days", "delivery_date_overrides", "dates_with_no_delivery", "pricing")
-ORDER = ("id", "status", "dry_run", "rows", "processed", *imports.COUNTS[:4], "categories_created", "error_count")
 
 
 def view(record: dict, errors: list[dict] | None = None) -> dict:
-    """The import as the API shows it, fields in a fixed order."""
-    body = {name: record.get(name, 0) for name in ORDER}
-    body.update(id=record["id"], status=record["status"], dry_run=bool(record["dry_run"]))
-    body["processed"] = record.get("next_row", 0)
-    body["submitted_at"] = record["submitted_at"]
-    for optional in ("finished_at", "reason"):
-        if record.get(optional) is not None:
-            body[optional] = record[optional]
-    if errors is not None:  # stored maps come back in any order; show row, column, message
+    """The import as the API shows it (http/ lists its fields in domain/field_order.py's order)."""
+    body = {name: record[name] for name in IMPORT_SUMMARY_FIELDS if record.get(name) is not None}
+    body.update({name: record.get(name, 0) for name in ("rows", *imports.COUNTS)})
+    body.update(dry_run=bool(record["dry_run"]), processed=record.get("next_row", 0))
+    if errors is not None:
         body["errors"] = [{"row": e["row"], "column": e["column"], "message": e["message"]} for e in errors]
     return table.plain(body)
 
