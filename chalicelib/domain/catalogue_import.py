@@ -5,8 +5,8 @@ domain/product.validate_product, the same function PUT /products/:id uses, and i
 into the file's column names.
 """
 import csv
-import io
 import hashlib
+import io
 import re
 import unicodedata
 from dataclasses import dataclass, field

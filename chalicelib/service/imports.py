@@ -13,19 +13,19 @@ import datetime as dt
 import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 
 from ..domain import catalogue_import
 from ..domain.catalogue_import import ImportStatus, MappedRow, Outcome
-from ..domain.field_order import IMPORT_SUMMARY_FIELDS
 from ..domain.errors import NotFound, UnsupportedMediaType, ValidationFailed
+from ..domain.field_order import IMPORT_SUMMARY_FIELDS
 from ..domain.identifiers import is_identifier
 from ..domain.product import validate_product
-from ..store import categories, imports
-from ..store import product_images, table
+from ..store import categories, imports, product_images, table
 from ..store.events import iso
 from ..store.paging import Page
-from .paging import paged
 from . import clock
+from .paging import paged
 
 log = logging.getLogger("supplier-ordering.imports")
 
@@ -138,7 +138,7 @@ def _run(claimed: dict, rows: imports.RowReader, now: dt.datetime, until: float)
             if following < rows.total:
                 after = rows.take(following, imports.MAX_CHUNK_ROWS)  # loaded here: the reader is not shared
                 upcoming = (following, ahead.submit(_evaluate, claimed, after, now))
-            outcome = imports.commit_chunk(claimed, evaluated, lambda: _evaluate(claimed, chunk, now))
+            outcome = imports.commit_chunk(claimed, evaluated, partial(_evaluate, claimed, chunk, now))
             if isinstance(outcome, imports.LostLease):
                 return None
             if outcome.claimed["categories_created"] != claimed["categories_created"]:

@@ -12,11 +12,10 @@ import sys
 import pytest
 import requests
 
-from tests.api.http_server import serving
-from tests.api.example_flow import CATEGORY, CUSTOMER, ORDER, PRODUCT, WEBHOOK
-from tests.conftest import SUPPLIER_TOKEN
-
 from chalicelib.http.imports import EXAMPLE_FILE
+from tests.api.example_flow import CATEGORY, CUSTOMER, ORDER, PRODUCT, WEBHOOK
+from tests.api.http_server import serving
+from tests.conftest import SUPPLIER_TOKEN
 
 
 @pytest.fixture

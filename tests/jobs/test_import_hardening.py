@@ -7,7 +7,6 @@ import time
 import pytest
 
 from chalicelib.jobs import imports as job
-from chalicelib.service import imports as service
 from chalicelib.store import categories, table
 from chalicelib.store import imports as store
 from tests.conftest import OTHER_TOKEN
