@@ -109,12 +109,12 @@ def run_puts(call, meter, body: bytes) -> dict:
 
     parsed = rules.parse(body)
     plan = rules.CategoryPlan.of({})
-    mapped = [rules.map_record(record) for record in parsed.records]
+    mapped = [plan.settle(rules.map_record(record)) for record in parsed.records]
     for row in mapped:
         if row.body is not None:
-            row.body["category"] = plan.resolve(row.category)
-    for name, category_id in plan.created.items():
-        call("PUT", f"/categories/{category_id}", {"name": name}, token=PUT_TOKEN)
+            row.body["category"] = row.target.create_id
+    for target in plan.targets.values():
+        call("PUT", f"/categories/{target.create_id}", {"name": target.create_name}, token=PUT_TOKEN)
     meter.reset()
     started = time.perf_counter()
     written = 0

@@ -31,6 +31,7 @@ log = logging.getLogger("supplier-ordering.imports")
 
 CHUNK_SECONDS = 5.0  # the longest a chunk may take; no chunk starts with less time than this left
 LEASE_MARGIN = dt.timedelta(seconds=60)  # past a slice's end, before another job may take the import over
+WINDOW_SLACK = 8  # rows read beyond what the last chunk's transaction held, so chunks grow back when they can
 MAX_STALLS = 5  # claims in a row without progress before the import is failed
 # What the file cannot express: kept from the stored product (decisions §12).
 KEPT_FIELDS = ("delivery_days", "delivery_date_overrides", "dates_with_no_delivery", "pricing")
@@ -107,7 +108,7 @@ def advance_import(item: dict, now: dt.datetime, until: float) -> str:
     rows = imports.RowReader(claimed)
     try:
         claimed = _run(claimed, rows, now, until)
-    except LookupError as error:
+    except imports.RowsMissing as error:
         imports.finish(claimed, ImportStatus.FAILED.value, clock.now(), str(error))
         return "failed"
     if claimed is None:
@@ -125,19 +126,24 @@ def _run(claimed: dict, rows: imports.RowReader, now: dt.datetime, until: float)
     was lost. The next chunk is read and checked while one is written: it holds other products (an id seen
     twice is an invalid row) and its own write is conditional like every other; it is read again when the
     chunk written created categories."""
+    window = imports.MAX_CHUNK_ROWS  # rows read per chunk: about as many as the last transaction held
     with ThreadPoolExecutor(max_workers=1) as ahead:
         upcoming = None
         while int(claimed["next_row"]) < rows.total:
             if time.monotonic() + CHUNK_SECONDS > until:
                 return claimed
             start = int(claimed["next_row"])
-            chunk = rows.take(start, imports.MAX_CHUNK_ROWS)
-            evaluated = upcoming[1].result() if upcoming and upcoming[0] == start else _evaluate(claimed, chunk, now)
-            following = start + imports.fitting(claimed, evaluated)
+            chunk = rows.take(start, window)
+            if upcoming and upcoming[0] == start and upcoming[1] == len(chunk):
+                evaluated = upcoming[2].result()
+            else:
+                evaluated = _evaluate(claimed, chunk, now)
+            fits = imports.fitting(claimed, evaluated)
+            window = min(imports.MAX_CHUNK_ROWS, fits + WINDOW_SLACK)
             upcoming = None
-            if following < rows.total:
-                after = rows.take(following, imports.MAX_CHUNK_ROWS)  # loaded here: the reader is not shared
-                upcoming = (following, ahead.submit(_evaluate, claimed, after, now))
+            if start + fits < rows.total:
+                after = rows.take(start + fits, window)  # loaded here: the reader is not shared between threads
+                upcoming = (start + fits, len(after), ahead.submit(_evaluate, claimed, after, now))
             outcome = imports.commit_chunk(claimed, evaluated, partial(_evaluate, claimed, chunk, now))
             if isinstance(outcome, imports.LostLease):
                 return None

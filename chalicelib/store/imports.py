@@ -18,6 +18,7 @@ import json
 import secrets
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from decimal import Decimal
 
 from botocore.exceptions import ClientError
@@ -49,6 +50,11 @@ class ProductWrite:
     data: dict
     expected_revision: str | None
     image_due: dt.datetime | None = None
+
+    @cached_property
+    def size(self) -> int:
+        """Bytes of the product's JSON: what it adds to a transaction (measured once)."""
+        return size_in_bytes(self.data)
 
 
 def new_import_id(now: dt.datetime) -> str:
@@ -155,6 +161,10 @@ def listed_errors(account: str, import_id: str, limit: int) -> list[dict]:
     return found[:limit]
 
 
+class RowsMissing(LookupError):
+    """A piece of the file's rows is gone (deleted by hand, or by a job that finished the import meanwhile)."""
+
+
 class RowReader:
     """The rows of a claimed import, read piece by piece as the import reaches them (not shared between threads)."""
 
@@ -172,7 +182,7 @@ class RowReader:
         for n, key in wanted.items():
             item = batch.pick(found, key)
             if item is None:
-                raise LookupError(f"rows of the file are missing (piece {n})")
+                raise RowsMissing(f"rows of the file are missing (piece {n})")
             self.loaded[n] = json.loads(item["rows"], parse_float=Decimal)
 
     def _piece_of(self, index: int) -> int:
@@ -259,17 +269,13 @@ class LostLease:
     """Another job took the import over (our lease ran out): stop without writing."""
 
 
-def _write_size(write: ProductWrite) -> int:
-    return size_in_bytes(write.data)
-
-
 def fitting(claimed: dict, rows: list[ChunkRow]) -> int:
     """How many leading rows fit one transaction (at least one): items and bytes, error entries included."""
     items, size, seen, listed, error_bytes = 1, 0, set(), int(claimed.get("error_count", 0)), 0
     for count, row in enumerate(rows):
         extra_items, extra_size = 0, 0
         if row.write is not None:
-            extra_items, extra_size = 1, _write_size(row.write)
+            extra_items, extra_size = 1, row.write.size
             category = row.write.data.get("category")
             if category is not None and category not in seen:
                 extra_items, extra_size = extra_items + 1, extra_size + CATEGORY_ITEM_BYTES

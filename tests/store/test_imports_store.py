@@ -42,7 +42,7 @@ def test_rows_are_stored_in_pieces_below_the_item_limit(engine):
     try:
         imports.RowReader(item).take(0, 1)
         raise AssertionError("the rows are gone")
-    except LookupError as error:
+    except imports.RowsMissing as error:
         assert "missing" in str(error)
 
 
