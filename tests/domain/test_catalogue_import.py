@@ -296,3 +296,36 @@ def test_a_name_no_category_may_have_is_refused():
     assert refused.body is None
     assert refused.errors == [ci.RowError(2, "Category name", "must be 1 to 64 characters without newlines or tabs")]
     assert _settled(plan, None, "x" * 64).target is not None
+
+
+# --- bounds of error messages (decisions §12) ---------------------------------------------------------------------
+
+
+def test_a_message_quotes_at_most_100_characters_of_a_cell():
+    assert ci.quoted("x" * 100) == "x" * 100
+    assert ci.quoted("x" * 101) == "x" * 100 + "… (101 characters)"
+    long_id = "\x01" * 32_000
+    parsed = ci.parse(f"Item ID;Item name\n{long_id};a\n{long_id};b\n".encode())
+    problem = parsed.records[1].problem
+    assert problem.count("\x01") == 100 and "32,000 characters" in problem and "line 2" in problem
+
+
+def test_an_error_entry_renders_within_its_byte_budget_whatever_its_message():
+    from chalicelib.domain.limits import IMPORT_ERROR_BYTES
+    from chalicelib.domain.rendering import size_in_bytes
+
+    fits = ci.RowError(2, "Item ID", "m" * 500)
+    assert fits.message == "m" * 500  # within the budget: kept as it is
+    for char in ("\x01", "😀", "é", "x"):
+        error = ci.RowError(20_000, "Nutritional values", char * 5_000)
+        assert size_in_bytes(error.as_dict()) <= IMPORT_ERROR_BYTES
+        assert error.message.startswith(char * 50) and error.message.endswith("…")
+
+
+def test_a_rule_message_that_repeats_a_long_cell_quotes_only_its_start():
+    from chalicelib.domain.errors import FieldError, ValidationFailed
+
+    cell = "y" * 5_000
+    failed = ValidationFailed([FieldError("name", f"{cell} is not allowed")])
+    [error] = ci.row_errors(7, failed, {"name": cell})
+    assert error.message == ci.quoted(cell) + " is not allowed" and error.column == "Item name"
