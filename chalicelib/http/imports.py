@@ -63,33 +63,29 @@ def _form_file(body: bytes, boundary: str | None) -> tuple[bytes, str | None]:
 
     if not boundary:
         raise invalid("Content-Type", "multipart/form-data needs its boundary parameter")
-    found: tuple[list[bytes], str | None] | None = None
-    current: list[bytes] | None = None
-    size = 0
+    chunks: list[bytes] | None = None  # the file part's content, once it has begun
+    charset, receiving, size = None, False, 0
     try:
         with multipart.PushMultipartParser(boundary, content_length=len(body), **_FORM_LIMITS) as parser:
-            for event in parser.parse(body):
+            for event in (*parser.parse(body), *parser.parse(b"")):
                 if isinstance(event, multipart.MultipartSegment):
-                    current = None
-                    if event.name == FILE_PART:
-                        if found is not None:
-                            raise invalid("body", f"the form has more than one part named {FILE_PART}")
-                        current, found = [], ([], event.charset)
-                        current = found[0]
+                    receiving = event.name == FILE_PART
+                    if receiving and chunks is not None:
+                        raise invalid("body", f"the form has more than one part named {FILE_PART}")
+                    if receiving:
+                        chunks, charset = [], event.charset
                 elif event is None:
-                    current = None
-                elif current is not None:
+                    receiving = False
+                elif receiving:
                     size += len(event)
                     if size > IMPORT_FILE_BYTES:
                         raise TooLarge
-                    current.append(event)
-            for _ in parser.parse(b""):
-                pass
-    except multipart.MultipartError as error:
-        raise invalid("body", f"the multipart/form-data body cannot be read: {error}") from None
-    if found is None:
+                    chunks.append(event)
+    except (multipart.MultipartError, ValueError) as error:  # a UnicodeDecodeError of a header is a ValueError
+        raise invalid("body", f"the multipart/form-data body cannot be read: {str(error)[:200]}") from None
+    if chunks is None:
         raise invalid(FILE_PART, f"the form has no part named {FILE_PART}: send the CSV file in it")
-    return b"".join(found[0]), found[1]
+    return b"".join(chunks), charset
 
 
 def _uploaded_file(content_type: str | None, body: bytes) -> tuple[bytes, str | None]:

@@ -378,3 +378,19 @@ def test_the_5_mib_limit_is_the_files_in_a_form_too(api):
     too_big = upload(api, form([("file", file + b"x", "text/csv")]), content_type=FORM)
     assert too_big.status_code == 413 and too_big.data["type"] == "payload-too-large"
     assert "5242880" in too_big.data["detail"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="file"\r\nX-Note: \xff\r\n\r\nItem ID\na\r\n--{BOUNDARY}--\r\n'.encode("latin-1"),
+        f"--{BOUNDARY}\r\n\r\nItem ID\na\r\n--{BOUNDARY}--\r\n".encode(),
+        form([(f"p{n}", b"x", None) for n in range(17)]),
+        form([("file", b"Item ID\na\n", "x-" * 3_000)]),
+    ],
+    ids=["undecodable header", "no disposition", "17 parts", "4 KiB header"],
+)
+def test_hostile_forms_are_a_400_naming_the_body(api, body):
+    response = upload(api, body, content_type=FORM)
+    assert response.status_code == 400, response.data
+    assert response.data["errors"][0]["path"] == "body" and "cannot be read" in response.data["errors"][0]["message"]
