@@ -109,10 +109,11 @@ def run_puts(call, meter, body: bytes) -> dict:
 
     parsed = rules.parse(body)
     plan = rules.CategoryPlan.of({})
-    mapped = [plan.settle(rules.map_record(record)) for record in parsed.records]
-    for row in mapped:
+    settled = [plan.settle(record) for record in parsed.records]
+    mapped = [row.mapped() for row in settled]
+    for row, decided in zip(mapped, settled):
         if row.body is not None:
-            row.body["category"] = row.target.create_id
+            row.body["category"] = decided.target.create_id
     for target in plan.targets.values():
         call("PUT", f"/categories/{target.create_id}", {"name": target.create_name}, token=PUT_TOKEN)
     meter.reset()

@@ -293,27 +293,42 @@ class CategoryTarget:
 
 @dataclass
 class MappedRow:
-    """A data row as the import keeps it from upload to write: mapped once, when the file is read."""
-
     line: int
     product_id: str | None
     body: dict | None  # the product as a PUT body would give it, without its category; None when the row is bad
     category: CategoryRef
     errors: list[RowError]
+
+
+@dataclass
+class ImportRow:
+    """A data row as the import keeps it from upload to write: its cells as read, and its category as decided
+    at upload (the row is mapped once, when it is written)."""
+
+    record: Record
     target: CategoryTarget | None = None
     first_use: bool = False  # the first row of the file that needs its category created
+    category_error: RowError | None = None  # why no category can be found or made for it
 
     def as_json(self) -> list:
         target = self.target.as_json() if self.target else None
-        return [self.line, self.product_id, self.body, [e.as_json() for e in self.errors], target, self.first_use]
+        error = self.category_error.as_json() if self.category_error else None
+        return [self.record.line, self.record.cells, self.record.problem, target, self.first_use, error]
 
     @classmethod
-    def from_json(cls, value: list) -> "MappedRow":
-        line, product_id, body, errors, target, first_use = value
+    def from_json(cls, value: list) -> "ImportRow":
+        line, cells, problem, target, first_use, error = value
         return cls(
-            line, product_id, body, CategoryRef(None, None), [RowError.from_json(e) for e in errors],
-            CategoryTarget(*target) if target else None, first_use,
+            Record(line, cells, problem), CategoryTarget(*target) if target else None, first_use,
+            RowError.from_json(error) if error else None,
         )  # fmt: skip
+
+    def mapped(self) -> MappedRow:
+        """The row's product body without its category, or the problems that stop it (the mapping's first)."""
+        row = map_record(self.record)
+        if row.body is not None and self.category_error is not None:
+            row.body, row.errors = None, [self.category_error]
+        return row
 
 
 def map_record(record: Record) -> MappedRow:
@@ -468,30 +483,27 @@ class CategoryPlan:
             self.targets[name] = CategoryTarget(existing, derived_category_id(name, taken), name)
         return self.targets[name]
 
-    def settle(self, row: MappedRow) -> MappedRow:
+    def settle(self, record: Record) -> ImportRow:
         """The row with its category target, or with the error that stops it."""
-        if row.body is None:
+        row = ImportRow(record)
+        if record.problem:
             return row
-        ref = row.category
-        name = ref.name.strip() if ref.name is not None else None
-        if ref.id is not None and ref.id in self.by_id:
-            usable = name if name and _category_name_problem(name) is None else ref.id
-            row.target = CategoryTarget(ref.id, ref.id, usable)
+        category_id, category_name = record.cells.get(CATEGORY_ID), record.cells.get(CATEGORY_NAME)
+        name = category_name.strip() if category_name is not None else None
+        if category_id is not None and category_id in self.by_id:
+            usable = name if name and _category_name_problem(name) is None else category_id
+            row.target = CategoryTarget(category_id, category_id, usable)
         elif name is not None:
             found = self._by_name(name)
             if isinstance(found, str):
-                return self._invalid(row, CATEGORY_NAME, found)
+                row.category_error = RowError(record.line, CATEGORY_NAME, found)
+                return row
             row.target = found
             if found.existing is None and found.create_id not in self.needed:
                 self.needed.add(found.create_id)
                 row.first_use = True
-        elif ref.id is not None:
-            return self._invalid(row, CATEGORY_ID, "does not name an existing category")
-        return row
-
-    @staticmethod
-    def _invalid(row: MappedRow, column: str, message: str) -> MappedRow:
-        row.body, row.errors = None, [RowError(row.line, column, message)]
+        elif category_id is not None:
+            row.category_error = RowError(record.line, CATEGORY_ID, "does not name an existing category")
         return row
 
 

@@ -1,7 +1,7 @@
 """Use cases of the catalogue import (decisions §12): submit a file, read an import, advance one.
 
-submit reads the file and maps every row once (domain/catalogue_import.py), finding each row's category among
-the account's categories; the mapped rows are stored with the queued import. advance_import claims a due
+submit reads the file and decides each row's category among the account's categories (domain/
+catalogue_import.py); the rows are stored with the queued import, and each is mapped once, when it is written. advance_import claims a due
 import, works on it for one slice and gives it back (or finishes it): the lease is taken and let go only here.
 A slice takes the rows in chunks: it reads the chunk's stored products and categories in one request each,
 checks each row with the product rules of PUT /products/:id, and hands the chunk to the store, which writes as
@@ -12,11 +12,12 @@ or a category changed meanwhile the chunk is read and evaluated again, so nothin
 import datetime as dt
 import logging
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from functools import partial
 
 from ..domain import catalogue_import
-from ..domain.catalogue_import import ImportStatus, MappedRow, Outcome
+from ..domain.catalogue_import import ImportRow, ImportStatus, Outcome
 from ..domain.errors import NotFound, UnsupportedMediaType, ValidationFailed
 from ..domain.field_order import IMPORT_SUMMARY_FIELDS
 from ..domain.identifiers import is_identifier
@@ -56,7 +57,7 @@ def submit(account: str, body: bytes, charset: str | None, dry_run: bool) -> dic
             f"charset {catalogue_import.quoted(str(charset))} is not supported: use {catalogue_import.CHARSET_NAMES}"
         ) from None
     plan = catalogue_import.CategoryPlan.of(categories.all_names(account))
-    rows = [plan.settle(catalogue_import.map_record(record)).as_json() for record in parsed.records]
+    rows = [plan.settle(record).as_json() for record in parsed.records]
     now = clock.now()
     record = {
         "id": imports.new_import_id(now),
@@ -124,8 +125,8 @@ def advance_import(item: dict, now: dt.datetime, until: float) -> str:
 def _run(claimed: dict, rows: imports.RowReader, now: dt.datetime, until: float) -> dict | None:
     """Commit chunks until the file is done or `until` is near: the import item after them, None if the lease
     was lost. The next chunk is read and checked while one is written: it holds other products (an id seen
-    twice is an invalid row) and its own write is conditional like every other; it is read again when the
-    chunk written created categories."""
+    twice is an invalid row) and its own write is conditional like every other; the categories the chunk
+    written created are no longer to be created by it."""
     window = imports.MAX_CHUNK_ROWS  # rows read per chunk: about as many as the last transaction held
     with ThreadPoolExecutor(max_workers=1) as ahead:
         upcoming = None
@@ -147,10 +148,18 @@ def _run(claimed: dict, rows: imports.RowReader, now: dt.datetime, until: float)
             outcome = imports.commit_chunk(claimed, evaluated, partial(_evaluate, claimed, chunk, now))
             if isinstance(outcome, imports.LostLease):
                 return None
-            if outcome.claimed["categories_created"] != claimed["categories_created"]:
-                upcoming = None  # it may have read before those categories existed: read it again
+            if upcoming and outcome.created:
+                upcoming = (*upcoming[:2], ahead.submit(_now_existing, upcoming[2], outcome.created))
             claimed = outcome.claimed
     return claimed
+
+
+def _now_existing(evaluating: Future, created: frozenset) -> list[imports.ChunkRow]:
+    """An evaluation made while categories were being created, with those categories to check, not create."""
+    return [
+        replace(row, new_category=None) if row.new_category and row.new_category[0] in created else row
+        for row in evaluating.result()
+    ]
 
 
 def _same(stored: dict, data: dict) -> bool:
@@ -189,21 +198,22 @@ def _category_of(target: catalogue_import.CategoryTarget, present: set[str]) -> 
 def _evaluate(claimed: dict, stored_rows: list, now: dt.datetime) -> list[imports.ChunkRow]:
     """What each row of a chunk comes to, against the products and categories as they are now."""
     account, dry_run = claimed["account"], bool(claimed["dry_run"])
-    mapped = [MappedRow.from_json(value) for value in stored_rows]
+    kept = [ImportRow.from_json(value) for value in stored_rows]
+    mapped = [row.mapped() for row in kept]
     ids = [row.product_id for row in mapped if row.body is not None and is_identifier(row.product_id)]
     existing = imports.stored_products(account, ids) if ids else {}
-    wanted = {c for row in mapped if row.target for c in (row.target.existing, row.target.create_id) if c}
+    wanted = {c for row in kept if row.target for c in (row.target.existing, row.target.create_id) if c}
     present = categories.existing(account, sorted(wanted)) if wanted else set()
     results = []
-    for row in mapped:
+    for row, decided in zip(mapped, kept):
         if row.body is None:
             results.append(imports.ChunkRow(Outcome.INVALID.value, [e.as_dict() for e in row.errors]))
             continue
         body, new_category = dict(row.body), None
-        if row.target is not None:
-            body["category"], create = _category_of(row.target, present)
+        if decided.target is not None:
+            body["category"], create = _category_of(decided.target, present)
             if create:
-                new_category = (row.target.create_id, row.target.create_name)
+                new_category = (decided.target.create_id, decided.target.create_name)
         current = existing.get(row.product_id)
         try:
             data = validate_product(_with_kept_fields(body, current))
@@ -217,7 +227,7 @@ def _evaluate(claimed: dict, stored_rows: list, now: dt.datetime) -> list[import
         outcome = Outcome.UPDATED if current else Outcome.CREATED
         if dry_run:
             # Nothing is written, so a category to create is counted once: at the first row that needs it.
-            results.append(imports.ChunkRow(outcome.value, new_category=new_category if row.first_use else None))
+            results.append(imports.ChunkRow(outcome.value, new_category=new_category if decided.first_use else None))
             continue
         write = imports.ProductWrite(data, current.product.revision if current else None, _image_due(data, current, now))
         results.append(imports.ChunkRow(outcome.value, write=write, new_category=new_category))

@@ -5,7 +5,7 @@
   product writes, the categories it creates, a check that every other category it writes into exists, its error
   entries and the new checkpoint are one TransactWriteItems (chunk_items), so a crash never counts a row or a
   category twice or loses one, and no product names a category deleted meanwhile.
-- The file's rows, mapped at upload, are stored as JSON text in pieces of at most PIECE_BYTES
+- The file's rows, as read at upload with their category decided, are stored as JSON text in pieces of at most PIECE_BYTES
   (keys.import_rows_key), `piece_starts` on the import item saying which row each piece begins with. They are
   deleted when the import ends.
 - Error entries (the first IMPORT_LISTED_ERRORS of the file) are stored in items of at most ERROR_ITEM_BYTES,
@@ -19,12 +19,11 @@ import secrets
 import time
 from dataclasses import dataclass, field
 from functools import cached_property
-from decimal import Decimal
 
 from botocore.exceptions import ClientError
 
 from ..domain.limits import IMPORT_LISTED_ERRORS
-from ..domain.rendering import json_text, size_in_bytes
+from ..domain.rendering import size_in_bytes
 from ..domain.timestamps import iso
 from . import batch, categories, keys, products, table
 from .paging import Page, query_page
@@ -93,10 +92,10 @@ def _write_batch(requests: list[dict]) -> None:
 
 
 def create(account: str, record: dict, rows: list, now: dt.datetime) -> None:
-    """Store the rows (JSON values), then the import item that queues them (an item is only visible once its
+    """Store the rows (JSON values of strings, numbers and lists), then the import item that queues them (an item is only visible once its
     rows are there)."""
     import_id = record["id"]
-    pieces, starts = split_pieces([json_text(row) for row in rows])
+    pieces, starts = split_pieces([json.dumps(row, ensure_ascii=False, separators=(",", ":")) for row in rows])
     _write_batch(
         [
             {"PutRequest": {"Item": table.to_item({**keys.import_rows_key(account, import_id, n), "rows": text})}}
@@ -183,7 +182,7 @@ class RowReader:
             item = batch.pick(found, key)
             if item is None:
                 raise RowsMissing(f"rows of the file are missing (piece {n})")
-            self.loaded[n] = json.loads(item["rows"], parse_float=Decimal)
+            self.loaded[n] = json.loads(item["rows"])
 
     def _piece_of(self, index: int) -> int:
         return max(n for n, start in enumerate(self.starts) if start <= index)
@@ -253,10 +252,12 @@ class ChunkRow:
 
 @dataclass(frozen=True)
 class Committed:
-    """The first `rows` rows given were committed; `claimed` is the import item as it is now."""
+    """The first `rows` rows given were committed; `claimed` is the import item as it is now; `created` the
+    categories the chunk created."""
 
     rows: int
     claimed: dict
+    created: frozenset = frozenset()
 
 
 @dataclass(frozen=True)
@@ -389,7 +390,8 @@ def commit(claimed: dict, rows: list[ChunkRow]) -> Committed | Conflicts | LostL
         if codes[0] == table.CONDITION_FAILED:
             return LostLease()
         return Conflicts()  # a product or category changed, or an item was busy: read the chunk again
-    return Committed(len(rows), {**claimed, **progress, "stalls": 0})
+    created = frozenset() if claimed["dry_run"] else frozenset(new_categories)
+    return Committed(len(rows), {**claimed, **progress, "stalls": 0}, created)
 
 
 def commit_chunk(claimed: dict, rows: list[ChunkRow], read_again) -> Committed | LostLease:

@@ -254,8 +254,8 @@ def test_kept_fields_that_clash_with_the_row_are_reported_without_a_column():
 
 
 def _settled(plan, category_id, name, line=2):
-    row = ci.MappedRow(line, "p", {"id": "p"}, ci.CategoryRef(category_id, name), [])
-    return plan.settle(row)
+    cells = {k: v for k, v in {"Item ID": "p", "Category ID": category_id, "Category name": name}.items() if v}
+    return plan.settle(ci.Record(line, cells))
 
 
 def test_category_by_id_else_by_exact_trimmed_name_smallest_id_first_else_created():
@@ -268,8 +268,8 @@ def test_category_by_id_else_by_exact_trimmed_name_smallest_id_first_else_create
     assert new.target.create_id.startswith("beer-")  # "beer" is what `Beer` would be made again as
     assert _settled(plan, None, "beer", line=3).first_use is False  # counted once, at the first row needing it
     missing = _settled(plan, "nope", None)
-    assert missing.body is None
-    assert missing.errors == [ci.RowError(2, "Category ID", "does not name an existing category")]
+    assert missing.category_error == ci.RowError(2, "Category ID", "does not name an existing category")
+    assert missing.mapped().body is None and missing.mapped().errors == [missing.category_error]
 
 
 def test_a_category_found_is_recreated_with_the_id_and_name_decisions_12_give_it():
@@ -293,8 +293,7 @@ def test_derived_category_ids_are_valid_and_unique():
 def test_a_name_no_category_may_have_is_refused():
     plan = ci.CategoryPlan.of({})
     refused = _settled(plan, None, "x" * 65)
-    assert refused.body is None
-    assert refused.errors == [ci.RowError(2, "Category name", "must be 1 to 64 characters without newlines or tabs")]
+    assert refused.category_error == ci.RowError(2, "Category name", "must be 1 to 64 characters without newlines or tabs")
     assert _settled(plan, None, "x" * 64).target is not None
 
 
