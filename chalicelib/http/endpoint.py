@@ -27,6 +27,7 @@ def endpoint(
     replayable: bool = True,
     content_types: list[str] | None = None,
     request_content: dict | None = None,
+    reads: Callable | None = None,
 ):
     """Register a handler for one method of a path. role None means no token is needed.
 
@@ -36,7 +37,8 @@ def endpoint(
     models cannot give http/openapi_text.py).
     replayable=False exempts a POST from Idempotency-Key: its answer holds a secret that must never be stored.
     content_types/request_content: a route that takes another body than JSON (it checks the media type itself)
-    and how the document describes that body.
+    and how the document describes that body; reads(call) what Idempotency-Key compares of such a body
+    (http/idempotency.handle).
     """
 
     def register(handler: Callable[..., Response]):
@@ -56,7 +58,7 @@ def endpoint(
                 request.principal = principal  # the request log names the account (logs.py)
                 call = Call(request, principal)
                 if method == "POST" and principal is not None and replayable:
-                    return idempotency.handle(call, lambda: render(handler(call, **params), order))
+                    return idempotency.handle(call, lambda: render(handler(call, **params), order), reads)
                 return render(handler(call, **params), order)
             except ServiceError as error:
                 return from_error(error)

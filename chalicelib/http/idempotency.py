@@ -39,20 +39,25 @@ def _text(body) -> str:
     return body.decode("utf-8") if isinstance(body, bytes) else str(body or "")
 
 
-def handle(call, work: Callable[[], Response]) -> Response:
-    """Run `work` (which may raise ServiceError) at most once per key and request."""
+def _as_sent(call) -> tuple[tuple[str, tuple[tuple[str, str], ...]], bytes]:
+    """The Content-Type and the body as they came."""
+    raw = call.request.raw_body or b""
+    return _content_type(call.header("content-type")), raw.encode() if isinstance(raw, str) else raw
+
+
+def handle(call, work: Callable[[], Response], reads: Callable | None = None) -> Response:
+    """Run `work` (which may raise ServiceError) at most once per key and request.
+
+    `reads(call)` gives the (Content-Type, body) the route reads out of an envelope, such as the file part of a
+    form, whose boundary a client picks anew on each retry; None when it cannot read one (the route then answers
+    the malformed request itself, and its answer is compared as sent)."""
     key = call.header(idempotency.HEADER)
     if key is None:
         return work()
     request = call.request
-    raw = request.raw_body or b""
+    content_type, body = (reads(call) if reads is not None else None) or _as_sent(call)
     fingerprint = idempotency.fingerprint(
-        request.method,
-        request.path,
-        request.uri_params,
-        _query(request),
-        _content_type(call.header("content-type")),
-        raw.encode() if isinstance(raw, str) else raw,
+        request.method, request.path, request.uri_params, _query(request), content_type, body
     )
     try:
         outcome = idempotency.begin(call.account, _scope(call.principal), key, fingerprint)

@@ -1,7 +1,7 @@
 """Routes of the catalogue import from CSV (decisions §12)."""
 from chalice import Blueprint
 
-from ..domain.errors import UnsupportedMediaType, invalid
+from ..domain.errors import ServiceError, UnsupportedMediaType, invalid
 from ..domain.limits import IMPORT_CHARSET_NAMES, IMPORT_FILE_BYTES
 from ..domain.problems import ProblemType
 from ..lazy import lazy
@@ -103,6 +103,19 @@ def _uploaded_file(content_type: str | None, body: bytes) -> tuple[bytes, str | 
     )
 
 
+def _file_as_read(call: Call):
+    """What Idempotency-Key compares of a form: the file part and its charset, not the boundary around them."""
+    content_type = call.header("content-type")
+    if _media(content_type)[0] != FORM:
+        return None
+    raw = call.request.raw_body or b""
+    try:
+        file, charset = _uploaded_file(content_type, raw.encode() if isinstance(raw, str) else raw)
+    except (TooLarge, ServiceError):
+        return None
+    return (FORM, (("charset", charset.lower()),) if charset else ()), file
+
+
 @endpoint(
     bp,
     "/imports/products",
@@ -112,6 +125,7 @@ def _uploaded_file(content_type: str | None, body: bytes) -> tuple[bytes, str | 
     query=("dry_run",),
     content_types=["*/*"],
     request_content=UPLOAD_BODY,
+    reads=_file_as_read,
 )
 def import_products(call: Call):
     """Import a catalogue from a CSV file (utf-8 or latin1, `,` or `;`); it runs in the background"""

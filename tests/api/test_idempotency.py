@@ -274,3 +274,33 @@ def test_another_content_type_with_the_same_body_is_refused(shop):
     response = shop.request("POST", "/customer/deliveries", raw=raw, headers=headers, token=CUSTOMER_TOKEN)
     assert (response.status_code, response.data["type"]) == (400, "conflict")
     assert len(shop.get("/deliveries").data["deliveries"]) == 1
+
+
+def upload_form(api, boundary, file=CSV_FILE, part_type="text/csv; charset=utf-8", key="f-1"):
+    """The file as the part `file` of a form; clients pick a new boundary on every request, retries included."""
+    body = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="c.csv"\r\n'
+        f"Content-Type: {part_type}\r\n\r\n".encode()
+        + file
+        + f"\r\n--{boundary}--\r\n".encode()
+    )
+    headers = {"Content-Type": f"multipart/form-data; boundary={boundary}", "Idempotency-Key": key}
+    return api.request("POST", "/imports/products", raw=body, headers=headers)
+
+
+def test_a_retried_form_upload_with_a_new_boundary_is_the_same_request(api):
+    first = upload_form(api, "b-one")
+    again = upload_form(api, "b-two-other")
+    assert (again.status_code, again.headers.get("Idempotent-Replayed")) == (202, "true")
+    assert again.data["id"] == first.data["id"]
+    assert len(api.get("/imports/products").data["imports"]) == 1
+
+
+def test_a_form_with_another_file_or_charset_under_one_key_is_refused(api):
+    assert upload_form(api, "b-one").status_code == 202
+    other_file = upload_form(api, "b-one", file=CSV_FILE + b"fanta;Fanta;Soft drinks\n")
+    assert (other_file.status_code, other_file.data["type"]) == (400, "conflict")
+    other_charset = upload_form(api, "b-one", part_type="text/csv; charset=latin1")
+    assert (other_charset.status_code, other_charset.data["type"]) == (400, "conflict")
+    as_body = upload(api, key="f-1")  # the same file as a text/csv body is another request as sent
+    assert (as_body.status_code, as_body.data["type"]) == (400, "conflict")
