@@ -12,16 +12,18 @@ from ..domain.values import ORDERABLE_STATUSES
 from . import keys, product_images, rendered, table
 from .paging import Page, query_page
 
-# What reads of products fetch: the document and what StoredProduct holds, not the index and image attributes.
+# What reads fetch: the document (and what StoredProduct holds), not the index and image attributes. Every
+# attribute of a Query's items costs botocore a parse, so a page asks for the document and the key alone.
 _READ = "#body, #data, rev, used"
+_READ_PAGE = "PK, SK, #body, #data"
 _READ_NAMES = {"#body": rendered.BODY, "#data": rendered.LEGACY}
 
 
 @dataclass(frozen=True)
 class StoredProduct:
     text: str  # the product's JSON as GET answers it
-    revision: str
-    used: bool
+    revision: str | None  # None on list pages, which show no ETag
+    used: bool = False
 
     @functools.cached_property
     def data(self) -> dict:
@@ -39,8 +41,10 @@ def from_item(item: dict) -> StoredProduct:
 
 def _from_low_level(item: dict) -> StoredProduct:
     """A product item as the low-level client answers it: no TypeDeserializer, no Decimal, no re-rendering."""
-    used = item.get("used")
-    return StoredProduct(rendered.low_level_text(item, PRODUCT), item["rev"]["S"], bool(used and used.get("BOOL")))
+    revision, used = item.get("rev"), item.get("used")
+    return StoredProduct(
+        rendered.low_level_text(item, PRODUCT), revision and revision["S"], bool(used and used.get("BOOL"))
+    )
 
 
 def get(account: str, product_id: str, consistent: bool = False) -> StoredProduct | None:
@@ -63,7 +67,7 @@ def list_page(account: str, limit: int, cursor: str | None) -> Page:
         cursor,
         decode=_from_low_level,
         KeyConditionExpression="PK = :pk AND begins_with(SK, :prefix)",
-        ProjectionExpression=f"PK, SK, {_READ}",
+        ProjectionExpression=_READ_PAGE,
         ExpressionAttributeNames=_READ_NAMES,
         ExpressionAttributeValues=table.values(pk=keys.account_pk(account), prefix=keys.PRODUCT_PREFIX),
     )
@@ -226,6 +230,8 @@ def list_orderable_page(account: str, limit: int, cursor: str | None) -> Page:
         index=keys.GSI2,
         decode=_from_low_level,
         KeyConditionExpression="GSI2PK = :pk",
+        ProjectionExpression=f"GSI2PK, GSI2SK, {_READ_PAGE}",
+        ExpressionAttributeNames=_READ_NAMES,
         ExpressionAttributeValues=table.values(pk=keys.orderable_products_pk(account)),
     )
 
