@@ -6,7 +6,7 @@ from .call import Call
 from .endpoint import endpoint
 from .auth import CUSTOMER
 from .responses import ok
-from .responses import page as page_body
+from .responses import page_of_texts
 
 deliveries = lazy("chalicelib.service.deliveries")
 ordering = lazy("chalicelib.service.ordering")
@@ -32,7 +32,7 @@ def list_own_deliveries(call: Call):
     """The customer's deliveries, newest first"""
     limit, cursor = call.page()
     page = deliveries.list_customer_deliveries(call.account, call.customer_id, limit, cursor)
-    return page_body("deliveries", page.items, page.cursor)
+    return page_of_texts("deliveries", page.items, page.cursor)
 
 
 @endpoint(bp, "/customer/deliveries/{delivery_id}", "GET", CUSTOMER, response="domain.delivery:Delivery")

@@ -8,7 +8,7 @@ from ..lazy import lazy
 from .call import Call
 from .endpoint import endpoint
 from .responses import ok
-from .responses import page as page_body
+from .responses import page_of_texts
 from ..domain.delivery_status import STATUSES
 from . import params
 
@@ -33,7 +33,7 @@ def list_deliveries(call: Call):
     limit, cursor = call.page()
     status = params.one_of(call.queries, "status", STATUSES)
     page = deliveries.list_deliveries(call.account, limit, cursor, status)
-    return page_body("deliveries", page.items, page.cursor)
+    return page_of_texts("deliveries", page.items, page.cursor)
 
 
 @endpoint(bp, "/deliveries/{delivery_id}", "GET", response="domain.delivery:Delivery")

@@ -1,10 +1,10 @@
 """Documents stored as the JSON text their GET answers, so a read does no work between DynamoDB and the response.
 
-A document (a product) is kept in one binary attribute `body`: its JSON in the field order of decisions §3 with
+A document (a product, a delivery's summary) is kept in one binary attribute `body`: its JSON in the field order of decisions §3 with
 numbers as written (§5), deflated. One attribute instead of a map of maps spares botocore parsing every nested
 attribute value and us the Decimal and field-order round trip on each read (bench/README.md measures both);
 deflate keeps the item no larger than the map it replaces, so writes cost no more capacity and list pages less.
-Items written before hold the document as the map `data`; they read through the same functions (`text`,
+Items written before hold the document as a map (`data`, `doc`); they read through the same functions (`text`,
 `document`), rendered on the way, until their next write stores them as `body`.
 """
 import json
@@ -38,26 +38,27 @@ def _blob(value: Any) -> bytes:
     return value.value if hasattr(value, "value") else value  # boto3's Binary, or bytes from a low-level item
 
 
-def text(item: dict, order: Order) -> str:
-    """The response JSON of an item decoded by table.from_item."""
+def text(item: dict, order: Order, legacy: str = LEGACY) -> str:
+    """The response JSON of an item decoded by table.from_item. `legacy` names the map attribute that held the
+    document before (`data`; `doc` for deliveries)."""
     if BODY in item:
         return unpack(_blob(item[BODY]))
-    return json_text(ordered(item[LEGACY], order))
+    return json_text(ordered(item[legacy], order))
 
 
-def document(item: dict) -> dict:
+def document(item: dict, legacy: str = LEGACY) -> dict:
     """The document of an item decoded by table.from_item, whichever form it was stored in."""
     if BODY in item:
         return parse(unpack(_blob(item[BODY])))
-    return item[LEGACY]
+    return item[legacy]
 
 
-def low_level_text(item: dict, order: Order) -> str:
+def low_level_text(item: dict, order: Order, legacy: str = LEGACY) -> str:
     """The response JSON of an item as the low-level client answers it ({"body": {"B": ...}}): the list fast path."""
     body = item.get(BODY)
     if body is not None:
         return unpack(body["B"])
-    return json_text(ordered(table.from_item({LEGACY: item[LEGACY]})[LEGACY], order))
+    return json_text(ordered(table.from_item({legacy: item[legacy]})[legacy], order))
 
 
 PRODUCT_CONDITION_FIELDS = ("order_by",)  # read by the condition of pricing writes (store/pricing.py)
