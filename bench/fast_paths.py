@@ -101,12 +101,16 @@ def worker(root: str, table_name: str) -> dict:
     client = table.client()
     wire = _WireClock(client)
 
+    from chalice.local import LambdaEventConverter, RouteMatcher
+
+    converter = LambdaEventConverter(RouteMatcher(list(app.routes)))
     events = {}
 
     def app_call(path):
         """The app alone: the API Gateway event is built once per path, as Lambda receives it ready-made."""
         if path not in events:
-            events[path] = call.event("GET", path)
+            headers = {"authorization": f"token {TOKEN}"}
+            events[path] = converter.create_lambda_event("GET", path, headers, None)
         response = app(events[path], None)
         assert response["statusCode"] == 200, (path, response["statusCode"], response.get("body", "")[:300])
         return response
