@@ -4,12 +4,15 @@ from dataclasses import dataclass
 from ..domain.errors import Conflict, NotFound, PreconditionFailed, invalid
 from ..domain.identifiers import ID_RULE, is_identifier
 from ..lazy import lazy
-from ..store import categories, pricing, products, rendered, table
+from ..store import products, rendered, table
 from ..store.paging import Page
 from .paging import paged
 from . import clock
 
-# Validation needs pydantic; reads do not, so a cold GET never imports it.
+# Validation needs pydantic; reads do not, so a cold GET never imports it. Nor does a product read need the
+# category and pricing stores.
+categories = lazy("chalicelib.store.categories")
+pricing = lazy("chalicelib.store.pricing")
 product_rules = lazy("chalicelib.domain.product")
 shapes = lazy("chalicelib.domain.common")
 category_shapes = lazy("chalicelib.domain.category")

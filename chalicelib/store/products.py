@@ -9,8 +9,11 @@ from botocore.exceptions import ClientError
 
 from ..domain.field_order import PRODUCT
 from ..domain.values import ORDERABLE_STATUSES
-from . import keys, product_images, rendered, table
+from ..lazy import lazy
+from . import keys, rendered, table
 from .paging import Page, query_page
+
+product_images = lazy("chalicelib.store.product_images")  # writes only: a cold read does not load it
 
 # What reads fetch: the document (and what StoredProduct holds), not the index and image attributes. Every
 # attribute of a Query's items costs botocore a parse, so a page asks for the document and the key alone.
