@@ -1,9 +1,10 @@
 """Documents stored as the JSON text their GET answers, so a read does no work between DynamoDB and the response.
 
-A document (a product, a delivery's summary) is kept in one binary attribute `body`: its JSON in the field order of decisions §3 with
-numbers as written (§5), deflated. One attribute instead of a map of maps spares botocore parsing every nested
-attribute value and us the Decimal and field-order round trip on each read (bench/README.md measures both);
-deflate keeps the item no larger than the map it replaces, so writes cost no more capacity and list pages less.
+A document (a product, a delivery's summary) is kept in one binary attribute `body`: its JSON in the field order
+of decisions §3 with numbers as written (§5), deflated. One attribute instead of a map of maps spares botocore
+parsing every nested attribute value and us the Decimal and field-order round trip on each read (bench/README.md
+measures both); deflate keeps the item no larger than the map it replaces, so writes cost no more capacity and
+list pages less.
 Items written before hold the document as a map (`data`, `doc`); they read through the same functions (`text`,
 `document`), rendered on the way, until their next write stores them as `body`.
 """
