@@ -26,8 +26,8 @@ def test_every_declared_route_is_registered_with_its_content_types():
 def test_importing_the_app_imports_no_route_module():
     modules = sorted({route[2] for route in ROUTES})
     script = f"import sys, app; print([m for m in {modules!r} if m in sys.modules])"
-    result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
-                            env={"AWS_DEFAULT_REGION": "us-east-1", "TABLE_NAME": "t", "SIGNING_SECRET": "s",
-                                 "PATH": "/usr/bin:/bin"})
+    environment = {"AWS_DEFAULT_REGION": "us-east-1", "TABLE_NAME": "t", "SIGNING_SECRET": "s", "PATH": "/usr/bin:/bin"}
+    result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                            check=False, env=environment)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip() == "[]"
