@@ -54,11 +54,14 @@ class LambdaCaller:
         self._context = LambdaContext
         self._token = token
 
-    def __call__(self, method: str, path: str, body=None, token=None, raw=None, content_type=None) -> tuple[int, dict]:
-        """body is sent as JSON; raw (bytes) as it is, with content_type."""
+    def event(self, method: str, path: str, body=None, token=None, raw=None, content_type=None) -> dict:
+        """The API Gateway proxy event of a request: body is sent as JSON; raw (bytes) as it is, with content_type."""
         headers = {"authorization": f"token {token or self._token}", "content-type": content_type or "application/json"}
         raw = raw if raw is not None else json.dumps(body).encode() if body is not None else None
-        event = self._converter.create_lambda_event(method, path, headers, raw)
+        return self._converter.create_lambda_event(method, path, headers, raw)
+
+    def __call__(self, method: str, path: str, body=None, token=None, raw=None, content_type=None) -> tuple[int, dict]:
+        event = self.event(method, path, body, token, raw, content_type)
         context = self._context("bench", 512, 30000)
         response = self._app(event, context)
         return response["statusCode"], response

@@ -7,10 +7,7 @@ import datetime as dt
 import json
 import os
 import platform
-import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -20,22 +17,11 @@ os.environ.update(
     TABLE_NAME="bench", SIGNING_SECRET="bench-secret", POWERTOOLS_LOG_LEVEL="WARNING",
 )
 
-from bench import harness, seed  # noqa: E402
+from bench import fast_paths, harness, seed  # noqa: E402
 
 LATENCY_RUNS = int(os.environ.get("BENCH_RUNS", "200"))
-COLD_RUNS = int(os.environ.get("BENCH_COLD_RUNS", "7"))
 TOKEN = "bench-supplier-token"
-TARGETS = {"get_product_ratio": 1.3, "cold_start_ratio": 1.3, "peak_mb": 120, "status_page_spread": 0.10}
-
-
-def cold_starts(kind: str) -> dict:
-    runs = []
-    for _ in range(COLD_RUNS):
-        env = dict(os.environ, BENCH_STARTED=repr(time.time()), BENCH_TOKEN=TOKEN)
-        out = subprocess.run([sys.executable, str(ROOT / "bench" / "coldstart.py"), kind], cwd=ROOT, env=env,
-                             capture_output=True, text=True, check=True)
-        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
-    return {"median_ms": statistics.median(r["ms"] for r in runs), "peak_mb": max(r["peak_mb"] for r in runs)}
+TARGETS = {"status_page_spread": 0.10}  # issue 20's figures and targets: bench/fast_paths.py
 
 
 def main() -> int:
@@ -72,11 +58,10 @@ def main() -> int:
         get_ratio = round(product_row["median_ms"] / floor["median_ms"], 2)
 
         status_pages = world.status_pages(meter)
-        cold_app, cold_floor = cold_starts("app"), cold_starts("floor")
+        fast = fast_paths.compare(server.endpoint)  # cold start, single read and list pages, beside the baseline
     finally:
         server.stop()
 
-    cold_ratio = round(cold_app["median_ms"] / cold_floor["median_ms"], 2)
     spread = abs(status_pages["small"] - status_pages["large"]) / max(status_pages["small"], 1e-9)
     results = {
         "date": dt.date.today().isoformat(),
@@ -85,7 +70,7 @@ def main() -> int:
         "bare_get_item": floor,
         "get_product_ratio": get_ratio,
         "status_page_capacity": {**status_pages, "spread": round(spread, 3)},
-        "cold_start": {"app": cold_app, "floor": cold_floor, "ratio": cold_ratio},
+        "fast_paths": fast,
         "targets": TARGETS,
     }
     (ROOT / "bench" / "results.json").write_text(json.dumps(results, indent=2) + "\n")
@@ -101,16 +86,11 @@ def print_table(results: dict) -> None:
     floor = results["bare_get_item"]
     print(f"{'bare boto3 GetItem':44} {'':>6} {1:>4} {'':>6} {'':>8} {floor['median_ms']:>10} {floor['p95_ms']:>8}")
     pages = results["status_page_capacity"]
-    cold = results["cold_start"]
     print()
-    print(f"GET /products/:id / bare GetItem (median)     {results['get_product_ratio']:>6}  target <= 1.3")
+    print(f"GET /products/:id / bare GetItem (median)     {results['get_product_ratio']:>6}  (bench/fast_paths.py below)")
     print(f"status=ACCEPTED first page capacity           {pages['small']} (20 of 300) vs {pages['large']} "
           f"(20 of 3000), spread {pages['spread']:.1%}  target <= 10%")
-    print(f"cold start app / floor (median ms)            {cold['app']['median_ms']} / {cold['floor']['median_ms']}"
-          f" = {cold['ratio']}  target <= 1.3")
-    print(f"peak memory of a cold start (MB)              {cold['app']['peak_mb']} (floor {cold['floor']['peak_mb']})"
-          f"  target <= 120")
-
+    fast_paths.print_table(results["fast_paths"])
 
 if __name__ == "__main__":
     sys.exit(main())

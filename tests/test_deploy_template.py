@@ -72,6 +72,14 @@ def test_every_function_has_enough_memory_and_the_environment(template):
     assert secret["NoEcho"] is True and "Default" not in secret
 
 
+def test_every_function_runs_on_arm64_with_the_memory_for_a_short_cold_start(template):
+    """bench/README.md "Deployed cold start": Graviton's price performance, and CPU grows with memory."""
+    for name, function in resources(template, "AWS::Serverless::Function").items():
+        properties = function["Properties"]
+        assert properties["Architectures"] == ["arm64"], name
+        assert properties["MemorySize"] == 1024, name
+
+
 def test_the_jobs_run_with_the_configured_timeout_and_the_stream_in_parallel_batches(template):
     from chalicelib.jobs import budget
 

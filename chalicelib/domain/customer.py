@@ -175,10 +175,6 @@ class AccountDeliverySettingsPatch(Shape):
 ACCOUNT_VALUED_FIELDS = ("timezone", "allow_delivery_comments", "allow_product_comments")
 
 
-def default_delivery_settings(timezone: str) -> dict:
-    return {"timezone": timezone, "allow_delivery_comments": False, "allow_product_comments": False}
-
-
 @dataclass(frozen=True)
 class Changes:
     """Fields of a stored document to set and to remove."""

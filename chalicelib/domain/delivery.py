@@ -27,6 +27,7 @@ from .common import (
 )
 from . import limits
 from .customer import Address, Contact
+from .delivery_summary import without_items
 from .identifiers import DELIVERY_ID_DIGITS
 from .product import ItemBundle, Vessel, bundle_size_errors, pallet_bundle_errors
 from .product import vessel_count as product_vessel_count
@@ -246,14 +247,6 @@ def whole_count_errors(count, product_or_item: dict, path: str) -> list[FieldErr
     if not is_by_kg(product_or_item) and not is_whole(count):
         return [FieldError(path, "must be a whole number unless the product is ordered by kg")]
     return []
-
-
-def without_items(delivery: dict) -> dict:
-    """The summary form lists show (and the summary item stores): the request without items."""
-    if "request" not in delivery:
-        return delivery
-    request = {k: v for k, v in delivery["request"].items() if k != "items"}
-    return {**delivery, "request": request}
 
 
 def customer_action(now: dt.datetime, body: CustomerActionBody, fallback_user: dict | None) -> dict:

@@ -6,9 +6,10 @@ from .call import Call
 from .endpoint import endpoint
 from .auth import CUSTOMER
 from .responses import ok
-from .responses import page as page_body
+from .responses import page_of_texts
 
 deliveries = lazy("chalicelib.service.deliveries")
+reads = lazy("chalicelib.service.delivery_reads")  # a GET imports no pydantic (service/delivery_reads.py)
 ordering = lazy("chalicelib.service.ordering")
 
 bp = Blueprint(__name__)
@@ -31,14 +32,14 @@ def place_order(call: Call):
 def list_own_deliveries(call: Call):
     """The customer's deliveries, newest first"""
     limit, cursor = call.page()
-    page = deliveries.list_customer_deliveries(call.account, call.customer_id, limit, cursor)
-    return page_body("deliveries", page.items, page.cursor)
+    page = reads.list_customer_deliveries(call.account, call.customer_id, limit, cursor)
+    return page_of_texts("deliveries", page.items, page.cursor)
 
 
 @endpoint(bp, "/customer/deliveries/{delivery_id}", "GET", CUSTOMER, response="domain.delivery:Delivery")
 def get_own_delivery(call: Call, delivery_id: str):
     """One of the customer's deliveries in full"""
-    return ok(deliveries.get_delivery(call.account, delivery_id, call.customer_id))
+    return ok(reads.get_delivery(call.account, delivery_id, call.customer_id))
 
 
 @endpoint(

@@ -8,11 +8,12 @@ from ..lazy import lazy
 from .call import Call
 from .endpoint import endpoint
 from .responses import ok
-from .responses import page as page_body
+from .responses import page_of_texts
 from ..domain.delivery_status import STATUSES
 from . import params
 
 deliveries = lazy("chalicelib.service.deliveries")
+reads = lazy("chalicelib.service.delivery_reads")  # a GET imports no pydantic (service/delivery_reads.py)
 
 bp = Blueprint(__name__)
 
@@ -32,14 +33,14 @@ def list_deliveries(call: Call):
     """List deliveries, newest first, optionally only those in one status"""
     limit, cursor = call.page()
     status = params.one_of(call.queries, "status", STATUSES)
-    page = deliveries.list_deliveries(call.account, limit, cursor, status)
-    return page_body("deliveries", page.items, page.cursor)
+    page = reads.list_deliveries(call.account, limit, cursor, status)
+    return page_of_texts("deliveries", page.items, page.cursor)
 
 
 @endpoint(bp, "/deliveries/{delivery_id}", "GET", response="domain.delivery:Delivery")
 def get_delivery(call: Call, delivery_id: str):
     """Read one delivery in full"""
-    return ok(deliveries.get_delivery(call.account, delivery_id))
+    return ok(reads.get_delivery(call.account, delivery_id))
 
 
 @endpoint(bp, "/deliveries/{delivery_id}/responses", "POST", body="domain.delivery:ResponseBody", response="domain.delivery:Delivery")

@@ -7,10 +7,23 @@ from chalice import Blueprint, Response
 
 from ..domain.errors import ServiceError
 from ..domain.field_order import BY_MODEL
-from . import auth, bodies, idempotency
+from ..lazy import lazy
+from . import auth, bodies
 from .call import Call
 from .registry import OPERATIONS, Operation
 from .responses import from_error, render
+
+idempotency = lazy("chalicelib.http.idempotency")  # POSTs only: a cold GET does not load it
+
+# (path, method) -> the view that answers it; app.py reaches it through http/route_table.py.
+VIEWS: dict[tuple[str, str], Callable[..., Response]] = {}
+# (path, method, module, view name, content types) of every endpoint declared: what route_table.py writes down.
+DECLARED: set[tuple] = set()
+_app = []  # the Chalice app whose current request the views read (route_table.register binds it)
+
+
+def bind(app) -> None:
+    _app[:] = [app]
 
 
 def endpoint(
@@ -29,7 +42,8 @@ def endpoint(
     request_content: dict | None = None,
     reads: Callable | None = None,
 ):
-    """Register a handler for one method of a path. role None means no token is needed.
+    """Declare the handler of one method of a path. role None means no token is needed. The app registers it
+    from http/route_table.py, which lists every declared route (`bp` names the route module's blueprint).
 
     body/response name the pydantic models of the request and the success body (a class, or "module:Class"
     under chalicelib, loaded on first use: chalicelib/lazy.py); query names the query parameters; paged adds limit and cursor.
@@ -52,7 +66,7 @@ def endpoint(
 
         @functools.wraps(handler)
         def view(**params):
-            request = bp.current_request
+            request = _app[0].current_request
             try:
                 principal = auth.authenticate(request.headers.get("authorization"), role) if role else None
                 request.principal = principal  # the request log names the account (logs.py)
@@ -63,7 +77,9 @@ def endpoint(
             except ServiceError as error:
                 return from_error(error)
 
-        bp.route(path, methods=[method], content_types=content_types or bodies.content_types(method))(view)
+        VIEWS[(path, method)] = view
+        DECLARED.add((path, method, handler.__module__, handler.__name__,
+                      tuple(content_types or bodies.content_types(method))))
         return handler
 
     return register

@@ -5,8 +5,7 @@ from ..lazy import lazy
 from .call import Call
 from .endpoint import endpoint
 from .etags import etag, if_match
-from .responses import no_content, ok
-from .responses import page as page_body
+from .responses import no_content, ok, page_of_texts
 
 catalogue = lazy("chalicelib.service.catalogue")
 
@@ -14,7 +13,7 @@ bp = Blueprint(__name__)
 
 
 def _product(view):
-    return ok(view.data, headers={"ETag": etag(view.revision)})
+    return ok(view.body, headers={"ETag": etag(view.revision)})
 
 
 @endpoint(bp, "/products", "GET", response="domain.product:ProductList", paged=True)
@@ -22,7 +21,7 @@ def list_products(call: Call):
     """List products by id"""
     limit, cursor = call.page()
     page = catalogue.list_products(call.account, limit, cursor)
-    return page_body("products", [p.data for p in page.items], page.cursor)
+    return page_of_texts("products", [p.text for p in page.items], page.cursor)
 
 
 @endpoint(bp, "/products", "POST", body="domain.product:NewProduct", response="domain.product:Product")

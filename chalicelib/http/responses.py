@@ -48,6 +48,12 @@ def from_error(error: ServiceError) -> Response:
     return problem(error.status, error.type, error.detail, error.errors, headers)
 
 
+def page_of_texts(name: str, texts: list[str], cursor: str | None) -> Response:
+    """A list page of items kept as their JSON text (store/rendered.py), joined without parsing them."""
+    tail = f',"cursor":{json.dumps(cursor)}' if cursor else ""
+    return ok(f'{{"{name}":[{",".join(texts)}]{tail}}}')
+
+
 def page(name: str, items: list, cursor: str | None) -> Response:
     """A list page: `{name: [...]}` plus `cursor` only when there is a next page."""
     body = {name: items}

@@ -4,12 +4,15 @@ from dataclasses import dataclass
 from ..domain.errors import Conflict, NotFound, PreconditionFailed, invalid
 from ..domain.identifiers import ID_RULE, is_identifier
 from ..lazy import lazy
-from ..store import categories, pricing, products, table
+from ..store import products, rendered, table
 from ..store.paging import Page
 from .paging import paged
 from . import clock
 
-# Validation needs pydantic; reads do not, so a cold GET never imports it.
+# Validation needs pydantic; reads do not, so a cold GET never imports it. Nor does a product read need the
+# category and pricing stores.
+categories = lazy("chalicelib.store.categories")
+pricing = lazy("chalicelib.store.pricing")
 product_rules = lazy("chalicelib.domain.product")
 shapes = lazy("chalicelib.domain.common")
 category_shapes = lazy("chalicelib.domain.category")
@@ -24,15 +27,21 @@ def _product_gone(product_id: str) -> NotFound:
 
 @dataclass(frozen=True)
 class ProductView:
-    data: dict
+    """A product as the API answers it: `body` is the document, or its JSON text when read (as stored)."""
+
+    body: dict | str
     revision: str
+
+    @property
+    def data(self) -> dict:
+        return self.body if isinstance(self.body, dict) else rendered.parse(self.body)
 
 
 def get_product(account: str, product_id: str) -> ProductView:
     stored = products.get(account, product_id) if is_identifier(product_id) else None
     if stored is None:
         raise _product_gone(product_id)
-    return ProductView(stored.data, stored.revision)
+    return ProductView(stored.text, stored.revision)
 
 
 @paged

@@ -1,5 +1,4 @@
 """Use cases of customers: profile, settings and customer tokens (decisions §2, §9)."""
-from ..domain.customer import validate_profile, validate_settings_patch
 from ..domain.errors import NotFound, invalid
 from ..domain.identifiers import ID_RULE, is_identifier
 from ..store import customers, tokens
@@ -7,6 +6,10 @@ from ..store.paging import Page
 from .accounts import CUSTOMER, issued, token_not_found
 from .documents import contention_as_conflict
 from .paging import paged
+from ..lazy import lazy
+
+# Validation needs pydantic; reads do not, so a cold GET never imports it.
+customer_rules = lazy("chalicelib.domain.customer")
 
 
 def _not_found(customer_id: str) -> NotFound:
@@ -29,7 +32,7 @@ def put_customer(account: str, customer_id: str, body) -> dict:
     """Create the customer or replace its profile; its settings are kept."""
     if not is_identifier(customer_id):
         raise invalid("id", ID_RULE)
-    profile = validate_profile(body, customer_id)
+    profile = customer_rules.validate_profile(body, customer_id)
     with contention_as_conflict():
         return customers.put_profile(account, customer_id, profile.set, profile.remove)
 
@@ -38,7 +41,7 @@ def patch_customer(account: str, customer_id: str, body) -> dict:
     """Change settings of an existing customer: one conditional update; null clears a setting."""
     if not is_identifier(customer_id):
         raise _not_found(customer_id)
-    changes = validate_settings_patch(body)
+    changes = customer_rules.validate_settings_patch(body)
     customer = customers.update_settings(account, customer_id, changes.set, changes.remove)
     if customer is None:
         raise _not_found(customer_id)

@@ -13,45 +13,18 @@ from ..domain.common import parse
 from ..domain.delivery import CustomerActionBody
 from ..domain.errors import Busy, NotFound, invalid
 from ..domain.event_policy import EventType
-from ..domain.identifiers import parse_delivery_id
 from ..domain.order_file import order_file as build_order_file
 from ..store import deliveries, events
-from ..store.paging import Page
-from .paging import paged
-from . import clock
+from . import clock, delivery_reads
 from .idempotency import IdempotencyClaim
 
 MAX_ATTEMPTS = 30  # each lost race means another change won, so 30 concurrent changers all get through
 
 
-def _number(delivery_id: str) -> int:
-    """The delivery id of a URL as its number; a malformed one names no delivery."""
-    number = parse_delivery_id(delivery_id)
-    if number is None:
-        raise NotFound(f"delivery {delivery_id} does not exist")
-    return number
-
-
-def _read(account: str, delivery_id: str, customer_id: str | None = None, consistent: bool = False) -> deliveries.StoredDelivery:
-    """The delivery in full; a customer sees only their own (another's reads as missing)."""
-    stored = deliveries.get(account, _number(delivery_id), consistent=consistent)
-    if stored is None or (customer_id is not None and stored.delivery["request"].get("customer_id") != customer_id):
-        raise NotFound(f"delivery {delivery_id} does not exist")
-    return stored
-
-
-def get_delivery(account: str, delivery_id: str, customer_id: str | None = None) -> dict:
-    return _read(account, delivery_id, customer_id).delivery
-
-
-@paged
-def list_deliveries(account: str, limit: int, cursor: str | None, status: str | None) -> Page:
-    return deliveries.list_page(account, limit, cursor, status)
-
-
-@paged
-def list_customer_deliveries(account: str, customer_id: str, limit: int, cursor: str | None) -> Page:
-    return deliveries.list_customer_page(account, customer_id, limit, cursor)
+# Reads live in service/delivery_reads.py (no pydantic on a cold GET); their names stay usable from here.
+_number, _read = delivery_reads.number, delivery_reads.read
+get_delivery = delivery_reads.get_delivery
+list_deliveries, list_customer_deliveries = delivery_reads.list_deliveries, delivery_reads.list_customer_deliveries
 
 
 LOST_CLAIM = "another request with this Idempotency-Key took over; retry to get its answer"

@@ -1,7 +1,10 @@
 """Use cases of the account delivery settings (interface: Account delivery settings; decisions §7)."""
-from ..domain.customer import validate_account_settings_patch
+from ..lazy import lazy
 from ..store import settings
 from .documents import contention_as_conflict
+
+# Validation needs pydantic and zoneinfo; reads do not, so a cold GET never imports them.
+customer_rules = lazy("chalicelib.domain.customer")
 
 
 def get_delivery_settings(account: str) -> dict:
@@ -9,6 +12,6 @@ def get_delivery_settings(account: str) -> dict:
 
 
 def patch_delivery_settings(account: str, body) -> dict:
-    changes = validate_account_settings_patch(body)
+    changes = customer_rules.validate_account_settings_patch(body)
     with contention_as_conflict():
         return settings.update_deliveries(account, changes.set, changes.remove)

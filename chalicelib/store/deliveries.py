@@ -1,8 +1,9 @@
 """Deliveries in the single table.
 
 Each delivery is two items:
-- the summary, `keys.delivery_key`: `doc` = the delivery as the API shows it except `request.items`, plus
-  `status`, `customer_id` and `version` (bumped by every change; every change is conditional on it). GSI1 is
+- the summary, `keys.delivery_key`: `body` = the delivery as the API shows it except `request.items`, as its
+  JSON text (store/rendered.py; `doc`, a map, on items written before), plus `status`, `customer_id` and
+  `version` (bumped by every change; every change is conditional on it). GSI1 is
   keyed by status and GSI2 by customer, both newest first, so a list page reads only the deliveries it shows
   and never pays for their items;
 - the request items, `keys.delivery_items_key`: immutable, read only for the single-delivery view.
@@ -12,11 +13,14 @@ from dataclasses import dataclass
 
 from botocore.exceptions import ClientError
 
-from ..domain.delivery import without_items
-from . import batch, keys, products, table
+from ..domain.delivery_summary import without_items
+from ..domain.field_order import DELIVERY
+from . import batch, keys, products, rendered, table
 from .paging import Page, query_page
 
 COUNTER = "DELIVERY"
+LEGACY = "doc"  # the summary's map before `body`
+_READ_NAMES = {"#body": rendered.BODY, "#doc": LEGACY}
 
 
 @dataclass(frozen=True)
@@ -64,7 +68,7 @@ def allocate_ids(account: str, count: int) -> list[int]:
 
 def _summary_attributes(account: str, delivery: dict) -> dict:
     return {
-        "doc": without_items(delivery),
+        rendered.BODY: rendered.pack(without_items(delivery), DELIVERY),
         "status": delivery["status"],
         **keys.delivery_status_gsi(account, delivery["status"], delivery["id"]),
     }
@@ -116,7 +120,7 @@ def place(
 
 
 def _stored(summary: dict, items: list | None) -> StoredDelivery:
-    delivery = summary["doc"]
+    delivery = rendered.document(summary, LEGACY)
     if items is not None:
         delivery = {**delivery, "request": {**delivery["request"], "items": items}}
     return StoredDelivery(delivery, int(summary["version"]))
@@ -144,11 +148,11 @@ def _update_operation(account: str, delivery: dict, expected_version: int) -> di
         "Update": {
             "TableName": table.name(),
             "Key": table.to_item(keys.delivery_key(account, delivery["id"])),
-            "UpdateExpression": "SET #doc = :doc, #status = :status, #version = :next, GSI1PK = :gpk",
+            "UpdateExpression": "SET #body = :body, #status = :status, #version = :next, GSI1PK = :gpk REMOVE #doc",
             "ConditionExpression": "#version = :expected",
-            "ExpressionAttributeNames": {"#doc": "doc", "#status": "status", "#version": "version"},
+            "ExpressionAttributeNames": {**_READ_NAMES, "#status": "status", "#version": "version"},
             "ExpressionAttributeValues": table.values(
-                doc=attributes["doc"],
+                body=attributes[rendered.BODY],
                 status=attributes["status"],
                 gpk=attributes["GSI1PK"],
                 next=expected_version + 1,
@@ -216,23 +220,33 @@ def refresh(account: str, stored: StoredDelivery) -> StoredDelivery | None:
     return _stored(table.from_item(response["Item"]), stored.delivery["request"].get("items"))
 
 
+def _summary_text(item: dict) -> str:
+    """A summary as the low-level client answers it, as the JSON a list shows: no parsing, no re-rendering."""
+    return rendered.low_level_text(item, DELIVERY, LEGACY)
+
+
 def _newest_first(account: str, query: str, limit: int, cursor: str | None, pk: str, index: str | None = None) -> Page:
+    """A page of summaries as their JSON text. Only the document and the keys are read: every attribute of a
+    Query's items costs botocore a parse."""
     key = f"{index}PK" if index else "PK"
-    page = query_page(
+    index_keys = f", {index}PK, {index}SK" if index else ""
+    return query_page(
         account,
         query,
         limit,
         cursor,
         index=index,
+        decode=_summary_text,
         KeyConditionExpression=f"{key} = :pk",
         ExpressionAttributeValues=table.values(pk=pk),
+        ProjectionExpression=f"PK, SK{index_keys}, #body, #doc",
+        ExpressionAttributeNames=_READ_NAMES,
         ScanIndexForward=False,
     )
-    return Page([_stored(item, None).delivery for item in page.items], page.cursor)
 
 
 def list_page(account: str, limit: int, cursor: str | None, status: str | None = None) -> Page:
-    """Newest first; with a status, only deliveries in it (read from the status index)."""
+    """Newest first, as JSON texts; with a status, only deliveries in it (read from the status index)."""
     if status is None:
         return _newest_first(account, "deliveries", limit, cursor, keys.deliveries_pk(account))
     pk = keys.deliveries_by_status_pk(account, status)
@@ -240,6 +254,6 @@ def list_page(account: str, limit: int, cursor: str | None, status: str | None =
 
 
 def list_customer_page(account: str, customer_id: str, limit: int, cursor: str | None) -> Page:
-    """One customer's deliveries, newest first."""
+    """One customer's deliveries, newest first, as JSON texts."""
     pk = keys.deliveries_by_customer_pk(account, customer_id)
     return _newest_first(account, f"customer-deliveries?customer={customer_id}", limit, cursor, pk, keys.GSI2)

@@ -6,7 +6,7 @@ take more than one request.
 """
 from dataclasses import dataclass, field
 
-from . import batch, keys, settings
+from . import batch, keys, rendered, settings
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ def load(
 
     def data(key: dict | None) -> dict | None:
         item = batch.pick(found, key) if key is not None else None
-        return item["data"] if item is not None else None
+        return rendered.document(item) if item is not None else None
 
     def by_product(key_of) -> dict[str, dict]:
         return {pid: value for pid in product_ids if (value := data(key_of(pid))) is not None}

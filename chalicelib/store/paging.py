@@ -4,6 +4,7 @@ We ask for one item more than the page holds: if it comes back there is a next p
 unless it is the last, and the last page carries no cursor.
 """
 from dataclasses import dataclass
+from typing import Any, Callable
 
 from . import cursor as cursors
 from . import table
@@ -16,7 +17,16 @@ class Page:
     cursor: str | None
 
 
-def query_page(account: str, query: str, limit: int, cursor: str | None, index: str | None = None, **request) -> Page:
+def query_page(
+    account: str,
+    query: str,
+    limit: int,
+    cursor: str | None,
+    index: str | None = None,
+    decode: Callable[[dict], Any] = table.from_item,
+    **request,
+) -> Page:
+    """decode turns each low-level item into what the page holds (by default a plain dict)."""
     key_names = ["PK", "SK"] + ([f"{index}PK", f"{index}SK"] if index else [])
     if index:
         request["IndexName"] = index
@@ -35,4 +45,4 @@ def query_page(account: str, query: str, limit: int, cursor: str | None, index: 
     if more and raw:
         last = raw[-1]
         next_cursor = cursors.encode(account, query, {k: last[k] for k in key_names})
-    return Page([table.from_item(item) for item in raw], next_cursor)
+    return Page([decode(item) for item in raw], next_cursor)

@@ -61,9 +61,12 @@ def read_price_groups(account: str, product_id: str) -> Read:
 
 
 def _product_check(account: str, product_id: str, order_by: str) -> dict:
-    same_order_by = "#data.order_by = :order_by"
+    # order_by beside the product's body (store/rendered.py), or inside `data` on items written before that form.
+    same_order_by = "(order_by = :order_by OR #data.order_by = :order_by)"
     if order_by == DEFAULT_ORDER_BY:  # the default: stored products may leave it out
-        same_order_by = f"(attribute_not_exists(#data.order_by) OR {same_order_by})"
+        same_order_by = (
+            f"((attribute_not_exists(order_by) AND attribute_not_exists(#data.order_by)) OR {same_order_by})"
+        )
     return {
         "ConditionCheck": {
             "TableName": table.name(),

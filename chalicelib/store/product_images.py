@@ -1,10 +1,10 @@
-"""The image job's state on a product item (decisions §5 and §10), beside `data`.
+"""The image job's state on a product item (decisions §5 and §10), beside its document (store/rendered.py).
 
 - image_status: PENDING (written with the product) -> DOWNLOADING (claimed by a job, until a lease ends) ->
   DONE | FAILED.
 - image_meta: what the last download found {url, content_type, size, sha256, etag, last_modified,
-  downloaded_at}; image_error: why the last one failed {url, message, at}. Neither is part of `data`, so
-  product reads never show them.
+  downloaded_at}; image_error: why the last one failed {url, message, at}. Neither is part of the document,
+  so product reads never show them. Items handed to the job carry the document decoded as `data`.
 - While PENDING or DOWNLOADING the item carries GSI3PK = IMAGE#PENDING, GSI3SK = <due iso>#<account>#<id>:
   a sparse index of work, emptied when the job finishes.
 """
@@ -15,7 +15,7 @@ from botocore.exceptions import ClientError
 
 from ..domain.image_status import ImageStatus
 from ..domain.timestamps import iso
-from . import keys, table
+from . import keys, rendered, table
 
 PENDING, DOWNLOADING, DONE, FAILED = ImageStatus.PENDING, ImageStatus.DOWNLOADING, ImageStatus.DONE, ImageStatus.FAILED
 STATE = ("image_status", "image_meta", "image_error", "GSI3PK", "GSI3SK")
@@ -39,6 +39,11 @@ def marking(account: str, data: dict, now: dt.datetime) -> tuple[dict, tuple[str
     return {"image_status": PENDING, **keys.image_due(iso(now), account, data["id"])}, ("image_error",)
 
 
+def _readable(item: dict) -> dict:
+    """The item with its document under `data`, whichever form it is stored in (store/rendered.py)."""
+    return {**item, rendered.LEGACY: rendered.document(item)}
+
+
 def product_of(item: dict) -> tuple[str, str]:
     """(account, product id) of a product item."""
     return keys.product_of_key(item)
@@ -48,11 +53,11 @@ def get(account: str, product_id: str) -> dict | None:
     response = table.client().get_item(
         TableName=table.name(), Key=table.to_item(keys.product_key(account, product_id)), ConsistentRead=True
     )
-    return table.from_item(response["Item"]) if "Item" in response else None
+    return _readable(table.from_item(response["Item"])) if "Item" in response else None
 
 
 def due(now: dt.datetime, limit: int) -> list[dict]:
-    return table.due_items(keys.GSI3, keys.IMAGES_PENDING, keys.due_bound(iso(now)), limit)
+    return [_readable(item) for item in table.due_items(keys.GSI3, keys.IMAGES_PENDING, keys.due_bound(iso(now)), limit)]
 
 
 def claim(item: dict, lease_until: dt.datetime) -> dict | Finished | None:
@@ -75,17 +80,26 @@ def claim(item: dict, lease_until: dt.datetime) -> dict | Finished | None:
         )
     except ClientError as error:
         return table.refusal(error, None, TOO_LARGE)
-    return table.from_item(response["Attributes"])
+    return _readable(table.from_item(response["Attributes"]))
 
 
 def finish(item: dict, *, data: dict | None = None, meta: dict | None = None, error: dict | None = None) -> Finished:
     """Record the outcome, conditional on the revision read; with `data` the product document changes too."""
     named = {"rev": item["rev"], "status": FAILED if error else DONE}
+    names = {}
     update = ["image_status = :status"]
     removals = ["GSI3PK", "GSI3SK"]
     if data is not None:
-        update += ["#data = :data", "rev = :new_rev"]
-        named.update(data=data, new_rev=table.new_revision())
+        document_set, document_removals = rendered.product_attributes(data)
+        for i, (attribute, value) in enumerate(document_set.items()):
+            update.append(f"#d{i} = :d{i}")
+            names[f"#d{i}"] = attribute
+            named[f"d{i}"] = value
+        for i, attribute in enumerate(document_removals):
+            removals.append(f"#x{i}")
+            names[f"#x{i}"] = attribute
+        update.append("rev = :new_rev")
+        named["new_rev"] = table.new_revision()
     if meta is not None:
         update.append("image_meta = :meta")
         named["meta"] = meta
@@ -101,8 +115,8 @@ def finish(item: dict, *, data: dict | None = None, meta: dict | None = None, er
         "ConditionExpression": "rev = :rev",
         "ExpressionAttributeValues": table.values(**named),
     }
-    if data is not None:
-        request["ExpressionAttributeNames"] = {"#data": "data"}
+    if names:
+        request["ExpressionAttributeNames"] = names
     try:
         table.client().update_item(**request)
     except ClientError as failure:

@@ -1,45 +1,79 @@
-"""Products: one item each, the product document in `data`, a revision for ETags and conditional writes."""
+"""Products: one item each, the product document in `body` as GET answers it (store/rendered.py), a revision for
+ETags and conditional writes, and `order_by` beside it for the pricing writes' condition."""
 import datetime as dt
 import enum
+import functools
 from dataclasses import dataclass
 
 from botocore.exceptions import ClientError
 
+from ..domain.field_order import PRODUCT
 from ..domain.values import ORDERABLE_STATUSES
-from . import keys, product_images, table
+from ..lazy import lazy
+from . import keys, rendered, table
 from .paging import Page, query_page
+
+product_images = lazy("chalicelib.store.product_images")  # writes only: a cold read does not load it
+
+# What reads fetch: the document (and what StoredProduct holds), not the index and image attributes. Every
+# attribute of a Query's items costs botocore a parse, so a page asks for the document and the key alone.
+_READ = "#body, #data, rev, used"
+_READ_PAGE = "PK, SK, #body, #data"
+_READ_NAMES = {"#body": rendered.BODY, "#data": rendered.LEGACY}
 
 
 @dataclass(frozen=True)
 class StoredProduct:
-    data: dict
-    revision: str
-    used: bool
+    text: str  # the product's JSON as GET answers it
+    revision: str | None  # None on list pages, which show no ETag
+    used: bool = False
 
-
+    @functools.cached_property
+    def data(self) -> dict:
+        """The document, numbers as Decimal (for validation, pricing, imports); decoded on first use only."""
+        return rendered.parse(self.text)
 
 
 def from_item(item: dict) -> StoredProduct:
-    return StoredProduct(data=item["data"], revision=item["rev"], used=bool(item.get("used")))
+    """A product item decoded by table.from_item, in either stored form."""
+    stored = StoredProduct(rendered.text(item, PRODUCT), item["rev"], bool(item.get("used")))
+    if rendered.BODY not in item:
+        stored.__dict__["data"] = item[rendered.LEGACY]  # already decoded: spare parsing it back
+    return stored
+
+
+def _from_low_level(item: dict) -> StoredProduct:
+    """A product item as the low-level client answers it: no TypeDeserializer, no Decimal, no re-rendering."""
+    revision, used = item.get("rev"), item.get("used")
+    return StoredProduct(
+        rendered.low_level_text(item, PRODUCT), revision and revision["S"], bool(used and used.get("BOOL"))
+    )
 
 
 def get(account: str, product_id: str, consistent: bool = False) -> StoredProduct | None:
     response = table.client().get_item(
-        TableName=table.name(), Key=table.to_item(keys.product_key(account, product_id)), ConsistentRead=consistent
+        TableName=table.name(),
+        Key=table.to_item(keys.product_key(account, product_id)),
+        ConsistentRead=consistent,
+        ProjectionExpression=_READ,
+        ExpressionAttributeNames=_READ_NAMES,
     )
-    return from_item(table.from_item(response["Item"])) if "Item" in response else None
+    item = response.get("Item")
+    return _from_low_level(item) if item is not None else None
 
 
 def list_page(account: str, limit: int, cursor: str | None) -> Page:
-    page = query_page(
+    return query_page(
         account,
         "products",
         limit,
         cursor,
+        decode=_from_low_level,
         KeyConditionExpression="PK = :pk AND begins_with(SK, :prefix)",
+        ProjectionExpression=_READ_PAGE,
+        ExpressionAttributeNames=_READ_NAMES,
         ExpressionAttributeValues=table.values(pk=keys.account_pk(account), prefix=keys.PRODUCT_PREFIX),
     )
-    return Page([from_item(item) for item in page.items], page.cursor)
 
 
 class Refused(enum.Enum):
@@ -99,7 +133,10 @@ def write_operation(
     longer has.
     """
     index_set, removals = _index_attributes(account, data, image_due)
-    expression, names, values = _update_expression({"data": data, "rev": revision, **index_set}, removals)
+    document_set, document_removals = rendered.product_attributes(data)
+    expression, names, values = _update_expression(
+        {**document_set, "rev": revision, **index_set}, removals + document_removals
+    )
     update = {
         "TableName": table.name(),
         "Key": table.to_item(keys.product_key(account, data["id"])),
@@ -188,17 +225,18 @@ def delete(account: str, product_id: str, expected_revision: str | None = None) 
 
 def list_orderable_page(account: str, limit: int, cursor: str | None) -> Page:
     """ACTIVE and OUT_OF_STOCK products by id, from their sparse index: one request per full page."""
-    page = query_page(
+    return query_page(
         account,
         "orderable-products",
         limit,
         cursor,
         index=keys.GSI2,
+        decode=_from_low_level,
         KeyConditionExpression="GSI2PK = :pk",
+        ProjectionExpression=f"GSI2PK, GSI2SK, {_READ_PAGE}",
+        ExpressionAttributeNames=_READ_NAMES,
         ExpressionAttributeValues=table.values(pk=keys.orderable_products_pk(account)),
     )
-    return Page([from_item(item) for item in page.items], page.cursor)
-
 
 def any_in_category(account: str, category_id: str) -> bool:
     response = table.client().query(

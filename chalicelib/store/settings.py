@@ -1,6 +1,6 @@
 """Account settings items. The delivery settings document is read with its defaults filled in."""
 from .. import config
-from ..domain.customer import default_delivery_settings
+from ..domain.delivery_settings import default_delivery_settings
 from . import documents, keys
 
 DELIVERIES = "DELIVERIES"

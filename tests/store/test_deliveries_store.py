@@ -1,4 +1,7 @@
 """The delivery store: ids, creation, the conditional change and its named outcomes, on moto and DynamoDB Local."""
+import json
+import random
+
 import pytest
 
 from chalicelib.store import deliveries as store
@@ -45,12 +48,17 @@ def test_changes_are_conditional_on_the_version_read(stored):
     again = store.get("acme", 1)
     assert (again.version, again.delivery["status"]) == (1, "ACCEPTED")
     assert again.delivery["request"]["items"] == DELIVERY["request"]["items"]
-    assert [d["id"] for d in store.list_page("acme", 10, None, "ACCEPTED").items] == [1]
+    assert [json.loads(d)["id"] for d in store.list_page("acme", 10, None, "ACCEPTED").items] == [1]  # JSON texts
     assert store.list_page("acme", 10, None, "REQUESTED").items == []
     assert store.refresh("acme", store.StoredDelivery(stored, 0)) == again
 
 
 def test_a_delivery_too_large_for_one_item_is_too_large(stored):
-    huge = {**stored, "responses": [{"type": "ACCEPT", "message": "x" * 2000}] * 250}
+    # Random 4-byte characters: the stored JSON is deflated (store/rendered.py), so repeated text would fit.
+    chars = random.Random(1)
+    huge = {**stored, "responses": [
+        {"type": "ACCEPT", "message": "".join(chr(chars.randrange(0x10000, 0x10FFF)) for _ in range(2000))}
+        for _ in range(250)
+    ]}
     assert store.change("acme", huge, 0) == store.TooLarge()
     assert store.get("acme", 1).version == 0

@@ -3,6 +3,7 @@
 Runs on the shared DynamoDB Local of the store tests (tests/store/conftest.py `engine`), on that engine only:
 moto serialises every request, so it cannot race.
 """
+import json
 import threading
 
 import pytest
@@ -68,7 +69,7 @@ def assert_consistent(delivery_id: int, outcomes: dict[str, str]) -> dict:
     assert stored.delivery["status"] == status
     assert stored.version == len(responses)
     summary = delivery_store.list_page(ACCOUNT, 10, None, status).items
-    assert [d["id"] for d in summary] == [delivery_id]  # the status index moved with the status
+    assert [json.loads(d)["id"] for d in summary] == [delivery_id]  # the status index moved with the status
     return stored.delivery
 
 

@@ -1,0 +1,10 @@
+"""The summary form of a delivery, apart from the pydantic models of domain/delivery.py so that reading a list of
+deliveries imports no pydantic."""
+
+
+def without_items(delivery: dict) -> dict:
+    """The summary form lists show (and the summary item stores): the request without items."""
+    if "request" not in delivery:
+        return delivery
+    request = {k: v for k, v in delivery["request"].items() if k != "items"}
+    return {**delivery, "request": request}

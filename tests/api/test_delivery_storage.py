@@ -1,0 +1,53 @@
+"""A delivery's summary is stored as the JSON its list shows (store/rendered.py); summaries written before, with
+the document as a `doc` map, read the same byte for byte and are stored in the new form by their next change."""
+import json
+
+from boto3.dynamodb.types import TypeSerializer
+
+from chalicelib.store import keys, rendered, table
+from tests.api.deliveries_helpers import CUSTOMER_TOKEN, place, respond, shop  # noqa: F401 (fixture)
+
+ITEMS = [{"id": "beer", "count": 2, "bundle": {"id": "crate"}}, {"id": "cheese", "count": 1.5}]
+
+
+def _summary(delivery_id: int) -> dict:
+    key = table.to_item(keys.delivery_key("acme", delivery_id))
+    return table.client().get_item(TableName=table.name(), Key=key, ConsistentRead=True)["Item"]
+
+
+def _make_legacy(delivery_id: int) -> None:
+    item = _summary(delivery_id)
+    item["doc"] = TypeSerializer().serialize(rendered.parse(rendered.unpack(item.pop("body")["B"])))
+    table.client().put_item(TableName=table.name(), Item=item)
+
+
+def test_the_summary_item_holds_the_listed_json(shop):
+    delivery = place(shop, ITEMS, message="hi")
+    item = _summary(delivery["id"])
+    assert "doc" not in item
+    listed = shop.get("/deliveries").body
+    listed = listed.decode() if isinstance(listed, bytes) else listed
+    assert listed == '{"deliveries":[' + rendered.unpack(item["body"]["B"]) + "]}"
+    assert json.loads(listed)["deliveries"][0] == {**delivery, "request": {
+        k: v for k, v in delivery["request"].items() if k != "items"}}
+
+
+def test_summaries_stored_before_read_byte_for_byte_the_same_and_change(shop):
+    first = place(shop, ITEMS)
+    second = place(shop, ITEMS, message="second")
+    assert respond(shop, second["id"], {"type": "ACCEPT", "reference": "R1"}).status_code == 200
+    pages = {path: shop.get(path).body for path in ("/deliveries", "/deliveries?status=ACCEPTED",
+                                                    f"/deliveries/{first['id']}", f"/deliveries/{second['id']}")}
+    customer_page = shop.get("/customer/deliveries", token=CUSTOMER_TOKEN).body
+    _make_legacy(first["id"])
+    _make_legacy(second["id"])
+    assert "body" not in _summary(first["id"])
+    for path, body in pages.items():
+        assert shop.get(path).body == body, path
+    assert shop.get("/customer/deliveries", token=CUSTOMER_TOKEN).body == customer_page
+    # The next change stores the summary as `body`.
+    assert respond(shop, first["id"], {"type": "REJECT", "message": "sorry"}).status_code == 200
+    item = _summary(first["id"])
+    assert "doc" not in item and "body" in item
+    assert shop.get(f"/deliveries/{first['id']}").data["status"] == "REJECTED"
+    assert [d["id"] for d in shop.get("/deliveries?status=REJECTED").data["deliveries"]] == [first["id"]]
