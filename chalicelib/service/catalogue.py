@@ -2,6 +2,7 @@
 from dataclasses import dataclass
 
 from ..domain.errors import Conflict, NotFound, PreconditionFailed, invalid
+from ..domain.feed import product_change
 from ..domain.identifiers import ID_RULE, is_identifier
 from ..lazy import lazy
 from ..store import products, rendered, table
@@ -17,7 +18,7 @@ product_rules = lazy("chalicelib.domain.product")
 shapes = lazy("chalicelib.domain.common")
 category_shapes = lazy("chalicelib.domain.category")
 
-PATCH_ATTEMPTS = 3
+PATCH_ATTEMPTS = 5
 STALE_ETAG = "the product was changed since the ETag given in If-Match"
 
 
@@ -49,55 +50,77 @@ def list_products(account: str, limit: int, cursor: str | None) -> Page:
     return products.list_page(account, limit, cursor)
 
 
-def _save(account: str, data: dict, **condition) -> str | None:
-    """Save the product and, in the same write, queue its image for download (chalicelib/jobs/images.py).
+def _same(stored: products.StoredProduct | None, data: dict) -> bool:
+    """A write that would store what is stored changes nothing a GET shows: no write, no feed entry."""
+    return stored is not None and table.plain(stored.data) == table.plain(data)
 
-    The new revision, or None when the stored revision is no longer the one expected.
-    """
-    saved = products.save(account, data, image_due=clock.now(), **condition)
-    if saved is products.NO_CATEGORY:
-        raise invalid("category", "does not name an existing category")
-    if saved is products.TAKEN:
-        raise Conflict(f"product {data['id']} already exists; use PUT to replace it")
-    return None if saved is products.STALE else saved
+
+def _write(account: str, product_id: str, build, if_match: str | None, create_only: bool = False) -> ProductView:
+    """Read the product (and the feed head, in the same request), build the new document from it, and save it
+    conditional on what was read, with its feed entry; a concurrent change makes us read again.
+
+    `build(current data or None)` returns the document to store. The image is queued for download in the same
+    write (chalicelib/jobs/images.py)."""
+    for _ in range(PATCH_ATTEMPTS):
+        current, head = products.get_for_write(account, product_id)
+        if current is not None and create_only:
+            raise Conflict(f"product {product_id} already exists; use PUT to replace it")
+        if if_match is not None and (current is None or if_match != current.revision):
+            raise PreconditionFailed(STALE_ETAG)
+        data = build(current)
+        if _same(current, data):
+            return ProductView(current.data, current.revision)
+        now = clock.now()
+        saved = products.save(
+            account,
+            data,
+            change=product_change("updated" if current is not None else "created", product_id),
+            now=now,
+            head=head,
+            create_only=current is None,
+            expected_revision=current.revision if current is not None else None,
+            image_due=now,
+        )
+        if saved is products.NO_CATEGORY:
+            raise invalid("category", "does not name an existing category")
+        if saved is products.TAKEN and create_only:
+            raise Conflict(f"product {product_id} already exists; use PUT to replace it")
+        if saved not in (products.TAKEN, products.STALE):
+            return ProductView(data, saved)
+        if if_match is not None:
+            raise PreconditionFailed(STALE_ETAG)
+    raise PreconditionFailed("the product kept changing while it was being written; try again")
 
 
 def create_product(account: str, body) -> ProductView:
     data = product_rules.validate_product(body)
-    return ProductView(data, _save(account, data, create_only=True))
+    return _write(account, data["id"], lambda current: data, None, create_only=True)
 
 
 def put_product(account: str, product_id: str, body, if_match: str | None) -> ProductView:
     if not is_identifier(product_id):
         raise invalid("id", ID_RULE)
     data = product_rules.validate_product(body, product_id)
-    revision = _save(account, data, expected_revision=if_match)
-    if revision is None:
-        raise PreconditionFailed(STALE_ETAG)
-    return ProductView(data, revision)
+    return _write(account, product_id, lambda current: data, if_match)
 
 
 def patch_product(account: str, product_id: str, patch, if_match: str | None) -> ProductView:
-    """Merge and save, conditional on the revision read; a concurrent change makes us read and merge again."""
-    for _ in range(PATCH_ATTEMPTS):
-        current = products.get(account, product_id, consistent=True) if is_identifier(product_id) else None
+    """Merge into the product as read and save conditional on it; a concurrent change makes us merge again."""
+    if not is_identifier(product_id):
+        raise _product_gone(product_id)
+
+    def merged(current: products.StoredProduct | None) -> dict:
         if current is None:
             raise _product_gone(product_id)
-        if if_match is not None and if_match != current.revision:
-            raise PreconditionFailed(STALE_ETAG)
-        data = product_rules.validate_product(product_rules.merge_patch(table.json_numbers(current.data), patch), product_id)
-        revision = _save(account, data, expected_revision=current.revision)
-        if revision is not None:
-            return ProductView(data, revision)
-        if if_match is not None:
-            raise PreconditionFailed(STALE_ETAG)
-    raise PreconditionFailed("the product kept changing while it was being patched; try again")
+        return product_rules.validate_product(product_rules.merge_patch(table.json_numbers(current.data), patch), product_id)
+
+    return _write(account, product_id, merged, if_match)
 
 
 def delete_product(account: str, product_id: str, if_match: str | None) -> None:
     if not is_identifier(product_id):
         raise _product_gone(product_id)
-    refused = products.delete(account, product_id, if_match)
+    refused = products.delete(account, product_id, if_match, clock.now())
     if refused is products.GONE:
         raise _product_gone(product_id)
     if refused is products.IN_USE:
@@ -113,13 +136,13 @@ def put_category(account: str, category_id: str, body) -> dict:
     category = shapes.parse(category_shapes.CategoryBody, body)
     if category.id is not None and category.id != category_id:
         raise invalid("id", "must equal the id in the URL")
-    return categories.put(account, category_id, category.name)
+    return categories.put(account, category_id, category.name, clock.now())
 
 
 def create_category(account: str, body) -> dict:
     """POST /categories, as barmate catalogue-sync clients send it: the id is in the body (decisions §5)."""
     category = shapes.parse(category_shapes.NewCategory, body)
-    created = categories.create(account, category.id, category.name)
+    created = categories.create(account, category.id, category.name, clock.now())
     if created is categories.TAKEN:
         raise Conflict(f"category {category.id} already exists; use PUT to replace it")
     return created
@@ -145,5 +168,5 @@ def delete_category(account: str, category_id: str) -> None:
     get_category(account, category_id)
     if products.any_in_category(account, category_id):
         raise Conflict(f"category {category_id} is used by products and cannot be deleted")
-    if categories.delete(account, category_id) is categories.GONE:
+    if categories.delete(account, category_id, clock.now()) is categories.GONE:
         raise _category_gone(category_id)

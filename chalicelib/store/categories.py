@@ -1,7 +1,10 @@
 """Categories: small items under the account partition."""
+import datetime as dt
+
 from botocore.exceptions import ClientError
 
-from . import batch, keys, table
+from ..domain.feed import Change, ChangeType
+from . import batch, feed, keys, table
 from .paging import Page, query_page
 
 
@@ -9,10 +12,29 @@ def _public(item: dict) -> dict:
     return {"id": keys.category_id_of(item), "name": item["name"]}
 
 
-def put(account: str, category_id: str, name: str) -> dict:
-    item = {**keys.category_key(account, category_id), "name": name}
-    table.client().put_item(TableName=table.name(), Item=table.to_item(item))
-    return _public(item)
+PUT_ATTEMPTS = 5
+
+
+def put(account: str, category_id: str, name: str, now: dt.datetime | None = None) -> dict:
+    """Create or rename; the same name again writes nothing (and appends no feed entry)."""
+    key, head_key = keys.category_key(account, category_id), feed.head_key(account)
+    item = {**key, "name": name}
+    for _ in range(PUT_ATTEMPTS):
+        found = batch.get_items([key, head_key], consistent=True)
+        current = batch.pick(found, key)
+        if current is not None and current["name"] == name:
+            return _public(item)
+        kind = ChangeType.CATEGORY_UPDATED if current is not None else ChangeType.CATEGORY_CREATED
+        condition = "attribute_exists(PK)" if current is not None else "attribute_not_exists(PK)"
+        write = {"TableName": table.name(), "Item": table.to_item(item), "ConditionExpression": condition}
+        try:
+            feed.commit(account, [{"Put": write}], [Change(kind, category_id)], now or feed.wall_clock(),
+                        feed.head_of(batch.pick(found, head_key)))
+            return _public(item)
+        except ClientError as error:
+            if table.CONDITION_FAILED not in table.cancellation_codes(error):
+                raise
+    raise feed.FeedBusy()
 
 
 class Taken:
@@ -29,14 +51,13 @@ class Gone:
 GONE = Gone()
 
 
-def create(account: str, category_id: str, name: str) -> dict | Taken:
+def create(account: str, category_id: str, name: str, now: dt.datetime | None = None) -> dict | Taken:
     item = {**keys.category_key(account, category_id), "name": name}
+    write = {"TableName": table.name(), "Item": table.to_item(item), "ConditionExpression": "attribute_not_exists(PK)"}
     try:
-        table.client().put_item(
-            TableName=table.name(), Item=table.to_item(item), ConditionExpression="attribute_not_exists(PK)"
-        )
+        feed.commit(account, [{"Put": write}], [Change(ChangeType.CATEGORY_CREATED, category_id)], now or feed.wall_clock())
     except ClientError as error:
-        if table.is_conditional_failure(error):
+        if table.CONDITION_FAILED in table.cancellation_codes(error):
             return TAKEN
         raise
     return _public(item)
@@ -59,15 +80,16 @@ def list_page(account: str, limit: int, cursor: str | None) -> Page:
     return Page([_public(item) for item in page.items], page.cursor)
 
 
-def delete(account: str, category_id: str) -> Gone | None:
+def delete(account: str, category_id: str, now: dt.datetime | None = None) -> Gone | None:
+    doomed = {
+        "TableName": table.name(),
+        "Key": table.to_item(keys.category_key(account, category_id)),
+        "ConditionExpression": "attribute_exists(PK)",
+    }
     try:
-        table.client().delete_item(
-            TableName=table.name(),
-            Key=table.to_item(keys.category_key(account, category_id)),
-            ConditionExpression="attribute_exists(PK)",
-        )
+        feed.commit(account, [{"Delete": doomed}], [Change(ChangeType.CATEGORY_DELETED, category_id)], now or feed.wall_clock())
     except ClientError as error:
-        if table.is_conditional_failure(error):
+        if table.CONDITION_FAILED in table.cancellation_codes(error):
             return GONE
         raise
     return None

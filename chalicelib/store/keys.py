@@ -192,3 +192,17 @@ def import_due(due_iso: str, account: str, import_id: str) -> dict:
 def outbox_lane_key(account: str) -> dict:
     """One item per account the dispatcher has parked (its receiver keeps failing): when to try it again."""
     return {"PK": account_pk(account), "SK": "OUTBOX#LANE"}
+
+
+# The change feed (decisions §13, docs/feed.md): one head item per account holding the last sequence used, and
+# one entry item per sequence in a partition of its own, read in order with one Query.
+def feed_head_key(account: str) -> dict:
+    return {"PK": account_pk(account), "SK": "FEED#HEAD"}
+
+
+def feed_pk(account: str) -> str:
+    return f"{account_pk(account)}#FEED"
+
+
+def feed_entry_key(account: str, sequence: int) -> dict:
+    return {"PK": feed_pk(account), "SK": padded_id(sequence)}

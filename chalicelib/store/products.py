@@ -7,10 +7,11 @@ from dataclasses import dataclass
 
 from botocore.exceptions import ClientError
 
+from ..domain.feed import Change, product_change
 from ..domain.field_order import PRODUCT
 from ..domain.values import ORDERABLE_STATUSES
 from ..lazy import lazy
-from . import keys, rendered, table
+from . import batch, feed, keys, rendered, table
 from .paging import Page, query_page
 
 product_images = lazy("chalicelib.store.product_images")  # writes only: a cold read does not load it
@@ -60,6 +61,14 @@ def get(account: str, product_id: str, consistent: bool = False) -> StoredProduc
     )
     item = response.get("Item")
     return _from_low_level(item) if item is not None else None
+
+
+def get_for_write(account: str, product_id: str) -> tuple[StoredProduct | None, feed.Head]:
+    """The product and the account's feed head, read consistently in one BatchGetItem (what a write starts from)."""
+    product_key, head_key = keys.product_key(account, product_id), feed.head_key(account)
+    found = batch.get_items([product_key, head_key], consistent=True)
+    item = batch.pick(found, product_key)
+    return (from_item(item) if item is not None else None), feed.head_of(batch.pick(found, head_key))
 
 
 def list_page(account: str, limit: int, cursor: str | None) -> Page:
@@ -173,11 +182,14 @@ def save(
     account: str,
     data: dict,
     *,
+    change: Change | None = None,
+    now: dt.datetime | None = None,
+    head: feed.Head | None = None,
     create_only: bool = False,
     expected_revision: str | None = None,
     image_due: dt.datetime | None = None,
 ) -> str | Refused:
-    """Create or replace a product, checking in the same transaction that its category exists.
+    """Create or replace a product, checking in the same transaction that its category exists, with its feed entry.
 
     Returns the new revision, or why nothing was written (TAKEN, STALE, NO_CATEGORY).
     """
@@ -186,8 +198,12 @@ def save(
         account, data, revision, create_only=create_only, expected_revision=expected_revision, image_due=image_due
     )
     try:
-        table.client().transact_write_items(
-            TransactItems=[{"Update": update}, {"ConditionCheck": _category_check(account, data["category"])}]
+        feed.commit(
+            account,
+            [{"Update": update}, {"ConditionCheck": _category_check(account, data["category"])}],
+            [change or product_change("created" if create_only else "updated", data["id"])],
+            now or feed.wall_clock(),
+            head,
         )
     except ClientError as error:
         codes = table.cancellation_codes(error)
@@ -198,22 +214,25 @@ def save(
     return revision
 
 
-def delete(account: str, product_id: str, expected_revision: str | None = None) -> Refused | None:
-    """Delete an unused product; None when deleted, else why not (GONE, IN_USE, STALE)."""
+def delete(
+    account: str, product_id: str, expected_revision: str | None = None, now: dt.datetime | None = None
+) -> Refused | None:
+    """Delete an unused product with its feed entry; None when deleted, else why not (GONE, IN_USE, STALE)."""
     condition = "attribute_exists(PK) AND (attribute_not_exists(used) OR used = :false)"
     named = {"false": False}
     if expected_revision is not None:
         condition += " AND rev = :expected"
         named["expected"] = expected_revision
+    doomed = {
+        "TableName": table.name(),
+        "Key": table.to_item(keys.product_key(account, product_id)),
+        "ConditionExpression": condition,
+        "ExpressionAttributeValues": table.values(**named),
+    }
     try:
-        table.client().delete_item(
-            TableName=table.name(),
-            Key=table.to_item(keys.product_key(account, product_id)),
-            ConditionExpression=condition,
-            ExpressionAttributeValues=table.values(**named),
-        )
+        feed.commit(account, [{"Delete": doomed}], [product_change("deleted", product_id)], now or feed.wall_clock())
     except ClientError as error:
-        if not table.is_conditional_failure(error):
+        if table.CONDITION_FAILED not in table.cancellation_codes(error):
             raise
         # Only on failure do we read, to say which condition did not hold.
         current = get(account, product_id, consistent=True)

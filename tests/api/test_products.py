@@ -363,7 +363,9 @@ def test_etag_on_every_product_response(catalogue):
     got = catalogue.get("/products/p1")
     assert posted.headers["ETag"] == got.headers["ETag"]
     assert got.headers["ETag"].startswith('"') and got.headers["ETag"].endswith('"')
-    put = catalogue.put("/products/p1", body)
+    same = catalogue.put("/products/p1", body)
+    assert same.headers["ETag"] == got.headers["ETag"]  # an identical PUT changes nothing (decisions §13)
+    put = catalogue.put("/products/p1", {**body, "name": "Renamed"})
     assert put.headers["ETag"] != got.headers["ETag"]
     patched = catalogue.patch("/products/p1", {"price": 3})
     assert patched.headers["ETag"] not in (put.headers["ETag"], got.headers["ETag"])

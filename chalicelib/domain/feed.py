@@ -1,0 +1,76 @@
+"""The change feed's words (decisions §13): entry types, resources, and the one entry a change appends.
+
+Pure: the store writes entries, the service says which change it made."""
+from dataclasses import dataclass
+from enum import StrEnum
+
+MAX_PAGE = 1000
+DEFAULT_PAGE = 100
+RETENTION_DAYS = 35  # kept at least 30 days (§13); TTL deletes up to a few days late, never early
+
+
+class Resource(StrEnum):
+    PRODUCT = "product"
+    CATEGORY = "category"
+    CUSTOMER = "customer"
+    CUSTOMER_PRICING = "customer-pricing"
+    PRICE_GROUPS = "price-groups"
+    SETTINGS = "settings"
+    DELIVERY = "delivery"
+
+
+class ChangeType(StrEnum):
+    PRODUCT_CREATED = "product.created"
+    PRODUCT_UPDATED = "product.updated"
+    PRODUCT_DELETED = "product.deleted"
+    CATEGORY_CREATED = "category.created"
+    CATEGORY_UPDATED = "category.updated"
+    CATEGORY_DELETED = "category.deleted"
+    CUSTOMER_CREATED = "customer.created"
+    CUSTOMER_UPDATED = "customer.updated"
+    CUSTOMER_PRICING_UPDATED = "customer-pricing.updated"
+    CUSTOMER_PRICING_DELETED = "customer-pricing.deleted"
+    PRICE_GROUPS_UPDATED = "price-groups.updated"
+    SETTINGS_UPDATED = "settings.updated"
+    DELIVERY_REQUESTED = "delivery.requested"
+    DELIVERY_ACCEPTED = "delivery.accepted"
+    DELIVERY_UPDATED = "delivery.updated"
+    DELIVERY_REJECTED = "delivery.rejected"
+    DELIVERY_CANCELLED = "delivery.cancelled"
+    DELIVERY_DELIVERED = "delivery.delivered"
+
+    @property
+    def resource(self) -> Resource:
+        return Resource(self.value.rsplit(".", 1)[0])
+
+
+SETTINGS_DELIVERIES, SETTINGS_WEBHOOKS = "deliveries", "webhooks"  # the ids of the `settings` resource
+
+# A supplier response's type -> the entry it makes (a repeated ACCEPT included).
+RESPONSE_CHANGE = {
+    "ACCEPT": ChangeType.DELIVERY_ACCEPTED,
+    "UPDATE": ChangeType.DELIVERY_UPDATED,
+    "REJECT": ChangeType.DELIVERY_REJECTED,
+}
+
+
+@dataclass(frozen=True)
+class Change:
+    """One committed change to one resource: what one feed entry says."""
+
+    type: ChangeType
+    id: str
+    status: str | None = None  # deliveries: the status after the change
+    customer_id: str | None = None  # customer pricing: whose
+
+    @property
+    def resource(self) -> Resource:
+        return self.type.resource
+
+
+def product_change(kind: str, product_id: str) -> Change:
+    return Change(ChangeType(f"product.{kind}"), product_id)
+
+
+def delivery_change(change_type: ChangeType, delivery: dict) -> Change:
+    return Change(change_type, str(delivery["id"]), status=delivery["status"])
