@@ -6,6 +6,7 @@ from ..store.paging import Page
 from .accounts import CUSTOMER, issued, token_not_found
 from .documents import contention_as_conflict
 from .paging import paged
+from . import clock
 from ..lazy import lazy
 
 # Validation needs pydantic; reads do not, so a cold GET never imports it.
@@ -34,7 +35,7 @@ def put_customer(account: str, customer_id: str, body) -> dict:
         raise invalid("id", ID_RULE)
     profile = customer_rules.validate_profile(body, customer_id)
     with contention_as_conflict():
-        return customers.put_profile(account, customer_id, profile.set, profile.remove)
+        return customers.put_profile(account, customer_id, profile.set, profile.remove, clock.now())
 
 
 def patch_customer(account: str, customer_id: str, body) -> dict:
@@ -42,7 +43,8 @@ def patch_customer(account: str, customer_id: str, body) -> dict:
     if not is_identifier(customer_id):
         raise _not_found(customer_id)
     changes = customer_rules.validate_settings_patch(body)
-    customer = customers.update_settings(account, customer_id, changes.set, changes.remove)
+    with contention_as_conflict():
+        customer = customers.update_settings(account, customer_id, changes.set, changes.remove, clock.now())
     if customer is None:
         raise _not_found(customer_id)
     return customer

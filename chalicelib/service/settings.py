@@ -2,6 +2,7 @@
 from ..lazy import lazy
 from ..store import settings
 from .documents import contention_as_conflict
+from . import clock
 
 # Validation needs pydantic and zoneinfo; reads do not, so a cold GET never imports them.
 customer_rules = lazy("chalicelib.domain.customer")
@@ -14,4 +15,4 @@ def get_delivery_settings(account: str) -> dict:
 def patch_delivery_settings(account: str, body) -> dict:
     changes = customer_rules.validate_account_settings_patch(body)
     with contention_as_conflict():
-        return settings.update_deliveries(account, changes.set, changes.remove)
+        return settings.update_deliveries(account, changes.set, changes.remove, clock.now())

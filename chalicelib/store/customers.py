@@ -1,4 +1,7 @@
 """Customers: one item each, the customer document (profile and settings) in `data`."""
+import datetime as dt
+
+from ..domain.feed import Change, ChangeType
 from . import documents, keys, table
 from .paging import Page, query_page
 
@@ -19,14 +22,29 @@ def list_page(account: str, limit: int, cursor: str | None) -> Page:
     return Page([item["data"] for item in page.items], page.cursor)
 
 
-def put_profile(account: str, customer_id: str, profile: dict, omitted: tuple[str, ...]) -> dict:
+def _entry(account: str, customer_id: str) -> documents.Entry:
+    return documents.Entry(
+        account, Change(ChangeType.CUSTOMER_CREATED, customer_id), Change(ChangeType.CUSTOMER_UPDATED, customer_id)
+    )
+
+
+def put_profile(
+    account: str, customer_id: str, profile: dict, omitted: tuple[str, ...], now: dt.datetime | None = None
+) -> dict:
     """Create the customer or replace its profile, keeping its settings; returns the whole customer."""
-    return documents.update(keys.customer_key(account, customer_id), profile, omitted, create_with=profile)
+    return documents.update(
+        keys.customer_key(account, customer_id), profile, omitted, create_with=profile,
+        entry=_entry(account, customer_id), now=now,
+    )
 
 
-def update_settings(account: str, customer_id: str, set_fields: dict, remove_fields: tuple[str, ...]) -> dict | None:
+def update_settings(
+    account: str, customer_id: str, set_fields: dict, remove_fields: tuple[str, ...], now: dt.datetime | None = None
+) -> dict | None:
     """Change settings of an existing customer; None (nothing written) when there is no such customer."""
-    return documents.update(keys.customer_key(account, customer_id), set_fields, remove_fields)
+    return documents.update(
+        keys.customer_key(account, customer_id), set_fields, remove_fields, entry=_entry(account, customer_id), now=now
+    )
 
 
 def exists_check(account: str, customer_id: str) -> dict:

@@ -1,13 +1,18 @@
-"""Items whose document is one `data` map (customers, settings): changed field by field in one UpdateItem.
+"""Items whose document is one `data` map (customers, settings): changed field by field in one conditional write.
 
 Setting top-level fields of `data` instead of rewriting it lets two writers own different fields of the same
 document (the profile and the settings of a customer) without reading it first.
 """
+import datetime as dt
+from dataclasses import dataclass
+from typing import Callable
+
 from botocore.exceptions import ClientError
 
-from . import table
+from ..domain.feed import Change
+from . import batch, feed, table
 
-CREATE_ATTEMPTS = 3
+CREATE_ATTEMPTS = 5
 
 
 class Contended(Exception):
@@ -45,34 +50,75 @@ def get(key: dict, consistent: bool = False) -> dict | None:
     return table.from_item(response["Item"])["data"] if "Item" in response else None
 
 
-def update(key: dict, set_fields: dict, remove_fields: tuple[str, ...] = (), create_with: dict | None = None):
-    """Set and remove fields of the document in one conditional UpdateItem; returns the new document.
+@dataclass(frozen=True)
+class Entry:
+    """The feed entry a change of the document appends: `created` when the write creates it, else `updated`."""
+
+    account: str
+    created: Change
+    updated: Change
+
+
+def _applied(current: dict, set_fields: dict, remove_fields: tuple[str, ...]) -> dict:
+    changed = {k: v for k, v in current.items() if k not in remove_fields}
+    changed.update(set_fields)
+    return changed
+
+
+def update(
+    key: dict,
+    set_fields: dict,
+    remove_fields: tuple[str, ...] = (),
+    create_with: dict | None = None,
+    *,
+    entry: Entry | None = None,
+    now: dt.datetime | None = None,
+    shown: Callable[[dict | None], object] = lambda document: document,
+):
+    """Set and remove fields of the document in one conditional write with its feed entry; the new document.
 
     A missing item stays missing and gives None, unless create_with is given: then the item is created holding
-    create_with (which should already include set_fields). Creating costs a second request, only that once.
+    create_with (which should already include set_fields). The document and the feed head are read first (one
+    BatchGetItem): a write that changes nothing `shown` (what a GET shows) writes nothing and appends no entry.
     """
     if not set_fields and not remove_fields:
         # Nothing to change, so nothing to create either: a missing item still reads as create_with.
         current = get(key, consistent=True)
         return current if current is not None or create_with is None else create_with
+    head_key = feed.head_key(entry.account) if entry is not None else None
     for _ in range(CREATE_ATTEMPTS):
-        try:
-            response = table.client().update_item(**_update_request(key, set_fields, remove_fields))
-            return table.from_item(response["Attributes"])["data"]
-        except ClientError as error:
-            if not table.is_conditional_failure(error):
-                raise
-        if create_with is None:
+        found = batch.get_items([key] + ([head_key] if head_key else []), consistent=True)
+        item = batch.pick(found, key)
+        current = item.get("data") if item is not None else None
+        if current is None and create_with is None:
             return None
+        changed = _applied(current, set_fields, remove_fields) if current is not None else create_with
+        if table.plain(shown(current)) == table.plain(shown(changed)):
+            return changed  # nothing a reader sees would change (a missing item reads as create_with)
+        if current is None:
+            operation = {
+                "Put": {
+                    "TableName": table.name(),
+                    "Item": table.to_item({**key, "data": create_with}),
+                    "ConditionExpression": "attribute_not_exists(PK)",
+                }
+            }
+        else:
+            request = _update_request(key, set_fields, remove_fields)
+            del request["ReturnValues"]
+            operation = {"Update": request}
+        changes = [entry.created if current is None else entry.updated] if entry is not None else []
         try:
-            table.client().put_item(
-                TableName=table.name(),
-                Item=table.to_item({**key, "data": create_with}),
-                ConditionExpression="attribute_not_exists(PK)",
+            feed.commit(
+                entry.account if entry else "",
+                [operation],
+                changes,
+                now or feed.wall_clock(),
+                feed.head_of(batch.pick(found, head_key)) if head_key else None,
             )
-            return create_with
+            return changed
         except ClientError as error:
-            if not table.is_conditional_failure(error):
+            if table.CONDITION_FAILED not in table.cancellation_codes(error):
                 raise
-        # Created by someone else between our two requests: update what they created.
+        # Created, changed or removed by someone else between our read and our write: read again.
     raise Contended()

@@ -164,11 +164,11 @@ def test_read_is_one_dynamodb_request_with_or_without_stored_settings(api):
     assert calls == ["GetItem"]
 
 
-def test_patch_of_stored_settings_is_one_dynamodb_request(api):
+def test_patch_of_stored_settings_reads_then_writes_with_its_feed_entry(api):
     api.patch(PATH, {"allow_delivery_comments": True})
     with dynamodb_calls() as calls:
         assert api.patch(PATH, {"timezone": "Europe/Oslo", "delivery_days": None}).status_code == 200
-    assert calls == ["UpdateItem"]
+    assert calls == ["BatchGetItem", "TransactWriteItems"]
 
 
 def test_customer_tokens_are_forbidden(api):

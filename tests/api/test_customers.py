@@ -137,11 +137,11 @@ def test_get_is_one_dynamodb_request(api):
     assert calls == ["GetItem"]
 
 
-def test_put_of_an_existing_customer_is_one_dynamodb_request(api):
+def test_put_of_an_existing_customer_reads_then_writes_with_its_feed_entry(api):
     make_customer(api, "bar-1")
     with dynamodb_calls() as calls:
         assert api.put("/customers/bar-1", {"name": "Again"}).status_code == 200
-    assert calls == ["UpdateItem"]
+    assert calls == ["BatchGetItem", "TransactWriteItems"]
 
 
 # --- PATCH /customers/:id: the settings ---
@@ -223,11 +223,11 @@ def test_patch_of_an_unknown_customer_is_404_and_creates_nothing(api):
     assert api.patch("/customers/nobody", {}).status_code == 404
 
 
-def test_patch_is_one_dynamodb_request(api):
+def test_patch_reads_then_writes_with_its_feed_entry(api):
     make_customer(api, "bar-1")
     with dynamodb_calls() as calls:
         assert api.patch("/customers/bar-1", {"price_group": "gold", "delivery_days": None}).status_code == 200
-    assert calls == ["UpdateItem"]
+    assert calls == ["BatchGetItem", "TransactWriteItems"]
 
 
 @pytest.mark.parametrize(

@@ -12,14 +12,14 @@ def test_a_missing_item_stays_missing_without_create_with(ddb):
     assert documents.get(KEY) is None
 
 
-def test_create_with_creates_then_later_updates_take_one_request(ddb):
+def test_create_with_creates_then_later_updates_read_then_write(ddb):
     assert documents.update(KEY, {"a": 1}, ("b",), create_with={"a": 1, "keep": True}) == {"a": 1, "keep": True}
     with dynamodb_calls() as calls:
         assert documents.update(KEY, {"b": {"x": [1, 2]}}, ("a",), create_with={"never": "used"}) == {
             "keep": True,
             "b": {"x": [1, 2]},
         }
-    assert calls == ["UpdateItem"]
+    assert calls == ["BatchGetItem", "TransactWriteItems"]
 
 
 def test_field_names_are_not_expression_syntax(ddb):
@@ -30,14 +30,17 @@ def test_field_names_are_not_expression_syntax(ddb):
 
 
 def test_an_item_created_between_the_two_requests_is_updated(ddb, monkeypatch):
-    real_put = table.client().put_item
+    real_transact = table.client().transact_write_items
+    raced = []
 
-    def racing_put(**request):
+    def racing_transact(**request):
         # Someone else creates the item just before our create.
-        real_put(TableName=table.name(), Item=table.to_item({**KEY, "data": {"theirs": 1}}))
-        return real_put(**request)
+        if not raced:
+            raced.append(True)
+            table.client().put_item(TableName=table.name(), Item=table.to_item({**KEY, "data": {"theirs": 1}}))
+        return real_transact(**request)
 
-    monkeypatch.setattr(table.client(), "put_item", racing_put)
+    monkeypatch.setattr(table.client(), "transact_write_items", racing_transact)
     assert documents.update(KEY, {"ours": 2}, (), create_with={"ours": 2}) == {"theirs": 1, "ours": 2}
 
 
