@@ -9,6 +9,7 @@ from ..domain.scaled_pricing import validate_price_groups, validate_price_level
 from ..domain.values import order_by_of
 from ..store import pricing
 from ..store.products import StoredProduct
+from . import clock
 
 WRITE_ATTEMPTS = 3
 
@@ -54,14 +55,14 @@ def put_customer_pricing(account: str, product_id: str, customer_id: str, body) 
             raise NotFound(f"customer {customer_id} does not exist")
         order_by = _order_by(read.product)
         stored = validate_price_level(body, order_by)
-        if _written(pricing.put_customer_pricing(account, product_id, customer_id, stored, order_by)):
+        if _written(pricing.put_customer_pricing(account, product_id, customer_id, stored, order_by, clock.now(), read)):
             return stored
     raise Conflict("the product kept changing while its customer pricing was written; try again")
 
 
 def delete_customer_pricing(account: str, product_id: str, customer_id: str) -> None:
     found = is_identifier(product_id) and is_identifier(customer_id)
-    if not (found and pricing.delete_customer_pricing(account, product_id, customer_id)):
+    if not (found and pricing.delete_customer_pricing(account, product_id, customer_id, clock.now())):
         raise NotFound(f"customer {customer_id} has no pricing for product {product_id}")
 
 
@@ -82,6 +83,6 @@ def put_price_groups(account: str, product_id: str, body) -> dict:
         read = _read_price_groups(account, product_id)
         order_by = _order_by(read.product)
         stored = validate_price_groups(body, order_by)
-        if _written(pricing.put_price_groups(account, product_id, stored, order_by)):
+        if _written(pricing.put_price_groups(account, product_id, stored, order_by, clock.now(), read)):
             return stored
     raise Conflict("the product kept changing while its price groups were written; try again")

@@ -4,14 +4,16 @@ Writes are a transaction with checks that the product still exists with the `ord
 validated against (and, for customer pricing, that the customer exists), so a product or customer that went
 away, or a product switched between vessel and kg, never gets pricing validated against the old state.
 """
+import datetime as dt
 import enum
 import json
 from dataclasses import dataclass
 
 from botocore.exceptions import ClientError
 
+from ..domain.feed import Change, ChangeType
 from ..domain.values import DEFAULT_ORDER_BY
-from . import batch, customers, keys, table
+from . import batch, customers, feed, keys, table
 from .products import StoredProduct, from_item
 
 MAX_DOCUMENT_BYTES = 350_000
@@ -33,20 +35,23 @@ class Read:
     product: StoredProduct | None
     customer: dict | None
     data: dict | None  # the customer's pricing, or the product's price-group map
+    head: feed.Head | None = None  # the account's feed head, for the write that follows the read
 
 
 def _read(account: str, product_id: str, customer_id: str | None, pricing_key: dict) -> Read:
-    wanted = [keys.product_key(account, product_id), pricing_key]
+    head_key = feed.head_key(account)
+    wanted = [keys.product_key(account, product_id), pricing_key, head_key]
     if customer_id is not None:
         wanted.append(keys.customer_key(account, customer_id))
-    found = batch.get_items(wanted)
+    found = batch.get_items(wanted, consistent=True)
     product = batch.pick(found, wanted[0])
     pricing = batch.pick(found, pricing_key)
-    customer = batch.pick(found, wanted[2]) if customer_id is not None else None
+    customer = batch.pick(found, wanted[3]) if customer_id is not None else None
     return Read(
         product=from_item(product) if product else None,
         customer=customer["data"] if customer else None,
         data=pricing["data"] if pricing else None,
+        head=feed.head_of(batch.pick(found, head_key)),
     )
 
 
@@ -78,15 +83,17 @@ def _product_check(account: str, product_id: str, order_by: str) -> dict:
     }
 
 
-def _put(key: dict, data: dict, checks: list[dict]) -> Put:
+def _put(account: str, key: dict, data: dict, checks: list[dict], change: Change, now: dt.datetime, read: Read | None) -> Put:
     """Write the pricing item if every check holds (WRITTEN); CHANGED when one did not, TOO_LARGE for data
-    an item cannot hold."""
+    an item cannot hold. What was read equal to `data` is WRITTEN without a write (and without a feed entry)."""
+    if read is not None and read.data is not None and table.plain(read.data) == table.plain(data):
+        return WRITTEN
     # DynamoDB items hold at most 400 KB; JSON text is a close enough measure of an item's size.
     if len(json.dumps(data, default=str, separators=(",", ":"))) > MAX_DOCUMENT_BYTES:
         return TOO_LARGE
     put = {"Put": {"TableName": table.name(), "Item": table.to_item({**key, "data": data})}}
     try:
-        table.client().transact_write_items(TransactItems=[put, *checks])
+        feed.commit(account, [put, *checks], [change], now, read.head if read is not None else None)
     except ClientError as error:
         if table.CONDITION_FAILED in table.cancellation_codes(error):
             return CHANGED
@@ -94,28 +101,47 @@ def _put(key: dict, data: dict, checks: list[dict]) -> Put:
     return WRITTEN
 
 
-def put_customer_pricing(account: str, product_id: str, customer_id: str, level: dict, order_by: str) -> Put:
+def put_customer_pricing(
+    account: str, product_id: str, customer_id: str, level: dict, order_by: str,
+    now: dt.datetime | None = None, read: Read | None = None,
+) -> Put:
     return _put(
+        account,
         keys.customer_pricing_key(account, product_id, customer_id),
         level,
         [_product_check(account, product_id, order_by), customers.exists_check(account, customer_id)],
+        Change(ChangeType.CUSTOMER_PRICING_UPDATED, product_id, customer_id=customer_id),
+        now or feed.wall_clock(),
+        read,
     )
 
 
-def put_price_groups(account: str, product_id: str, groups: dict, order_by: str) -> Put:
-    return _put(keys.price_groups_key(account, product_id), groups, [_product_check(account, product_id, order_by)])
+def put_price_groups(
+    account: str, product_id: str, groups: dict, order_by: str, now: dt.datetime | None = None, read: Read | None = None
+) -> Put:
+    return _put(
+        account,
+        keys.price_groups_key(account, product_id),
+        groups,
+        [_product_check(account, product_id, order_by)],
+        Change(ChangeType.PRICE_GROUPS_UPDATED, product_id),
+        now or feed.wall_clock(),
+        read,
+    )
 
 
-def delete_customer_pricing(account: str, product_id: str, customer_id: str) -> bool:
+def delete_customer_pricing(account: str, product_id: str, customer_id: str, now: dt.datetime | None = None) -> bool:
     """False when the customer had no pricing of this product."""
+    doomed = {
+        "TableName": table.name(),
+        "Key": table.to_item(keys.customer_pricing_key(account, product_id, customer_id)),
+        "ConditionExpression": "attribute_exists(PK)",
+    }
+    change = Change(ChangeType.CUSTOMER_PRICING_DELETED, product_id, customer_id=customer_id)
     try:
-        table.client().delete_item(
-            TableName=table.name(),
-            Key=table.to_item(keys.customer_pricing_key(account, product_id, customer_id)),
-            ConditionExpression="attribute_exists(PK)",
-        )
+        feed.commit(account, [{"Delete": doomed}], [change], now or feed.wall_clock())
     except ClientError as error:
-        if table.is_conditional_failure(error):
+        if table.CONDITION_FAILED in table.cancellation_codes(error):
             return False
         raise
     return True
