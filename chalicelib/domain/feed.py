@@ -53,6 +53,15 @@ RESPONSE_CHANGE = {
     "REJECT": ChangeType.DELIVERY_REJECTED,
 }
 
+# A delivery's status after a change -> the entry it makes, for writers that only know the result.
+STATUS_CHANGE = {
+    "REQUESTED": ChangeType.DELIVERY_REQUESTED,
+    "ACCEPTED": ChangeType.DELIVERY_ACCEPTED,
+    "REJECTED": ChangeType.DELIVERY_REJECTED,
+    "CANCELLED": ChangeType.DELIVERY_CANCELLED,
+    "DELIVERED": ChangeType.DELIVERY_DELIVERED,
+}
+
 
 @dataclass(frozen=True)
 class Change:

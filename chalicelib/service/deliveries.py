@@ -13,6 +13,7 @@ from ..domain.common import parse
 from ..domain.delivery import CustomerActionBody
 from ..domain.errors import Busy, NotFound, invalid
 from ..domain.event_policy import EventType
+from ..domain.feed import RESPONSE_CHANGE, ChangeType, delivery_change
 from ..domain.order_file import order_file as build_order_file
 from ..store import deliveries, events
 from . import clock, delivery_reads
@@ -42,6 +43,7 @@ def _change(
     account: str,
     stored: deliveries.StoredDelivery,
     change: Callable[[dict, object], dict],
+    change_type: Callable[[dict], ChangeType],
     event: str | None = None,
     idempotency: IdempotencyClaim | None = None,
 ) -> dict:
@@ -51,7 +53,8 @@ def _change(
         changed = change(stored.delivery, now)
         outbox = events.outbox_operation(account, event, changed, now) if event is not None else None
         claim = idempotency.completion(changed) if idempotency is not None else None
-        outcome = deliveries.change(account, changed, stored.version, outbox, claim)
+        entry = delivery_change(change_type(changed), changed)
+        outcome = deliveries.change(account, changed, stored.version, outbox, claim, change=entry, now=now)
         if isinstance(outcome, deliveries.StoredDelivery):
             return changed
         if not isinstance(outcome, deliveries.Stale):
@@ -72,6 +75,7 @@ def respond(account: str, delivery_id: str, data, idempotency: IdempotencyClaim 
         account,
         stored,
         lambda current, now: delivery.respond(current, delivery.build_response(body, items, now)),
+        lambda changed: RESPONSE_CHANGE[body.type],
         idempotency=idempotency,
     )
 
@@ -92,13 +96,15 @@ _receive = _customer_action("received", delivery.status_after_receive)
 def cancel(account: str, customer_id: str, delivery_id: str, data, idempotency: IdempotencyClaim | None = None) -> dict:
     body = parse(CustomerActionBody, data)
     stored = _read(account, delivery_id, customer_id, consistent=True)
-    return _change(account, stored, lambda d, now: _cancel(d, now, body), EventType.CANCEL_DELIVERY, idempotency)
+    cancelled = lambda changed: ChangeType.DELIVERY_CANCELLED  # noqa: E731
+    return _change(account, stored, lambda d, now: _cancel(d, now, body), cancelled, EventType.CANCEL_DELIVERY, idempotency)
 
 
 def receive(account: str, customer_id: str, delivery_id: str, data, idempotency: IdempotencyClaim | None = None) -> dict:
     body = parse(CustomerActionBody, data)
     stored = _read(account, delivery_id, customer_id, consistent=True)
-    return _change(account, stored, lambda d, now: _receive(d, now, body), EventType.RECEIVE_DELIVERY, idempotency)
+    delivered = lambda changed: ChangeType.DELIVERY_DELIVERED  # noqa: E731
+    return _change(account, stored, lambda d, now: _receive(d, now, body), delivered, EventType.RECEIVE_DELIVERY, idempotency)
 
 
 def order_file(account: str, delivery_id: str, encoding: str) -> tuple[int, bytes]:

@@ -6,6 +6,7 @@ from ..domain.common import FieldError, ValidationFailed, parse
 from ..domain.delivery import OrderBody
 from ..domain.errors import Busy
 from ..domain.event_policy import EventType
+from ..domain.feed import ChangeType, delivery_change
 from ..domain.ordering import plan_order
 from ..store import deliveries, events, order_context
 from . import clock
@@ -25,7 +26,8 @@ def place_order(account: str, customer_id: str, data, idempotency: IdempotencyCl
     for delivery in placed:
         new_events.append(events.outbox_operation(account, EventType.REQUEST_DELIVERY, delivery, now))
     claim = idempotency.completion({"deliveries": placed}) if idempotency is not None else None
-    outcome = deliveries.place(account, placed, new_events, order.product_ids, claim)
+    changes = [delivery_change(ChangeType.DELIVERY_REQUESTED, delivery) for delivery in placed]
+    outcome = deliveries.place(account, placed, new_events, order.product_ids, claim, changes=changes, now=now)
     if outcome is None:
         return placed
     if isinstance(outcome, deliveries.ProductsGone):  # deleted between our read and our write

@@ -5,6 +5,7 @@ from ..store import events, webhooks
 from ..jobs import webhooks as sender
 from ..store.paging import Page
 from .paging import paged
+from . import clock
 
 NOT_CONFIGURED = "no webhook is configured; PUT /account/settings/webhooks to configure one"
 
@@ -17,13 +18,13 @@ def get_settings(account: str) -> dict:
 
 
 def put_settings(account: str, body) -> dict:
-    webhook = webhooks.put(account, validate_settings(body))
+    webhook = webhooks.put(account, validate_settings(body), clock.now())
     events.unpark(account)  # a new receiver gets the account's next events at once
     return shown(webhook.settings, webhook.signing_secret)
 
 
 def delete_settings(account: str) -> None:
-    if not webhooks.delete(account):
+    if not webhooks.delete(account, clock.now()):
         raise NotFound(NOT_CONFIGURED)
 
 

@@ -13,9 +13,12 @@ from dataclasses import dataclass
 
 from botocore.exceptions import ClientError
 
+import datetime as dt
+
 from ..domain.delivery_summary import without_items
+from ..domain.feed import STATUS_CHANGE, Change, ChangeType, delivery_change
 from ..domain.field_order import DELIVERY
-from . import batch, keys, products, rendered, table
+from . import batch, feed, keys, products, rendered, table
 from .paging import Page, query_page
 
 COUNTER = "DELIVERY"
@@ -99,14 +102,19 @@ def place(
     new_events: list[dict],
     used_products: list[str],
     claim: dict | None = None,
+    *,
+    changes: list[Change] | None = None,
+    now: dt.datetime | None = None,
 ) -> None | Stale | ProductsGone | LostClaim | TooLarge:
     """Create the deliveries of one order, in one transaction with their events (opaque transaction items), the
-    "used" flags of their products and the Idempotency-Key record; None when written."""
+    "used" flags of their products, the Idempotency-Key record and their feed entries; None when written."""
     operations = [operation for delivery in deliveries for operation in _create_operations(account, delivery)]
     operations += new_events
     first_product = len(operations)
     operations += [products.mark_used_operation(account, product_id) for product_id in used_products]
-    outcome = _transact(operations, claim)
+    if changes is None:
+        changes = [delivery_change(ChangeType.DELIVERY_REQUESTED, delivery) for delivery in deliveries]
+    outcome = _transact(account, operations, claim, changes, now or feed.wall_clock())
     if not isinstance(outcome, list):
         return outcome
     codes = outcome
@@ -168,22 +176,16 @@ def change(
     expected_version: int,
     event: dict | None = None,
     claim: dict | None = None,
+    *,
+    change: Change | None = None,
+    now: dt.datetime | None = None,
 ) -> StoredDelivery | Stale | LostClaim | TooLarge:
-    """Store the changed delivery if nobody changed it since `expected_version`; with its event and its
-    Idempotency-Key record (opaque transaction items) in the same write. Alone, it is one UpdateItem."""
+    """Store the changed delivery if nobody changed it since `expected_version`; with its event, its
+    Idempotency-Key record (opaque transaction items) and its feed entry in the same write."""
     update = _update_operation(account, delivery, expected_version)
     written = StoredDelivery(delivery, expected_version + 1)
-    if event is None and claim is None:
-        try:
-            table.client().update_item(**update["Update"])
-        except ClientError as error:
-            if table.is_conditional_failure(error):
-                return Stale()
-            if table.is_too_large(error):
-                return TooLarge()
-            raise
-        return written
-    outcome = _transact([update] + ([event] if event is not None else []), claim)
+    change = change or delivery_change(STATUS_CHANGE[delivery["status"]], delivery)
+    outcome = _transact(account, [update] + ([event] if event is not None else []), claim, [change], now or feed.wall_clock())
     if outcome is None:
         return written
     if isinstance(outcome, list):
@@ -193,11 +195,13 @@ def change(
     return outcome
 
 
-def _transact(operations: list[dict], claim: dict | None) -> None | list[str] | LostClaim | TooLarge:
-    """Run a transaction whose last item is the claim, if any: None when written, LostClaim when only the claim's
-    condition failed, else the per-item cancellation codes for the caller to read."""
+def _transact(
+    account: str, operations: list[dict], claim: dict | None, changes: list[Change], now: dt.datetime
+) -> None | list[str] | LostClaim | TooLarge:
+    """Run a transaction (with the feed entries of `changes`) whose last own item is the claim, if any: None when
+    written, LostClaim when only the claim's condition failed, else the per-item cancellation codes to read."""
     try:
-        table.client().transact_write_items(TransactItems=operations + ([claim] if claim is not None else []))
+        feed.commit(account, operations + ([claim] if claim is not None else []), changes, now)
     except ClientError as error:
         codes = table.cancellation_codes(error)
         if not codes:

@@ -12,8 +12,14 @@ from dataclasses import dataclass
 
 from botocore.exceptions import ClientError
 
+import datetime as dt
+
 from .. import config
-from . import keys, table
+from ..domain.feed import SETTINGS_WEBHOOKS, Change, ChangeType
+from . import batch, feed, keys, table
+
+CHANGE = Change(ChangeType.SETTINGS_UPDATED, SETTINGS_WEBHOOKS)
+WRITE_ATTEMPTS = 5
 
 SALT_BYTES = 16
 
@@ -46,31 +52,52 @@ def get(account: str) -> Webhook | None:
     return _from_item(account, response["Item"]) if "Item" in response else None
 
 
-def put(account: str, settings: dict) -> Webhook:
-    """Replace the configuration; the signing secret stays what it was (one UpdateItem)."""
-    response = table.client().update_item(
-        TableName=table.name(),
-        Key=_key(account),
-        UpdateExpression="SET #data = :data, secret_salt = if_not_exists(secret_salt, :salt)",
-        ExpressionAttributeNames={"#data": "data"},
-        ExpressionAttributeValues=table.values(data=settings, salt=secrets.token_hex(SALT_BYTES)),
-        ReturnValues="ALL_NEW",
-    )
-    return _from_item(account, response["Attributes"])
+def put(account: str, settings: dict, now: dt.datetime | None = None, head_sets: dict | None = None) -> Webhook:
+    """Replace the configuration, with its feed entry; the signing secret stays what it was. The same
+    configuration again writes nothing. `head_sets`: what the feed head keeps of it (the event selection)."""
+    key, head_key = keys.webhooks_key(account), feed.head_key(account)
+    for _ in range(WRITE_ATTEMPTS):
+        found = batch.get_items([key, head_key], consistent=True)
+        current = batch.pick(found, key) or {}
+        salt = current.get("secret_salt")
+        if "data" in current and table.plain(current["data"]) == table.plain(settings):
+            return Webhook(table.plain(current["data"]), signing_secret(account, salt))
+        update = {
+            "TableName": table.name(),
+            "Key": _key(account),
+            "UpdateExpression": "SET #data = :data, secret_salt = :salt",
+            "ExpressionAttributeNames": {"#data": "data"},
+        }
+        if salt is None:  # the first PUT draws the salt (a new signing secret)
+            salt = secrets.token_hex(SALT_BYTES)
+            update["ConditionExpression"] = "attribute_not_exists(secret_salt)"
+            update["ExpressionAttributeValues"] = table.values(data=settings, salt=salt)
+        else:
+            update["ConditionExpression"] = "secret_salt = :salt"
+            update["ExpressionAttributeValues"] = table.values(data=settings, salt=salt)
+        try:
+            feed.commit(account, [{"Update": update}], [CHANGE], now or feed.wall_clock(),
+                        feed.head_of(batch.pick(found, head_key)), head_sets)
+            return Webhook(table.plain(settings), signing_secret(account, salt))
+        except ClientError as error:
+            if table.CONDITION_FAILED not in table.cancellation_codes(error):
+                raise
+    raise feed.FeedBusy()
 
 
-def delete(account: str) -> bool:
+def delete(account: str, now: dt.datetime | None = None, head_sets: dict | None = None) -> bool:
     """Stop sending: remove the configuration but keep the salt, so a later PUT brings back the same secret."""
+    update = {
+        "TableName": table.name(),
+        "Key": _key(account),
+        "UpdateExpression": "REMOVE #data",
+        "ConditionExpression": "attribute_exists(#data)",
+        "ExpressionAttributeNames": {"#data": "data"},
+    }
     try:
-        table.client().update_item(
-            TableName=table.name(),
-            Key=_key(account),
-            UpdateExpression="REMOVE #data",
-            ConditionExpression="attribute_exists(#data)",
-            ExpressionAttributeNames={"#data": "data"},
-        )
+        feed.commit(account, [{"Update": update}], [CHANGE], now or feed.wall_clock(), None, head_sets)
     except ClientError as error:
-        if table.is_conditional_failure(error):
+        if table.CONDITION_FAILED in table.cancellation_codes(error):
             return False
         raise
     return True
