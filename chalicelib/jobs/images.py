@@ -106,7 +106,7 @@ def _process(item: dict, now: dt.datetime) -> str:
     account, product_id = product_images.product_of(item)
     for _ in range(FINISH_ATTEMPTS):
         data = _filled(item["data"], meta) if meta else None
-        finished = product_images.finish(item, data=data, meta=meta, error=error)
+        finished = product_images.finish(item, data=data, meta=meta, error=error, now=now)
         if finished == product_images.Finished.TOO_LARGE:
             log.warning("image of %s: the product item cannot hold the result; marked FAILED", (account, product_id))
             finished = product_images.failed_bare(item)

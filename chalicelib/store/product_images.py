@@ -15,7 +15,8 @@ from botocore.exceptions import ClientError
 
 from ..domain.image_status import ImageStatus
 from ..domain.timestamps import iso
-from . import keys, rendered, table
+from ..domain.feed import product_change
+from . import feed, keys, rendered, table
 
 PENDING, DOWNLOADING, DONE, FAILED = ImageStatus.PENDING, ImageStatus.DOWNLOADING, ImageStatus.DONE, ImageStatus.FAILED
 STATE = ("image_status", "image_meta", "image_error", "GSI3PK", "GSI3SK")
@@ -83,8 +84,16 @@ def claim(item: dict, lease_until: dt.datetime) -> dict | Finished | None:
     return _readable(table.from_item(response["Attributes"]))
 
 
-def finish(item: dict, *, data: dict | None = None, meta: dict | None = None, error: dict | None = None) -> Finished:
-    """Record the outcome, conditional on the revision read; with `data` the product document changes too."""
+def finish(
+    item: dict,
+    *,
+    data: dict | None = None,
+    meta: dict | None = None,
+    error: dict | None = None,
+    now: dt.datetime | None = None,
+) -> Finished:
+    """Record the outcome, conditional on the revision read; with `data` the product document changes too, and
+    that is a product.updated in the feed (in the same transaction)."""
     named = {"rev": item["rev"], "status": FAILED if error else DONE}
     names = {}
     update = ["image_status = :status"]
@@ -117,10 +126,22 @@ def finish(item: dict, *, data: dict | None = None, meta: dict | None = None, er
     }
     if names:
         request["ExpressionAttributeNames"] = names
+    if data is None:
+        try:
+            table.client().update_item(**request)
+        except ClientError as failure:
+            return table.refusal(failure, Finished.CHANGED, Finished.TOO_LARGE)
+        return Finished.RECORDED
+    account, product_id = product_of(item)
     try:
-        table.client().update_item(**request)
+        feed.commit(account, [{"Update": request}], [product_change("updated", product_id)], now or feed.wall_clock())
     except ClientError as failure:
-        return table.refusal(failure, Finished.CHANGED, Finished.TOO_LARGE)
+        codes = table.cancellation_codes(failure)
+        if table.CONDITION_FAILED in codes:
+            return Finished.CHANGED
+        if "ValidationError" in codes or table.is_too_large(failure):
+            return Finished.TOO_LARGE
+        raise
     return Finished.RECORDED
 
 
