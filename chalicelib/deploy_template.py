@@ -73,8 +73,8 @@ def table_resource() -> dict:
     # CloudFormation has no StreamEnabled: a StreamSpecification turns the stream on.
     properties["StreamSpecification"] = {"StreamViewType": definition["StreamSpecification"]["StreamViewType"]}
     properties["PointInTimeRecoverySpecification"] = {"PointInTimeRecoveryEnabled": True}
-    # Idempotency records carry expires_at (epoch seconds); DynamoDB removes them after their 24 hours.
-    properties["TimeToLiveSpecification"] = {"AttributeName": "expires_at", "Enabled": True}
+    # Idempotency records (24 hours) and change-feed entries (35 days) carry expires_at (epoch seconds).
+    properties["TimeToLiveSpecification"] = {"AttributeName": table.TTL_ATTRIBUTE, "Enabled": True}
     return {
         "Type": "AWS::DynamoDB::Table",
         # Deleting or replacing the stack must never delete the data.

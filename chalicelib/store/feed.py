@@ -99,7 +99,7 @@ def entry_item(account: str, sequence: int, change: Change, now: dt.datetime) ->
         "resource": str(change.resource),
         "id": change.id,
         "at": iso(now),
-        "expires": int(now.timestamp()) + RETENTION_DAYS * 86400,  # the table's TTL attribute
+        "expires_at": int(now.timestamp()) + RETENTION_DAYS * 86400,  # the table's TTL attribute
     }
     if change.status is not None:
         item["status"] = str(change.status)
@@ -217,8 +217,8 @@ def read(account: str, after: int | None, limit: int, now: dt.datetime) -> Entri
     cutoff = int(now.timestamp())
     for raw in response.get("Items", []):
         item = table.from_item(raw)
-        # TTL deletes late: an entry past `expires` counts as gone already, whether or not it was deleted.
-        if int(item["sequence"]) != expected or int(item.get("expires", cutoff + 1)) <= cutoff:
+        # TTL deletes late: an entry past `expires_at` counts as gone already, whether or not it was deleted.
+        if int(item["sequence"]) != expected or int(item.get("expires_at", cutoff + 1)) <= cutoff:
             break
         entries.append(_public(item))
         expected += 1

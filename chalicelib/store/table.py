@@ -141,6 +141,9 @@ def due_items(index: str, partition: str, bound: str, limit: int) -> list[dict]:
     return [from_item(item) for item in response.get("Items", [])]
 
 
+TTL_ATTRIBUTE = "expires_at"  # epoch seconds; DynamoDB deletes the item some time after
+
+
 def table_definition(table_name: str) -> dict:
     """CreateTable arguments; the deploy template describes the same table."""
     attrs = ["PK", "SK", "GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK", "GSI3PK", "GSI3SK"]
@@ -171,6 +174,19 @@ def create_table(table_name: str | None = None) -> bool:
     try:
         ddb.create_table(**table_definition(table_name))
     except ddb.exceptions.ResourceInUseException:
+        _enable_ttl(ddb, table_name)  # a table made before the change feed gets its TTL too
         return False
     ddb.get_waiter("table_exists").wait(TableName=table_name, WaiterConfig={"Delay": 1, "MaxAttempts": 60})
+    _enable_ttl(ddb, table_name)
     return True
+
+
+def _enable_ttl(ddb, table_name: str) -> None:
+    """Idempotency records and change-feed entries carry their end of life in TTL_ATTRIBUTE (as the deploy
+    template says)."""
+    current = ddb.describe_time_to_live(TableName=table_name).get("TimeToLiveDescription", {})
+    if current.get("TimeToLiveStatus") in ("ENABLED", "ENABLING"):
+        return
+    ddb.update_time_to_live(
+        TableName=table_name, TimeToLiveSpecification={"Enabled": True, "AttributeName": TTL_ATTRIBUTE}
+    )
