@@ -64,3 +64,9 @@ class Busy(ServiceError):
 
 class UnsupportedMediaType(ServiceError):
     type, status = ProblemType.UNSUPPORTED_MEDIA_TYPE, 415
+
+
+class FeedExpired(ServiceError):
+    """The change feed no longer keeps the entry after the reader's position: resynchronise in full (§13)."""
+
+    type, status = ProblemType.FEED_EXPIRED, 410

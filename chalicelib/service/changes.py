@@ -1,0 +1,52 @@
+"""Use case: read the account's change feed (decisions §13; docs/feed.md)."""
+from ..domain.errors import FeedExpired, invalid
+from ..domain.feed import SETTINGS_WEBHOOKS, Resource
+from ..domain.limits import PAGE_BYTES
+from ..domain.rendering import json_text
+from ..store import feed, feed_data
+from . import clock
+
+DATA_CHUNK = 50  # entries whose resources one BatchGetItem reads (at most two keys each: 100 keys)
+ENVELOPE_BYTES = 1024  # room for {"changes": [...], "last_sequence", "max_sequence"} around the entries
+
+
+def _travels(entry: dict, data):
+    """What of a resource may travel in the feed: the webhook settings without secrets or header values."""
+    if entry["resource"] == Resource.SETTINGS and entry["id"] == SETTINGS_WEBHOOKS and data is not None:
+        return {"url": data["url"], "method": data.get("method", "POST"), "events": list(data.get("events") or default_events())}
+    return data
+
+
+def default_events() -> list[str]:
+    from ..domain.event_policy import EventType
+
+    return [str(t) for t in EventType]
+
+
+def _with_data(account: str, entries: list[dict]) -> list[dict]:
+    """The entries with `data`, read in chunks; the page ends before its body would pass 5 MiB."""
+    shown, size = [], ENVELOPE_BYTES
+    for start in range(0, len(entries), DATA_CHUNK):
+        chunk = entries[start : start + DATA_CHUNK]
+        for entry, data in zip(chunk, feed_data.current(account, chunk)):
+            with_data = {**entry, "data": _travels(entry, data)}
+            size += len(json_text(with_data).encode()) + 1
+            if size > PAGE_BYTES:
+                return shown
+            shown.append(with_data)
+    return shown
+
+
+def read_changes(account: str, after: int | None, limit: int, include_data: bool) -> dict:
+    """The entries after `after` (None: `latest`), at most `limit`, with the positions a reader needs."""
+    read = feed.read(account, after, limit, clock.now())
+    if isinstance(read, feed.Beyond):
+        raise invalid("after", f"must not be greater than max_sequence ({read.max_sequence})")
+    if isinstance(read, feed.Expired):
+        raise FeedExpired(
+            f"the change after sequence {after} is no longer kept; resynchronise in full: "
+            "GET /changes?after=latest, then the lists, then follow the feed from there"
+        )
+    entries = _with_data(account, read.entries) if include_data and read.entries else read.entries
+    last = entries[-1]["sequence"] if entries else (read.max_sequence if after is None else after)
+    return {"changes": entries, "last_sequence": last, "max_sequence": read.max_sequence}
