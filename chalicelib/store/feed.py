@@ -23,8 +23,10 @@ from ..domain.feed import RETENTION_DAYS, Change
 from ..domain.timestamps import iso
 from . import keys, table
 
-# Lost races on the head, each followed by a pause of up to 0.2 s: about 5 s of contention, then Busy.
-MAX_ATTEMPTS = 40
+# Lost races on the head, each followed by a random pause of up to 0.2 s: after 5 s of contention (or that many
+# attempts), Busy (409: nothing was written, the client may retry).
+MAX_ATTEMPTS = 100
+CONTENTION_SECONDS = 5.0
 TRANSACTION_CONFLICT = "TransactionConflict"  # DynamoDB's code when transactions on one item collide
 
 
@@ -143,6 +145,7 @@ def commit(
         if operations:
             table.client().transact_write_items(TransactItems=operations)
         return head.sequence if head is not None else 0
+    give_up_at = time.monotonic() + CONTENTION_SECONDS
     for attempt in range(MAX_ATTEMPTS):
         if head is None:
             head = read_head(account)
@@ -161,6 +164,8 @@ def commit(
                     raise _trimmed(error, codes, len(operations))
                 raise
         head = None
+        if time.monotonic() > give_up_at:
+            break
         time.sleep(random.uniform(0, min(0.002 * 2**attempt, 0.2)))
     raise FeedBusy()
 
