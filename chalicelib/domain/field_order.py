@@ -195,4 +195,18 @@ BY_MODEL: dict[str, Order] = {
     "EventList": page("events", EVENT),
     "ImportReport": IMPORT,
     "ImportList": page("imports", Record(IMPORT_SUMMARY_FIELDS)),
+    "ChangePage": Record(
+        ("changes", "last_sequence", "max_sequence"),
+        {"changes": Record(("sequence", "type", "resource", "id", "at", "status", "customer_id", "data"))},
+    ),
+}
+
+# The `data` of a change feed entry (GET /changes?include=data), by the entry's resource: as its GET orders it.
+FEED_DATA: dict[str, Order] = {
+    "product": PRODUCT,
+    "category": CATEGORY,
+    "customer": CUSTOMER,
+    "customer-pricing": PRICE_LEVEL,
+    "price-groups": Map(PRICE_LEVEL),
+    "delivery": DELIVERY,
 }

@@ -27,6 +27,7 @@ from .openapi_text import (
     DESCRIPTION,
     EXAMPLE_EXEMPT,
     OPERATION_NOTES,
+    EXTRA_PROBLEMS,
     PATH_PARAMETERS,
     QUERY_PARAMETERS,
     RESPONSE_CONTENT,
@@ -88,6 +89,8 @@ PROBLEMS = {
     409: "Another request is changing the same thing (the same Idempotency-Key in progress, or a delivery under "
     "heavy contention); retry after the Retry-After seconds.",
     412: "If-Match names a version of the resource that is no longer current.",
+    410: "The change feed no longer keeps the entry after `after` (`feed-expired`): resynchronise in full "
+    "(after=latest, then the lists, then follow the feed).",
     413: f"The request body is larger than {bodies.MAX_BODY_BYTES} bytes.",
     415: "The body is not sent as application/json (or application/merge-patch+json on PATCH).",
     500: "An unexpected error; it has been logged.",
@@ -100,6 +103,7 @@ EXAMPLE_TYPES = {
     405: ProblemType.METHOD_NOT_ALLOWED,
     409: ProblemType.CONFLICT,
     412: ProblemType.PRECONDITION_FAILED,
+    410: ProblemType.FEED_EXPIRED,
     413: ProblemType.PAYLOAD_TOO_LARGE,
     415: ProblemType.UNSUPPORTED_MEDIA_TYPE,
     500: ProblemType.INTERNAL_ERROR,
@@ -319,7 +323,8 @@ def _problem_statuses(operation: Operation, versioned: set[str]) -> list[int]:
         statuses.append(412)
     if operation.method in bodies.BODY_METHODS:
         statuses += [413, 415]
-    return statuses + [500]
+    statuses += list(EXTRA_PROBLEMS.get(operation.name, ()))
+    return sorted(statuses) + [500]
 
 
 def _description(operation: Operation) -> str:

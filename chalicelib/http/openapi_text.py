@@ -39,6 +39,7 @@ TAGS = {
     "Customer ordering": "What a customer token may do: browse the catalogue, order, cancel and receive.",
     "Webhooks": "Where events are sent, the log of their attempts, and the events themselves.",
     "Imports": "Catalogue imports from CSV files.",
+    "Changes": "The change feed: every change to the account's data, in order, to keep another system in step.",
     "Service": "The service's own description: this document and its page for people.",
 }
 
@@ -56,6 +57,7 @@ TAG_OF_PATH = (
     ("/account/webhook-deliveries", "Webhooks"),
     ("/account/events", "Webhooks"),
     ("/imports", "Imports"),
+    ("/changes", "Changes"),
     ("/openapi.json", "Service"),
     ("/docs", "Service"),
 )
@@ -77,6 +79,21 @@ PATH_PARAMETERS = {
 }
 
 QUERY_PARAMETERS = {
+    "after": {
+        "description": "The sequence the reader has seen (default 0: from the start); `latest` answers the newest "
+        "position without entries (where a full resynchronisation starts). Above max_sequence: 400. When the "
+        "entry after it is no longer kept (entries are kept 30 days at least): 410 `feed-expired`.",
+        "schema": {"oneOf": [{"type": "integer", "minimum": 0}, {"type": "string", "enum": ["latest"]}]},
+    },
+    "limit": {
+        "description": "At most this many entries (1 to 1000).",
+        "schema": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100},
+    },
+    "include": {
+        "description": "`data` adds each entry's resource as its GET answers now (null when it no longer exists); "
+        "a page then ends early rather than pass 5 MiB.",
+        "schema": {"type": "string", "enum": ["data"]},
+    },
     "dry_run": {
         "description": "`true` checks the file and reports what would change without writing anything.",
         "schema": {"type": "boolean", "default": False},
@@ -110,6 +127,9 @@ OPERATION_NOTES = {
         "errors in file order; `error_count` counts them all."
     ),
 }
+
+# Problems an operation answers beyond those every operation of its kind does.
+EXTRA_PROBLEMS = {"list_changes": (410,)}
 
 # Operations whose success body is not a JSON model: what they answer.
 RESPONSE_CONTENT = {

@@ -1,6 +1,7 @@
 """Use case: read the account's change feed (decisions §13; docs/feed.md)."""
 from ..domain.errors import FeedExpired, invalid
 from ..domain.feed import SETTINGS_WEBHOOKS, Resource
+from ..domain.field_order import BY_MODEL, FEED_DATA, ordered
 from ..domain.limits import PAGE_BYTES
 from ..domain.rendering import json_text
 from ..store import feed, feed_data
@@ -11,10 +12,13 @@ ENVELOPE_BYTES = 1024  # room for {"changes": [...], "last_sequence", "max_seque
 
 
 def _travels(entry: dict, data):
-    """What of a resource may travel in the feed: the webhook settings without secrets or header values."""
+    """What of a resource may travel in the feed (the webhook settings without secrets or header values), in
+    the field order of its GET."""
     if entry["resource"] == Resource.SETTINGS and entry["id"] == SETTINGS_WEBHOOKS and data is not None:
         return {"url": data["url"], "method": data.get("method", "POST"), "events": list(data.get("events") or default_events())}
-    return data
+    if entry["resource"] == Resource.SETTINGS:
+        return ordered(data, BY_MODEL["AccountDeliverySettings"])
+    return ordered(data, FEED_DATA.get(entry["resource"]))
 
 
 def default_events() -> list[str]:

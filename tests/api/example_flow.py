@@ -145,6 +145,7 @@ def record_examples(api, monkeypatch) -> dict[str, dict]:
     event_id = call("GET", "/account/events?limit=1")["events"][0]["id"]
     call("POST", f"/account/events/{event_id}/resend", status=202)  # no receiver now: a failed attempt
     call("DELETE", "/products/lemonade", status=204)
+    call("GET", "/changes?after=0&limit=2&include=data")
     started = call("POST", "/imports/products?dry_run=false", raw=EXAMPLE_FILE.encode(), headers={"Content-Type": "text/csv; charset=utf-8"}, status=202)
     import_jobs.advance_imports(NOW, time.monotonic() + 60)
     call("GET", f"/imports/products/{started['id']}")
