@@ -83,3 +83,33 @@ def product_change(kind: str, product_id: str) -> Change:
 
 def delivery_change(change_type: ChangeType, delivery: dict) -> Change:
     return Change(change_type, str(delivery["id"]), status=delivery["status"])
+
+
+# Webhooks on the feed (§13): which event, if any, an entry makes under the account's selection of types.
+LEGACY_TWINS = {
+    "request-delivery": ChangeType.DELIVERY_REQUESTED,
+    "cancel-delivery": ChangeType.DELIVERY_CANCELLED,
+    "receive-delivery": ChangeType.DELIVERY_DELIVERED,
+}
+DEFAULT_EVENTS = tuple(LEGACY_TWINS)  # what a webhook configured without `events` sends (as before the feed)
+EVENT_TYPES = DEFAULT_EVENTS + tuple(str(t) for t in ChangeType)
+
+
+def event_selection_errors(selected: list[str]) -> list[str]:
+    """Why a selection of event types cannot be stored (empty when it can)."""
+    problems = [f"{name!r} is not an event type" for name in selected if name not in EVENT_TYPES]
+    problems += [
+        f"{legacy!r} and {str(twin)!r} are the same event; select one of them"
+        for legacy, twin in LEGACY_TWINS.items()
+        if legacy in selected and str(twin) in selected
+    ]
+    return problems
+
+
+def event_type_of(change_type: ChangeType, selected: tuple[str, ...] | None) -> str | None:
+    """The type of the event the entry makes, None when the selection (None: the default) takes none of it."""
+    chosen = DEFAULT_EVENTS if selected is None else selected
+    for legacy, twin in LEGACY_TWINS.items():
+        if twin == change_type and legacy in chosen:
+            return legacy
+    return str(change_type) if str(change_type) in chosen else None

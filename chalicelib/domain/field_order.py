@@ -150,7 +150,7 @@ DELIVERY = Record(
     },
 )
 WEBHOOK_SETTINGS = Record(
-    ("url", "method", "headers", "authorization", "signing_secret"),
+    ("url", "method", "headers", "authorization", "events", "signing_secret"),
     {"headers": Map(), "authorization": Record(("type", "username"))},
 )
 WEBHOOK_DELIVERY = Record(
@@ -158,7 +158,7 @@ WEBHOOK_DELIVERY = Record(
     {"attempts": Record(("at", "status_code", "error", "duration_ms"))},
 )
 EVENT = Record(
-    ("id", "type", "delivery_id", "status", "attempts", "created", "last_status_code", "last_error",
+    ("id", "type", "delivery_id", "sequence", "status", "attempts", "created", "last_status_code", "last_error",
      "next_attempt_at", "reason"),
 )
 IMPORT_SUMMARY_FIELDS = (

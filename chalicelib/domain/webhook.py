@@ -8,6 +8,7 @@ from pydantic import AfterValidator, Field, Strict
 
 from .common import FieldError, Shape, ValidationFailed, absolute_http_url, dump, parse
 from .event_policy import EventStatus, EventType  # noqa: F401 - the shapes below list them
+from .feed import DEFAULT_EVENTS, EVENT_TYPES, event_selection_errors
 
 MAX_URL_LENGTH = 2048
 MAX_HEADERS = 20
@@ -92,6 +93,12 @@ class WebhookSettings(Shape):
     method: Literal["POST", "PUT", "PATCH"] = "POST"
     headers: dict[str, HeaderValue] | None = Field(None, description="sent with every event; names are HTTP tokens")
     authorization: BasicAuthorization | None = None
+    events: list[Annotated[str, Strict()]] | None = Field(
+        None,
+        max_length=len(EVENT_TYPES),
+        description="The event types to send (decisions §13): the legacy request-delivery, cancel-delivery and "
+        "receive-delivery (the default), and any change feed type (product.updated, delivery.accepted, ...).",
+    )
 
 
 class ShownAuthorization(Shape):
@@ -106,6 +113,7 @@ class WebhookSettingsView(Shape):
     method: Literal["POST", "PUT", "PATCH"]
     headers: dict[str, str] | None = None
     authorization: ShownAuthorization | None = None
+    events: list[str] = Field(description="The event types sent.")
     signing_secret: str = Field(description="whsec_...: verify webhook-signature with it (Standard Webhooks)")
 
 
@@ -118,19 +126,30 @@ def validate_settings(data) -> dict:
             for name in data["headers"]
             if name.lower() == "authorization"
         ]
+    if isinstance(data, dict) and isinstance(data.get("events"), list):
+        problems = event_selection_errors([e for e in data["events"] if isinstance(e, str)])
+        errors += [FieldError("events", problem) for problem in problems]
     try:
         settings = parse(WebhookSettings, data)
     except ValidationFailed as failed:
         raise ValidationFailed(failed.errors + errors) from None
     if errors:
         raise ValidationFailed(errors)
-    return dump(settings)
+    stored = dump(settings)
+    stored["events"] = list(dict.fromkeys(stored.get("events") or DEFAULT_EVENTS))  # absent: the legacy default
+    return stored
+
+
+def events_of(settings: dict) -> list[str]:
+    """The event types the settings send; settings stored before `events` existed send the default."""
+    return list(settings.get("events") or DEFAULT_EVENTS)
 
 
 def shown(settings: dict, signing_secret: str) -> dict:
-    view = {k: v for k, v in settings.items() if k != "authorization"}
+    view = {k: v for k, v in settings.items() if k not in ("authorization", "events")}
     if "authorization" in settings:
         view["authorization"] = {"type": "basic", "username": settings["authorization"]["username"]}
+    view["events"] = events_of(settings)
     view["signing_secret"] = signing_secret
     return view
 
@@ -161,8 +180,9 @@ class Event(Shape):
     """One event as GET /account/events lists it (decisions §10)."""
 
     id: str
-    type: EventType
-    delivery_id: int | None = None
+    type: str = Field(description="A legacy type (request-delivery, cancel-delivery, receive-delivery) or a change feed type")
+    delivery_id: int | None = Field(None, description="null when the event is not about a delivery")
+    sequence: int | None = Field(None, description="The change feed entry the event comes from")
     status: EventStatus
     attempts: int = Field(description="attempts made so far, resends included")
     created: str

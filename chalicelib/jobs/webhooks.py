@@ -36,6 +36,7 @@ from ..domain.timestamps import iso, parse_iso
 from ..store import events, table
 from ..store import webhooks as settings_store
 from . import outbound
+from ..service import changes
 from .budget import clock_from
 from .budget import now as _now
 
@@ -79,15 +80,9 @@ def _headers(event: dict, hook: settings_store.Webhook, body: str, moment: dt.da
 
 
 def body_of(event: dict) -> str | None:
-    """The JSON text to send: {"type", "idempotency_key", "data": the delivery as it is now}; None when the
-    delivery is gone. Events written before the outbox held no body keep theirs."""
-    if "body" in event:
-        return event["body"]
-    delivery = events.delivery_of(event)
-    if delivery is None:
-        return None
-    data = field_order.ordered(delivery, field_order.DELIVERY)  # as GET /deliveries/:id lists its fields
-    return table.json_text({"type": event["type"], "idempotency_key": event["event_id"], "data": data})
+    """The JSON text to send (service/changes.py builds it, the same for every trigger); None when it can never
+    be sent (its delivery is gone)."""
+    return changes.event_body(event)
 
 
 def attempt(event: dict, hook: settings_store.Webhook | None, clock: Clock, transport: Transport) -> Attempt:

@@ -1,10 +1,10 @@
 """Use case: read the account's change feed (decisions §13; docs/feed.md)."""
 from ..domain.errors import FeedExpired, invalid
-from ..domain.feed import SETTINGS_WEBHOOKS, Resource
+from ..domain.feed import DEFAULT_EVENTS, SETTINGS_WEBHOOKS, Resource
 from ..domain.field_order import BY_MODEL, FEED_DATA, ordered
 from ..domain.limits import PAGE_BYTES
 from ..domain.rendering import json_text
-from ..store import feed, feed_data
+from ..store import events, feed, feed_data
 from . import clock
 
 DATA_CHUNK = 50  # entries whose resources one BatchGetItem reads (at most two keys each: 100 keys)
@@ -15,16 +15,10 @@ def _travels(entry: dict, data):
     """What of a resource may travel in the feed (the webhook settings without secrets or header values), in
     the field order of its GET."""
     if entry["resource"] == Resource.SETTINGS and entry["id"] == SETTINGS_WEBHOOKS and data is not None:
-        return {"url": data["url"], "method": data.get("method", "POST"), "events": list(data.get("events") or default_events())}
+        return {"url": data["url"], "method": data.get("method", "POST"), "events": list(data.get("events") or DEFAULT_EVENTS)}
     if entry["resource"] == Resource.SETTINGS:
         return ordered(data, BY_MODEL["AccountDeliverySettings"])
     return ordered(data, FEED_DATA.get(entry["resource"]))
-
-
-def default_events() -> list[str]:
-    from ..domain.event_policy import EventType
-
-    return [str(t) for t in EventType]
 
 
 def _with_data(account: str, entries: list[dict]) -> list[dict]:
@@ -54,3 +48,27 @@ def read_changes(account: str, after: int | None, limit: int, include_data: bool
     entries = _with_data(account, read.entries) if include_data and read.entries else read.entries
     last = entries[-1]["sequence"] if entries else (read.max_sequence if after is None else after)
     return {"changes": entries, "last_sequence": last, "max_sequence": read.max_sequence}
+
+
+def event_body(event: dict) -> str | None:
+    """The JSON text a webhook event sends (§10, §13): {type, idempotency_key, sequence, previous_sequence,
+    data}. Legacy types carry the delivery as GET /deliveries/:id shows it now (None: the delivery is gone, the
+    event can never be sent); feed types carry `data` as include=data gives it (null when gone). The same text on
+    every attempt and resend but for `data`, which is read when sending. Events recorded before the feed have no
+    sequence; events recorded before the outbox held no body keep theirs."""
+    if "body" in event:
+        return event["body"]
+    body = {"type": event["type"], "idempotency_key": event["event_id"]}
+    if event.get("sequence") is not None:
+        body.update(sequence=int(event["sequence"]), previous_sequence=int(event.get("previous_sequence", 0)))
+    if event["type"] in DEFAULT_EVENTS:
+        delivery = events.delivery_of(event)
+        if delivery is None:
+            return None
+        body["data"] = ordered(delivery, FEED_DATA[Resource.DELIVERY])
+    else:
+        entry = {"resource": event["resource"], "id": event["resource_id"]}
+        if event.get("customer_id") is not None:
+            entry["customer_id"] = event["customer_id"]
+        body["data"] = _travels(entry, feed_data.current(event["account"], [entry])[0])
+    return json_text(body)

@@ -12,10 +12,9 @@ from ..domain import delivery
 from ..domain.common import parse
 from ..domain.delivery import CustomerActionBody
 from ..domain.errors import Busy, NotFound, invalid
-from ..domain.event_policy import EventType
 from ..domain.feed import RESPONSE_CHANGE, ChangeType, delivery_change
 from ..domain.order_file import order_file as build_order_file
-from ..store import deliveries, events
+from ..store import deliveries
 from . import clock, delivery_reads
 from .idempotency import IdempotencyClaim
 
@@ -44,17 +43,15 @@ def _change(
     stored: deliveries.StoredDelivery,
     change: Callable[[dict, object], dict],
     change_type: Callable[[dict], ChangeType],
-    event: str | None = None,
     idempotency: IdempotencyClaim | None = None,
 ) -> dict:
     """Apply `change(delivery, now)` (which raises when the state machine forbids it) until it is written."""
     for attempt in range(MAX_ATTEMPTS):
         now = clock.now()
         changed = change(stored.delivery, now)
-        outbox = events.outbox_operation(account, event, changed, now) if event is not None else None
         claim = idempotency.completion(changed) if idempotency is not None else None
         entry = delivery_change(change_type(changed), changed)
-        outcome = deliveries.change(account, changed, stored.version, outbox, claim, change=entry, now=now)
+        outcome = deliveries.change(account, changed, stored.version, None, claim, change=entry, now=now)
         if isinstance(outcome, deliveries.StoredDelivery):
             return changed
         if not isinstance(outcome, deliveries.Stale):
@@ -97,14 +94,14 @@ def cancel(account: str, customer_id: str, delivery_id: str, data, idempotency: 
     body = parse(CustomerActionBody, data)
     stored = _read(account, delivery_id, customer_id, consistent=True)
     cancelled = lambda changed: ChangeType.DELIVERY_CANCELLED  # noqa: E731
-    return _change(account, stored, lambda d, now: _cancel(d, now, body), cancelled, EventType.CANCEL_DELIVERY, idempotency)
+    return _change(account, stored, lambda d, now: _cancel(d, now, body), cancelled, idempotency)
 
 
 def receive(account: str, customer_id: str, delivery_id: str, data, idempotency: IdempotencyClaim | None = None) -> dict:
     body = parse(CustomerActionBody, data)
     stored = _read(account, delivery_id, customer_id, consistent=True)
     delivered = lambda changed: ChangeType.DELIVERY_DELIVERED  # noqa: E731
-    return _change(account, stored, lambda d, now: _receive(d, now, body), delivered, EventType.RECEIVE_DELIVERY, idempotency)
+    return _change(account, stored, lambda d, now: _receive(d, now, body), delivered, idempotency)
 
 
 def order_file(account: str, delivery_id: str, encoding: str) -> tuple[int, bytes]:

@@ -1,14 +1,14 @@
-"""Use case: a customer places an order (decisions §8). At most three requests to DynamoDB:
+"""Use case: a customer places an order (decisions §8). At most four requests to DynamoDB:
 one BatchGetItem for everything the order is checked against, one UpdateItem for the delivery ids, and one
-TransactWriteItems creating the deliveries, their events and the products' "used" flags together.
+TransactWriteItems creating the deliveries, their feed entries (which make their events, store/feed.py) and the
+products' "used" flags together; the feed adds one GetItem of the account's feed head.
 """
 from ..domain.common import FieldError, ValidationFailed, parse
 from ..domain.delivery import OrderBody
 from ..domain.errors import Busy
-from ..domain.event_policy import EventType
 from ..domain.feed import ChangeType, delivery_change
 from ..domain.ordering import plan_order
-from ..store import deliveries, events, order_context
+from ..store import deliveries, order_context
 from . import clock
 from .deliveries import raise_for
 from .idempotency import IdempotencyClaim
@@ -22,12 +22,9 @@ def place_order(account: str, customer_id: str, data, idempotency: IdempotencyCl
     order = plan_order(body, customer_id, context, now)
     ids = deliveries.allocate_ids(account, len(order.deliveries))
     placed = [{"id": delivery_id, **delivery} for delivery_id, delivery in zip(ids, order.deliveries)]
-    new_events = []
-    for delivery in placed:
-        new_events.append(events.outbox_operation(account, EventType.REQUEST_DELIVERY, delivery, now))
     claim = idempotency.completion({"deliveries": placed}) if idempotency is not None else None
     changes = [delivery_change(ChangeType.DELIVERY_REQUESTED, delivery) for delivery in placed]
-    outcome = deliveries.place(account, placed, new_events, order.product_ids, claim, changes=changes, now=now)
+    outcome = deliveries.place(account, placed, [], order.product_ids, claim, changes=changes, now=now)
     if outcome is None:
         return placed
     if isinstance(outcome, deliveries.ProductsGone):  # deleted between our read and our write

@@ -18,7 +18,9 @@ def get_settings(account: str) -> dict:
 
 
 def put_settings(account: str, body) -> dict:
-    webhook = webhooks.put(account, validate_settings(body), clock.now())
+    settings = validate_settings(body)
+    # The feed head keeps the selection, so every write knows which events its entries make (store/feed.py).
+    webhook = webhooks.put(account, settings, clock.now(), head_sets={"events": settings["events"]})
     events.unpark(account)  # a new receiver gets the account's next events at once
     return shown(webhook.settings, webhook.signing_secret)
 
@@ -49,9 +51,9 @@ def _delivery(item: dict) -> dict:
 
 def _event(item: dict) -> dict:
     """An event as GET /account/events shows it (domain.webhook.Event)."""
-    entry = {"id": item["event_id"], "type": item["type"]}
-    if item.get("delivery_id") is not None:
-        entry["delivery_id"] = item["delivery_id"]
+    entry = {"id": item["event_id"], "type": item["type"], "delivery_id": item.get("delivery_id")}
+    if item.get("sequence") is not None:
+        entry["sequence"] = int(item["sequence"])
     entry.update(status=item["status"], attempts=int(item.get("attempts", 0)), created=item["created_at"])
     for name in ("last_status_code", "last_error"):
         if item.get(name) is not None:

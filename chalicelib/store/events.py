@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from botocore.exceptions import ClientError
 
 from ..domain.event_policy import MAX_LOGGED_ATTEMPTS, EventStatus
+from ..domain.feed import Change, Resource
 from ..domain.timestamps import iso
 from . import batch, keys, table
 from . import deliveries as delivery_store
@@ -68,7 +69,7 @@ def _sort_key(event_id: str) -> str | None:
     return f"{iso(created)}#{event_id}"
 
 
-def new_event(account: str, event_type: str, data: dict, now: dt.datetime) -> dict:
+def new_event(account: str, event_type: str, data: dict | None, now: dt.datetime) -> dict:
     # The item keeps milliseconds only, so the id's time and the SK's time are the same instant.
     now = now.replace(microsecond=now.microsecond // 1000 * 1000)
     event_id = _new_id(now)
@@ -78,7 +79,7 @@ def new_event(account: str, event_type: str, data: dict, now: dt.datetime) -> di
         "event_id": event_id,
         "account": account,
         "type": str(event_type),
-        "delivery_id": data["id"],
+        "delivery_id": data["id"] if data is not None else None,
         "status": PENDING.value,
         "attempts": 0,
         "created_at": created,
@@ -94,6 +95,19 @@ def outbox_operation(account: str, event_type: str, data: dict, now: dt.datetime
     `data` is the delivery the event is about; only its id is stored (the body is built when sending).
     """
     return {"Put": {"TableName": table.name(), "Item": table.to_item(new_event(account, event_type, data, now))}}
+
+
+def feed_event(
+    account: str, event_type: str, change: Change, sequence: int, previous_sequence: int, now: dt.datetime
+) -> dict:
+    """A TransactWriteItems element recording the event a feed entry makes (store/feed.py puts it in the entry's
+    transaction): it names the entry's resource, its `sequence` and the account's previous event's."""
+    about_delivery = change.resource == Resource.DELIVERY
+    item = new_event(account, event_type, {"id": int(change.id)} if about_delivery else None, now)
+    item.update(sequence=sequence, previous_sequence=previous_sequence, resource=str(change.resource), resource_id=change.id)
+    if change.customer_id is not None:
+        item["customer_id"] = change.customer_id
+    return {"Put": {"TableName": table.name(), "Item": table.to_item(item)}}
 
 
 def get(account: str, event_id: str) -> dict | None:
@@ -323,7 +337,7 @@ def unpark(account: str) -> None:
 
 _LISTED = (
     "PK", "SK", "event_id", "#type", "#status", "created_at", "attempt_log", "attempts", "next_attempt_at",
-    "delivery_id", "last_status_code", "last_error", "reason",
+    "delivery_id", "last_status_code", "last_error", "reason", "#sequence",
 )
 
 
@@ -336,7 +350,7 @@ def list_page(account: str, limit: int, cursor: str | None, query: str = "webhoo
         cursor,
         KeyConditionExpression="PK = :pk",
         ExpressionAttributeValues=table.values(pk=keys.events_pk(account)),
-        ExpressionAttributeNames={"#type": "type", "#status": "status"},
+        ExpressionAttributeNames={"#type": "type", "#status": "status", "#sequence": "sequence"},
         ProjectionExpression=", ".join(_LISTED),
         ScanIndexForward=False,
     )

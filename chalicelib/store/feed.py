@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from botocore.exceptions import ClientError
 
 from ..domain.errors import Busy
-from ..domain.feed import RETENTION_DAYS, Change
+from ..domain.feed import RETENTION_DAYS, Change, event_type_of
 from ..domain.timestamps import iso
 from . import keys, table
 
@@ -114,6 +114,20 @@ def _entry_put(item: dict) -> dict:
     return {"Put": {"TableName": table.name(), "Item": table.to_item(item), "ConditionExpression": "attribute_not_exists(PK)"}}
 
 
+def _events(account: str, head: Head, changes: list[Change], now: dt.datetime) -> tuple[list[dict], int]:
+    """The webhook events the entries make under the selection on the head (at most one each), chained by
+    previous_sequence; and the sequence of the last one (the head's last_event_sequence after the write)."""
+    from . import events  # events reads deliveries, which write through this module
+
+    outbox, last_event = [], head.last_event_sequence
+    for sequence, change in enumerate(changes, head.sequence + 1):
+        event_type = event_type_of(change.type, head.events)
+        if event_type is not None:
+            outbox.append(events.feed_event(account, event_type, change, sequence, last_event, now))
+            last_event = sequence
+    return outbox, last_event
+
+
 def _only_head_moved(codes: list[str], operations: int) -> bool:
     """True when the caller's items would have gone through: the head (or a collision on it) stopped us."""
     own = codes[:operations]
@@ -150,8 +164,10 @@ def commit(
         if head is None:
             head = read_head(account)
         entries = [entry_item(account, head.sequence + i, change, now) for i, change in enumerate(changes, 1)]
-        items = operations + [_head_update(account, head, len(changes), head_sets or {})]
-        items += [_entry_put(entry) for entry in entries]
+        outbox, last_event = _events(account, head, changes, now)
+        sets = {**(head_sets or {}), **({"last_event_sequence": last_event} if outbox else {})}
+        items = operations + [_head_update(account, head, len(changes), sets)]
+        items += [_entry_put(entry) for entry in entries] + outbox
         try:
             # A fresh token per attempt: botocore's own retries of this call are then idempotent (a commit whose
             # answer was lost is not made twice), while our next attempt, with another head, is a new request.

@@ -60,7 +60,9 @@ def put(account: str, settings: dict, now: dt.datetime | None = None, head_sets:
         found = batch.get_items([key, head_key], consistent=True)
         current = batch.pick(found, key) or {}
         salt = current.get("secret_salt")
-        if "data" in current and table.plain(current["data"]) == table.plain(settings):
+        head = feed.head_of(batch.pick(found, head_key))
+        unchanged = "data" in current and table.plain(current["data"]) == table.plain(settings)
+        if unchanged and (head_sets is None or all(getattr(head, k, None) == _as_head(v) for k, v in head_sets.items())):
             return Webhook(table.plain(current["data"]), signing_secret(account, salt))
         update = {
             "TableName": table.name(),
@@ -76,13 +78,16 @@ def put(account: str, settings: dict, now: dt.datetime | None = None, head_sets:
             update["ConditionExpression"] = "secret_salt = :salt"
             update["ExpressionAttributeValues"] = table.values(data=settings, salt=salt)
         try:
-            feed.commit(account, [{"Update": update}], [CHANGE], now or feed.wall_clock(),
-                        feed.head_of(batch.pick(found, head_key)), head_sets)
+            feed.commit(account, [{"Update": update}], [] if unchanged else [CHANGE], now or feed.wall_clock(), head, head_sets)
             return Webhook(table.plain(settings), signing_secret(account, salt))
         except ClientError as error:
             if table.CONDITION_FAILED not in table.cancellation_codes(error):
                 raise
     raise feed.FeedBusy()
+
+
+def _as_head(value):
+    return tuple(sorted(value)) if isinstance(value, list) else value
 
 
 def delete(account: str, now: dt.datetime | None = None, head_sets: dict | None = None) -> bool:

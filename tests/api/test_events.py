@@ -28,6 +28,7 @@ def test_a_new_event_shows_its_state_and_no_attempt(api):
                 "id": event["event_id"],
                 "type": "request-delivery",
                 "delivery_id": 7,
+                "sequence": 1,
                 "status": "PENDING",
                 "attempts": 0,
                 "created": "2025-03-03T09:00:00.000Z",
@@ -47,7 +48,7 @@ def test_events_are_listed_newest_first_with_their_last_answer(api, httpserver):
 
     newest, oldest = api.get(PATH).data["events"]
 
-    assert list(newest) == ["id", "type", "delivery_id", "status", "attempts", "created", "last_status_code", "next_attempt_at"]
+    assert list(newest) == ["id", "type", "delivery_id", "sequence", "status", "attempts", "created", "last_status_code", "next_attempt_at"]
     assert newest["id"] == pending["event_id"] and newest["type"] == "cancel-delivery"
     assert newest["status"] == "PENDING" and newest["attempts"] == 1 and newest["last_status_code"] == 500
     assert newest["next_attempt_at"].startswith("2025-03-03T09:00:32.")  # 30 s after the attempt at 09:00:02
@@ -55,6 +56,7 @@ def test_events_are_listed_newest_first_with_their_last_answer(api, httpserver):
         "id": delivered["event_id"],
         "type": "request-delivery",
         "delivery_id": 7,
+        "sequence": 2,  # 1 was the webhook settings' own change
         "status": "DELIVERED",
         "attempts": 1,
         "created": "2025-03-03T09:00:00.000Z",

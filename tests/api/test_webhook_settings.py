@@ -22,11 +22,41 @@ def test_put_stores_the_configuration_with_post_by_default_and_adds_a_signing_se
     response = api.put(PATH, {"url": HOOK})
     assert response.status_code == 200
     secret = response.data.pop("signing_secret")
-    assert response.data == {"url": HOOK, "method": "POST"}
+    assert response.data == {"url": HOOK, "method": "POST", "events": LEGACY}
     assert secret.startswith("whsec_")
     assert len(base64.b64decode(secret.removeprefix("whsec_"))) >= 24
     Webhook(secret)  # the Standard Webhooks library accepts it
-    assert api.get(PATH).data == {"url": HOOK, "method": "POST", "signing_secret": secret}
+    assert api.get(PATH).data == {"url": HOOK, "method": "POST", "events": LEGACY, "signing_secret": secret}
+
+
+LEGACY = ["request-delivery", "cancel-delivery", "receive-delivery"]
+
+
+def test_events_select_legacy_and_feed_types_and_are_answered_back(api):
+    selected = ["request-delivery", "delivery.accepted", "product.updated"]
+    response = api.put(PATH, {"url": HOOK, "events": selected})
+    assert response.status_code == 200 and response.data["events"] == selected
+    assert api.get(PATH).data["events"] == selected
+    assert api.put(PATH, {"url": HOOK}).data["events"] == LEGACY  # without events: the default again
+
+
+@pytest.mark.parametrize(
+    "events",
+    [
+        ["request-delivery", "delivery.requested"],
+        ["cancel-delivery", "delivery.cancelled"],
+        ["receive-delivery", "delivery.delivered"],
+        ["product.exploded"],
+        ["request-delivery", "nope"],
+        "request-delivery",
+        [1],
+    ],
+)
+def test_a_legacy_type_with_its_twin_or_an_unknown_type_is_400_naming_events(api, events):
+    response = api.put(PATH, {"url": HOOK, "events": events})
+    assert response.status_code == 400
+    assert {path.split("[")[0] for path in problem_paths(response)} == {"events"}
+    assert api.get(PATH).status_code == 404  # nothing stored
 
 
 def test_the_signing_secret_is_kept_across_puts_and_differs_between_accounts(api):

@@ -4,7 +4,8 @@ import datetime as dt
 import pytest
 
 from chalicelib.service import webhooks as webhook_settings
-from chalicelib.store import deliveries, events, table
+from chalicelib.domain.feed import LEGACY_TWINS, Change
+from chalicelib.store import deliveries, events, feed, keys, table
 
 T0 = dt.datetime(2025, 3, 3, 9, 0, tzinfo=dt.timezone.utc)
 
@@ -26,17 +27,30 @@ def delivery(delivery_id=7, status="REQUESTED"):
 
 def write_event(account="acme", event_type="request-delivery", data=None, now=T0) -> dict:
     """Record an event the way a state change does: one TransactWriteItems holding the delivery (created, or
-    changed to `data`) and the outbox item."""
+    changed to `data`), its feed entry and the outbox item the entry makes (store/feed.py); the event item."""
     data = data or delivery()
     existing = deliveries.get(account, data["id"], consistent=True)
-    operation = events.outbox_operation(account, event_type, data, now)
+    change = Change(LEGACY_TWINS[event_type], str(data["id"]), status=data["status"])
     if existing is None:
-        outcome = deliveries.place(account, [data], [operation], [])
+        outcome = deliveries.place(account, [data], [], [], changes=[change], now=now)
         assert outcome is None, outcome
     else:
-        outcome = deliveries.change(account, data, existing.version, event=operation)
+        outcome = deliveries.change(account, data, existing.version, change=change, now=now)
         assert isinstance(outcome, deliveries.StoredDelivery), outcome
-    return table.from_item(operation["Put"]["Item"])
+    return event_of_sequence(account, feed.read_head(account).sequence)
+
+
+def event_of_sequence(account: str, sequence: int) -> dict:
+    """The outbox item the feed entry `sequence` made."""
+    response = table.client().query(
+        TableName=table.name(),
+        KeyConditionExpression="PK = :pk",
+        FilterExpression="#sequence = :sequence",
+        ExpressionAttributeNames={"#sequence": "sequence"},
+        ExpressionAttributeValues=table.values(pk=keys.events_pk(account), sequence=sequence),
+    )
+    (item,) = response["Items"]
+    return table.from_item(item)
 
 
 def body(event: dict) -> dict:

@@ -33,7 +33,13 @@ def test_an_event_arrives_signed_with_the_account_secret(httpserver):
     (request,) = received(httpserver)
     body = request.get_data(as_text=True)
     payload = Webhook(settings["signing_secret"]).verify(body, dict(request.headers))
-    assert payload == {"type": "request-delivery", "idempotency_key": event["event_id"], "data": delivery()}
+    assert payload == {
+        "type": "request-delivery",
+        "idempotency_key": event["event_id"],
+        "sequence": 2,  # the feed entry of the request; 1 was the webhook settings' own change
+        "previous_sequence": 0,  # the account's first event
+        "data": delivery(),
+    }
     assert request.headers["webhook-id"] == event["event_id"]
     assert request.headers["Content-Type"] == "application/json"
     after = stored(event)
