@@ -363,3 +363,74 @@ def test_include_data_cuts_the_page_before_5_mib(api, monkeypatch):
     page = changes(api, "?include=data&limit=10")
     assert [c["sequence"] for c in page["changes"]] == [1, 2, 3, 4]
     assert page["last_sequence"] == 4 and page["max_sequence"] == 7
+
+
+# --- webhooks on the feed ---
+
+
+class Receiver:
+    """A transport that records what would be sent and answers 200."""
+
+    def __init__(self):
+        self.bodies = []
+
+    def __call__(self, method, url, headers, body, timeout, allow_private):
+        import json
+
+        from chalicelib.jobs import outbound
+
+        import http.client
+
+        self.bodies.append(json.loads(body))
+        return outbound.Response(200, http.client.HTTPMessage(), b"", url)
+
+
+def _send_all(receiver):
+    from chalicelib.jobs import webhooks as dispatcher
+
+    dispatcher.dispatch_due(dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=1), transport=receiver)
+
+
+def test_feed_type_events_carry_the_entry_and_chain_by_previous_sequence(shop):
+    hook = {"url": "https://erp.example.com/hook", "events": ["request-delivery", "product.updated", "delivery.accepted"]}
+    assert shop.put("/account/settings/webhooks", hook).status_code == 200
+    selection = newest(shop)
+    shop.put("/categories/other", {"name": "Other"})  # not selected: no event
+    shop.patch("/products/beer", {"price": 160})
+    delivery = place(shop, [{"id": "beer", "count": 1}])
+    respond(shop, delivery["id"], {"type": "ACCEPT"})
+    receiver = Receiver()
+    _send_all(receiver)
+    bodies = sorted(receiver.bodies, key=lambda b: b["sequence"])
+    assert [(b["type"], b["sequence"], b["previous_sequence"]) for b in bodies] == [
+        ("product.updated", selection + 2, 0),
+        ("request-delivery", selection + 3, selection + 2),
+        ("delivery.accepted", selection + 4, selection + 3),
+    ]
+    product_event = bodies[0]
+    assert list(product_event) == ["type", "idempotency_key", "sequence", "previous_sequence", "data"]
+    assert product_event["data"] == shop.get("/products/beer").data
+    assert bodies[2]["data"] == shop.get(f"/deliveries/{delivery['id']}").data
+    events = {e["sequence"]: e for e in shop.get("/account/events").data["events"]}
+    assert events[selection + 2]["type"] == "product.updated" and events[selection + 2]["delivery_id"] is None
+    assert events[selection + 3]["delivery_id"] == delivery["id"]
+    # A resend is the same event: same idempotency_key, sequence and previous_sequence.
+    event_id = events[selection + 2]["id"]
+    again = Receiver()
+    from chalicelib.jobs import webhooks as dispatcher
+    from chalicelib.store import events as event_store
+
+    dispatcher.resend(event_store.get("acme", event_id), transport=again)
+    (resent,) = again.bodies
+    assert {k: resent[k] for k in ("idempotency_key", "sequence", "previous_sequence")} == {
+        k: product_event[k] for k in ("idempotency_key", "sequence", "previous_sequence")
+    }
+
+
+def test_the_default_selection_sends_only_the_legacy_types(shop):
+    assert shop.put("/account/settings/webhooks", {"url": "https://erp.example.com/hook"}).status_code == 200
+    delivery = place(shop, [{"id": "beer", "count": 1}])
+    respond(shop, delivery["id"], {"type": "ACCEPT"})
+    shop.post(f"/customer/deliveries/{delivery['id']}/cancel", {}, token=CUSTOMER_TOKEN)
+    types = [e["type"] for e in shop.get("/account/events").data["events"]]
+    assert sorted(types) == ["cancel-delivery", "request-delivery"]  # no event for the ACCEPT
