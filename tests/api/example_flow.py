@@ -23,8 +23,8 @@ VOLATILE = {"token", "signing_secret", "cursor", "created_at", "at", "next_attem
 VOLATILE_OF = {
     "create_customer_token": {"id"},
     "list_webhook_deliveries": {"id", "type", "delivery_id"},
-    "list_events": {"id", "type", "delivery_id", "created"},
-    "resend_event": {"id", "type", "delivery_id", "created"},
+    "list_events": {"id", "type", "delivery_id", "sequence", "created"},
+    "resend_event": {"id", "type", "delivery_id", "sequence", "created"},
     "import_products": {"id"},
     "get_import": {"id"},
     "list_imports": {"id"},
