@@ -59,6 +59,9 @@ def main() -> int:
 
         status_pages = world.status_pages(meter)
         fast = fast_paths.compare(server.endpoint)  # cold start, single read and list pages, beside the baseline
+        from bench import feed_bench  # the change feed's section (docs/feed.md)
+
+        feed_figures = feed_bench.figures(call, meter, TOKEN, rows)
     finally:
         server.stop()
 
@@ -72,9 +75,11 @@ def main() -> int:
         "status_page_capacity": {**status_pages, "spread": round(spread, 3)},
         "fast_paths": fast,
         "targets": TARGETS,
+        "change_feed": feed_figures,
     }
     (ROOT / "bench" / "results.json").write_text(json.dumps(results, indent=2) + "\n")
     print_table(results)
+    feed_bench.print_section(feed_figures)
     return 0
 
 

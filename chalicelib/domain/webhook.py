@@ -93,7 +93,7 @@ class WebhookSettings(Shape):
     method: Literal["POST", "PUT", "PATCH"] = "POST"
     headers: dict[str, HeaderValue] | None = Field(None, description="sent with every event; names are HTTP tokens")
     authorization: BasicAuthorization | None = None
-    events: list[Annotated[str, Strict()]] | None = Field(
+    events: list[Literal[EVENT_TYPES]] | None = Field(  # type: ignore[valid-type]
         None,
         max_length=len(EVENT_TYPES),
         description="The event types to send (decisions §13): the legacy request-delivery, cancel-delivery and "
@@ -180,7 +180,9 @@ class Event(Shape):
     """One event as GET /account/events lists it (decisions §10)."""
 
     id: str
-    type: str = Field(description="A legacy type (request-delivery, cancel-delivery, receive-delivery) or a change feed type")
+    type: Literal[EVENT_TYPES] = Field(  # type: ignore[valid-type]
+        description="A legacy type (request-delivery, cancel-delivery, receive-delivery) or a change feed type"
+    )
     delivery_id: int | None = Field(None, description="null when the event is not about a delivery")
     sequence: int | None = Field(None, description="The change feed entry the event comes from")
     status: EventStatus

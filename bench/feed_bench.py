@@ -1,0 +1,146 @@
+"""The change feed's cost (issue 18, docs/feed.md): a section of `make bench`, also runnable on its own
+(`python bench/feed_bench.py`, which starts its own DynamoDB Local).
+
+- every write of the main table with the feed: its requests against the target "today + 1";
+- a feed page of 1000 entries: requests, capacity and milliseconds, without and with include=data;
+- the write rate of one account with 20 concurrent writers, next to 20 writers on 20 accounts.
+"""
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+# Requests of each write before the feed (bench/seed.py's targets); the feed may add one (decisions §13).
+BEFORE_FEED = {
+    "POST /products": 1,
+    "PUT /products/:id": 1,
+    "PATCH /products/:id": 2,
+    "POST /deliveries/:id/responses": 2,
+    "POST /customer/deliveries (order)": 3,
+}
+WRITERS = 20
+WRITES_EACH = int(os.environ.get("BENCH_FEED_WRITES", "15"))
+PAGE_RUNS = int(os.environ.get("BENCH_FEED_PAGE_RUNS", "20"))
+
+
+def write_rows(rows: list[dict]) -> list[dict]:
+    """The main table's write rows, judged against "requests before the feed + 1"."""
+    return [
+        {"endpoint": r["endpoint"], "requests": r["requests"], "capacity": r["capacity"],
+         "target": BEFORE_FEED[r["endpoint"]] + 1, "ok": r["requests"] <= BEFORE_FEED[r["endpoint"]] + 1}
+        for r in rows
+        if r["endpoint"] in BEFORE_FEED
+    ]
+
+
+def feed_page(call, meter, token: str) -> dict:
+    """GET /changes?limit=1000 on an account whose feed holds 1000+ entries: one GetItem and one Query."""
+    from bench import harness
+
+    for n in range(1001):
+        status, _ = call("PUT", f"/categories/feed{n:04d}", {"name": f"Feed {n}"}, token=token)
+        assert status == 200, status
+    figures = {}
+    for name, query in (("page of 1000", "limit=1000"), ("page of 1000, include=data", "limit=1000&include=data")):
+        meter.reset()
+        status, _ = call("GET", f"/changes?after=0&{query}", token=token)
+        assert status == 200, status
+        figures[name] = {"requests": meter.requests, "capacity": round(meter.capacity, 2),
+                         **harness.timings(lambda: call("GET", f"/changes?after=0&{query}", token=token), PAGE_RUNS)}
+    return figures
+
+
+def write_rate(accounts: list[str]) -> dict:
+    """WRITERS threads each making WRITES_EACH category writes, on the given accounts (round robin)."""
+    from chalicelib.domain.errors import Busy
+    from chalicelib.service import catalogue
+
+    busy = []
+    barrier = threading.Barrier(WRITERS + 1)
+
+    def writer(n: int):
+        account = accounts[n % len(accounts)]
+        barrier.wait()
+        for k in range(WRITES_EACH):
+            try:
+                catalogue.put_category(account, f"w{n}", {"name": f"W{n} {k}"})
+            except Busy:
+                busy.append(1)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(WRITERS)]
+    for thread in threads:
+        thread.start()
+    barrier.wait()
+    started = time.perf_counter()
+    for thread in threads:
+        thread.join()
+    seconds = time.perf_counter() - started
+    done = WRITERS * WRITES_EACH - len(busy)
+    return {"writes": done, "busy": len(busy), "seconds": round(seconds, 2), "per_second": round(done / seconds, 1)}
+
+
+def figures(call, meter, token: str, rows: list[dict]) -> dict:
+    return {
+        "writes": write_rows(rows),
+        "feed_page": feed_page(call, meter, token),
+        "rate_one_account": write_rate(["rate-one"]),
+        "rate_twenty_accounts": write_rate([f"rate-{n}" for n in range(WRITERS)]),
+    }
+
+
+def print_section(found: dict) -> None:
+    print()
+    print("Change feed (docs/feed.md)")
+    print(f"{'write':44} {'req':>4} {'target':>6} {'RCU/WCU':>8}")
+    for r in found["writes"]:
+        print(f"{r['endpoint']:44} {r['requests']:>4} {r['target']:>6} {r['capacity']:>8}{'' if r['ok'] else '  OVER'}")
+    for name, page in found["feed_page"].items():
+        print(f"GET /changes, {name:30} {page['requests']:>4} req {page['capacity']:>8} RCU "
+              f"{page['median_ms']:>8} ms median {page['p95_ms']:>8} ms p95")
+    for name, label in (("rate_one_account", "1 account"), ("rate_twenty_accounts", "20 accounts")):
+        r = found[name]
+        print(f"{WRITERS} writers on {label:12} {r['per_second']:>8} writes/s ({r['writes']} in {r['seconds']} s, "
+              f"{r['busy']} answered 409 Busy)")
+
+
+def main() -> int:
+    """On its own: a fresh DynamoDB Local, the seeded world of bench/seed.py, the main writes measured once."""
+    os.environ.update(
+        AWS_ACCESS_KEY_ID="bench", AWS_SECRET_ACCESS_KEY="bench", AWS_DEFAULT_REGION="us-east-1",
+        TABLE_NAME="bench-feed", SIGNING_SECRET="bench-secret", POWERTOOLS_LOG_LEVEL="WARNING",
+    )
+    from chalicelib.localdev import dynamodb_local
+
+    server = dynamodb_local.start()
+    os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = server.endpoint
+    try:
+        from app import app
+        from bench import harness, seed
+        from chalicelib.store import table
+
+        table.create_table()
+        meter = harness.attach(table.client())
+        token = "bench-supplier-token"
+        call = harness.LambdaCaller(app, token)
+        world = seed.build(call, token)
+        rows = []
+        for name, method, path, body, target, *as_customer in world.operations:
+            if method == "GET":
+                continue
+            customer = as_customer[0] if as_customer else None
+            call("GET", "/categories?limit=1", token=customer)
+            meter.reset()
+            status, _ = call(method, path, body, token=customer)
+            rows.append({"endpoint": name, "status": status, "requests": meter.requests, "capacity": round(meter.capacity, 2)})
+        print_section(figures(call, meter, token, rows))
+    finally:
+        server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,154 @@
+"""Keep an ERP's copy of a supplier account in step: a reference client of the change feed (decisions §13).
+
+Mirrors the account's catalogue (products, categories) and deliveries into a SQLite file, from
+`GET /changes?include=data`. Standard library and `requests` only.
+
+    python examples/sync.py --base-url http://127.0.0.1:8000 --token dev-supplier-token --db erp.sqlite
+
+How it stays exact:
+- The position in the feed (`after`) is stored in the same SQLite transaction as the changes of each page, so a
+  client killed at any point resumes from the last page it fully applied: nothing is skipped, and a page applied
+  again only writes the same rows again.
+- The first run, and any run that meets 410 `feed-expired`, resynchronises in full: it takes the feed's
+  newest position first (`after=latest`), then reads the lists, then follows the feed from that position, so
+  nothing that changes during the full read is missed.
+- `data` is each resource as it is now (null once deleted), so applying an entry is "store this" or "delete this".
+- A webhook's `previous_sequence` is only a hint (`webhook_hint`): when it is past what the mirror holds, read
+  the feed now instead of waiting for the next poll. The feed, not the webhook, is the source of truth.
+"""
+import argparse
+import json
+import os
+import sqlite3
+import sys
+import time
+
+import requests
+
+MIRRORED = {"product": "products", "category": "categories", "delivery": "deliveries"}
+PAGE = 1000
+LIST_PAGE = 100
+
+
+class Client:
+    def __init__(self, base_url: str, token: str, session: requests.Session | None = None):
+        self.base_url = base_url.rstrip("/")
+        self.session = session or requests.Session()
+        self.session.headers["Authorization"] = f"Bearer {token}"
+
+    def get(self, path: str, **params) -> requests.Response:
+        for attempt in range(5):
+            response = self.session.get(f"{self.base_url}{path}", params=params, timeout=30)
+            if response.status_code not in (409, 429, 500, 502, 503, 504):
+                return response
+            time.sleep(min(2**attempt, 10))  # busy or unavailable: try again a little later
+        return response
+
+    def listing(self, path: str, name: str):
+        """Every item of a paged list."""
+        cursor = None
+        while True:
+            params = {"limit": LIST_PAGE, **({"cursor": cursor} if cursor else {})}
+            response = self.get(path, **params)
+            response.raise_for_status()
+            body = response.json()
+            yield from body[name]
+            cursor = body.get("cursor")
+            if not cursor:
+                return
+
+
+def open_mirror(path: str) -> sqlite3.Connection:
+    db = sqlite3.connect(path, isolation_level=None)  # transactions are explicit (BEGIN ... COMMIT)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("CREATE TABLE IF NOT EXISTS position (id INTEGER PRIMARY KEY CHECK (id = 1), after INTEGER NOT NULL)")
+    for table in MIRRORED.values():
+        db.execute(f"CREATE TABLE IF NOT EXISTS {table} (id TEXT PRIMARY KEY, doc TEXT NOT NULL)")
+    return db
+
+
+def position(db: sqlite3.Connection) -> int | None:
+    row = db.execute("SELECT after FROM position WHERE id = 1").fetchone()
+    return row[0] if row else None
+
+
+def _store(db: sqlite3.Connection, table: str, ident: str, data) -> None:
+    if data is None:
+        db.execute(f"DELETE FROM {table} WHERE id = ?", (ident,))
+    else:
+        db.execute(f"INSERT OR REPLACE INTO {table} (id, doc) VALUES (?, ?)", (ident, json.dumps(data, sort_keys=True)))
+
+
+def full_resync(client: Client, db: sqlite3.Connection) -> int:
+    """Position first, then the lists, then (by the caller) the feed from that position."""
+    latest = client.get("/changes", after="latest")
+    latest.raise_for_status()
+    start = latest.json()["max_sequence"]
+    lists = {
+        "products": list(client.listing("/products", "products")),
+        "categories": list(client.listing("/categories", "categories")),
+        "deliveries": list(client.listing("/deliveries", "deliveries")),
+    }
+    db.execute("BEGIN")
+    for table, items in lists.items():
+        db.execute(f"DELETE FROM {table}")
+        for item in items:
+            _store(db, table, str(item["id"]), item)
+    db.execute("INSERT OR REPLACE INTO position (id, after) VALUES (1, ?)", (start,))
+    db.execute("COMMIT")
+    return start
+
+
+def follow(client: Client, db: sqlite3.Connection, die_after: int | None = None) -> int:
+    """Apply the feed from the stored position until caught up; the position reached."""
+    after = position(db)
+    if after is None:
+        after = full_resync(client, db)
+    applied = 0
+    while True:
+        response = client.get("/changes", after=after, limit=PAGE, include="data")
+        if response.status_code == 410:  # feed-expired: entries we never read are gone
+            after = full_resync(client, db)
+            continue
+        response.raise_for_status()
+        page = response.json()
+        db.execute("BEGIN")
+        for change in page["changes"]:
+            table = MIRRORED.get(change["resource"])
+            if table is not None:
+                _store(db, table, change["id"], change.get("data"))
+            applied += 1
+            if die_after is not None and applied >= die_after:
+                os._exit(137)  # the test's "kill -9" in the middle of a page: the page is rolled back
+        db.execute("UPDATE position SET after = ? WHERE id = 1", (page["last_sequence"],))
+        db.execute("COMMIT")
+        after = page["last_sequence"]
+        if after == page["max_sequence"]:
+            return after
+
+
+def webhook_hint(db: sqlite3.Connection, event: dict) -> bool:
+    """True when a webhook event says the feed holds changes the mirror has not read (read it now)."""
+    held = position(db) or 0
+    return event.get("previous_sequence", 0) > held or event.get("sequence", 0) > held
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--base-url", default=os.environ.get("BASE_URL", "http://127.0.0.1:8000"))
+    parser.add_argument("--token", default=os.environ.get("SUPPLIER_TOKEN", "dev-supplier-token"))
+    parser.add_argument("--db", default="mirror.sqlite")
+    parser.add_argument("--follow", type=float, default=0, help="keep polling every N seconds (0: once)")
+    parser.add_argument("--die-after", type=int, default=None, help=argparse.SUPPRESS)  # tests: die mid-page
+    args = parser.parse_args(argv)
+    client, db = Client(args.base_url, args.token), open_mirror(args.db)
+    while True:
+        reached = follow(client, db, args.die_after)
+        print(f"in step up to sequence {reached}", flush=True)
+        if not args.follow:
+            return 0
+        time.sleep(args.follow)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,97 @@
+"""examples/sync.py against the app over HTTP: it mirrors the catalogue and deliveries, is killed in the middle
+of a page, resumes, resynchronises in full after feed-expired, and its mirror equals the API's lists."""
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from chalicelib.store import feed, keys, table
+from tests.api.customer_support import make_product
+from tests.api.deliveries_helpers import CUSTOMER_TOKEN, place, respond, shop  # noqa: F401 - a fixture
+from tests.api.http_server import serving
+from tests.conftest import SUPPLIER_TOKEN
+
+SYNC = Path(__file__).resolve().parent.parent / "examples" / "sync.py"
+
+
+def run_sync(url: str, db: Path, *extra) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(SYNC), "--base-url", url, "--token", SUPPLIER_TOKEN, "--db", str(db), *extra],
+        capture_output=True, text=True, timeout=120,
+    )
+
+
+def mirror(db: Path) -> dict:
+    with sqlite3.connect(db) as conn:
+        return {
+            table_name: {row[0]: json.loads(row[1]) for row in conn.execute(f"SELECT id, doc FROM {table_name}")}
+            for table_name in ("products", "categories", "deliveries")
+        }
+
+
+def position(db: Path) -> int:
+    with sqlite3.connect(db) as conn:
+        return conn.execute("SELECT after FROM position").fetchone()[0]
+
+
+def assert_mirrors_the_lists(api, db: Path) -> None:
+    found = mirror(db)
+    products = api.get("/products?limit=100").data["products"]
+    categories = api.get("/categories?limit=100").data["categories"]
+    deliveries = api.get("/deliveries?limit=100").data["deliveries"]
+    assert found["products"] == {p["id"]: p for p in products}
+    assert found["categories"] == {c["id"]: c for c in categories}
+    assert {k: v["status"] for k, v in found["deliveries"].items()} == {str(d["id"]): d["status"] for d in deliveries}
+
+
+def changes_in_the_middle(api) -> None:
+    first = place(api, [{"id": "beer", "count": 1}])
+    second = place(api, [{"id": "beer", "count": 2}])
+    respond(api, first["id"], {"type": "ACCEPT"})
+    api.post(f"/customer/deliveries/{second['id']}/cancel", {}, token=CUSTOMER_TOKEN)
+    api.put("/categories/snacks", {"name": "Snacks"})
+    make_product(api, "chips", price=250)
+    api.patch("/products/beer", {"price": 175})
+    api.delete("/products/old")
+
+
+def test_sync_mirrors_resumes_after_a_kill_and_resyncs_after_feed_expired(shop, tmp_path):
+    db = tmp_path / "erp.sqlite"
+    with serving() as url:
+        first = run_sync(url, db)
+        assert first.returncode == 0, first.stderr
+        assert_mirrors_the_lists(shop, db)
+        started_at = position(db)
+
+        changes_in_the_middle(shop)
+        killed = run_sync(url, db, "--die-after", "3")
+        assert killed.returncode == 137, killed.stderr  # died in the middle of a page
+        assert position(db) == started_at  # the page was not half applied
+
+        shop.put("/categories/snacks", {"name": "Crisps and snacks"})
+        resumed = run_sync(url, db)
+        assert resumed.returncode == 0, resumed.stderr
+        assert position(db) == feed.read_head("acme").sequence
+        assert_mirrors_the_lists(shop, db)
+
+        # Entries the mirror never read expire (TTL): it resynchronises in full, then follows.
+        held = position(db)
+        make_product(shop, "nuts", price=300)
+        shop.patch("/products/chips", {"price": 260})
+        table.client().delete_item(TableName=table.name(), Key=table.to_item(keys.feed_entry_key("acme", held + 1)))
+        assert shop.get(f"/changes?after={held}").status_code == 410
+        expired = run_sync(url, db)
+        assert expired.returncode == 0, expired.stderr
+        assert position(db) == feed.read_head("acme").sequence
+        assert_mirrors_the_lists(shop, db)
+
+
+def test_a_webhook_previous_sequence_past_the_mirror_says_read_now(tmp_path):
+    sys.path.insert(0, str(SYNC.parent))
+    import sync
+
+    db = sync.open_mirror(str(tmp_path / "m.sqlite"))
+    db.execute("INSERT INTO position (id, after) VALUES (1, 7)")
+    assert not sync.webhook_hint(db, {"sequence": 7, "previous_sequence": 5})  # already read
+    assert sync.webhook_hint(db, {"sequence": 9, "previous_sequence": 8})  # 8 was missed
