@@ -1,10 +1,9 @@
 """The data the benchmark measures against, made through the service's own use cases and routes."""
 import random
 from concurrent.futures import ThreadPoolExecutor
-
-from chalicelib.domain.errors import Busy
 from dataclasses import dataclass
 
+from chalicelib.domain.errors import Busy
 from chalicelib.service import accounts, deliveries, ordering
 from chalicelib.store import tokens
 
