@@ -27,11 +27,12 @@ def requests(shop):
     return Recorder()
 
 
-def test_placing_an_order_takes_three_requests(shop, requests):
-    with requests:  # split in two deliveries: still one read, one id allocation, one transaction
+def test_placing_an_order_takes_four_requests(shop, requests):
+    # Split in two deliveries: still one read, one id allocation, one read of the feed head, one transaction.
+    with requests:
         response = order(shop, [{"id": "beer", "count": 1}, {"id": "wine", "count": 1}, {"id": "cheese", "count": 1}])
         assert len(response.data["deliveries"]) == 2
-    assert requests == ["BatchGetItem", "UpdateItem", "TransactWriteItems"]
+    assert requests == ["BatchGetItem", "UpdateItem", "GetItem", "TransactWriteItems"]
 
 
 def test_reading_a_delivery_takes_one_request(shop, requests):
@@ -50,11 +51,11 @@ def test_a_list_page_takes_one_request(shop, requests, query):
     assert requests == ["Query"]
 
 
-def test_a_response_takes_two_requests(shop, requests):
+def test_a_response_takes_three_requests(shop, requests):
     place(shop, [{"id": "beer", "count": 1}])
-    with requests:
+    with requests:  # the delivery, the feed head, the change with its entry
         assert respond(shop, 1, {"type": "ACCEPT"}).status_code == 200
-    assert requests == ["BatchGetItem", "UpdateItem"]
+    assert requests == ["BatchGetItem", "GetItem", "TransactWriteItems"]
 
 
 def test_an_idempotent_order_adds_only_the_claim(shop, requests):
@@ -66,4 +67,4 @@ def test_an_idempotent_order_adds_only_the_claim(shop, requests):
             headers={"Idempotency-Key": "k"},
         )
         assert response.status_code == 200
-    assert requests == ["PutItem", "BatchGetItem", "UpdateItem", "TransactWriteItems"]
+    assert requests == ["PutItem", "BatchGetItem", "UpdateItem", "GetItem", "TransactWriteItems"]
