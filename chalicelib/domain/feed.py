@@ -4,6 +4,8 @@ Pure: the store writes entries, the service says which change it made."""
 from dataclasses import dataclass
 from enum import StrEnum
 
+from .event_policy import EventType
+
 MAX_PAGE = 1000
 DEFAULT_PAGE = 100
 RETENTION_DAYS = 35  # kept at least 30 days (§13); TTL deletes up to a few days late, never early
@@ -87,11 +89,11 @@ def delivery_change(change_type: ChangeType, delivery: dict) -> Change:
 
 # Webhooks on the feed (§13): which event, if any, an entry makes under the account's selection of types.
 LEGACY_TWINS = {
-    "request-delivery": ChangeType.DELIVERY_REQUESTED,
-    "cancel-delivery": ChangeType.DELIVERY_CANCELLED,
-    "receive-delivery": ChangeType.DELIVERY_DELIVERED,
+    str(EventType.REQUEST_DELIVERY): ChangeType.DELIVERY_REQUESTED,
+    str(EventType.CANCEL_DELIVERY): ChangeType.DELIVERY_CANCELLED,
+    str(EventType.RECEIVE_DELIVERY): ChangeType.DELIVERY_DELIVERED,
 }
-DEFAULT_EVENTS = tuple(LEGACY_TWINS)  # what a webhook configured without `events` sends (as before the feed)
+DEFAULT_EVENTS = tuple(str(t) for t in EventType)  # what a webhook configured without `events` sends (as before)
 EVENT_TYPES = DEFAULT_EVENTS + tuple(str(t) for t in ChangeType)
 
 
