@@ -173,7 +173,7 @@ def test_a_delivery_that_keeps_changing_gives_409_and_keeps_nothing(shop, monkey
 
     delivery_id = delivery_in(shop, "REQUESTED")
     monkeypatch.setattr(deliveries, "MAX_ATTEMPTS", 3)
-    monkeypatch.setattr(store, "change", lambda *args: store.Stale())  # every write loses a race
+    monkeypatch.setattr(store, "change", lambda *args, **named: store.Stale())  # every write loses a race
     response = respond(shop, delivery_id, {"type": "ACCEPT"})
     assert response.status_code == 409
     assert response.data["type"] == "conflict"
@@ -189,11 +189,11 @@ def test_a_lost_race_is_evaluated_again_against_the_new_state(shop, monkeypatch)
     real_change = store.change
     raced = []
 
-    def reject_first(*args):
+    def reject_first(*args, **named):
         if not raced:
             raced.append(True)
             assert respond(shop, delivery_id, {"type": "REJECT", "reference": "theirs"}).status_code == 200
-        return real_change(*args)
+        return real_change(*args, **named)
 
     monkeypatch.setattr(store, "change", reject_first)
     response = respond(shop, delivery_id, {"type": "ACCEPT", "reference": "ours"})
