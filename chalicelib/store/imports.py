@@ -22,10 +22,11 @@ from functools import cached_property
 
 from botocore.exceptions import ClientError
 
+from ..domain.feed import Change, ChangeType, product_change
 from ..domain.limits import IMPORT_LISTED_ERRORS
 from ..domain.rendering import size_in_bytes
 from ..domain.timestamps import iso
-from . import batch, categories, keys, products, table
+from . import batch, categories, feed, keys, products, table
 from .paging import Page, query_page
 
 PIECE_BYTES = 300_000  # below DynamoDB's 400 KB item limit with room for the key and attribute names
@@ -272,14 +273,16 @@ class LostLease:
 
 def fitting(claimed: dict, rows: list[ChunkRow]) -> int:
     """How many leading rows fit one transaction (at least one): items and bytes, error entries included."""
-    items, size, seen, listed, error_bytes = 1, 0, set(), int(claimed.get("error_count", 0)), 0
+    # The checkpoint and the feed head; each write adds its product and its feed entry, each first-seen category
+    # its check or creation and (when created) its entry.
+    items, size, seen, listed, error_bytes = 2, 0, set(), int(claimed.get("error_count", 0)), 0
     for count, row in enumerate(rows):
         extra_items, extra_size = 0, 0
         if row.write is not None:
-            extra_items, extra_size = 1, row.write.size
+            extra_items, extra_size = 2, row.write.size + FEED_ENTRY_BYTES
             category = row.write.data.get("category")
             if category is not None and category not in seen:
-                extra_items, extra_size = extra_items + 1, extra_size + CATEGORY_ITEM_BYTES
+                extra_items, extra_size = extra_items + 2, extra_size + CATEGORY_ITEM_BYTES + FEED_ENTRY_BYTES
         kept = row.errors[: max(0, IMPORT_LISTED_ERRORS - listed)]
         new_error_bytes = error_bytes + sum(size_in_bytes(e) + 1 for e in kept)
         error_items = -(-new_error_bytes // (ERROR_ITEM_BYTES - 2_000)) if new_error_bytes else 0
@@ -340,6 +343,18 @@ def _checkpoint_update(claimed: dict, progress: dict) -> dict:
     }
 
 
+FEED_ENTRY_BYTES = 300  # what a feed entry adds to a transaction, at most
+
+
+def _feed_changes(rows: list[ChunkRow], new_categories: dict[str, str]) -> list[Change]:
+    changes = [
+        product_change("updated" if row.write.expected_revision is not None else "created", row.write.data["id"])
+        for row in rows
+        if row.write is not None
+    ]
+    return changes + [Change(ChangeType.CATEGORY_CREATED, category) for category in new_categories]
+
+
 def chunk_items(claimed: dict, rows: list[ChunkRow], progress: dict, error_items: list[list[dict]], new_categories: dict[str, str]) -> list[dict]:
     """The chunk's transaction, all or nothing, in this order: the checkpoint and counts; each product write
     (conditional on the revision read); each category created for it (which must not exist yet); a check that
@@ -376,11 +391,13 @@ def commit(claimed: dict, rows: list[ChunkRow]) -> Committed | Conflicts | LostL
     rows = rows[: fitting(claimed, rows)]
     progress, error_items, new_categories = _progress(claimed, rows)
     items = chunk_items(claimed, rows, progress, error_items, new_categories)
+    changes = [] if claimed["dry_run"] else _feed_changes(rows, new_categories)
     try:
         if len(items) == 1:
             table.client().update_item(**items[0]["Update"])
         else:
-            table.client().transact_write_items(TransactItems=items)
+            # Each written row and each created category is one feed entry, in the chunk's own transaction.
+            feed.commit(claimed["account"], items, changes, feed.wall_clock())
     except ClientError as error:
         if len(items) == 1 and table.is_conditional_failure(error):
             return LostLease()

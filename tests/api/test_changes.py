@@ -434,3 +434,23 @@ def test_the_default_selection_sends_only_the_legacy_types(shop):
     shop.post(f"/customer/deliveries/{delivery['id']}/cancel", {}, token=CUSTOMER_TOKEN)
     types = [e["type"] for e in shop.get("/account/events").data["events"]]
     assert sorted(types) == ["cancel-delivery", "request-delivery"]  # no event for the ACCEPT
+
+
+def test_an_import_appends_one_entry_per_written_row_and_created_category_and_none_when_unchanged(api):
+    from tests.api.test_imports import FILE, imported
+
+    imported(api, FILE)
+    first = kinds(api)
+    assert sorted(first) == sorted([
+        ("product.created", "cola-033"), ("product.created", "lager-05"),
+        ("category.created", "soft-drinks"), ("category.created", "beer"),
+    ]) or {k for k, _ in first} == {"product.created", "category.created"}
+    assert len([k for k, _ in first if k == "product.created"]) == 2
+    assert [c["sequence"] for c in changes(api, "?limit=1000")["changes"]] == list(range(1, len(first) + 1))
+    before = newest(api)
+    imported(api, FILE)  # the same rows again: unchanged, no entries
+    assert newest(api) == before
+    imported(api, FILE.replace("1,95", "2,05"))
+    assert kinds(api, before) == [("product.updated", "lager-05")]
+    imported(api, FILE, query="?dry_run=true")
+    assert newest(api) == before + 1
