@@ -47,18 +47,19 @@ def test_rows_are_stored_in_pieces_below_the_item_limit(engine):
 
 
 def test_a_chunk_commits_its_products_errors_and_checkpoint_together(engine, drinks):
-    job = claimed(engine, rows=[[n] for n in range(99)])
-    rows = [created(sample_product(f"p{n:03d}")) for n in range(98)]
+    job = claimed(engine, rows=[[n] for n in range(49)])
+    rows = [created(sample_product(f"p{n:03d}")) for n in range(48)]
     errors = [{"row": 2, "column": "Price", "message": "must be a decimal number"}]
     outcome = imports.commit(job, rows + [imports.ChunkRow("invalid", errors)])
-    # 98 products, the check of their category and the checkpoint: 100 items, so the error row waits.
-    assert isinstance(outcome, imports.Committed) and outcome.rows == 98
-    assert len(imports.stored_products(ACCOUNT, [f"p{n:03d}" for n in range(98)])) == 98
+    # 48 products with their feed entries, the category's check (and room for its entry), the checkpoint and the
+    # feed head: 100 items, so the error row waits.
+    assert isinstance(outcome, imports.Committed) and outcome.rows == 48
+    assert len(imports.stored_products(ACCOUNT, [f"p{n:03d}" for n in range(48)])) == 48
     record = imports.get(ACCOUNT, job["id"])
-    assert (record["next_row"], record["created"], record["error_count"]) == (98, 98, 0)
+    assert (record["next_row"], record["created"], record["error_count"]) == (48, 48, 0)
     outcome = imports.commit(outcome.claimed, [imports.ChunkRow("invalid", errors)])
     record = imports.get(ACCOUNT, job["id"])
-    assert (record["next_row"], record["created"], record["invalid"], record["error_count"]) == (99, 98, 1, 1)
+    assert (record["next_row"], record["created"], record["invalid"], record["error_count"]) == (49, 48, 1, 1)
     assert imports.listed_errors(ACCOUNT, job["id"], 10) == errors
 
 
@@ -141,7 +142,7 @@ def test_error_entries_are_split_by_bytes_and_list_in_file_order(engine):
 def test_a_chunk_takes_only_what_one_transaction_holds():
     job = {"error_count": 0}
     rows = [created(sample_product(f"p{n}", category=f"c{n}")) for n in range(98)]
-    assert imports.fitting(job, rows) == 49  # a product and its category's check each, and the checkpoint
+    assert imports.fitting(job, rows) == 24  # a product, its entry, its category's check and entry; checkpoint, head
     big = [created(sample_product(f"p{n}", name="é" * 35_000)) for n in range(98)]
     assert imports.fitting(job, big) == imports.TRANSACTION_BYTES // 70_000  # bytes hold it back first
     assert imports.fitting(job, big[:1]) == 1
