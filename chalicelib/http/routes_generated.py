@@ -13,6 +13,7 @@ ROUTES = (
     ('/categories/{category_id}', 'DELETE', 'chalicelib.http.categories', 'delete_category', ('*/*',)),
     ('/categories/{category_id}', 'GET', 'chalicelib.http.categories', 'get_category', ('*/*',)),
     ('/categories/{category_id}', 'PUT', 'chalicelib.http.categories', 'put_category', ('application/json',)),
+    ('/changes', 'GET', 'chalicelib.http.changes', 'list_changes', ('*/*',)),
     ('/customer/deliveries', 'GET', 'chalicelib.http.customer_deliveries', 'list_own_deliveries', ('*/*',)),
     ('/customer/deliveries', 'POST', 'chalicelib.http.customer_deliveries', 'place_order', ('application/json',)),
     ('/customer/deliveries/{delivery_id}', 'GET', 'chalicelib.http.customer_deliveries', 'get_own_delivery', ('*/*',)),

@@ -4,7 +4,7 @@ Each entry's resource is read by its keys; what a GET of it answers is built fro
 when it no longer exists. The webhook settings come back as stored: the service keeps only what may travel.
 """
 from ..domain.feed import SETTINGS_DELIVERIES, SETTINGS_WEBHOOKS, Resource
-from . import batch, keys, settings
+from . import batch, deliveries, keys, products, settings
 
 
 def _keys(account: str, entry: dict) -> list[dict]:
@@ -39,8 +39,9 @@ def _shown(entry: dict, items: list[dict | None]):
     if resource == Resource.SETTINGS and ident == SETTINGS_WEBHOOKS:
         return first.get("data")
     if resource == Resource.DELIVERY:
-        delivery = first["doc"]
-        return {**delivery, "request": {**delivery["request"], "items": (items[1] or {}).get("items", [])}}
+        return deliveries._stored(first, (items[1] or {}).get("items", [])).delivery
+    if resource == Resource.PRODUCT:
+        return products.from_item(first).data  # either stored form (store/rendered.py)
     return first["data"]
 
 
