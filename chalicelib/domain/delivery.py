@@ -28,6 +28,7 @@ from .common import (
 from . import limits
 from .customer import Address, Contact
 from .identifiers import DELIVERY_ID_DIGITS
+from .integration import Integration
 from .product import ItemBundle, Vessel, bundle_size_errors, pallet_bundle_errors
 from .product import vessel_count as product_vessel_count
 from .rendering import size_in_bytes
@@ -213,6 +214,23 @@ class Delivery(DeliverySummary):
 
 class DeliveryList(Shape):
     deliveries: list[DeliverySummary]
+    cursor: str | None = None
+
+
+class SupplierDeliverySummary(DeliverySummary):
+    """A delivery as the supplier's lists show it: with its integration state (decisions §14)."""
+
+    integration: Integration
+
+
+class SupplierDelivery(Delivery):
+    """A delivery in full as the supplier reads it: with its integration state (decisions §14)."""
+
+    integration: Integration
+
+
+class SupplierDeliveryList(Shape):
+    deliveries: list[SupplierDeliverySummary]
     cursor: str | None = None
 
 

@@ -1,4 +1,5 @@
-"""Use cases of deliveries once placed: read, list, respond (supplier), cancel and receive (customer), the CSV.
+"""Use cases of deliveries once placed: read, list, respond (supplier), cancel and receive (customer), the CSV,
+and the integration state the supplier's ERP sets (decisions §14).
 
 Every change is an UpdateItem (or a transaction with its event) conditional on the version read. When another
 change wins the race we re-read and evaluate the transition again, so concurrent changes serialise: none is
@@ -9,12 +10,14 @@ import time
 from typing import Callable
 
 from ..domain import delivery
+from ..domain import integration as integration_state
 from ..domain.common import parse
 from ..domain.delivery import CustomerActionBody
 from ..domain.errors import Busy, NotFound, invalid
 from ..domain.event_policy import EventType
 from ..domain.identifiers import parse_delivery_id
 from ..domain.order_file import order_file as build_order_file
+from ..domain.timestamps import iso
 from ..store import deliveries, events
 from ..store.paging import Page
 from .paging import paged
@@ -40,18 +43,37 @@ def _read(account: str, delivery_id: str, customer_id: str | None = None, consis
     return stored
 
 
+def _supplier_view(stored: deliveries.StoredDelivery) -> dict:
+    """What supplier reads show: the delivery and its integration state (customers never see the state)."""
+    return integration_state.supplier_view(stored.delivery, stored.integration)
+
+
+def _customer_view(stored: deliveries.StoredDelivery) -> dict:
+    return stored.delivery
+
+
 def get_delivery(account: str, delivery_id: str, customer_id: str | None = None) -> dict:
-    return _read(account, delivery_id, customer_id).delivery
+    """The delivery in full; a customer's own as customers see it when `customer_id` is given."""
+    stored = _read(account, delivery_id, customer_id)
+    return _customer_view(stored) if customer_id is not None else _supplier_view(stored)
 
 
 @paged
-def list_deliveries(account: str, limit: int, cursor: str | None, status: str | None) -> Page:
-    return deliveries.list_page(account, limit, cursor, status)
+def list_deliveries(
+    account: str, limit: int, cursor: str | None, status: str | None, integration: str | None = None
+) -> Page:
+    """Newest first (optionally of one status), or the worklist of one integration state, oldest first."""
+    if integration is not None:
+        page = deliveries.list_integration_page(account, integration, limit, cursor)
+    else:
+        page = deliveries.list_page(account, limit, cursor, status)
+    return Page([_supplier_view(stored) for stored in page.items], page.cursor)
 
 
 @paged
 def list_customer_deliveries(account: str, customer_id: str, limit: int, cursor: str | None) -> Page:
-    return deliveries.list_customer_page(account, customer_id, limit, cursor)
+    page = deliveries.list_customer_page(account, customer_id, limit, cursor)
+    return Page([_customer_view(stored) for stored in page.items], page.cursor)
 
 
 LOST_CLAIM = "another request with this Idempotency-Key took over; retry to get its answer"
@@ -65,29 +87,51 @@ def raise_for(outcome: deliveries.LostClaim | deliveries.TooLarge) -> None:
     raise invalid("body", TOO_LARGE)
 
 
+def _repended(stored: deliveries.StoredDelivery, now) -> deliveries.IntegrationWrite:
+    """A customer's change makes the delivery PENDING again, at the end of the worklist (decisions §14)."""
+    before = stored.integration["status"] if stored.integration is not None else None
+    state = integration_state.repended(stored.integration, now)
+    return deliveries.IntegrationWrite(state, iso(now), integration_state.count_changes(before, state["status"]))
+
+
 def _change(
     account: str,
     stored: deliveries.StoredDelivery,
     change: Callable[[dict, object], dict],
     event: str | None = None,
     idempotency: IdempotencyClaim | None = None,
+    view: Callable[[deliveries.StoredDelivery], dict] = _customer_view,
+    by_customer: bool = False,
 ) -> dict:
-    """Apply `change(delivery, now)` (which raises when the state machine forbids it) until it is written."""
+    """Apply `change(delivery, now)` (which raises when the state machine forbids it) until it is written; the
+    answer is `view` of the written delivery. A customer's change also makes the integration state PENDING, in
+    the same write."""
     for attempt in range(MAX_ATTEMPTS):
         now = clock.now()
         changed = change(stored.delivery, now)
+        integration = _repended(stored, now) if by_customer else None
+        written = deliveries.StoredDelivery(
+            changed,
+            stored.version + 1,
+            integration.state if integration is not None else stored.integration,
+            integration.since if integration is not None else stored.integration_since,
+        )
         outbox = events.outbox_operation(account, event, changed, now) if event is not None else None
-        claim = idempotency.completion(changed) if idempotency is not None else None
-        outcome = deliveries.change(account, changed, stored.version, outbox, claim)
+        claim = idempotency.completion(view(written)) if idempotency is not None else None
+        outcome = deliveries.change(account, changed, stored.version, outbox, claim, integration)
         if isinstance(outcome, deliveries.StoredDelivery):
-            return changed
+            return view(written)
         if not isinstance(outcome, deliveries.Stale):
             raise_for(outcome)
-        time.sleep(random.uniform(0, min(0.005 * 2**attempt, 0.2)))
+        _back_off(attempt)
         stored = deliveries.refresh(account, stored)
         if stored is None:
             raise NotFound(f"delivery {changed['id']} does not exist")
     raise Busy("the delivery is being changed by many requests at once; try again")
+
+
+def _back_off(attempt: int) -> None:
+    time.sleep(random.uniform(0, min(0.005 * 2**attempt, 0.2)))
 
 
 def respond(account: str, delivery_id: str, data, idempotency: IdempotencyClaim | None = None) -> dict:
@@ -100,6 +144,7 @@ def respond(account: str, delivery_id: str, data, idempotency: IdempotencyClaim 
         stored,
         lambda current, now: delivery.respond(current, delivery.build_response(body, items, now)),
         idempotency=idempotency,
+        view=_supplier_view,
     )
 
 
@@ -119,13 +164,72 @@ _receive = _customer_action("received", delivery.status_after_receive)
 def cancel(account: str, customer_id: str, delivery_id: str, data, idempotency: IdempotencyClaim | None = None) -> dict:
     body = parse(CustomerActionBody, data)
     stored = _read(account, delivery_id, customer_id, consistent=True)
-    return _change(account, stored, lambda d, now: _cancel(d, now, body), EventType.CANCEL_DELIVERY, idempotency)
+    return _change(account, stored, lambda d, now: _cancel(d, now, body), EventType.CANCEL_DELIVERY, idempotency, by_customer=True)
 
 
 def receive(account: str, customer_id: str, delivery_id: str, data, idempotency: IdempotencyClaim | None = None) -> dict:
     body = parse(CustomerActionBody, data)
     stored = _read(account, delivery_id, customer_id, consistent=True)
-    return _change(account, stored, lambda d, now: _receive(d, now, body), EventType.RECEIVE_DELIVERY, idempotency)
+    return _change(account, stored, lambda d, now: _receive(d, now, body), EventType.RECEIVE_DELIVERY, idempotency, by_customer=True)
+
+
+CHANGED_BY_CUSTOMER = (
+    "the customer changed the delivery while this integration state was being written, so it was not; read the "
+    "delivery again and acknowledge what it holds now"
+)
+
+
+def set_integration(account: str, delivery_id: str, data) -> dict:
+    """PUT /deliveries/:id/integration (decisions §14): the new state, or the same answer when nothing changes.
+
+    Conditional on the delivery's version. Losing to a supplier response or another PUT, it is evaluated again;
+    losing to a customer's cancel or receive, it is refused (Busy): the ERP acknowledged a delivery it has not
+    seen since, which must stay PENDING.
+    """
+    body = integration_state.parse_body(data)
+    read = stored = _read(account, delivery_id, consistent=True)
+    for attempt in range(MAX_ATTEMPTS):
+        current = integration_state.state_of(stored.integration)
+        now = clock.now()
+        state = integration_state.acknowledged(current, body, now)
+        if state is None:
+            return current
+        before = stored.integration["status"] if stored.integration is not None else None
+        entered = before != state["status"] or stored.integration_since is None
+        write = deliveries.IntegrationWrite(
+            state,
+            iso(now) if entered else stored.integration_since,
+            integration_state.count_changes(before, state["status"]),
+        )
+        outcome = deliveries.set_integration(account, stored, write, _feed_entries(account, stored, state, now))
+        if isinstance(outcome, deliveries.StoredDelivery):
+            return state
+        if not isinstance(outcome, deliveries.Stale):
+            raise_for(outcome)
+        _back_off(attempt)
+        stored = deliveries.refresh(account, stored)
+        if stored is None:
+            raise NotFound(f"delivery {delivery_id} does not exist")
+        if integration_state.changed_by_customer(read.delivery, stored.delivery):
+            raise Busy(CHANGED_BY_CUSTOMER)
+    raise Busy("the delivery is being changed by many requests at once; try again")
+
+
+def _feed_entries(account: str, stored: deliveries.StoredDelivery, state: dict, now) -> list[dict]:
+    """Transaction items written with a change of the integration state by PUT. Issue 18 (the change feed,
+    decisions §13): the `delivery.integration` entry joins the transaction here; until then there is none."""
+    return []
+
+
+def integration_overview(account: str) -> dict:
+    """GET /account/integration: the exact counts and the first delivery of the PENDING worklist."""
+    counts = deliveries.integration_counts(account, integration_state.PENDING)
+    oldest = counts.oldest_pending
+    return {
+        "pending": counts.pending,
+        "failed": counts.failed,
+        "oldest_pending": {"id": oldest[0], "since": oldest[1]} if oldest is not None else None,
+    }
 
 
 def order_file(account: str, delivery_id: str, encoding: str) -> tuple[int, bytes]:
