@@ -124,6 +124,13 @@ def count_changes(before: str | None, after: str) -> dict[str, int]:
     return changes
 
 
+def entered_before(delivery: dict) -> str:
+    """When a delivery stored before integration states last became what the ERP has not seen: its request, or
+    the customer's latest change."""
+    times = [delivery["request"]["timestamp"]] + [delivery[f]["timestamp"] for f in ("cancelled", "received") if delivery.get(f)]
+    return max(times)
+
+
 def changed_by_customer(read: dict, now: dict) -> bool:
     """Whether the customer changed the delivery between two reads of it (a cancel or a receive). An
     acknowledgement based on the first read must not mark the second IMPORTED: the ERP has not seen it."""
