@@ -14,7 +14,7 @@ import sys
 from botocore.exceptions import BotoCoreError, ClientError
 
 from .domain.errors import ServiceError
-from .domain.integration import IMPORTED, PENDING
+from .domain.integration_status import IMPORTED, PENDING
 from .service import accounts, migrations
 from .store import table
 

@@ -6,25 +6,17 @@ Pure: time is a parameter, the store keeps the state beside the delivery's own d
 legacy webhook events and the order file never carry it).
 """
 import datetime as dt
-from enum import StrEnum
 from typing import Annotated, Any
 
 from pydantic import Field, Strict
 
 from . import limits
 from .common import FieldError, Shape, Text, ValidationFailed, parse
+from .integration_status import FAILED, IMPORTED, PENDING, STATUSES, IntegrationStatus  # noqa: F401
 from .timestamps import iso
 from .values import literal
 
 
-class IntegrationStatus(StrEnum):
-    PENDING = "PENDING"
-    IMPORTED = "IMPORTED"
-    FAILED = "FAILED"
-
-
-PENDING, IMPORTED, FAILED = IntegrationStatus
-STATUSES = tuple(IntegrationStatus)
 # The states GET /account/integration counts, by the name it answers them under.
 COUNTED = {PENDING: "pending", FAILED: "failed"}
 

@@ -5,7 +5,7 @@ import re
 from chalice import Blueprint, Response
 
 from ..domain.errors import FieldError, ValidationFailed, invalid
-from ..domain.integration import STATUSES as INTEGRATION_STATUSES
+from ..domain.integration_status import STATUSES as INTEGRATION_STATUSES
 from ..lazy import lazy
 from .call import Call
 from .endpoint import endpoint

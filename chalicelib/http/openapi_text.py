@@ -6,8 +6,8 @@ model (a file, a page) in RESPONSE_CONTENT.
 """
 from ..domain.delivery import STATUSES
 from ..domain.event_policy import EventType
+from ..domain.integration_status import STATUSES as INTEGRATION_STATUSES
 from ..domain.order_file import ENCODINGS
-from ..domain.integration import STATUSES as INTEGRATION_STATUSES
 from ..domain.limits import DEFAULT_DAYS, IMPORT_CHARSET_NAMES, IMPORT_FILE_BYTES, IMPORT_LISTED_ERRORS, IMPORT_ROWS, MAX_DAYS
 
 DESCRIPTION = """Supplier Ordering Service: a supplier's catalogue, prices and delivery rules, and the deliveries
