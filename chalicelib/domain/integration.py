@@ -79,19 +79,29 @@ def parse_body(data: Any) -> IntegrationBody:
         message = data.get("message")
         if not isinstance(message, str) or not message.strip():
             errors.append(FieldError("message", "is required, and must not be blank, when status is FAILED"))
+    if not errors:
+        largest = {"integration": {**state_of_body(body), "updated": iso(dt.datetime(2000, 1, 1))}}
+        path = "message" if body.message is not None else "reference"
+        errors = limits.size_errors(largest, limits.INTEGRATION_BYTES, path, "the integration state holds")
     if errors:
         raise ValidationFailed(errors)
     return body
 
 
+def state_of_body(body: IntegrationBody) -> dict:
+    """The state a PUT body says, without its time."""
+    state = {"status": body.status}
+    if body.reference is not None:
+        state["reference"] = body.reference
+    if body.message is not None:
+        state["message"] = body.message
+    return state
+
+
 def acknowledged(current: dict, body: IntegrationBody, now: dt.datetime) -> dict | None:
     """The state after the PUT, or None when it says what the state already says (nothing changes, not even
     `updated`)."""
-    new = {"status": body.status}
-    if body.reference is not None:
-        new["reference"] = body.reference
-    if body.message is not None:
-        new["message"] = body.message
+    new = state_of_body(body)
     if {k: current.get(k) for k in ("status", "reference", "message")} == {k: new.get(k) for k in ("status", "reference", "message")}:
         return None
     return {**new, "updated": iso(now)}

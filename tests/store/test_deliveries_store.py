@@ -45,7 +45,7 @@ def test_changes_are_conditional_on_the_version_read(stored):
     again = store.get("acme", 1)
     assert (again.version, again.delivery["status"]) == (1, "ACCEPTED")
     assert again.delivery["request"]["items"] == DELIVERY["request"]["items"]
-    assert [d["id"] for d in store.list_page("acme", 10, None, "ACCEPTED").items] == [1]
+    assert [d.delivery["id"] for d in store.list_page("acme", 10, None, "ACCEPTED").items] == [1]
     assert store.list_page("acme", 10, None, "REQUESTED").items == []
     assert store.refresh("acme", store.StoredDelivery(stored, 0)) == again
 

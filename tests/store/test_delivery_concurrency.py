@@ -68,7 +68,7 @@ def assert_consistent(delivery_id: int, outcomes: dict[str, str]) -> dict:
     assert stored.delivery["status"] == status
     assert stored.version == len(responses)
     summary = delivery_store.list_page(ACCOUNT, 10, None, status).items
-    assert [d["id"] for d in summary] == [delivery_id]  # the status index moved with the status
+    assert [d.delivery["id"] for d in summary] == [delivery_id]  # the status index moved with the status
     return stored.delivery
 
 
