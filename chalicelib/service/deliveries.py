@@ -183,8 +183,8 @@ def set_integration(account: str, delivery_id: str, data) -> dict:
     """PUT /deliveries/:id/integration (decisions §14): the new state, or the same answer when nothing changes.
 
     Conditional on the delivery's version. Losing to a supplier response or another PUT, it is evaluated again;
-    losing to a customer's cancel or receive, it is refused (Busy): the ERP acknowledged a delivery it has not
-    seen since, which must stay PENDING.
+    losing to a customer's cancel or receive, an IMPORTED or FAILED is refused (Busy): the ERP acknowledged a
+    delivery it has not seen since, which must stay PENDING.
     """
     body = integration_state.parse_body(data)
     read = stored = _read(account, delivery_id, consistent=True)
@@ -210,7 +210,7 @@ def set_integration(account: str, delivery_id: str, data) -> dict:
         stored = deliveries.refresh(account, stored)
         if stored is None:
             raise NotFound(f"delivery {delivery_id} does not exist")
-        if integration_state.changed_by_customer(read.delivery, stored.delivery):
+        if body.status != integration_state.PENDING and integration_state.changed_by_customer(read.delivery, stored.delivery):
             raise Busy(CHANGED_BY_CUSTOMER)
     raise Busy("the delivery is being changed by many requests at once; try again")
 

@@ -243,3 +243,21 @@ def test_a_transaction_conflict_on_the_counts_is_tried_again(shop, monkeypatch):
     assert deliveries.set_integration(ACCOUNT, str(delivery_id), {"status": "IMPORTED"})["status"] == "IMPORTED"
     assert conflicts == [1]
     assert_counts_exact([delivery_id])
+
+
+def test_pending_racing_a_cancel_is_no_conflict(shop, monkeypatch):
+    """Only an acknowledgement (IMPORTED, FAILED) of what the customer changed since is refused."""
+    delivery_id = order()
+    deliveries.set_integration(ACCOUNT, str(delivery_id), {"status": "IMPORTED", "reference": "ERP-1"})
+    write = delivery_store.set_integration
+
+    def cancel_first(*args, **kwargs):
+        monkeypatch.setattr(delivery_store, "set_integration", write)
+        deliveries.cancel(ACCOUNT, CUSTOMER, str(delivery_id), {})
+        return write(*args, **kwargs)
+
+    monkeypatch.setattr(delivery_store, "set_integration", cancel_first)
+    answer = deliveries.set_integration(ACCOUNT, str(delivery_id), {"status": "PENDING"})
+    assert answer["status"] == "PENDING" and "reference" not in answer  # the PUT replaced the re-pended state
+    assert state(delivery_id) == answer
+    assert_counts_exact([delivery_id])
