@@ -1,7 +1,6 @@
 """The integration state of deliveries over HTTP (decisions §14): who sees it, PUT, re-pending, the worklist,
 the account's counts. The races and the counts under a concurrent workload: tests/store/test_integration_store.py."""
 import datetime as dt
-import json
 
 import pytest
 

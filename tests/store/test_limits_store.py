@@ -204,7 +204,7 @@ def fill_with_updates(api, delivery_id: int) -> dict:
     """ACCEPT, then UPDATEs up to both limits: as many as allowed, the last one as large as still fits."""
     path = f"/deliveries/{delivery_id}/responses"
     assert api.post(path, {"type": "ACCEPT"}).status_code == 200
-    summary = size_in_bytes(_delivery_only(api.get(f"/deliveries?limit=1").data["deliveries"][0]))
+    summary = size_in_bytes(_delivery_only(api.get("/deliveries?limit=1").data["deliveries"][0]))
     per_update = (limits.OPEN_DELIVERY_BYTES - summary) // limits.OPEN_RESPONSES
     message = max(0, (per_update - 80) // 6)
     for _ in range(limits.OPEN_RESPONSES - 2):
