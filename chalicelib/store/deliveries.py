@@ -382,8 +382,8 @@ def without_integration(account: str, limit: int, start: dict | None = None) -> 
 
 def add_integration(account: str, stored: StoredDelivery, integration: IntegrationWrite) -> bool:
     """Give a delivery stored before integration states its first one, counted; False when it has one already
-    (a second run of the migration, or a PUT in between). Its version is left alone: nothing a customer or the
-    supplier wrote changes."""
+    (a second run of the migration, or a PUT in between). The version moves too, so a PUT or a customer change
+    that read the delivery without a state writes nothing over it and is evaluated again (counted once)."""
     delivery_id = stored.delivery["id"]
     attributes = _integration_attributes(account, delivery_id, integration)
     names = {f"#a{i}": name for i, name in enumerate(attributes)}
@@ -392,10 +392,10 @@ def add_integration(account: str, stored: StoredDelivery, integration: Integrati
         "Update": {
             "TableName": table.name(),
             "Key": table.to_item(keys.delivery_key(account, delivery_id)),
-            "UpdateExpression": "SET " + ", ".join(f"#a{i} = :a{i}" for i in range(len(attributes))),
+            "UpdateExpression": "SET " + ", ".join(f"#a{i} = :a{i}" for i in range(len(attributes))) + " ADD #version :one",
             "ConditionExpression": "attribute_exists(PK) AND attribute_not_exists(#integration)",
-            "ExpressionAttributeNames": {**names, "#integration": "integration"},
-            "ExpressionAttributeValues": table.values(**values),
+            "ExpressionAttributeNames": {**names, "#integration": "integration", "#version": "version"},
+            "ExpressionAttributeValues": table.values(**values, one=1),
         }
     }
     counts = _counts_operation(account, integration.counts)

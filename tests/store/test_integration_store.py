@@ -261,3 +261,28 @@ def test_pending_racing_a_cancel_is_no_conflict(shop, monkeypatch):
     assert answer["status"] == "PENDING" and "reference" not in answer  # the PUT replaced the re-pended state
     assert state(delivery_id) == answer
     assert_counts_exact([delivery_id])
+
+
+def test_the_migration_racing_an_acknowledgement_counts_once(shop, monkeypatch):
+    """A delivery stored before integration states: the migration gives it PENDING between a PUT's read and its
+    write; the PUT is evaluated again on the migrated state, so the counts stay exact."""
+    from chalicelib.service import migrations
+
+    delivery_id = order()
+    table.client().update_item(
+        TableName=table.name(), Key=table.to_item(keys.delivery_key(ACCOUNT, delivery_id)),
+        UpdateExpression="REMOVE integration, integration_since, GSI3PK, GSI3SK",
+    )
+    table.client().delete_item(TableName=table.name(), Key=table.to_item(keys.integration_counts_key(ACCOUNT)))
+    write = delivery_store.set_integration
+
+    def migrate_first(*args, **kwargs):
+        monkeypatch.setattr(delivery_store, "set_integration", write)
+        assert migrations.migrate_integration(ACCOUNT) == 1
+        return write(*args, **kwargs)
+
+    monkeypatch.setattr(delivery_store, "set_integration", migrate_first)
+    assert deliveries.set_integration(ACCOUNT, str(delivery_id), {"status": "IMPORTED"})["status"] == "IMPORTED"
+    assert migrations.migrate_integration(ACCOUNT) == 0
+    assert_counts_exact([delivery_id])
+    assert deliveries.integration_overview(ACCOUNT)["pending"] == 0
