@@ -16,7 +16,6 @@ from .integration_status import FAILED, IMPORTED, PENDING, STATUSES, Integration
 from .timestamps import iso
 from .values import literal
 
-
 # The states GET /account/integration counts, by the name it answers them under.
 COUNTED = {PENDING: "pending", FAILED: "failed"}
 

@@ -5,7 +5,13 @@ import datetime as dt
 import pytest
 
 from chalicelib.domain import limits
-from chalicelib.domain.delivery import Delivery, DeliveryList, PlacedDeliveries, SupplierDelivery, SupplierDeliveryList
+from chalicelib.domain.delivery import (
+    Delivery,
+    DeliveryList,
+    PlacedDeliveries,
+    SupplierDelivery,
+    SupplierDeliveryList,
+)
 from chalicelib.domain.integration import Integration, IntegrationOverview
 from chalicelib.service import clock
 from chalicelib.store import deliveries as delivery_store
