@@ -2,15 +2,22 @@
 one BatchGetItem for everything the order is checked against, one UpdateItem for the delivery ids, and one
 TransactWriteItems creating the deliveries, their events and the products' "used" flags together.
 """
+import random
+import time
+
+from ..domain import integration
 from ..domain.common import FieldError, ValidationFailed, parse
 from ..domain.delivery import OrderBody
 from ..domain.errors import Busy
 from ..domain.event_policy import EventType
 from ..domain.ordering import plan_order
+from ..domain.timestamps import iso
 from ..store import deliveries, events, order_context
 from . import clock
 from .deliveries import raise_for
 from .idempotency import IdempotencyClaim
+
+CONTENDED_ATTEMPTS = 30  # another transaction held the account's integration counts: each wait is short
 
 
 def place_order(account: str, customer_id: str, data, idempotency: IdempotencyClaim | None = None) -> list[dict]:
@@ -25,7 +32,16 @@ def place_order(account: str, customer_id: str, data, idempotency: IdempotencyCl
     for delivery in placed:
         new_events.append(events.outbox_operation(account, EventType.REQUEST_DELIVERY, delivery, now))
     claim = idempotency.completion({"deliveries": placed}) if idempotency is not None else None
-    outcome = deliveries.place(account, placed, new_events, order.product_ids, claim)
+    # Each new delivery is PENDING (decisions §14), counted in the same transaction.
+    counts = {name: n * len(placed) for name, n in integration.count_changes(None, integration.PENDING).items()}
+    requested = deliveries.IntegrationWrite(dict(integration.REQUESTED_STATE), iso(now), counts)
+    for attempt in range(CONTENDED_ATTEMPTS):
+        outcome = deliveries.place(account, placed, new_events, order.product_ids, claim, requested)
+        if not isinstance(outcome, deliveries.Contended):
+            break
+        time.sleep(random.uniform(0, min(0.005 * 2**attempt, 0.2)))
+    else:
+        raise Busy("many orders and changes of this account are being written at once; try again")
     if outcome is None:
         return placed
     if isinstance(outcome, deliveries.ProductsGone):  # deleted between our read and our write
