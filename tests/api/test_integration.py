@@ -90,6 +90,27 @@ def test_supplier_reads_carry_the_state_after_the_interface_fields(shop):
         assert response.data["deliveries"][0]["integration"] == {"status": "PENDING"}
 
 
+def test_every_supplier_list_shows_the_stored_state_as_the_single_read_does(shop, monkeypatch):
+    """Lists join stored texts and append the state kept beside them: its fields in the order of decisions §3,
+    whatever order DynamoDB hands the map back in, and the same object the single read shows."""
+    delivery = beer(shop)
+    at(monkeypatch, LATER)
+    failed = {"message": "unknown article", "reference": "ERP-7", "status": "FAILED"}  # sent in another order
+    assert put(shop, delivery["id"], failed).status_code == 200
+    expected = {"status": "FAILED", "reference": "ERP-7", "message": "unknown article", "updated": ISO_LATER}
+    single = shop.get(f"/deliveries/{delivery['id']}").data
+    assert single["integration"] == expected and list(single["integration"]) == list(expected)
+    for path in ("/deliveries", "/deliveries?status=REQUESTED", "/deliveries?integration=FAILED"):
+        response = shop.get(path)
+        assert_shape(SupplierDeliveryList, response)
+        (listed,) = response.data["deliveries"]
+        assert list(listed)[-1] == "integration", path
+        assert list(listed["integration"]) == list(expected), path
+        assert listed == {**single, "request": {k: v for k, v in single["request"].items() if k != "items"}}, path
+    own = shop.get("/customer/deliveries", token=CUSTOMER_TOKEN).data["deliveries"]
+    assert own == [{k: v for k, v in listed.items() if k != "integration"}]
+
+
 def test_customers_webhook_events_and_the_order_file_never_see_it(shop):
     placed = shop.post("/customer/deliveries", body={"items": [{"id": "beer", "count": 1}], "user": {"name": "O", "email": "o@example.com"}}, token=CUSTOMER_TOKEN)
     assert_shape(PlacedDeliveries, placed)  # refuses unknown fields: no `integration`
