@@ -1,4 +1,6 @@
 """The admin command line (decisions §1): clear messages and a non-zero exit on failure."""
+import json
+
 import pytest
 
 from chalicelib import cli
@@ -113,5 +115,6 @@ def test_migrate_integration_as_imported(accounts_ready, capsys):
     assert cli.main(["migrate-integration", "--account", "acme", "--status", "IMPORTED"]) == 0
     assert capsys.readouterr().out == "1 deliveries of acme given the integration state IMPORTED\n"
     assert deliveries.integration_overview("acme") == {"pending": 0, "failed": 0, "oldest_pending": None}
-    assert deliveries.list_deliveries("acme", 10, None, None, "IMPORTED").items[0]["id"] == 1
+    listed = [json.loads(text) for text in deliveries.list_deliveries("acme", 10, None, None, "IMPORTED").items]
+    assert [(d["id"], d["integration"]) for d in listed] == [(1, {"status": "IMPORTED"})]  # JSON texts of the worklist
     assert deliveries.integration_overview("other") == {"pending": 0, "failed": 0, "oldest_pending": None}
