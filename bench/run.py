@@ -22,6 +22,41 @@ from bench import fast_paths, harness, seed  # noqa: E402
 LATENCY_RUNS = int(os.environ.get("BENCH_RUNS", "200"))
 TOKEN = "bench-supplier-token"
 TARGETS = {"status_page_spread": 0.10}  # issue 20's figures and targets: bench/fast_paths.py
+FAILED_PER_ACCOUNT = 20  # of 300 and of 3000 deliveries: the integration worklist figure
+
+
+def integration_pages(call, meter) -> dict:
+    """decisions §14: the first page of GET /deliveries?integration=FAILED with 20 of 300 and 20 of 3000 deliveries
+    FAILED (and of PENDING, whose pages are full in both), one Query of the state's index partition each, so the
+    capacities are equal; and the requests of PUT /deliveries/:id/integration and GET /account/integration."""
+    import random
+
+    from chalicelib.service import deliveries
+
+    failed = {"status": "FAILED", "message": "unknown article in the ERP"}
+    result = {}
+    for name, account, token, count in (("small", seed.SMALL, TOKEN, 300), ("large", seed.LARGE, TOKEN + "-large", 3000)):
+        chosen = random.Random(19).sample(range(1, count + 1), FAILED_PER_ACCOUNT)
+        for delivery_id in chosen[1:]:
+            deliveries.set_integration(account, str(delivery_id), failed)
+        call("GET", "/account/integration", token=token)  # warm the token cache: count the request only
+        figures = {}
+        for label, method, path, body in (
+            ("put", "PUT", f"/deliveries/{chosen[0]}/integration", failed),
+            ("failed_page", "GET", "/deliveries?integration=FAILED", None),
+            ("pending_page", "GET", "/deliveries?integration=PENDING", None),
+            ("overview", "GET", "/account/integration", None),
+        ):
+            meter.reset()
+            status, _ = call(method, path, body, token=token)
+            assert status == 200, (path, status)
+            figures[label] = {"requests": meter.requests, "capacity": round(meter.capacity, 2)}
+        assert figures["failed_page"]["requests"] == figures["pending_page"]["requests"] == 1, figures
+        result[name] = figures
+    for page in ("failed_page", "pending_page"):
+        small, large = result["small"][page]["capacity"], result["large"][page]["capacity"]
+        result[f"{page}_spread"] = round(abs(small - large) / max(small, 1e-9), 3)
+    return result
 
 
 def main() -> int:
@@ -58,6 +93,7 @@ def main() -> int:
         get_ratio = round(product_row["median_ms"] / floor["median_ms"], 2)
 
         status_pages = world.status_pages(meter)
+        integration = integration_pages(call, meter)
         fast = fast_paths.compare(server.endpoint)  # cold start, single read and list pages, beside the baseline
         from bench import feed_bench  # the change feed's section (docs/feed.md)
 
@@ -73,6 +109,7 @@ def main() -> int:
         "bare_get_item": floor,
         "get_product_ratio": get_ratio,
         "status_page_capacity": {**status_pages, "spread": round(spread, 3)},
+        "integration_pages": integration,
         "fast_paths": fast,
         "targets": TARGETS,
         "change_feed": feed_figures,
@@ -95,7 +132,19 @@ def print_table(results: dict) -> None:
     print(f"GET /products/:id / bare GetItem (median)     {results['get_product_ratio']:>6}  (bench/fast_paths.py below)")
     print(f"status=ACCEPTED first page capacity           {pages['small']} (20 of 300) vs {pages['large']} "
           f"(20 of 3000), spread {pages['spread']:.1%}  target <= 10%")
+    print_integration(results["integration_pages"])
     fast_paths.print_table(results["fast_paths"])
+
+
+def print_integration(figures: dict) -> None:
+    small, large = figures["small"], figures["large"]
+    for page, label in (("failed_page", "integration=FAILED first page capacity      "),
+                        ("pending_page", "integration=PENDING first page capacity     ")):
+        print(f"{label} {small[page]['capacity']} (of 300) vs {large[page]['capacity']} (of 3000), "
+              f"{small[page]['requests']} request, spread {figures[page + '_spread']:.1%}  target 1 request, 0%")
+    print(f"PUT /deliveries/:id/integration               {small['put']['requests']} requests, "
+          f"{small['put']['capacity']} capacity; GET /account/integration {small['overview']['requests']} requests")
+
 
 if __name__ == "__main__":
     sys.exit(main())

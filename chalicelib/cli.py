@@ -4,6 +4,7 @@
     python -m chalicelib.cli create-account --id ID [--name NAME] [--token SECRET]
     python -m chalicelib.cli create-token --account ID
     python -m chalicelib.cli revoke-token --account ID --token-id ID
+    python -m chalicelib.cli migrate-integration --account ID [--status PENDING|IMPORTED]
 
 create-account and create-token print the new token as their last line.
 """
@@ -13,7 +14,8 @@ import sys
 from botocore.exceptions import BotoCoreError, ClientError
 
 from .domain.errors import ServiceError
-from .service import accounts
+from .domain.integration_status import IMPORTED, PENDING
+from .service import accounts, migrations
 from .store import table
 
 
@@ -30,6 +32,11 @@ def _parser() -> argparse.ArgumentParser:
     revoke = commands.add_parser("revoke-token", help="revoke a token by its id")
     revoke.add_argument("--account", required=True)
     revoke.add_argument("--token-id", required=True)
+    migrate = commands.add_parser(
+        "migrate-integration", help="give deliveries stored before integration states theirs, listed and counted (once)"
+    )
+    migrate.add_argument("--account", required=True)
+    migrate.add_argument("--status", choices=[str(PENDING), str(IMPORTED)], default=str(PENDING))
     return parser
 
 
@@ -50,6 +57,9 @@ def run(argv: list[str]) -> int:
     elif args.command == "revoke-token":
         accounts.revoke_token(args.account, args.token_id)
         print(f"token {args.token_id} revoked")
+    elif args.command == "migrate-integration":
+        migrated = migrations.migrate_integration(args.account, args.status)
+        print(f"{migrated} deliveries of {args.account} given the integration state {args.status}")
     return 0
 
 

@@ -1,4 +1,6 @@
 """The admin command line (decisions §1): clear messages and a non-zero exit on failure."""
+import json
+
 import pytest
 
 from chalicelib import cli
@@ -75,3 +77,44 @@ def test_make_run_refuses_a_supplier_token_that_could_never_log_in(monkeypatch, 
         "error: SUPPLIER_TOKEN must be 1 to 512 characters with no spaces or control characters,"
         " or no request could log in with it\n"
     )
+
+
+def _legacy_delivery(delivery_id: int) -> None:
+    """A delivery as the service stored it before integration states (decisions §14): none stored."""
+    from chalicelib.store import deliveries
+
+    delivery = {
+        "id": delivery_id, "type": "DELIVERY", "status": "CANCELLED", "customer": {"id": "c1"}, "responses": [],
+        "request": {"timestamp": f"2026-01-0{delivery_id}T08:00:00.000Z", "customer_id": "c1", "items": []},
+        "cancelled": {"timestamp": f"2026-02-0{delivery_id}T08:00:00.000Z", "user": None, "message": None},
+    }
+    assert deliveries.place("acme", [delivery], [], []) is None
+    assert deliveries.get("acme", delivery_id).integration is None
+
+
+def test_migrate_integration_gives_old_deliveries_their_state_once(accounts_ready, capsys):
+    from chalicelib.service import deliveries
+
+    _legacy_delivery(1)
+    _legacy_delivery(2)
+    assert cli.main(["migrate-integration", "--account", "acme"]) == 0
+    assert capsys.readouterr().out == "2 deliveries of acme given the integration state PENDING\n"
+    assert cli.main(["migrate-integration", "--account", "acme"]) == 0
+    assert capsys.readouterr().out == "0 deliveries of acme given the integration state PENDING\n"
+    # Oldest first by the customer's last change; counted once.
+    assert deliveries.integration_overview("acme") == {
+        "pending": 2, "failed": 0, "oldest_pending": {"id": 1, "since": "2026-02-01T08:00:00.000Z"}
+    }
+    assert deliveries.get_delivery("acme", "2")["integration"] == {"status": "PENDING"}
+
+
+def test_migrate_integration_as_imported(accounts_ready, capsys):
+    from chalicelib.service import deliveries
+
+    _legacy_delivery(1)
+    assert cli.main(["migrate-integration", "--account", "acme", "--status", "IMPORTED"]) == 0
+    assert capsys.readouterr().out == "1 deliveries of acme given the integration state IMPORTED\n"
+    assert deliveries.integration_overview("acme") == {"pending": 0, "failed": 0, "oldest_pending": None}
+    listed = [json.loads(text) for text in deliveries.list_deliveries("acme", 10, None, None, "IMPORTED").items]
+    assert [(d["id"], d["integration"]) for d in listed] == [(1, {"status": "IMPORTED"})]  # JSON texts of the worklist
+    assert deliveries.integration_overview("other") == {"pending": 0, "failed": 0, "oldest_pending": None}

@@ -29,6 +29,7 @@ from . import limits
 from .customer import Address, Contact
 from .delivery_summary import without_items
 from .identifiers import DELIVERY_ID_DIGITS
+from .integration import Integration
 from .product import ItemBundle, Vessel, bundle_size_errors, pallet_bundle_errors
 from .product import vessel_count as product_vessel_count
 from .rendering import size_in_bytes
@@ -214,6 +215,23 @@ class Delivery(DeliverySummary):
 
 class DeliveryList(Shape):
     deliveries: list[DeliverySummary]
+    cursor: str | None = None
+
+
+class SupplierDeliverySummary(DeliverySummary):
+    """A delivery as the supplier's lists show it: with its integration state (decisions §14)."""
+
+    integration: Integration
+
+
+class SupplierDelivery(Delivery):
+    """A delivery in full as the supplier reads it: with its integration state (decisions §14)."""
+
+    integration: Integration
+
+
+class SupplierDeliveryList(Shape):
+    deliveries: list[SupplierDeliverySummary]
     cursor: str | None = None
 
 

@@ -40,6 +40,7 @@ class ChangeType(StrEnum):
     DELIVERY_REJECTED = "delivery.rejected"
     DELIVERY_CANCELLED = "delivery.cancelled"
     DELIVERY_DELIVERED = "delivery.delivered"
+    DELIVERY_INTEGRATION = "delivery.integration"  # PUT /deliveries/:id/integration (§14)
 
     @property
     def resource(self) -> Resource:
@@ -73,6 +74,7 @@ class Change:
     id: str
     status: str | None = None  # deliveries: the status after the change
     customer_id: str | None = None  # customer pricing: whose
+    integration: str | None = None  # delivery.integration: the new integration status
 
     @property
     def resource(self) -> Resource:

@@ -16,6 +16,9 @@ class ChangeEntry(BaseModel):
     id: str = Field(description="The resource's id (a delivery's id as a string; `deliveries` or `webhooks` for settings).")
     at: str = Field(description="When the change was committed (ISO 8601, UTC).")
     status: str | None = Field(None, description="Deliveries: the status after the change.")
+    integration: str | None = Field(
+        None, description="delivery.integration entries: the delivery's new integration status (PENDING, IMPORTED, FAILED)."
+    )
     customer_id: str | None = Field(None, description="Customer pricing: whose pricing it is.")
     data: Any = Field(
         None,

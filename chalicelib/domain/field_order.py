@@ -139,14 +139,16 @@ DELIVERY_RESPONSE = Record(
 )
 DELIVERY_CUSTOMER = Record(("id", "company", "address", "contact"), {"address": ADDRESS, "contact": CONTACT})
 CUSTOMER_ACTION = Record(("timestamp", "user", "message"), {"user": USER})
+INTEGRATION = Record(("status", "reference", "message", "updated"))  # extension (decisions §14)
 DELIVERY = Record(
-    ("id", "type", "status", "customer", "request", "responses", "cancelled", "received"),
+    ("id", "type", "status", "customer", "request", "responses", "cancelled", "received", "integration"),
     {
         "customer": DELIVERY_CUSTOMER,
         "request": DELIVERY_REQUEST,
         "responses": DELIVERY_RESPONSE,
         "cancelled": CUSTOMER_ACTION,
         "received": CUSTOMER_ACTION,  # extension
+        "integration": INTEGRATION,  # extension, supplier reads only
     },
 )
 WEBHOOK_SETTINGS = Record(
@@ -189,6 +191,10 @@ BY_MODEL: dict[str, Order] = {
     "Delivery": DELIVERY,
     "DeliveryList": page("deliveries", DELIVERY),
     "PlacedDeliveries": Record(("deliveries",), {"deliveries": DELIVERY}),
+    "SupplierDelivery": DELIVERY,
+    "SupplierDeliveryList": page("deliveries", DELIVERY),
+    "Integration": INTEGRATION,
+    "IntegrationOverview": Record(("pending", "failed", "oldest_pending"), {"oldest_pending": Record(("id", "since"))}),
     "WebhookSettingsView": WEBHOOK_SETTINGS,
     "WebhookDeliveryList": page("webhook_deliveries", WEBHOOK_DELIVERY),
     "Event": EVENT,

@@ -8,7 +8,8 @@ cannot: how many of them add up. Sizes are bytes of the JSON text the API answer
 which is never smaller than what DynamoDB counts for the same document.
 
 - Every object a list page shows is at most LISTED_BYTES, so 100 of them and the envelope stay under 5 MiB.
-- A delivery's summary (what lists show) is at most LISTED_BYTES. While the delivery is open its responses may
+- A delivery's summary (what lists show) is at most LISTED_BYTES: its integration state (decisions §14, supplier
+  reads only) takes at most INTEGRATION_BYTES of it, the delivery itself DELIVERY_SUMMARY_BYTES. While the delivery is open its responses may
   fill it only up to OPEN_DELIVERY_BYTES: the rest is kept for the one final change (a REJECT without items, a
   cancel or a receive), so limits never trap a delivery.
 - The request items of one order together are at most ORDER_ITEMS_BYTES, so a delivery in full (summary and
@@ -48,12 +49,17 @@ MESSAGE_LENGTH = 2_000  # order, item, response, cancel and receive messages
 ORDER_ITEMS = 50  # lines per order: 2 items per delivery + 1 event per delivery + 1 per product + 1 claim <= 100
 OPEN_RESPONSES = 100  # ACCEPT and UPDATE responses per delivery; the final REJECT is never counted
 ORDER_ITEMS_BYTES = 250_000  # the request items of all deliveries of one order
-DELIVERY_SUMMARY_BYTES = LISTED_BYTES
 # The largest final change without items: REJECT with reference, user and message; cancelled / received
 # with user and message. 6 bytes per character is the worst case (a control character renders as \u0001).
 _WORST_CHAR_BYTES = 6
+# The integration state (decisions §14) a supplier read adds to the delivery. Its reference and message at their
+# longest in any alphabet of up to 2 bytes a character (Latin, Greek, Cyrillic, Hebrew, Arabic) take 4,400 bytes;
+# at 6 bytes a character they would take 13,000 of the delivery's room, so the state is bounded in bytes too.
+INTEGRATION_REFERENCE_LENGTH = 128
+INTEGRATION_BYTES = 5_000
+DELIVERY_SUMMARY_BYTES = LISTED_BYTES - INTEGRATION_BYTES  # 45,000
 FINAL_CHANGE_BYTES = 1_000 + _WORST_CHAR_BYTES * (256 + 256 + 254 + MESSAGE_LENGTH)  # 17,596
-OPEN_DELIVERY_BYTES = DELIVERY_SUMMARY_BYTES - FINAL_CHANGE_BYTES  # 32,404
+OPEN_DELIVERY_BYTES = DELIVERY_SUMMARY_BYTES - FINAL_CHANGE_BYTES  # 27,404
 
 
 def size_errors(value, limit: int, path: str, holder: str) -> list[FieldError]:

@@ -1,9 +1,11 @@
-"""Supplier routes of deliveries (interface: GET /deliveries, GET /deliveries/:id, POST .../responses; §8 CSV)."""
+"""Supplier routes of deliveries (interface: GET /deliveries, GET /deliveries/:id, POST .../responses; §8 CSV;
+§14 integration state)."""
 import re
 
 from chalice import Blueprint, Response
 
-from ..domain.errors import invalid
+from ..domain.errors import FieldError, ValidationFailed, invalid
+from ..domain.integration_status import STATUSES as INTEGRATION_STATUSES
 from ..lazy import lazy
 from .call import Call
 from .endpoint import endpoint
@@ -28,22 +30,42 @@ def _require_csv_accepted(accept: str | None) -> None:
         raise invalid("Accept", "must accept text/csv (for example 'Accept: text/csv' or 'Accept: */*')")
 
 
-@endpoint(bp, "/deliveries", "GET", response="domain.delivery:DeliveryList", query=("status",), paged=True)
+@endpoint(
+    bp, "/deliveries", "GET", response="domain.delivery:SupplierDeliveryList", query=("status", "integration"), paged=True
+)
 def list_deliveries(call: Call):
-    """List deliveries, newest first, optionally only those in one status"""
+    """List deliveries, newest first, optionally only those in one status; or one integration state's worklist"""
     limit, cursor = call.page()
     status = params.one_of(call.queries, "status", STATUSES)
-    page = reads.list_deliveries(call.account, limit, cursor, status)
+    integration = params.one_of(call.queries, "integration", INTEGRATION_STATUSES)
+    if status is not None and integration is not None:
+        message = "cannot be combined with {}: pass one of status and integration"
+        raise ValidationFailed([FieldError("integration", message.format("status")), FieldError("status", message.format("integration"))])
+    page = reads.list_deliveries(call.account, limit, cursor, status, integration)
     return page_of_texts("deliveries", page.items, page.cursor)
 
 
-@endpoint(bp, "/deliveries/{delivery_id}", "GET", response="domain.delivery:Delivery")
+@endpoint(
+    bp, "/deliveries/{delivery_id}/integration", "PUT", body="domain.integration:IntegrationBody", response="domain.integration:Integration"
+)
+def set_delivery_integration(call: Call, delivery_id: str):
+    """Acknowledge a delivery: whether your ERP imported it (IMPORTED) or failed to (FAILED, with a message)"""
+    return ok(deliveries.set_integration(call.account, delivery_id, call.body()))
+
+
+@endpoint(bp, "/account/integration", "GET", response="domain.integration:IntegrationOverview")
+def get_integration_overview(call: Call):
+    """How many deliveries your ERP has not taken (PENDING) or failed on (FAILED), and the oldest pending one"""
+    return ok(reads.integration_overview(call.account))
+
+
+@endpoint(bp, "/deliveries/{delivery_id}", "GET", response="domain.delivery:SupplierDelivery")
 def get_delivery(call: Call, delivery_id: str):
     """Read one delivery in full"""
     return ok(reads.get_delivery(call.account, delivery_id))
 
 
-@endpoint(bp, "/deliveries/{delivery_id}/responses", "POST", body="domain.delivery:ResponseBody", response="domain.delivery:Delivery")
+@endpoint(bp, "/deliveries/{delivery_id}/responses", "POST", body="domain.delivery:ResponseBody", response="domain.delivery:SupplierDelivery")
 def respond_to_delivery(call: Call, delivery_id: str):
     """Accept, update or reject a delivery"""
     return ok(deliveries.respond(call.account, delivery_id, call.body(), call.idempotency))

@@ -24,6 +24,7 @@ from ..domain.product import Product
 from ..domain.timestamps import in_words
 from . import bodies, params
 from .openapi_text import (
+    CONTENDED,
     DESCRIPTION,
     EXAMPLE_EXEMPT,
     OPERATION_NOTES,
@@ -87,7 +88,8 @@ PROBLEMS = {
     404: "No such resource in this account (or no such path).",
     405: "The path does not support this method; the Allow header lists those it does.",
     409: "Another request is changing the same thing (the same Idempotency-Key in progress, or a delivery under "
-    "heavy contention); retry after the Retry-After seconds.",
+    "heavy contention); retry after the Retry-After seconds. For an integration state: the customer changed the "
+    "delivery while it was being written, so read the delivery again before you acknowledge it.",
     412: "If-Match names a version of the resource that is no longer current.",
     410: "The change feed no longer keeps the entry after `after` (`feed-expired`): resynchronise in full "
     "(after=latest, then the lists, then follow the feed).",
@@ -317,7 +319,7 @@ def _problem_statuses(operation: Operation, versioned: set[str]) -> list[int]:
     if operation.role is not None:
         statuses += [401, 403]
     statuses += [404, 405]
-    if operation.method == "POST" and operation.replayable and operation.role is not None:
+    if (operation.method == "POST" and operation.replayable and operation.role is not None) or operation.name in CONTENDED:
         statuses.append(409)
     if operation.method in WRITE_METHODS and operation.path in versioned:
         statuses.append(412)
@@ -393,6 +395,8 @@ def _problem_responses() -> dict:
 
 def _webhooks() -> dict:
     delivery = examples().get("get_delivery", {}).get("response")
+    if delivery is not None:  # webhook events never carry the integration state (decisions §14)
+        delivery = {name: value for name, value in delivery.items() if name != "integration"}
     found = {}
     for event, (summary, description) in WEBHOOK_EVENTS.items():
         body: dict = {"schema": {"$ref": REF_PREFIX + "WebhookEvent"}}

@@ -6,6 +6,7 @@ model (a file, a page) in RESPONSE_CONTENT.
 """
 from ..domain.delivery import STATUSES
 from ..domain.event_policy import EventType
+from ..domain.integration_status import STATUSES as INTEGRATION_STATUSES
 from ..domain.order_file import ENCODINGS
 from ..domain.limits import DEFAULT_DAYS, IMPORT_CHARSET_NAMES, IMPORT_FILE_BYTES, IMPORT_LISTED_ERRORS, IMPORT_ROWS, MAX_DAYS
 
@@ -35,7 +36,8 @@ TAGS = {
     "Customers": "The supplier's customers, their delivery settings and their tokens.",
     "Pricing": "Prices for one customer or one price group of a product.",
     "Account": "The account's delivery settings, which apply to every customer.",
-    "Deliveries": "Deliveries customers requested: read, answer (accept, update, reject) and export as CSV.",
+    "Deliveries": "Deliveries customers requested: read, answer (accept, update, reject), export as CSV, and "
+    "acknowledge what your ERP imported (integration state).",
     "Customer ordering": "What a customer token may do: browse the catalogue, order, cancel and receive.",
     "Webhooks": "Where events are sent, the log of their attempts, and the events themselves.",
     "Imports": "Catalogue imports from CSV files.",
@@ -52,6 +54,7 @@ TAG_OF_PATH = (
     ("/customers", "Customers"),
     ("/customer/", "Customer ordering"),
     ("/deliveries", "Deliveries"),
+    ("/account/integration", "Deliveries"),
     ("/account/settings/deliveries", "Account"),
     ("/account/settings/webhooks", "Webhooks"),
     ("/account/webhook-deliveries", "Webhooks"),
@@ -101,6 +104,11 @@ QUERY_PARAMETERS = {
     "status": {
         "description": "Only deliveries in this status.",
         "schema": {"type": "string", "enum": list(STATUSES)},
+    },
+    "integration": {
+        "description": "Only deliveries in this integration state, as a worklist: oldest first by the time each "
+        "entered the state (a delivery that becomes PENDING again moves to the end). Not together with `status`.",
+        "schema": {"type": "string", "enum": list(INTEGRATION_STATUSES)},
     },
     "encoding": {
         "description": "The file's character encoding: `utf-8` (with a byte order mark) or `latin1` (characters "
@@ -156,6 +164,9 @@ RESPONSE_CONTENT = {
         "content": {"text/javascript": {"schema": {"type": "string"}}, "text/css": {"schema": {"type": "string"}}},
     },
 }
+
+# Operations other than POSTs that may answer 409 (a POST with Idempotency-Key always may).
+CONTENDED = {"set_delivery_integration"}
 
 # Operations without recorded examples, and why.
 EXAMPLE_EXEMPT = {

@@ -2,6 +2,7 @@
 ROUTES = (
     ('/account/events', 'GET', 'chalicelib.http.events', 'list_events', ('*/*',)),
     ('/account/events/{event_id}/resend', 'POST', 'chalicelib.http.events', 'resend_event', ('application/json',)),
+    ('/account/integration', 'GET', 'chalicelib.http.deliveries', 'get_integration_overview', ('*/*',)),
     ('/account/settings/deliveries', 'GET', 'chalicelib.http.settings', 'get_delivery_settings', ('*/*',)),
     ('/account/settings/deliveries', 'PATCH', 'chalicelib.http.settings', 'patch_delivery_settings', ('application/json', 'application/merge-patch+json')),
     ('/account/settings/webhooks', 'DELETE', 'chalicelib.http.webhooks', 'delete_webhook_settings', ('*/*',)),
@@ -30,6 +31,7 @@ ROUTES = (
     ('/deliveries', 'GET', 'chalicelib.http.deliveries', 'list_deliveries', ('*/*',)),
     ('/deliveries/{delivery_id}', 'GET', 'chalicelib.http.deliveries', 'get_delivery', ('*/*',)),
     ('/deliveries/{delivery_id}/csv', 'GET', 'chalicelib.http.deliveries', 'delivery_order_file', ('*/*',)),
+    ('/deliveries/{delivery_id}/integration', 'PUT', 'chalicelib.http.deliveries', 'set_delivery_integration', ('application/json',)),
     ('/deliveries/{delivery_id}/responses', 'POST', 'chalicelib.http.deliveries', 'respond_to_delivery', ('application/json',)),
     ('/docs', 'GET', 'chalicelib.http.docs', 'get_docs_page', ('*/*',)),
     ('/docs/{asset}', 'GET', 'chalicelib.http.docs', 'get_docs_asset', ('*/*',)),

@@ -1,6 +1,7 @@
-"""Use cases of deliveries once placed: read, list, respond (supplier), cancel and receive (customer), the CSV.
+"""Use cases of deliveries once placed: read, list, respond (supplier), cancel and receive (customer), the CSV,
+and the integration state the supplier's ERP sets (decisions §14).
 
-Every change is an UpdateItem (or a transaction with its event) conditional on the version read. When another
+Every change is one transaction through the change feed (store/feed.py: its entry, its event) conditional on the version read. When another
 change wins the race we re-read and evaluate the transition again, so concurrent changes serialise: none is
 lost and none skips the state machine.
 """
@@ -9,11 +10,13 @@ import time
 from typing import Callable
 
 from ..domain import delivery
+from ..domain import integration as integration_state
 from ..domain.common import parse
 from ..domain.delivery import CustomerActionBody
 from ..domain.errors import Busy, NotFound, invalid
-from ..domain.feed import RESPONSE_CHANGE, ChangeType, delivery_change
+from ..domain.feed import RESPONSE_CHANGE, Change, ChangeType, delivery_change
 from ..domain.order_file import order_file as build_order_file
+from ..domain.timestamps import iso
 from ..store import deliveries
 from . import clock, delivery_reads
 from .idempotency import IdempotencyClaim
@@ -23,8 +26,10 @@ MAX_ATTEMPTS = 30  # each lost race means another change won, so 30 concurrent c
 
 # Reads live in service/delivery_reads.py (no pydantic on a cold GET); their names stay usable from here.
 _number, _read = delivery_reads.number, delivery_reads.read
+_supplier_view, _customer_view = delivery_reads.supplier_view, delivery_reads.customer_view
 get_delivery = delivery_reads.get_delivery
 list_deliveries, list_customer_deliveries = delivery_reads.list_deliveries, delivery_reads.list_customer_deliveries
+integration_overview = delivery_reads.integration_overview
 
 
 LOST_CLAIM = "another request with this Idempotency-Key took over; retry to get its answer"
@@ -38,29 +43,52 @@ def raise_for(outcome: deliveries.LostClaim | deliveries.TooLarge) -> None:
     raise invalid("body", TOO_LARGE)
 
 
+def _repended(stored: deliveries.StoredDelivery, now) -> deliveries.IntegrationWrite:
+    """A customer's change makes the delivery PENDING again, at the end of the worklist (decisions §14)."""
+    before = stored.integration["status"] if stored.integration is not None else None
+    state = integration_state.repended(stored.integration, now)
+    return deliveries.IntegrationWrite(state, iso(now), integration_state.count_changes(before, state["status"]))
+
+
 def _change(
     account: str,
     stored: deliveries.StoredDelivery,
     change: Callable[[dict, object], dict],
-    change_type: Callable[[dict], ChangeType],
+    change_type: ChangeType,
     idempotency: IdempotencyClaim | None = None,
+    view: Callable[[deliveries.StoredDelivery], dict] = _customer_view,
+    by_customer: bool = False,
 ) -> dict:
-    """Apply `change(delivery, now)` (which raises when the state machine forbids it) until it is written."""
+    """Apply `change(delivery, now)` (which raises when the state machine forbids it) until it is written; the
+    answer is `view` of the written delivery. A customer's change also makes the integration state PENDING, in
+    the same write."""
     for attempt in range(MAX_ATTEMPTS):
         now = clock.now()
         changed = change(stored.delivery, now)
-        claim = idempotency.completion(changed) if idempotency is not None else None
-        entry = delivery_change(change_type(changed), changed)
-        outcome = deliveries.change(account, changed, stored.version, None, claim, change=entry, now=now)
+        integration = _repended(stored, now) if by_customer else None
+        written = deliveries.StoredDelivery(
+            changed,
+            stored.version + 1,
+            integration.state if integration is not None else stored.integration,
+            integration.since if integration is not None else stored.integration_since,
+        )
+        claim = idempotency.completion(view(written)) if idempotency is not None else None
+        # One entry for the whole change, a re-pended integration state included (decisions §13).
+        entry = delivery_change(change_type, changed)
+        outcome = deliveries.change(account, changed, stored.version, None, claim, integration, change=entry, now=now)
         if isinstance(outcome, deliveries.StoredDelivery):
-            return changed
+            return view(written)
         if not isinstance(outcome, deliveries.Stale):
             raise_for(outcome)
-        time.sleep(random.uniform(0, min(0.005 * 2**attempt, 0.2)))
+        _back_off(attempt)
         stored = deliveries.refresh(account, stored)
         if stored is None:
             raise NotFound(f"delivery {changed['id']} does not exist")
     raise Busy("the delivery is being changed by many requests at once; try again")
+
+
+def _back_off(attempt: int) -> None:
+    time.sleep(random.uniform(0, min(0.005 * 2**attempt, 0.2)))
 
 
 def respond(account: str, delivery_id: str, data, idempotency: IdempotencyClaim | None = None) -> dict:
@@ -72,8 +100,9 @@ def respond(account: str, delivery_id: str, data, idempotency: IdempotencyClaim 
         account,
         stored,
         lambda current, now: delivery.respond(current, delivery.build_response(body, items, now)),
-        lambda changed: RESPONSE_CHANGE[body.type],
+        RESPONSE_CHANGE[body.type],
         idempotency=idempotency,
+        view=_supplier_view,
     )
 
 
@@ -93,15 +122,58 @@ _receive = _customer_action("received", delivery.status_after_receive)
 def cancel(account: str, customer_id: str, delivery_id: str, data, idempotency: IdempotencyClaim | None = None) -> dict:
     body = parse(CustomerActionBody, data)
     stored = _read(account, delivery_id, customer_id, consistent=True)
-    cancelled = lambda changed: ChangeType.DELIVERY_CANCELLED  # noqa: E731
-    return _change(account, stored, lambda d, now: _cancel(d, now, body), cancelled, idempotency)
+    return _change(account, stored, lambda d, now: _cancel(d, now, body), ChangeType.DELIVERY_CANCELLED, idempotency, by_customer=True)
 
 
 def receive(account: str, customer_id: str, delivery_id: str, data, idempotency: IdempotencyClaim | None = None) -> dict:
     body = parse(CustomerActionBody, data)
     stored = _read(account, delivery_id, customer_id, consistent=True)
-    delivered = lambda changed: ChangeType.DELIVERY_DELIVERED  # noqa: E731
-    return _change(account, stored, lambda d, now: _receive(d, now, body), delivered, idempotency)
+    return _change(account, stored, lambda d, now: _receive(d, now, body), ChangeType.DELIVERY_DELIVERED, idempotency, by_customer=True)
+
+
+CHANGED_BY_CUSTOMER = (
+    "the customer changed the delivery while this integration state was being written, so it was not; read the "
+    "delivery again and acknowledge what it holds now"
+)
+
+
+def set_integration(account: str, delivery_id: str, data) -> dict:
+    """PUT /deliveries/:id/integration (decisions §14): the new state, or the same answer when nothing changes.
+
+    Conditional on the delivery's version. Losing to a supplier response or another PUT, it is evaluated again;
+    losing to a customer's cancel or receive, an IMPORTED or FAILED is refused (Busy): the ERP acknowledged a
+    delivery it has not seen since, which must stay PENDING.
+    """
+    body = integration_state.parse_body(data)
+    read = stored = _read(account, delivery_id, consistent=True, with_feed_head=True)
+    head = read.feed_head  # read with the delivery: the PUT is that read and one transaction
+    for attempt in range(MAX_ATTEMPTS):
+        current = integration_state.state_of(stored.integration)
+        now = clock.now()
+        state = integration_state.acknowledged(current, body, now)
+        if state is None:
+            return current
+        before = stored.integration["status"] if stored.integration is not None else None
+        entered = before != state["status"] or stored.integration_since is None
+        write = deliveries.IntegrationWrite(
+            state,
+            iso(now) if entered else stored.integration_since,
+            integration_state.count_changes(before, state["status"]),
+        )
+        entry = Change(ChangeType.DELIVERY_INTEGRATION, str(stored.delivery["id"]), stored.delivery["status"], integration=state["status"])
+        outcome = deliveries.set_integration(account, stored, write, changes=[entry], now=now, head=head)
+        if isinstance(outcome, deliveries.StoredDelivery):
+            return state
+        if not isinstance(outcome, deliveries.Stale):
+            raise_for(outcome)
+        _back_off(attempt)
+        head = None  # moved too, perhaps: the feed reads it again
+        stored = deliveries.refresh(account, stored)
+        if stored is None:
+            raise NotFound(f"delivery {delivery_id} does not exist")
+        if body.status != integration_state.PENDING and integration_state.changed_by_customer(read.delivery, stored.delivery):
+            raise Busy(CHANGED_BY_CUSTOMER)
+    raise Busy("the delivery is being changed by many requests at once; try again")
 
 
 def order_file(account: str, delivery_id: str, encoding: str) -> tuple[int, bytes]:

@@ -1,5 +1,6 @@
 """Use cases that read deliveries, apart from service/deliveries.py (whose changes need the pydantic models of
 domain/delivery.py) so that a cold GET of deliveries imports no pydantic (tests/api/test_cold_path.py)."""
+from ..domain import integration_status
 from ..domain.errors import NotFound
 from ..domain.identifiers import parse_delivery_id
 from ..store import deliveries
@@ -15,24 +16,55 @@ def number(delivery_id: str) -> int:
     return parsed
 
 
-def read(account: str, delivery_id: str, customer_id: str | None = None, consistent: bool = False) -> deliveries.StoredDelivery:
-    """The delivery in full; a customer sees only their own (another's reads as missing)."""
-    stored = deliveries.get(account, number(delivery_id), consistent=consistent)
+def read(
+    account: str, delivery_id: str, customer_id: str | None = None, consistent: bool = False, with_feed_head: bool = False
+) -> deliveries.StoredDelivery:
+    """The delivery in full; a customer sees only their own (another's reads as missing). `with_feed_head`: the
+    account's feed head read in the same request, for a write that follows."""
+    stored = deliveries.get(account, number(delivery_id), consistent=consistent, with_feed_head=with_feed_head)
     if stored is None or (customer_id is not None and stored.delivery["request"].get("customer_id") != customer_id):
         raise NotFound(f"delivery {delivery_id} does not exist")
     return stored
 
 
+def supplier_view(stored: deliveries.StoredDelivery) -> dict:
+    """What supplier reads show: the delivery and its integration state (customers never see the state)."""
+    return integration_status.supplier_view(stored.delivery, stored.integration)
+
+
+def customer_view(stored: deliveries.StoredDelivery) -> dict:
+    return stored.delivery
+
+
 def get_delivery(account: str, delivery_id: str, customer_id: str | None = None) -> dict:
-    return read(account, delivery_id, customer_id).delivery
+    """The delivery in full; a customer's own as customers see it when `customer_id` is given."""
+    stored = read(account, delivery_id, customer_id)
+    return customer_view(stored) if customer_id is not None else supplier_view(stored)
 
 
 @paged
-def list_deliveries(account: str, limit: int, cursor: str | None, status: str | None) -> Page:
-    """A page of summaries as their JSON text, newest first."""
+def list_deliveries(
+    account: str, limit: int, cursor: str | None, status: str | None, integration: str | None = None
+) -> Page:
+    """A page of summaries as the JSON texts supplier reads show: newest first (optionally of one status), or the
+    worklist of one integration state, oldest first."""
+    if integration is not None:
+        return deliveries.list_integration_page(account, integration, limit, cursor)
     return deliveries.list_page(account, limit, cursor, status)
 
 
 @paged
 def list_customer_deliveries(account: str, customer_id: str, limit: int, cursor: str | None) -> Page:
+    """A page of one customer's summaries as their JSON texts (without the integration state), newest first."""
     return deliveries.list_customer_page(account, customer_id, limit, cursor)
+
+
+def integration_overview(account: str) -> dict:
+    """GET /account/integration: the exact counts and the first delivery of the PENDING worklist."""
+    counts = deliveries.integration_counts(account, integration_status.PENDING)
+    oldest = counts.oldest_pending
+    return {
+        "pending": counts.pending,
+        "failed": counts.failed,
+        "oldest_pending": {"id": oldest[0], "since": oldest[1]} if oldest is not None else None,
+    }

@@ -1,17 +1,24 @@
 """Use case: a customer places an order (decisions §8). At most four requests to DynamoDB:
 one BatchGetItem for everything the order is checked against, one UpdateItem for the delivery ids, and one
-TransactWriteItems creating the deliveries, their feed entries (which make their events, store/feed.py) and the
-products' "used" flags together; the feed adds one GetItem of the account's feed head.
+TransactWriteItems creating the deliveries, their feed entries (which make their events, store/feed.py), their
+integration counts and the products' "used" flags together; the feed adds one GetItem of the account's feed head.
 """
+import random
+import time
+
+from ..domain import integration
 from ..domain.common import FieldError, ValidationFailed, parse
 from ..domain.delivery import OrderBody
 from ..domain.errors import Busy
 from ..domain.feed import ChangeType, delivery_change
 from ..domain.ordering import plan_order
+from ..domain.timestamps import iso
 from ..store import deliveries, order_context
 from . import clock
 from .deliveries import raise_for
 from .idempotency import IdempotencyClaim
+
+CONTENDED_ATTEMPTS = 30  # another transaction held the account's integration counts: each wait is short
 
 
 def place_order(account: str, customer_id: str, data, idempotency: IdempotencyClaim | None = None) -> list[dict]:
@@ -23,8 +30,17 @@ def place_order(account: str, customer_id: str, data, idempotency: IdempotencyCl
     ids = deliveries.allocate_ids(account, len(order.deliveries))
     placed = [{"id": delivery_id, **delivery} for delivery_id, delivery in zip(ids, order.deliveries)]
     claim = idempotency.completion({"deliveries": placed}) if idempotency is not None else None
+    # Each new delivery is PENDING (decisions §14), counted in the same transaction.
+    counts = {name: n * len(placed) for name, n in integration.count_changes(None, integration.PENDING).items()}
+    requested = deliveries.IntegrationWrite(dict(integration.REQUESTED_STATE), iso(now), counts)
     changes = [delivery_change(ChangeType.DELIVERY_REQUESTED, delivery) for delivery in placed]
-    outcome = deliveries.place(account, placed, [], order.product_ids, claim, changes=changes, now=now)
+    for attempt in range(CONTENDED_ATTEMPTS):
+        outcome = deliveries.place(account, placed, [], order.product_ids, claim, requested, changes=changes, now=now)
+        if not isinstance(outcome, deliveries.Contended):
+            break
+        time.sleep(random.uniform(0, min(0.005 * 2**attempt, 0.2)))
+    else:
+        raise Busy("many orders and changes of this account are being written at once; try again")
     if outcome is None:
         return placed
     if isinstance(outcome, deliveries.ProductsGone):  # deleted between our read and our write

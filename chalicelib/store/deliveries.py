@@ -8,21 +8,29 @@ Each delivery is two items:
   and never pays for their items;
 - the request items, `keys.delivery_items_key`: immutable, read only for the single-delivery view.
 Ids come from a per-account counter.
+
+The integration state (decisions §14) lives on the summary beside `body`, not in it: `integration`, and
+`integration_since` (when it entered its status), which also keys GSI3, the worklist of each state oldest first.
+The account's counts of PENDING and FAILED deliveries (`keys.integration_counts_key`) change in the same
+transaction as the states, each conditional on the delivery's version, so a write is counted exactly once.
 """
+import dataclasses
+import datetime as dt
+import time
 from dataclasses import dataclass
 
 from botocore.exceptions import ClientError
 
-import datetime as dt
-
 from ..domain.delivery_summary import without_items
 from ..domain.feed import STATUS_CHANGE, Change, ChangeType, delivery_change
 from ..domain.field_order import DELIVERY
+from ..domain.integration_status import supplier_text
 from . import batch, feed, keys, products, rendered, table
 from .paging import Page, query_page
 
 COUNTER = "DELIVERY"
 LEGACY = "doc"  # the summary's map before `body`
+INTEGRATION = "integration"  # the state, beside the document (never in it: customers' lists read the same text)
 _READ_NAMES = {"#body": rendered.BODY, "#doc": LEGACY}
 
 
@@ -30,6 +38,26 @@ _READ_NAMES = {"#body": rendered.BODY, "#doc": LEGACY}
 class StoredDelivery:
     delivery: dict  # as the API shows it; request.items only when read in full
     version: int
+    integration: dict | None = None  # None: stored before integration states existed (decisions §14)
+    integration_since: str | None = None
+    feed_head: feed.Head | None = None  # the account's feed head, when read with the delivery
+
+
+@dataclass(frozen=True)
+class IntegrationWrite:
+    """A new integration state to store with a write: `since` orders the state's worklist, `counts` is what the
+    write adds to the account's counts (`{"pending": 1, "failed": -1}`)."""
+
+    state: dict
+    since: str
+    counts: dict
+
+
+@dataclass(frozen=True)
+class IntegrationCounts:
+    pending: int
+    failed: int
+    oldest_pending: tuple[int, str] | None  # (delivery id, since)
 
 
 # Outcomes of a write that did not happen.
@@ -46,6 +74,11 @@ class LostClaim:
 @dataclass(frozen=True)
 class TooLarge:
     """DynamoDB refused an item as too large. The domain's limits keep deliveries far below; a safety net."""
+
+
+@dataclass(frozen=True)
+class Contended:
+    """Another transaction held an item of this write (the account's integration counts): try again."""
 
 
 @dataclass(frozen=True)
@@ -77,7 +110,33 @@ def _summary_attributes(account: str, delivery: dict) -> dict:
     }
 
 
-def _create_operations(account: str, delivery: dict) -> list[dict]:
+def _integration_attributes(account: str, delivery_id: int, write: IntegrationWrite) -> dict:
+    return {
+        "integration": write.state,
+        "integration_since": write.since,
+        **keys.delivery_integration_gsi(account, write.state["status"], write.since, delivery_id),
+    }
+
+
+def _counts_operation(account: str, counts: dict) -> dict | None:
+    """The transaction item that adds `counts` to the account's integration counts; None when nothing changes.
+    It is unconditional: the delivery's own conditional item in the same transaction makes it count once."""
+    counts = {name: n for name, n in counts.items() if n}
+    if not counts:
+        return None
+    names = {f"#{name}": name for name in counts}
+    return {
+        "Update": {
+            "TableName": table.name(),
+            "Key": table.to_item(keys.integration_counts_key(account)),
+            "UpdateExpression": "ADD " + ", ".join(f"#{name} :{name}" for name in counts),
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": table.values(**counts),
+        }
+    }
+
+
+def _create_operations(account: str, delivery: dict, integration: IntegrationWrite | None) -> list[dict]:
     """Transaction items that create a delivery (given in full, with its request items)."""
     delivery_id = delivery["id"]
     customer_id = delivery["request"].get("customer_id")
@@ -87,6 +146,8 @@ def _create_operations(account: str, delivery: dict) -> list[dict]:
         "customer_id": customer_id,
         "version": 0,
     }
+    if integration is not None:
+        summary.update(_integration_attributes(account, delivery_id, integration))
     if customer_id is not None:
         summary.update(keys.delivery_customer_gsi(account, customer_id, delivery_id))
     items = {**keys.delivery_items_key(account, delivery_id), "items": delivery["request"]["items"]}
@@ -102,14 +163,17 @@ def place(
     new_events: list[dict],
     used_products: list[str],
     claim: dict | None = None,
+    integration: IntegrationWrite | None = None,
     *,
     changes: list[Change] | None = None,
     now: dt.datetime | None = None,
-) -> None | Stale | ProductsGone | LostClaim | TooLarge:
+) -> None | Stale | ProductsGone | LostClaim | TooLarge | Contended:
     """Create the deliveries of one order, in one transaction with their events (opaque transaction items), the
-    "used" flags of their products, the Idempotency-Key record and their feed entries; None when written."""
-    operations = [operation for delivery in deliveries for operation in _create_operations(account, delivery)]
-    operations += new_events
+    "used" flags of their products, the integration counts, the Idempotency-Key record and their feed entries;
+    None when written. `integration` is each new delivery's state, its `counts` those of the whole order."""
+    operations = [op for delivery in deliveries for op in _create_operations(account, delivery, integration)]
+    counts = _counts_operation(account, integration.counts) if integration is not None else None
+    operations += new_events + ([counts] if counts is not None else [])
     first_product = len(operations)
     operations += [products.mark_used_operation(account, product_id) for product_id in used_products]
     if changes is None:
@@ -124,6 +188,8 @@ def place(
         return ProductsGone(gone)
     if table.CONDITION_FAILED in codes[: len(deliveries) * 2]:
         return Stale()
+    if table.TRANSACTION_CONFLICT in codes:
+        return Contended()
     raise RuntimeError(f"placing the order failed: {codes}")
 
 
@@ -131,41 +197,54 @@ def _stored(summary: dict, items: list | None) -> StoredDelivery:
     delivery = rendered.document(summary, LEGACY)
     if items is not None:
         delivery = {**delivery, "request": {**delivery["request"], "items": items}}
-    return StoredDelivery(delivery, int(summary["version"]))
+    return StoredDelivery(delivery, int(summary["version"]), summary.get("integration"), summary.get("integration_since"))
 
 
-def get(account: str, delivery_id: int, consistent: bool = False) -> StoredDelivery | None:
-    """The delivery in full: summary and items in one BatchGetItem."""
+def get(account: str, delivery_id: int, consistent: bool = False, with_feed_head: bool = False) -> StoredDelivery | None:
+    """The delivery in full: summary and items in one BatchGetItem; `with_feed_head`: the account's feed head
+    too (consistent), so a write that follows needs no read of its own."""
     summary_key = keys.delivery_key(account, delivery_id)
     items_key = keys.delivery_items_key(account, delivery_id)
-    found = batch.get_items([summary_key, items_key], consistent=consistent)
+    head_key = feed.head_key(account) if with_feed_head else None
+    found = batch.get_items([summary_key, items_key] + ([head_key] if head_key else []), consistent=consistent)
     summary = batch.pick(found, summary_key)
     if summary is None:
         return None
     items = (batch.pick(found, items_key) or {}).get("items", [])
-    return _stored(summary, items)
+    stored = _stored(summary, items)
+    if head_key is not None:
+        stored = dataclasses.replace(stored, feed_head=feed.head_of(batch.pick(found, head_key)))
+    return stored
 
 
-def _update_operation(account: str, delivery: dict, expected_version: int) -> dict:
-    """A transaction item that stores the changed delivery if nobody changed it since `expected_version`.
+def _update_operation(
+    account: str, delivery_id: int, expected_version: int, delivery: dict | None, integration: IntegrationWrite | None
+) -> dict:
+    """A transaction item that stores the changed delivery and/or its new integration state if nobody changed
+    the delivery since `expected_version`.
 
-    The status index moves with the status in the same write.
+    The status index moves with the status, the integration worklist with the state, in the same write.
     """
-    attributes = _summary_attributes(account, delivery)
+    changes = {}
+    if delivery is not None:
+        attributes = _summary_attributes(account, delivery)
+        # The document as its JSON text; a summary stored before as a map (`doc`) loses the map (REMOVE below).
+        changes.update(
+            {rendered.BODY: attributes[rendered.BODY], "status": attributes["status"], "GSI1PK": attributes["GSI1PK"]}
+        )
+    if integration is not None:
+        changes.update(_integration_attributes(account, delivery_id, integration))
+    names = {f"#a{i}": name for i, name in enumerate(changes)}
+    values = {f"a{i}": value for i, value in enumerate(changes.values())}
+    sets = ", ".join(f"#a{i} = :a{i}" for i in range(len(changes)))
     return {
         "Update": {
             "TableName": table.name(),
-            "Key": table.to_item(keys.delivery_key(account, delivery["id"])),
-            "UpdateExpression": "SET #body = :body, #status = :status, #version = :next, GSI1PK = :gpk REMOVE #doc",
+            "Key": table.to_item(keys.delivery_key(account, delivery_id)),
+            "UpdateExpression": f"SET {sets}, #version = :next" + (" REMOVE #doc" if delivery is not None else ""),
             "ConditionExpression": "#version = :expected",
-            "ExpressionAttributeNames": {**_READ_NAMES, "#status": "status", "#version": "version"},
-            "ExpressionAttributeValues": table.values(
-                body=attributes[rendered.BODY],
-                status=attributes["status"],
-                gpk=attributes["GSI1PK"],
-                next=expected_version + 1,
-                expected=expected_version,
-            ),
+            "ExpressionAttributeNames": {**names, "#version": "version", **({"#doc": LEGACY} if delivery else {})},
+            "ExpressionAttributeValues": table.values(**values, next=expected_version + 1, expected=expected_version),
         }
     }
 
@@ -176,32 +255,82 @@ def change(
     expected_version: int,
     event: dict | None = None,
     claim: dict | None = None,
+    integration: IntegrationWrite | None = None,
+    also: list[dict] = (),
     *,
     change: Change | None = None,
     now: dt.datetime | None = None,
+    head: feed.Head | None = None,
 ) -> StoredDelivery | Stale | LostClaim | TooLarge:
-    """Store the changed delivery if nobody changed it since `expected_version`; with its event, its
-    Idempotency-Key record (opaque transaction items) and its feed entry in the same write."""
-    update = _update_operation(account, delivery, expected_version)
-    written = StoredDelivery(delivery, expected_version + 1)
+    """Store the changed delivery if nobody changed it since `expected_version`; with its event, its new
+    integration state and counts, other opaque transaction items (`also`), its Idempotency-Key record and its feed
+    entry in the same write. Lost to another write (its version or a transaction): Stale."""
     change = change or delivery_change(STATUS_CHANGE[delivery["status"]], delivery)
-    outcome = _transact(account, [update] + ([event] if event is not None else []), claim, [change], now or feed.wall_clock())
+    return _write(account, delivery["id"], expected_version, delivery, integration, event, claim, also, [change], now, head)
+
+
+def set_integration(
+    account: str,
+    stored: StoredDelivery,
+    integration: IntegrationWrite,
+    also: list[dict] = (),
+    *,
+    changes: list[Change] = (),
+    now: dt.datetime | None = None,
+    head: feed.Head | None = None,
+) -> StoredDelivery | Stale | TooLarge:
+    """Store a new integration state (and its counts, the opaque items `also` and the feed entries of
+    `changes`) if nobody changed the delivery since it was read. `head`: the feed head read with the delivery."""
+    return _write(
+        account, stored.delivery["id"], stored.version, None, integration, None, None, also, list(changes), now, head,
+        stored.delivery,
+    )
+
+
+def _write(
+    account, delivery_id, expected_version, delivery, integration, event, claim, also, changes, now, head, unchanged=None
+):
+    update = _update_operation(account, delivery_id, expected_version, delivery, integration)
+    written = StoredDelivery(
+        delivery if delivery is not None else unchanged,
+        expected_version + 1,
+        integration.state if integration is not None else None,
+        integration.since if integration is not None else None,
+    )
+    counts = _counts_operation(account, integration.counts) if integration is not None else None
+    others = [op for op in (event, counts) if op is not None] + list(also)
+    if not others and claim is None and not changes:
+        try:
+            table.client().update_item(**update["Update"])
+        except ClientError as error:
+            if table.is_conditional_failure(error) or table.is_transaction_conflict(error):
+                return Stale()
+            if table.is_too_large(error):
+                return TooLarge()
+            raise
+        return written
+    outcome = _transact(account, [update] + others, claim, changes, now or feed.wall_clock(), head)
     if outcome is None:
         return written
     if isinstance(outcome, list):
-        if outcome[0] == table.CONDITION_FAILED:
+        if outcome[0] == table.CONDITION_FAILED or table.TRANSACTION_CONFLICT in outcome:
             return Stale()
         raise RuntimeError(f"changing the delivery failed: {outcome}")
     return outcome
 
 
 def _transact(
-    account: str, operations: list[dict], claim: dict | None, changes: list[Change], now: dt.datetime
+    account: str,
+    operations: list[dict],
+    claim: dict | None,
+    changes: list[Change],
+    now: dt.datetime,
+    head: feed.Head | None = None,
 ) -> None | list[str] | LostClaim | TooLarge:
     """Run a transaction (with the feed entries of `changes`) whose last own item is the claim, if any: None when
     written, LostClaim when only the claim's condition failed, else the per-item cancellation codes to read."""
     try:
-        feed.commit(account, operations + ([claim] if claim is not None else []), changes, now)
+        feed.commit(account, operations + ([claim] if claim is not None else []), changes, now, head)
     except ClientError as error:
         codes = table.cancellation_codes(error)
         if not codes:
@@ -229,8 +358,23 @@ def _summary_text(item: dict) -> str:
     return rendered.low_level_text(item, DELIVERY, LEGACY)
 
 
-def _newest_first(account: str, query: str, limit: int, cursor: str | None, pk: str, index: str | None = None) -> Page:
-    """A page of summaries as their JSON text. Only the document and the keys are read: every attribute of a
+def _low_level_state(item: dict) -> dict | None:
+    """The integration state of a low-level item: a map of strings only, so read without botocore's deserializer."""
+    state = item.get(INTEGRATION)
+    return {name: value["S"] for name, value in state["M"].items()} if state is not None else None
+
+
+def _supplier_text(item: dict) -> str:
+    """A summary as supplier lists show it: its stored JSON text with the integration state (kept beside the
+    text, never in it, so customers' lists of the same text never show it) appended."""
+    return supplier_text(_summary_text(item), _low_level_state(item))
+
+
+def _listed(
+    account: str, query: str, limit: int, cursor: str | None, pk: str, index: str | None, forward: bool, supplier: bool
+) -> Page:
+    """A page of summaries as their JSON text, from one partition of the table or an index; on supplier pages
+    with the integration state. Only the document, the keys (and the state) are read: every attribute of a
     Query's items costs botocore a parse."""
     key = f"{index}PK" if index else "PK"
     index_keys = f", {index}PK, {index}SK" if index else ""
@@ -240,24 +384,101 @@ def _newest_first(account: str, query: str, limit: int, cursor: str | None, pk: 
         limit,
         cursor,
         index=index,
-        decode=_summary_text,
+        decode=_supplier_text if supplier else _summary_text,
         KeyConditionExpression=f"{key} = :pk",
         ExpressionAttributeValues=table.values(pk=pk),
-        ProjectionExpression=f"PK, SK{index_keys}, #body, #doc",
-        ExpressionAttributeNames=_READ_NAMES,
-        ScanIndexForward=False,
+        ProjectionExpression=f"PK, SK{index_keys}, #body, #doc" + (", #integration" if supplier else ""),
+        ExpressionAttributeNames={**_READ_NAMES, **({"#integration": INTEGRATION} if supplier else {})},
+        ScanIndexForward=forward,
     )
 
 
 def list_page(account: str, limit: int, cursor: str | None, status: str | None = None) -> Page:
-    """Newest first, as JSON texts; with a status, only deliveries in it (read from the status index)."""
+    """Newest first, as the JSON texts supplier reads show; with a status, only deliveries in it (read from the
+    status index)."""
     if status is None:
-        return _newest_first(account, "deliveries", limit, cursor, keys.deliveries_pk(account))
+        return _listed(account, "deliveries", limit, cursor, keys.deliveries_pk(account), None, False, True)
     pk = keys.deliveries_by_status_pk(account, status)
-    return _newest_first(account, f"deliveries?status={status}", limit, cursor, pk, keys.GSI1)
+    return _listed(account, f"deliveries?status={status}", limit, cursor, pk, keys.GSI1, False, True)
 
 
 def list_customer_page(account: str, customer_id: str, limit: int, cursor: str | None) -> Page:
     """One customer's deliveries, newest first, as JSON texts."""
     pk = keys.deliveries_by_customer_pk(account, customer_id)
-    return _newest_first(account, f"customer-deliveries?customer={customer_id}", limit, cursor, pk, keys.GSI2)
+    return _listed(account, f"customer-deliveries?customer={customer_id}", limit, cursor, pk, keys.GSI2, False, False)
+
+
+def list_integration_page(account: str, status: str, limit: int, cursor: str | None) -> Page:
+    """The deliveries in one integration state, in the order they entered it (oldest first), as the JSON texts
+    supplier reads show: full pages from the state's own index partition, no filter."""
+    pk = keys.deliveries_by_integration_pk(account, status)
+    return _listed(account, f"deliveries?integration={status}", limit, cursor, pk, keys.GSI3, True, True)
+
+
+def integration_counts(account: str, oldest_of: str) -> IntegrationCounts:
+    """The account's counts (one consistent GetItem) and the oldest delivery of state `oldest_of` (one Query of
+    its index partition, Limit 1)."""
+    found = table.client().get_item(
+        TableName=table.name(), Key=table.to_item(keys.integration_counts_key(account)), ConsistentRead=True
+    ).get("Item")
+    counts = table.from_item(found) if found else {}
+    oldest = table.client().query(
+        TableName=table.name(),
+        IndexName=keys.GSI3,
+        KeyConditionExpression="GSI3PK = :pk",
+        ExpressionAttributeValues=table.values(pk=keys.deliveries_by_integration_pk(account, oldest_of)),
+        Limit=1,
+    ).get("Items", [])
+    first = _stored(table.from_item(oldest[0]), None) if oldest else None
+    return IntegrationCounts(
+        int(counts.get("pending", 0)),
+        int(counts.get("failed", 0)),
+        (int(first.delivery["id"]), first.integration_since) if first is not None else None,
+    )
+
+
+def without_integration(account: str, limit: int, start: dict | None = None) -> tuple[list[StoredDelivery], dict | None]:
+    """Deliveries stored before integration states existed (a one-off migration reads them; a filtered Query,
+    never on a request's path); and where to continue."""
+    request = {"ExclusiveStartKey": start} if start else {}
+    response = table.client().query(
+        TableName=table.name(),
+        KeyConditionExpression="PK = :pk",
+        FilterExpression="attribute_not_exists(integration)",
+        ExpressionAttributeValues=table.values(pk=keys.deliveries_pk(account)),
+        Limit=limit,
+        **request,
+    )
+    return [_stored(table.from_item(item), None) for item in response.get("Items", [])], response.get("LastEvaluatedKey")
+
+
+def add_integration(account: str, stored: StoredDelivery, integration: IntegrationWrite) -> bool:
+    """Give a delivery stored before integration states its first one, counted; False when it has one already
+    (a second run of the migration, or a PUT in between). The version moves too, so a PUT or a customer change
+    that read the delivery without a state writes nothing over it and is evaluated again (counted once)."""
+    delivery_id = stored.delivery["id"]
+    attributes = _integration_attributes(account, delivery_id, integration)
+    names = {f"#a{i}": name for i, name in enumerate(attributes)}
+    values = {f"a{i}": value for i, value in enumerate(attributes.values())}
+    update = {
+        "Update": {
+            "TableName": table.name(),
+            "Key": table.to_item(keys.delivery_key(account, delivery_id)),
+            "UpdateExpression": "SET " + ", ".join(f"#a{i} = :a{i}" for i in range(len(attributes))) + " ADD #version :one",
+            "ConditionExpression": "attribute_exists(PK) AND attribute_not_exists(#integration)",
+            "ExpressionAttributeNames": {**names, "#integration": "integration", "#version": "version"},
+            "ExpressionAttributeValues": table.values(**values, one=1),
+        }
+    }
+    counts = _counts_operation(account, integration.counts)
+    for attempt in range(10):  # a conflict means another write held the counts for a moment
+        # No feed entry: a GET showed PENDING before (a missing state reads PENDING) and shows it after.
+        outcome = _transact(account, [update] + ([counts] if counts is not None else []), None, [], feed.wall_clock())
+        if outcome is None:
+            return True
+        if isinstance(outcome, list) and outcome[0] == table.CONDITION_FAILED:
+            return False
+        if not (isinstance(outcome, list) and table.TRANSACTION_CONFLICT in outcome):
+            break
+        time.sleep(0.01 * 2**attempt)
+    raise RuntimeError(f"adding the integration state failed: {outcome}")

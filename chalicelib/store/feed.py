@@ -109,6 +109,8 @@ def entry_item(account: str, sequence: int, change: Change, now: dt.datetime) ->
         item["status"] = str(change.status)
     if change.customer_id is not None:
         item["customer_id"] = change.customer_id
+    if change.integration is not None:
+        item["integration"] = change.integration
     return item
 
 
@@ -221,7 +223,7 @@ class Expired:
 def _public(item: dict) -> dict:
     entry = {name: item[name] for name in ("sequence", "type", "resource", "id", "at")}
     entry["sequence"] = int(entry["sequence"])
-    for name in ("status", "customer_id"):
+    for name in ("status", "integration", "customer_id"):
         if name in item:
             entry[name] = item[name]
     return entry

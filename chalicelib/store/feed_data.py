@@ -4,6 +4,7 @@ Each entry's resource is read by its keys; what a GET of it answers is built fro
 when it no longer exists. The webhook settings come back as stored: the service keeps only what may travel.
 """
 from ..domain.feed import SETTINGS_DELIVERIES, SETTINGS_WEBHOOKS, Resource
+from ..domain.integration_status import supplier_view
 from . import batch, deliveries, keys, products, settings
 
 
@@ -39,7 +40,8 @@ def _shown(entry: dict, items: list[dict | None]):
     if resource == Resource.SETTINGS and ident == SETTINGS_WEBHOOKS:
         return first.get("data")
     if resource == Resource.DELIVERY:
-        return deliveries._stored(first, (items[1] or {}).get("items", [])).delivery
+        stored = deliveries._stored(first, (items[1] or {}).get("items", []))
+        return supplier_view(stored.delivery, stored.integration)  # as the supplier GET shows it
     if resource == Resource.PRODUCT:
         return products.from_item(first).data  # either stored form (store/rendered.py)
     return first["data"]

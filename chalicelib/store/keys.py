@@ -2,7 +2,7 @@
 
 GSI1 = "GSI1"  # deliveries by status, products by category, pending outbox events
 GSI2 = "GSI2"  # deliveries by customer, products customers can order
-GSI3 = "GSI3"  # products whose image waits for download
+GSI3 = "GSI3"  # products whose image waits for download, imports to run, deliveries by integration state
 
 ID_WIDTH = 12  # zero padding so numeric ids sort as strings
 
@@ -114,6 +114,20 @@ def deliveries_by_customer_pk(account: str, customer_id: str) -> str:
 
 def delivery_customer_gsi(account: str, customer_id: str, delivery_id: int) -> dict:
     return {"GSI2PK": deliveries_by_customer_pk(account, customer_id), "GSI2SK": padded_id(delivery_id)}
+
+
+def deliveries_by_integration_pk(account: str, status: str) -> str:
+    return f"{account_pk(account)}#DINTEG#{status}"
+
+
+def delivery_integration_gsi(account: str, status: str, since_iso: str, delivery_id: int) -> dict:
+    """The worklist of one integration state: in the order deliveries entered it (decisions §14)."""
+    return {"GSI3PK": deliveries_by_integration_pk(account, status), "GSI3SK": f"{since_iso}#{padded_id(delivery_id)}"}
+
+
+def integration_counts_key(account: str) -> dict:
+    """The account's counts of PENDING and FAILED deliveries, kept in the writes that change them."""
+    return {"PK": account_pk(account), "SK": "INTEGRATION#COUNTS"}
 
 
 def token_key(token_hash: str) -> dict:

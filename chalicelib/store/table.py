@@ -98,6 +98,14 @@ def is_conditional_failure(error: Exception) -> bool:
     return code == "ConditionalCheckFailedException"
 
 
+TRANSACTION_CONFLICT = "TransactionConflict"  # a transaction item's code when another transaction held the item
+
+
+def is_transaction_conflict(error: Exception) -> bool:
+    """A single write refused because a transaction was changing the same item: try again."""
+    return getattr(error, "response", {}).get("Error", {}).get("Code") == "TransactionConflictException"
+
+
 def is_too_large(error: Exception) -> bool:
     """DynamoDB refused the write because the item would exceed 400 KB."""
     details = getattr(error, "response", {}).get("Error", {})

@@ -134,10 +134,13 @@ def record_examples(api, monkeypatch) -> dict[str, dict]:
     call("POST", f"/deliveries/{delivery_id}/responses", {"type": "ACCEPT", "reference": "SO-1042", "user": {"name": "Sami Supplier", "email": "sami@supplier.example"}, "message": "See you on Thursday"})
     call("GET", f"/deliveries/{delivery_id}")
     call("GET", f"/deliveries/{delivery_id}/csv?encoding=utf-8", headers={"Accept": "text/csv"})
+    call("GET", "/deliveries?integration=PENDING&limit=1")
+    call("PUT", f"/deliveries/{delivery_id}/integration", {"status": "IMPORTED", "reference": "ERP-88213"})
     call("POST", f"/customer/deliveries/{delivery_id}/receive", {"user": USER, "message": "All there, thanks"}, **as_customer)
     second = call("POST", "/customer/deliveries", {**ORDER, "message": None} | {"items": [{"id": "cola-1-5", "count": 12}]}, **as_customer)
     call("POST", f"/customer/deliveries/{second['deliveries'][0]['id']}/cancel", {"user": USER, "message": "Ordered twice by mistake"}, **as_customer)
     call("GET", "/account/webhook-deliveries?limit=1")
+    call("GET", "/account/integration")
     token_id = call.examples["create_customer_token"]["response"]["id"]
     call("DELETE", f"/customers/aurora/tokens/{token_id}", status=204)
     call("DELETE", "/products/cola-1-5/customer-pricing/aurora", status=204)

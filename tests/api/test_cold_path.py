@@ -20,10 +20,12 @@ ROUTES = {
     "GET /products": ("/products", "/products", {}),
     "GET /deliveries": ("/deliveries", "/deliveries", {}),
     "GET /deliveries?status=": ("/deliveries?status=ACCEPTED", "/deliveries", {}),
+    "GET /deliveries?integration=": ("/deliveries?integration=PENDING", "/deliveries", {}),
     "GET /deliveries/:id": ("/deliveries/1", "/deliveries/{delivery_id}", {"delivery_id": "1"}),
     "GET /categories": ("/categories", "/categories", {}),
     "GET /customers/:id": ("/customers/c1", "/customers/{customer_id}", {"customer_id": "c1"}),
     "GET /account/settings/deliveries": ("/account/settings/deliveries", "/account/settings/deliveries", {}),
+    "GET /account/integration": ("/account/integration", "/account/integration", {}),
     "GET /openapi.json": ("/openapi.json", "/openapi.json", {}),
 }
 # heavy module -> the routes above that may load it on a cold start
@@ -40,7 +42,10 @@ HEAVY = {
     "chalicelib.service.deliveries": set(),  # the changes of deliveries; reads are service/delivery_reads.py
     "chalicelib.service.idempotency": set(),  # POSTs only
     # A route module is loaded by its own routes only (http/route_table.py), and by the document describing them all.
-    "chalicelib.http.deliveries": {"GET /deliveries", "GET /deliveries?status=", "GET /deliveries/:id", "GET /openapi.json"},
+    "chalicelib.http.deliveries": {
+        "GET /deliveries", "GET /deliveries?status=", "GET /deliveries?integration=", "GET /deliveries/:id",
+        "GET /account/integration", "GET /openapi.json",
+    },
     "chalicelib.http.products": {"GET /products/:id", "GET /products", "GET /openapi.json"},
     "chalicelib.http.imports": {"GET /openapi.json"},
     "chalicelib.http.events": {"GET /openapi.json"},

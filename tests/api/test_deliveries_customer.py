@@ -72,7 +72,8 @@ def test_an_order_is_a_delivery_in_the_supplier_shape(shop):
             }
         ]
     }
-    assert shop.get("/deliveries/1").data == response.data["deliveries"][0]
+    # The supplier reads the same delivery, with its integration state after it (decisions §14).
+    assert shop.get("/deliveries/1").data == {**response.data["deliveries"][0], "integration": {"status": "PENDING"}}
 
 
 def test_body_fields_win_over_the_customer_profile(shop):
@@ -425,7 +426,8 @@ def test_cancel_records_who_when_and_why(shop):
     assert_shape(Delivery, response)
     assert response.data["status"] == "CANCELLED"
     assert response.data["cancelled"] == {"timestamp": "2026-05-04T09:30:00.000Z", **body}
-    assert shop.get(f"/deliveries/{delivery['id']}").data == response.data
+    pending_again = {"status": "PENDING", "updated": "2026-05-04T09:30:00.000Z"}
+    assert shop.get(f"/deliveries/{delivery['id']}").data == {**response.data, "integration": pending_again}
     by_type = {e["type"]: e for e in events()}
     assert sorted(by_type) == ["cancel-delivery", "request-delivery"]
     assert by_type["cancel-delivery"]["data"] == response.data

@@ -1,7 +1,7 @@
 """GET /deliveries and GET /deliveries/:id (interface; decisions §4, §8)."""
 import pytest
 
-from chalicelib.domain.delivery import Delivery, DeliveryList
+from chalicelib.domain.delivery import SupplierDelivery as Delivery, SupplierDeliveryList as DeliveryList
 from tests.conftest import OTHER_TOKEN, problem_paths
 
 from .deliveries_helpers import assert_shape, place, respond, shop  # noqa: F401

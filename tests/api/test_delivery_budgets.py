@@ -42,7 +42,7 @@ def test_reading_a_delivery_takes_one_request(shop, requests):
     assert requests == ["BatchGetItem"]
 
 
-@pytest.mark.parametrize("query", ["", "?status=REQUESTED", "?limit=1"])
+@pytest.mark.parametrize("query", ["", "?status=REQUESTED", "?limit=1", "?integration=PENDING"])
 def test_a_list_page_takes_one_request(shop, requests, query):
     for _ in range(3):
         place(shop, [{"id": "beer", "count": 1}])
@@ -68,3 +68,19 @@ def test_an_idempotent_order_adds_only_the_claim(shop, requests):
         )
         assert response.status_code == 200
     assert requests == ["PutItem", "BatchGetItem", "UpdateItem", "GetItem", "TransactWriteItems"]
+
+
+def test_an_integration_state_takes_two_requests_and_its_overview_two(shop, requests):
+    place(shop, [{"id": "beer", "count": 1}])
+    with requests:  # the delivery read with the feed head, then its state, worklist entry, counts and feed entry in one transaction
+        assert shop.put("/deliveries/1/integration", body={"status": "IMPORTED"}).status_code == 200
+    assert requests == ["BatchGetItem", "TransactWriteItems"]
+    with requests:  # the same state again: read only
+        assert shop.put("/deliveries/1/integration", body={"status": "IMPORTED"}).status_code == 200
+    assert requests == ["BatchGetItem"]
+    with requests:  # another reference in the same state: no count changes, but a change a GET shows (its entry)
+        assert shop.put("/deliveries/1/integration", body={"status": "IMPORTED", "reference": "R"}).status_code == 200
+    assert requests == ["BatchGetItem", "TransactWriteItems"]
+    with requests:
+        assert shop.get("/account/integration").status_code == 200
+    assert requests == ["GetItem", "Query"]

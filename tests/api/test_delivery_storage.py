@@ -25,11 +25,15 @@ def test_the_summary_item_holds_the_listed_json(shop):
     delivery = place(shop, ITEMS, message="hi")
     item = _summary(delivery["id"])
     assert "doc" not in item
+    stored = rendered.unpack(item["body"]["B"])
     listed = shop.get("/deliveries").body
     listed = listed.decode() if isinstance(listed, bytes) else listed
-    assert listed == '{"deliveries":[' + rendered.unpack(item["body"]["B"]) + "]}"
+    # Supplier lists append the integration state, kept beside `body` (never in it) to the stored text.
+    assert listed == '{"deliveries":[' + stored[:-1] + ',"integration":{"status":"PENDING"}}]}'
     assert json.loads(listed)["deliveries"][0] == {**delivery, "request": {
-        k: v for k, v in delivery["request"].items() if k != "items"}}
+        k: v for k, v in delivery["request"].items() if k != "items"}, "integration": {"status": "PENDING"}}
+    own = shop.get("/customer/deliveries", token=CUSTOMER_TOKEN).body
+    assert (own.decode() if isinstance(own, bytes) else own) == '{"deliveries":[' + stored + "]}"
 
 
 def test_summaries_stored_before_read_byte_for_byte_the_same_and_change(shop):

@@ -83,7 +83,7 @@ def test_a_delivery_reads_id_first_and_nested_in_order(shop):
     delivery_id = json.loads(placed.body)["deliveries"][0]["id"]
     assert respond(shop, delivery_id, {"type": "ACCEPT", "reference": "R1"}).status_code == 200
     delivery = json.loads(shop.get(f"/deliveries/{delivery_id}").body)
-    assert keys(delivery) == ["id", "type", "status", "customer", "request", "responses"]
+    assert keys(delivery) == ["id", "type", "status", "customer", "request", "responses", "integration"]
     assert keys(delivery["customer"]) == ["id", "company", "address", "contact"]
     request = delivery["request"]
     assert keys(request) == ["timestamp", "company", "customer_id", "cost_center", "address", "scheduled", "user", "message", "items"]

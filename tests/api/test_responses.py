@@ -1,7 +1,7 @@
 """POST /deliveries/:id/responses: every row of the transition table (decisions §8) and item rules."""
 import pytest
 
-from chalicelib.domain.delivery import Delivery
+from chalicelib.domain.delivery import SupplierDelivery as Delivery
 from tests.conftest import OTHER_TOKEN, problem_paths
 
 from .deliveries_helpers import CUSTOMER_TOKEN, assert_shape, place, respond, shop  # noqa: F401

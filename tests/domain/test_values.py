@@ -9,6 +9,7 @@ from chalicelib.domain import pricing
 from chalicelib.domain.common import ValidationFailed, parse
 from chalicelib.domain.delivery import ResponseBody, response_items
 from chalicelib.domain.delivery_status import DeliveryStatus, DeliveryType, ResponseType
+from chalicelib.domain.integration_status import IntegrationStatus
 from chalicelib.domain.ordering import level_for
 from chalicelib.domain.pricing import PricingStrategy
 from chalicelib.domain.product import Image, validate_product
@@ -35,6 +36,7 @@ def test_the_value_lists_are_the_documented_ones():
     assert list(ResponseType) == ["ACCEPT", "REJECT", "UPDATE"]
     assert list(DeliveryType) == ["DELIVERY", "RETURN"]
     assert list(Role) == ["supplier", "customer"]
+    assert list(IntegrationStatus) == ["PENDING", "IMPORTED", "FAILED"]
 
 
 def _enum(schema: dict) -> list:
@@ -60,6 +62,8 @@ def test_the_openapi_document_lists_the_enums_values():
         ("DeliverySummary", "status"): DeliveryStatus,
         ("RequestItem", "order_by"): OrderBy,
         ("RequestItem", "price_per"): PricePer,
+        ("IntegrationBody", "status"): IntegrationStatus,
+        ("Integration", "status"): IntegrationStatus,
     }
     for (schema, field), values in expected.items():
         assert _enum(schemas[schema]["properties"][field]) == [v.value for v in values], (schema, field)
@@ -67,6 +71,10 @@ def test_the_openapi_document_lists_the_enums_values():
         p for p in doc["paths"]["/deliveries"]["get"]["parameters"] if p["name"] == "status"
     )
     assert status_parameter["schema"]["enum"] == list(DeliveryStatus)
+    integration_parameter = next(
+        p for p in doc["paths"]["/deliveries"]["get"]["parameters"] if p["name"] == "integration"
+    )
+    assert integration_parameter["schema"]["enum"] == list(IntegrationStatus)
 
 
 def test_the_roles_of_tokens_are_the_domains():
