@@ -454,3 +454,60 @@ def test_an_import_appends_one_entry_per_written_row_and_created_category_and_no
     assert kinds(api, before) == [("product.updated", "lager-05")]
     imported(api, FILE, query="?dry_run=true")
     assert newest(api) == before + 1
+
+
+# --- integration states (decisions §13, §14) ---
+
+
+def test_an_integration_change_appends_one_delivery_integration_entry_and_a_repeat_none(shop):
+    delivery = place(shop, [{"id": "beer", "count": 1}])
+    path = f"/deliveries/{delivery['id']}/integration"
+    before = newest(shop)
+    assert shop.put(path, {"status": "IMPORTED", "reference": "ERP-1"}).status_code == 200
+    (entry,) = changes(shop, f"?after={before}")["changes"]
+    assert {k: entry[k] for k in ("sequence", "type", "resource", "id", "status", "integration")} == {
+        "sequence": before + 1,
+        "type": "delivery.integration",
+        "resource": "delivery",
+        "id": str(delivery["id"]),
+        "status": "REQUESTED",
+        "integration": "IMPORTED",
+    }
+    assert shop.put(path, {"status": "IMPORTED", "reference": "ERP-1"}).status_code == 200  # the same state
+    assert newest(shop) == before + 1
+    assert shop.put(path, {"status": "IMPORTED", "reference": "ERP-2"}).status_code == 200  # a GET shows it
+    assert shop.put(path, {"status": "FAILED"}).status_code == 400  # refused: no entry
+    assert shop.put(path, {"status": "FAILED", "message": "no such customer"}).status_code == 200
+    page = changes(shop, f"?after={before + 1}&include=data")["changes"]
+    assert [(c["type"], c["integration"]) for c in page] == [
+        ("delivery.integration", "IMPORTED"),
+        ("delivery.integration", "FAILED"),
+    ]
+    assert page[-1]["data"] == shop.get(f"/deliveries/{delivery['id']}").data
+    assert page[-1]["data"]["integration"]["status"] == "FAILED"
+
+
+def test_a_cancel_that_re_pends_the_integration_state_is_one_delivery_cancelled(shop):
+    delivery = place(shop, [{"id": "beer", "count": 1}])
+    assert shop.put(f"/deliveries/{delivery['id']}/integration", {"status": "IMPORTED"}).status_code == 200
+    before = newest(shop)
+    assert shop.post(f"/customer/deliveries/{delivery['id']}/cancel", {}, token=CUSTOMER_TOKEN).status_code == 200
+    page = changes(shop, f"?after={before}&include=data")["changes"]
+    assert [(c["type"], c["status"]) for c in page] == [("delivery.cancelled", "CANCELLED")]
+    assert "integration" not in page[0]  # only delivery.integration entries name the state
+    assert page[0]["data"]["integration"]["status"] == "PENDING"
+    assert shop.get("/account/integration").data["pending"] == 1
+
+
+def test_only_feed_type_delivery_events_carry_the_integration_state(shop):
+    hook = {"url": "https://erp.example.com/hook", "events": ["request-delivery", "delivery.integration"]}
+    assert shop.put("/account/settings/webhooks", hook).status_code == 200
+    delivery = place(shop, [{"id": "beer", "count": 1}])
+    assert shop.put(f"/deliveries/{delivery['id']}/integration", {"status": "IMPORTED"}).status_code == 200
+    receiver = Receiver()
+    _send_all(receiver)
+    legacy, integration = sorted(receiver.bodies, key=lambda b: b["sequence"])
+    assert legacy["type"] == "request-delivery" and "integration" not in legacy["data"]
+    assert integration["type"] == "delivery.integration"
+    assert integration["data"] == shop.get(f"/deliveries/{delivery['id']}").data
+    assert integration["data"]["integration"]["status"] == "IMPORTED"
