@@ -13,6 +13,12 @@ How it stays exact:
   newest position first (`after=latest`), then reads the lists, then follows the feed from that position, so
   nothing that changes during the full read is missed.
 - `data` is each resource as it is now (null once deleted), so applying an entry is "store this" or "delete this".
+- Each delivery mirrored while its integration state is not IMPORTED is acknowledged with
+  `PUT /deliveries/:id/integration {"status": "IMPORTED"}` (decisions §14) once its page is committed. What is
+  still to acknowledge is recorded in the page's own SQLite transaction and removed after each PUT, so a client
+  killed between the two acknowledges on its next run. The PUT appends a `delivery.integration` entry whose data
+  is IMPORTED, which the mirror stores without acknowledging again. A 409 (the customer changed the delivery
+  meanwhile) is left alone: the customer's change comes through the feed, PENDING, and is acknowledged then.
 - A webhook's `previous_sequence` is only a hint (`webhook_hint`): when it is past what the mirror holds, read
   the feed now instead of waiting for the next poll. The feed, not the webhook, is the source of truth.
 """
@@ -44,6 +50,14 @@ class Client:
             time.sleep(min(2**attempt, 10))  # busy or unavailable: try again a little later
         return response
 
+    def put(self, path: str, body: dict) -> requests.Response:
+        for attempt in range(5):
+            response = self.session.put(f"{self.base_url}{path}", json=body, timeout=30)
+            if response.status_code not in (429, 500, 502, 503, 504):
+                return response
+            time.sleep(min(2**attempt, 10))
+        return response
+
     def listing(self, path: str, name: str):
         """Every item of a paged list."""
         cursor = None
@@ -64,6 +78,7 @@ def open_mirror(path: str) -> sqlite3.Connection:
     db.execute("CREATE TABLE IF NOT EXISTS position (id INTEGER PRIMARY KEY CHECK (id = 1), after INTEGER NOT NULL)")
     for table in MIRRORED.values():
         db.execute(f"CREATE TABLE IF NOT EXISTS {table} (id TEXT PRIMARY KEY, doc TEXT NOT NULL)")
+    db.execute("CREATE TABLE IF NOT EXISTS to_acknowledge (id TEXT PRIMARY KEY)")
     return db
 
 
@@ -77,6 +92,20 @@ def _store(db: sqlite3.Connection, table: str, ident: str, data) -> None:
         db.execute(f"DELETE FROM {table} WHERE id = ?", (ident,))
     else:
         db.execute(f"INSERT OR REPLACE INTO {table} (id, doc) VALUES (?, ?)", (ident, json.dumps(data, sort_keys=True)))
+    if table == "deliveries":
+        if data is not None and data.get("integration", {}).get("status") != "IMPORTED":
+            db.execute("INSERT OR IGNORE INTO to_acknowledge (id) VALUES (?)", (ident,))
+        else:
+            db.execute("DELETE FROM to_acknowledge WHERE id = ?", (ident,))
+
+
+def acknowledge(client: Client, db: sqlite3.Connection) -> None:
+    """Mark what the mirror holds as IMPORTED in the service, for each delivery still to acknowledge."""
+    for (ident,) in db.execute("SELECT id FROM to_acknowledge ORDER BY id").fetchall():
+        response = client.put(f"/deliveries/{ident}/integration", {"status": "IMPORTED"})
+        if response.status_code not in (200, 404, 409):  # 404: gone; 409: changed meanwhile, the feed brings it
+            response.raise_for_status()
+        db.execute("DELETE FROM to_acknowledge WHERE id = ?", (ident,))
 
 
 def full_resync(client: Client, db: sqlite3.Connection) -> int:
@@ -90,6 +119,7 @@ def full_resync(client: Client, db: sqlite3.Connection) -> int:
         "deliveries": list(client.listing("/deliveries", "deliveries")),
     }
     db.execute("BEGIN")
+    db.execute("DELETE FROM to_acknowledge")
     for table, items in lists.items():
         db.execute(f"DELETE FROM {table}")
         for item in items:
@@ -106,6 +136,7 @@ def follow(client: Client, db: sqlite3.Connection, die_after: int | None = None)
         after = full_resync(client, db)
     applied = 0
     while True:
+        acknowledge(client, db)  # what the last committed page (or a killed run) left to acknowledge
         response = client.get("/changes", after=after, limit=PAGE, include="data")
         if response.status_code == 410:  # feed-expired: entries we never read are gone
             after = full_resync(client, db)
@@ -123,7 +154,7 @@ def follow(client: Client, db: sqlite3.Connection, die_after: int | None = None)
         db.execute("UPDATE position SET after = ? WHERE id = 1", (page["last_sequence"],))
         db.execute("COMMIT")
         after = page["last_sequence"]
-        if after == page["max_sequence"]:
+        if after == page["max_sequence"] and not db.execute("SELECT 1 FROM to_acknowledge LIMIT 1").fetchone():
             return after
 
 

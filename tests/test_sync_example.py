@@ -43,6 +43,10 @@ def assert_mirrors_the_lists(api, db: Path) -> None:
     assert found["products"] == {p["id"]: p for p in products}
     assert found["categories"] == {c["id"]: c for c in categories}
     assert {k: v["status"] for k, v in found["deliveries"].items()} == {str(d["id"]): d["status"] for d in deliveries}
+    # What it mirrored it acknowledged (decisions §14), and it mirrors the acknowledged state.
+    assert {d["integration"]["status"] for d in deliveries} <= {"IMPORTED"}
+    assert {k: v["integration"] for k, v in found["deliveries"].items()} == {str(d["id"]): d["integration"] for d in deliveries}
+    assert api.get("/account/integration").data["pending"] == 0
 
 
 def changes_in_the_middle(api) -> None:
@@ -58,10 +62,12 @@ def changes_in_the_middle(api) -> None:
 
 def test_sync_mirrors_resumes_after_a_kill_and_resyncs_after_feed_expired(shop, tmp_path):
     db = tmp_path / "erp.sqlite"
+    placed = place(shop, [{"id": "beer", "count": 3}])  # PENDING: the full read mirrors and acknowledges it
     with serving() as url:
         first = run_sync(url, db)
         assert first.returncode == 0, first.stderr
         assert_mirrors_the_lists(shop, db)
+        assert shop.get(f"/deliveries/{placed['id']}").data["integration"]["status"] == "IMPORTED"
         started_at = position(db)
 
         changes_in_the_middle(shop)
