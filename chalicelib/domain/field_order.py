@@ -203,7 +203,7 @@ BY_MODEL: dict[str, Order] = {
     "ImportList": page("imports", Record(IMPORT_SUMMARY_FIELDS)),
     "ChangePage": Record(
         ("changes", "last_sequence", "max_sequence"),
-        {"changes": Record(("sequence", "type", "resource", "id", "at", "status", "customer_id", "data"))},
+        {"changes": Record(("sequence", "type", "resource", "id", "at", "status", "integration", "customer_id", "data"))},
     ),
 }
 
