@@ -1,26 +1,21 @@
-"""Sending webhook events from the outbox (decisions §10), fairly: see docs/jobs.md.
+"""Sending one event, and one account's turn of its due events (decisions §10; docs/jobs.md).
 
-One code path for every trigger:
-- `make run`: `run_forever(stop_event)` polls the due index and starts lanes without waiting for them;
-- AWS: the table stream (new events, `dispatch_new`) and the one-minute schedule (`dispatch_due`), both through
-  jobs/handlers.py, with a deadline derived from the function's timeout.
+The use case behind every trigger that sends: the dispatcher's lanes (jobs/webhooks.py: the `make run` loop, the
+table stream, the schedule) and a queued resend, which the dispatcher sends like any due event.
 
-Fairness: due events are grouped by account into lanes. Lanes run concurrently (at most MAX_LANES at once),
-each sending its account's events one at a time, oldest first, so one account's slow or dead receiver holds
-only its own lane. A failed attempt parks the account until that event's next attempt (the backoff of its
-attempts): its other due events are postponed to then without being tried, and so leave the due index, so
-neither the sends nor the reads of a failing account grow with its backlog.
+One account's turn (`send_turn`) sends its due events one at a time, oldest first. A failed attempt parks the
+account until that event's next attempt (the backoff of its attempts): its other due events are postponed to
+then without being tried, and so leave the due index, so neither the sends nor the reads of a failing account
+grow with its backlog. A resend is tried even while its account is parked (someone asked for it).
 
 Nothing poisons the queue: the event item is small whatever the delivery (store/events.py); an event that can
 never be sent (a body over MAX_BODY_BYTES, a refused address, a delivery that is gone) is FAILED at once with
 its reason; every other failure is an attempt, counted and logged, retried with backoff and FAILED once the
-event is 24 hours old. Each lane catches what goes wrong with one event, logs it and goes on.
+event is 24 hours old. A turn catches what goes wrong with one event, logs it and goes on.
 """
 import base64
-import concurrent.futures
 import datetime as dt
 import logging
-import threading
 import time
 from collections import defaultdict
 from dataclasses import dataclass
@@ -29,24 +24,21 @@ from typing import Callable
 from standardwebhooks import Webhook
 
 from .. import config
+from ..adapters import outbound
 from ..domain import event_policy as policy
 from ..domain import field_order
 from ..domain.event_policy import EventStatus
 from ..domain.timestamps import iso, parse_iso
 from ..store import events, table
 from ..store import webhooks as settings_store
-from . import outbound
-from .budget import clock_from
-from .budget import now as _now
+from . import clock
 
 log = logging.getLogger("supplier-ordering.webhooks")
 
-Clock = Callable[[], dt.datetime]
 Transport = Callable[..., outbound.Response]  # outbound.request's signature
 
-SCAN = 1000  # due events read per poll (parked accounts' events are not among them)
-PER_LANE = 25  # events one lane sends per poll, so a busy account yields its worker now and then
-MAX_LANES = 32  # lanes sending at once
+SCAN = 1000  # due events read per poll from each queue shard (parked accounts' events are not among them)
+PER_TURN = 25  # events one account's turn sends, so a busy account yields its worker now and then
 LEASE = dt.timedelta(seconds=60)  # longer than one send (10 s), its bookkeeping, and a whole invocation
 USER_AGENT = "supplier-ordering-webhooks/1"
 TOO_LARGE_TO_RECORD = "the event is too large to record its attempts"
@@ -90,10 +82,10 @@ def body_of(event: dict) -> str | None:
     return table.json_text({"type": event["type"], "idempotency_key": event["event_id"], "data": data})
 
 
-def attempt(event: dict, hook: settings_store.Webhook | None, clock: Clock, transport: Transport) -> Attempt:
+def attempt(event: dict, hook: settings_store.Webhook | None, transport: Transport) -> Attempt:
     """One try at sending the event; never raises."""
-    moment = clock()
-    started = time.monotonic()
+    moment = clock.now()
+    started = time.monotonic()  # measures the attempt's duration for its log; no deadline depends on it
     entry: dict = {"at": iso(moment)}
 
     def done(outcome: str, reason: str | None = None, **result) -> Attempt:
@@ -138,11 +130,16 @@ def _failure(entry: dict) -> str:
 
 
 def record(claimed: dict, result: Attempt, now: dt.datetime) -> tuple[EventStatus, dt.datetime | None]:
-    """Store the attempt and decide what follows: (the event's status, its next attempt when PENDING)."""
+    """Store the attempt and decide what follows: (the event's status, its next attempt when PENDING).
+
+    A resend of an event already DELIVERED or FAILED that does not deliver it leaves its state as it was."""
     attempts = int(claimed["attempts"]) + 1
     next_attempt, reason = None, result.reason
+    settled = claimed["status"] != EventStatus.PENDING
     if result.outcome == "delivered":
-        status = EventStatus.DELIVERED
+        status, reason = EventStatus.DELIVERED, None
+    elif settled:
+        status, reason = EventStatus(claimed["status"]), claimed.get("reason")
     elif result.outcome == "never":
         status = EventStatus.FAILED
     elif policy.gives_up(parse_iso(claimed["created_at"]), now):
@@ -159,172 +156,98 @@ def record(claimed: dict, result: Attempt, now: dt.datetime) -> tuple[EventStatu
     return status, next_attempt
 
 
-class Dispatcher:
-    """Sends due events in per-account lanes on a pool of threads (docs/jobs.md)."""
-
-    def __init__(self, clock: Clock | None = None, transport: Transport = outbound.request, lanes: int = MAX_LANES):
-        self.clock = clock or _now
-        self.transport = transport
-        self._pool = concurrent.futures.ThreadPoolExecutor(lanes, thread_name_prefix="event-lane")
-        self._busy: set[str] = set()
-        self._lock = threading.Lock()
-
-    def active(self) -> int:
-        with self._lock:
-            return len(self._busy)
-
-    def poll(self, deadline: dt.datetime | None = None, known: list[dict] = (), scan: bool = True) -> list:
-        """Start a lane for every account with due events and no lane running; returns their futures.
-
-        `known` are events the caller holds (the stream's new images), taken even if the index, which is
-        eventually consistent, does not show them yet; scan=False takes only those. No lane claims an event
-        after `deadline`.
-        """
-        now = self.clock()
-        now_iso = iso(now)
-        found = {event["SK"]: event for event in events.due(now, SCAN)} if scan else {}
-        for event in known:
-            if event.get("status") == EventStatus.PENDING and event["next_attempt_at"] <= now_iso:
-                found.setdefault(event["SK"], event)
-        by_account: dict[str, list[dict]] = defaultdict(list)
-        for event in sorted(found.values(), key=lambda e: e["SK"]):  # oldest first: in order per delivery
-            by_account[event["account"]].append(event)
-        with self._lock:
-            accounts = [account for account in by_account if account not in self._busy]
-            self._busy.update(accounts)
-        try:
-            parked = events.lanes(accounts) if accounts else {}
-        except Exception:
-            with self._lock:
-                self._busy.difference_update(accounts)
-            raise
-        return [
-            self._pool.submit(self._lane, account, by_account[account], parked.get(account), deadline)
-            for account in accounts
-        ]
-
-    def _lane(self, account: str, due: list[dict], lane: events.Lane | None, deadline) -> dict:
-        summary = defaultdict(int, due=len(due))
-        try:
-            now = self.clock()
-            if lane is not None and lane.parked_until > iso(now):
-                self._hold(due, parse_iso(lane.parked_until), lane.reason, deadline, summary)
-                return summary
-            hook = settings_store.get(account)
-            for index, event in enumerate(due[:PER_LANE]):
-                if deadline is not None and self.clock() >= deadline:
-                    break
-                try:
-                    status, next_attempt = self._send(event, hook, summary)
-                except Exception:  # noqa: BLE001 - one event's trouble never stops the others
-                    log.exception("event %s: could not be processed; its lease will bring it back", event["event_id"])
-                    continue
-                if status == EventStatus.PENDING:  # a failed attempt parks the account until its retry
-                    reason = summary.pop("last_failure", "")
-                    events.park(account, next_attempt, reason)
-                    self._hold(due[index + 1 :], next_attempt, reason, deadline, summary)
-                    return summary
-                if status == EventStatus.DELIVERED and lane is not None:
-                    events.unpark(account)
-                    lane = None
-        except Exception:  # noqa: BLE001
-            log.exception("events of account %s: the lane stopped; the next poll tries again", account)
-        finally:
-            with self._lock:
-                self._busy.discard(account)
-        summary.pop("last_failure", None)
-        return summary
-
-    def _send(self, event: dict, hook, summary) -> tuple[EventStatus | None, dt.datetime | None]:
-        claimed = events.claim(event, self.clock() + LEASE)
-        if claimed is None:
-            summary["claimed_elsewhere"] += 1
-            return None, None
-        if claimed is events.TOO_LARGE:
-            if events.give_up(event, TOO_LARGE_TO_RECORD, self.clock()):
-                summary["failed"] += 1
-            return EventStatus.FAILED, None
-        result = attempt(claimed, hook, self.clock, self.transport)
-        status, next_attempt = record(claimed, result, self.clock())
-        summary[{EventStatus.DELIVERED: "delivered", EventStatus.PENDING: "retrying"}.get(status, "failed")] += 1
-        if status == EventStatus.PENDING:
-            summary["last_failure"] = _failure(result.entry)
-        return status, next_attempt
-
-    def _hold(self, held: list[dict], until: dt.datetime, reason: str, deadline, summary) -> None:
-        """Events of a parked account wait for its next try without an attempt; past 24 hours they fail.
-
-        Stops once a phase with this deadline must be done (the next run holds the rest)."""
-        for event in held:
-            now = self.clock()
-            if deadline is not None and now >= deadline + dt.timedelta(seconds=policy.SEND_TIMEOUT_SECONDS):
-                break
-            if policy.gives_up(parse_iso(event["created_at"]), now):
-                if events.give_up(event, f"gave up after 24 hours; its receiver kept failing: {reason}", now):
-                    summary["failed"] += 1
-            elif events.postpone(event, until):
-                summary["held_back"] += 1
-
-    def wait(self, futures: list, timeout: float | None = None) -> dict:
-        total = defaultdict(int)
-        for future in concurrent.futures.as_completed(futures, timeout=timeout):
-            for name, count in future.result().items():
-                total[name] += count
-        return total
-
-    def close(self, wait: bool = True) -> None:
-        self._pool.shutdown(wait=wait, cancel_futures=True)
+def due_events() -> list[dict]:
+    """Every account's due events (retries, new events, queued resends), oldest first."""
+    return events.due(clock.now(), SCAN)
 
 
-_SUMMARY = ("due", "delivered", "retrying", "failed", "claimed_elsewhere", "held_back")
+def is_due(event: dict) -> bool:
+    """An event the stream brought is waiting for an attempt now (the index, eventually consistent, may not
+    show it yet)."""
+    return events.is_due(event, clock.now())
 
 
-def _run_once(now, deadline, known, scan, clock, transport) -> dict:
-    dispatcher = Dispatcher(clock or clock_from(now), transport or outbound.request)
-    try:
-        total = dispatcher.wait(dispatcher.poll(deadline, known, scan))
-    finally:
-        dispatcher.close()
-    return {name: total.get(name, 0) for name in _SUMMARY}
+def parked(accounts: list[str]) -> dict[str, events.Lane]:
+    return events.lanes(accounts) if accounts else {}
 
 
-def dispatch_due(
-    now: dt.datetime | None = None,
-    deadline: dt.datetime | None = None,
-    known: list[dict] = (),
-    clock: Clock | None = None,
+def send_turn(
+    account: str,
+    due: list[dict],
+    lane: events.Lane | None,
+    deadline: dt.datetime | None,
     transport: Transport | None = None,
 ) -> dict:
-    """One run over everything due (the schedule, tests); waits for its lanes. Returns counts of what happened."""
-    return _run_once(now, deadline, known, True, clock, transport)
+    """One account's turn: its due events (oldest first), at most PER_TURN sends, none started after
+    `deadline`; returns counts of what happened. `transport` replaces the outbound HTTP client (benchmarks)."""
+    transport = transport or outbound.request
+    summary = defaultdict(int, due=len(due))
+    resends = [event for event in due if event.get("resend")]
+    if lane is not None and lane.parked_until > iso(clock.now()):
+        for event in resends:  # asked for: tried even while the account is parked
+            _send(event, settings_store.get(account), summary, transport)
+        held = [event for event in due if not event.get("resend")]
+        _hold(held, parse_iso(lane.parked_until), lane.reason, deadline, summary)
+        return _counts(summary)
+    hook = settings_store.get(account)
+    for index, event in enumerate(due[:PER_TURN]):
+        if deadline is not None and clock.now() >= deadline:
+            break
+        try:
+            status, next_attempt = _send(event, hook, summary, transport)
+        except Exception:  # noqa: BLE001 - one event's trouble never stops the others
+            log.exception("event %s: could not be processed; its lease will bring it back", event["event_id"])
+            continue
+        if status == EventStatus.PENDING and next_attempt is not None:  # a failed attempt parks the account
+            reason = summary.pop("last_failure", "")
+            events.park(account, next_attempt, reason)
+            _hold([e for e in due[index + 1 :] if not e.get("resend")], next_attempt, reason, deadline, summary)
+            return _counts(summary)
+        if status == EventStatus.DELIVERED and lane is not None:
+            events.unpark(account)
+            lane = None
+    return _counts(summary)
 
 
-def dispatch_new(new_events: list[dict], deadline: dt.datetime | None = None, clock: Clock | None = None) -> dict:
-    """The stream's new events only, each account in its own lane (parked accounts' events are postponed)."""
-    return _run_once(None, deadline, new_events, False, clock, None)
+def _counts(summary: dict) -> dict:
+    summary.pop("last_failure", None)
+    return summary
 
 
-def run_forever(stop_event: threading.Event, interval: float = 0.5, dispatcher: Dispatcher | None = None) -> None:
-    """`make run`: poll every `interval` until stop_event is set; lanes run on while the next polls happen,
-    so a lane waiting on a slow receiver never delays another account's events."""
-    dispatcher = dispatcher or Dispatcher()
-    try:
-        while not stop_event.is_set():
-            try:
-                dispatcher.poll()
-            except Exception:  # noqa: BLE001 - the loop must survive a DynamoDB hiccup
-                log.exception("polling for due events failed; trying again in %s s", interval)
-            stop_event.wait(interval)
-    finally:
-        dispatcher.close(wait=False)  # a send in progress (at most 10 s) finishes on its own
+def _send(event: dict, hook, summary, transport: Transport) -> tuple[EventStatus | None, dt.datetime | None]:
+    claimed = events.claim(event, clock.now() + LEASE)
+    if claimed is None:
+        summary["claimed_elsewhere"] += 1
+        return None, None
+    if claimed is events.TOO_LARGE:
+        if events.give_up(event, TOO_LARGE_TO_RECORD, clock.now()):
+            summary["failed"] += 1
+        return EventStatus.FAILED, None
+    result = attempt(claimed, hook, transport)
+    status, next_attempt = record(claimed, result, clock.now())
+    if claimed.get("resend") and status == EventStatus.DELIVERED:
+        events.unpark(claimed["account"])  # the receiver works again
+    if result.outcome == "delivered":
+        summary["delivered"] += 1
+    elif claimed["status"] != EventStatus.PENDING:  # a resend left a settled event as it was
+        summary["resend_failed"] += 1
+    else:
+        summary["retrying" if status == EventStatus.PENDING else "failed"] += 1
+    if status == EventStatus.PENDING:
+        summary["last_failure"] = _failure(result.entry)
+    return status, next_attempt
 
 
-def resend(event: dict, clock: Clock = _now, transport: Transport = outbound.request) -> dict:
-    """POST /account/events/:id/resend: one attempt now, with the same idempotency key, recorded whatever the
-    event's state (a success delivers it and unparks its account). Returns the event as stored after."""
-    result = attempt(event, settings_store.get(event["account"]), clock, transport)
-    delivered = result.outcome == "delivered"
-    events.record_resend(event, result.entry, delivered, clock())
-    if delivered:
-        events.unpark(event["account"])
-    return events.get(event["account"], event["event_id"]) or event
+def _hold(held: list[dict], until: dt.datetime, reason: str, deadline, summary) -> None:
+    """Events of a parked account wait for its next try without an attempt; past 24 hours they fail.
+
+    Stops once a phase with this deadline must be done (the next run holds the rest)."""
+    for event in held:
+        now = clock.now()
+        if deadline is not None and now >= deadline + dt.timedelta(seconds=policy.SEND_TIMEOUT_SECONDS):
+            break
+        if policy.gives_up(parse_iso(event["created_at"]), now):
+            if events.give_up(event, f"gave up after 24 hours; its receiver kept failing: {reason}", now):
+                summary["failed"] += 1
+        elif events.postpone(event, until):
+            summary["held_back"] += 1

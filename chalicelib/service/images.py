@@ -1,4 +1,4 @@
-"""Downloading product images in the background (decisions §5 and §10).
+"""Downloading a product's image: the use case the image job (jobs/images.py) runs (decisions §5 and §10).
 
 A product write that carries an image queues it (store/product_images.marking, in the same UpdateItem). This
 job downloads queued images: http/https only, every address checked (private, loopback, link-local, reserved
@@ -19,16 +19,15 @@ import logging
 from .. import config
 from ..domain.event_policy import error_text
 from ..domain.timestamps import iso
+from ..adapters import outbound
 from ..store import product_images
-from . import outbound
-from .budget import clock_from
+from . import clock
 
 log = logging.getLogger("supplier-ordering.images")
 
 MAX_BYTES = 10 * 1024 * 1024
 TIMEOUT_SECONDS = 15
 MAX_REDIRECTS = 3
-BATCH = 10
 LEASE = dt.timedelta(seconds=60)
 FINISH_ATTEMPTS = 3
 MAX_ETAG = 256  # the product's etag field holds at most 256 characters
@@ -134,24 +133,17 @@ def _download(item: dict, moment: dt.datetime) -> str:
     return _process(claimed, moment)
 
 
-def download_pending_images(
-    now: dt.datetime | None = None, limit: int = BATCH, deadline: dt.datetime | None = None, clock=None
-) -> dict:
-    """Download the images queued before `now` (at most `limit`); returns counts of what happened.
+def due_images(limit: int) -> list[dict]:
+    """Images queued before now, earliest first (at most `limit` from each queue shard)."""
+    return product_images.due(clock.now(), limit)
 
-    No download starts after `deadline` (the rest wait for the next run). `clock` gives the time (by default
-    the service clock; a given `now` stands still).
-    """
-    clock = clock or ((lambda: now) if now is not None else clock_from(None))
-    summary = {"due": 0, "downloaded": 0, "failed": 0, "unchanged": 0, "changed": 0, "claimed_elsewhere": 0}
-    due = product_images.due(clock(), limit)
-    summary["due"] = len(due)
-    for item in due:
-        moment = clock()
-        if deadline is not None and moment >= deadline:
-            break
-        try:
-            summary[_download(item, moment)] += 1
-        except Exception:  # noqa: BLE001 - one product's trouble never stops the others; its lease brings it back
-            log.exception("image of %s could not be processed", product_images.product_of(item))
-    return summary
+
+def download(item: dict) -> str:
+    """Download one queued image and record what became of it: "downloaded", "failed", "unchanged",
+    "changed" (the product changed meanwhile) or "claimed_elsewhere". Never raises for one product's trouble:
+    it is logged (its lease brings it back) and counted "crashed"."""
+    try:
+        return _download(item, clock.now())
+    except Exception:  # noqa: BLE001 - one product's trouble never stops the others
+        log.exception("image of %s could not be processed", product_images.product_of(item))
+        return "crashed"

@@ -240,8 +240,8 @@ def _advance(claimed: dict, progress: dict) -> dict:
     return {**claimed, **progress, "stalls": 0}
 
 
-def run_slice(claimed: dict, deadline: float, now: dt.datetime | None = None) -> str:
-    """Work on one claimed import until it is done or `deadline` (time.monotonic()) is near.
+def run_slice(claimed: dict, deadline: dt.datetime, now: dt.datetime | None = None) -> str:
+    """Work on one claimed import until it is done or `deadline` (a moment of the clock) is near.
 
     Returns "done", "failed", "paused" (given back to the queue) or "lost" (another job took it over)."""
     account = claimed["account"]
@@ -266,7 +266,7 @@ def run_slice(claimed: dict, deadline: float, now: dt.datetime | None = None) ->
         with ThreadPoolExecutor(max_workers=1) as ahead:
             upcoming = None
             while int(claimed["next_row"]) < rows.total:
-                if time.monotonic() + CHUNK_SECONDS > deadline:
+                if clock.after(CHUNK_SECONDS) > deadline:
                     imports.release(claimed, clock.now())
                     return "paused"
                 outcome, upcoming = _chunk(claimed, rows, plan, now, ahead, upcoming)
@@ -313,3 +313,21 @@ def _chunk(claimed: dict, rows: Rows, plan: catalogue_import.CategoryPlan, now: 
         if upcoming and upcoming[0] != start + len(results):
             upcoming = None
     raise RuntimeError(f"products kept changing while rows from {start + 1} were imported")
+
+
+LEASE_MARGIN = dt.timedelta(seconds=60)  # past the slice's deadline, before another job may take over
+
+
+def due_imports(limit: int) -> list[dict]:
+    """Imports waiting for a slice whose time has come, earliest first (at most `limit` per queue shard)."""
+    return imports.due(clock.now(), limit)
+
+
+def advance(item: dict, until: dt.datetime) -> str:
+    """One slice of a queued import: claim it, work on it until `until`, give it back (or finish it).
+    Returns "done", "failed", "paused", "lost" or "claimed_elsewhere"."""
+    claimed = imports.claim(item, until + LEASE_MARGIN)
+    if claimed is None:
+        return "claimed_elsewhere"
+    return run_slice(claimed, until)
+

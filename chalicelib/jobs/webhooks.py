@@ -1,0 +1,130 @@
+"""The dispatcher of events: per-account turns of sending (decisions §10; docs/jobs.md).
+
+An entry point like http/: it turns a trigger into calls of the sending use case (service/event_sending.py)
+and owns only the scheduling.
+- `make run`: `run_forever(stop_event)` polls the due queue and starts lanes without waiting for them;
+- AWS: the table stream (new events and queued resends, `dispatch_new`) and the one-minute schedule
+  (`dispatch_due`), both through jobs/handlers.py, with a deadline from the function's timeout.
+
+Fairness: due events are grouped by account into lanes. Lanes run concurrently (at most MAX_LANES at once),
+each giving its account one turn (service `send_turn`), so one account's slow or dead receiver holds only its
+own lane.
+"""
+import concurrent.futures
+import datetime as dt
+import logging
+import threading
+from collections import defaultdict
+
+from ..lazy import lazy
+from ..service import clock
+
+sending = lazy("chalicelib.service.event_sending")
+
+log = logging.getLogger("supplier-ordering.webhooks")
+
+MAX_LANES = 32  # lanes sending at once
+POLL_SECONDS = 0.5
+
+
+class Dispatcher:
+    """Sends due events in per-account lanes on a pool of threads (docs/jobs.md).
+
+    `transport` replaces the outbound HTTP client (the benchmark's simulated receivers)."""
+
+    def __init__(self, transport=None, lanes: int = MAX_LANES):
+        self.transport = transport
+        self._pool = concurrent.futures.ThreadPoolExecutor(lanes, thread_name_prefix="event-lane")
+        self._busy: set[str] = set()
+        self._lock = threading.Lock()
+
+    def active(self) -> int:
+        with self._lock:
+            return len(self._busy)
+
+    def poll(self, deadline: dt.datetime | None = None, known: list[dict] = (), scan: bool = True) -> list:
+        """Start a lane for every account with due events and no lane running; returns their futures.
+
+        `known` are events the caller holds (the stream's), taken even if the index, which is eventually
+        consistent, does not show them yet; scan=False takes only those. No lane claims an event after
+        `deadline`.
+        """
+        found = {event["event_id"]: event for event in sending.due_events()} if scan else {}
+        for event in known:
+            if sending.is_due(event):
+                found.setdefault(event["event_id"], event)
+        by_account: dict[str, list[dict]] = defaultdict(list)
+        for event in sorted(found.values(), key=lambda e: (e["created_at"], e["event_id"])):  # in order per delivery
+            by_account[event["account"]].append(event)
+        with self._lock:
+            accounts = [account for account in by_account if account not in self._busy]
+            self._busy.update(accounts)
+        try:
+            parked = sending.parked(accounts)
+        except Exception:
+            self._release(accounts)
+            raise
+        return [
+            self._pool.submit(self._lane, account, by_account[account], parked.get(account), deadline)
+            for account in accounts
+        ]
+
+    def _release(self, accounts) -> None:
+        with self._lock:
+            self._busy.difference_update(accounts)
+
+    def _lane(self, account: str, due: list[dict], lane, deadline) -> dict:
+        try:
+            return sending.send_turn(account, due, lane, deadline, self.transport)
+        except Exception:  # noqa: BLE001 - the next poll tries again
+            log.exception("events of account %s: the lane stopped; the next poll tries again", account)
+            return {"due": len(due)}
+        finally:
+            self._release([account])
+
+    def wait(self, futures: list, timeout: float | None = None) -> dict:
+        total = defaultdict(int)
+        for future in concurrent.futures.as_completed(futures, timeout=timeout):
+            for name, count in future.result().items():
+                total[name] += count
+        return total
+
+    def close(self, wait: bool = True) -> None:
+        self._pool.shutdown(wait=wait, cancel_futures=True)
+
+
+_SUMMARY = ("due", "delivered", "retrying", "failed", "resend_failed", "claimed_elsewhere", "held_back")
+
+
+def _run_once(deadline, known, scan, transport) -> dict:
+    dispatcher = Dispatcher(transport)
+    try:
+        total = dispatcher.wait(dispatcher.poll(deadline, known, scan))
+    finally:
+        dispatcher.close()
+    return {name: total.get(name, 0) for name in _SUMMARY}
+
+
+def dispatch_due(deadline: dt.datetime | None = None, transport=None) -> dict:
+    """One run over everything due (the schedule, tests); waits for its lanes. Returns counts of what happened."""
+    return _run_once(deadline, (), True, transport)
+
+
+def dispatch_new(new_events: list[dict], deadline: dt.datetime | None = None) -> dict:
+    """The stream's events only, each account in its own lane (parked accounts' events are postponed)."""
+    return _run_once(deadline, new_events, False, None)
+
+
+def run_forever(stop_event: threading.Event, interval: float = POLL_SECONDS, dispatcher: Dispatcher | None = None) -> None:
+    """`make run`: poll every `interval` until stop_event is set; lanes run on while the next polls happen,
+    so a lane waiting on a slow receiver never delays another account's events."""
+    dispatcher = dispatcher or Dispatcher()
+    try:
+        while not stop_event.is_set():
+            try:
+                dispatcher.poll()
+            except Exception:  # noqa: BLE001 - the loop must survive a DynamoDB hiccup
+                log.exception("polling for due events failed; trying again in %s s", interval)
+            clock.current().wait(interval, stop_event)
+    finally:
+        dispatcher.close(wait=False)  # a send in progress (at most 10 s) finishes on its own
