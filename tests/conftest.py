@@ -87,3 +87,16 @@ def api(accounts_ready):
 
 def problem_paths(response) -> list[str]:
     return [e["path"] for e in response.data["errors"]]
+
+
+@pytest.fixture
+def fake_clock():
+    """The one clock (service/clock.py) stands still at the real time until the test moves it."""
+    import datetime as dt
+
+    from chalicelib.service import clock
+
+    fake = clock.FakeClock(dt.datetime.now(dt.timezone.utc).replace(microsecond=0))
+    previous = clock.use(fake)
+    yield fake
+    clock.use(previous)
