@@ -132,7 +132,8 @@ def _failure(entry: dict) -> str:
 def record(claimed: dict, result: Attempt, now: dt.datetime) -> tuple[EventStatus, dt.datetime | None]:
     """Store the attempt and decide what follows: (the event's status, its next attempt when PENDING).
 
-    A resend of an event already DELIVERED or FAILED that does not deliver it leaves its state as it was."""
+    A resend that does not deliver the event leaves its state as it was: DELIVERED or FAILED stay so, a
+    PENDING one waits for its next attempt (never given up by the resend itself)."""
     attempts = int(claimed["attempts"]) + 1
     next_attempt, reason = None, result.reason
     settled = claimed["status"] != EventStatus.PENDING
@@ -142,7 +143,7 @@ def record(claimed: dict, result: Attempt, now: dt.datetime) -> tuple[EventStatu
         status, reason = EventStatus(claimed["status"]), claimed.get("reason")
     elif result.outcome == "never":
         status = EventStatus.FAILED
-    elif policy.gives_up(parse_iso(claimed["created_at"]), now):
+    elif policy.gives_up(parse_iso(claimed["created_at"]), now) and not claimed.get("resend"):
         status, reason = EventStatus.FAILED, f"gave up after 24 hours; the last attempt: {_failure(result.entry)}"
     else:
         status, next_attempt = EventStatus.PENDING, now + policy.retry_delay(attempts)
