@@ -100,3 +100,12 @@ def fake_clock():
     previous = clock.use(fake)
     yield fake
     clock.use(previous)
+
+
+def clock_at(monkeypatch, moment):
+    """Put a FakeClock standing at `moment` in use for the rest of the test (undone with the monkeypatch)."""
+    from chalicelib.service import clock
+
+    fake = clock.FakeClock(moment)
+    monkeypatch.setattr(clock, "_current", fake)  # what clock.use does, undone when the test ends
+    return fake

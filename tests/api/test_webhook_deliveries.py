@@ -3,7 +3,6 @@ import datetime as dt
 
 import pytest
 
-from chalicelib.jobs import webhooks as dispatcher
 from chalicelib.service import event_sending as sending
 from tests.conftest import OTHER_TOKEN, problem_paths
 from tests.jobs.support import local_receivers  # noqa: F401 - a fixture
