@@ -1,7 +1,7 @@
 """The import job: queued catalogue imports advance one slice at a time, accounts taking turns (decisions §12).
 
-An entry point like http/: it reads the queue, orders it in per-account turns (jobs/turns.py) and gives each
-import one slice of at most SLICE_SECONDS, never past the run's deadline; advancing a slice (claiming the
+An entry point like http/: it runs rounds (jobs/turns.py): each reads the queue and gives the oldest due import
+of every account one slice of at most SLICE_SECONDS, never past the run's deadline; advancing a slice (claiming the
 import, working on it, giving it back with its checkpoint) is the service's use case (service/imports.py
 `advance`). A given-back import queues behind the others, so a big file, or 25 of them, never holds another
 supplier's import up for more than a turn. Drivers:
@@ -16,7 +16,7 @@ import threading
 
 from ..lazy import lazy
 from ..service import clock
-from .turns import in_turns
+from .turns import rounds
 
 imports = lazy("chalicelib.service.imports")
 
@@ -29,21 +29,31 @@ IDLE_SECONDS = 0.5
 
 
 def advance_imports(deadline: dt.datetime) -> dict:
-    """Give the due imports a slice each, accounts taking turns, until `deadline`; counts of what happened."""
+    """Rounds until `deadline`: each round reads the queue again and gives the oldest due import of every
+    account one slice, so an import queued meanwhile gets its turn in the next round. Counts of what happened
+    (`due`: how many the first read found)."""
     summary = {"due": 0, "done": 0, "failed": 0, "paused": 0, "lost": 0, "claimed_elsewhere": 0, "crashed": 0}
-    due = imports.due_imports(SCAN)
-    summary["due"] = len(due)
-    for item in in_turns(due, lambda queued: queued["account"]):
-        now = clock.now()
-        if now + dt.timedelta(seconds=2 * imports.CHUNK_SECONDS) > deadline:  # set-up and at least one chunk
-            break
-        try:
-            outcome = imports.advance(item, min(deadline, now + dt.timedelta(seconds=SLICE_SECONDS)))
-        except Exception:  # noqa: BLE001 - the lease runs out and the next job resumes from the checkpoint
-            log.exception("import %s of %s failed in this run; it resumes when its lease ends", item["id"], item["account"])
-            outcome = "crashed"
-        summary[outcome] += 1
-    return summary
+    first = True
+    while True:
+        due = imports.due_imports(SCAN)
+        if first:
+            summary["due"], first = len(due), False
+        round_ = (rounds(due, lambda queued: queued["account"]) or [[]])[0]
+        if not round_:
+            return summary
+        for item in round_:
+            now = clock.now()
+            if now + dt.timedelta(seconds=2 * imports.CHUNK_SECONDS) > deadline:  # set-up and at least one chunk
+                return summary
+            summary[_slice(item, min(deadline, now + dt.timedelta(seconds=SLICE_SECONDS)))] += 1
+
+
+def _slice(item: dict, until: dt.datetime) -> str:
+    try:
+        return imports.advance(item, until)
+    except Exception:  # noqa: BLE001 - the lease runs out and the next job resumes from the checkpoint
+        log.exception("import %s of %s failed in this run; it resumes when its lease ends", item["id"], item["account"])
+        return "crashed"
 
 
 def run_forever(stop_event: threading.Event) -> None:

@@ -10,13 +10,16 @@ from typing import Callable, Iterable, TypeVar
 Unit = TypeVar("Unit")
 
 
-def in_turns(work: Iterable[Unit], account_of: Callable[[Unit], str]) -> list[Unit]:
-    """`work` (oldest first) reordered so accounts take turns; accounts in the order of their oldest unit,
-    each account's units in their own order."""
+def rounds(work: Iterable[Unit], account_of: Callable[[Unit], str]) -> list[list[Unit]]:
+    """`work` (oldest first) as rounds: the first holds each account's oldest unit, the second each one's next,
+    and so on; accounts in the order of their oldest unit."""
     queues: dict[str, list[Unit]] = defaultdict(list)
     for unit in work:
         queues[account_of(unit)].append(unit)
-    ordered: list[Unit] = []
-    for turn in range(max((len(q) for q in queues.values()), default=0)):
-        ordered += [queue[turn] for queue in queues.values() if turn < len(queue)]
-    return ordered
+    deepest = max((len(queue) for queue in queues.values()), default=0)
+    return [[queue[turn] for queue in queues.values() if turn < len(queue)] for turn in range(deepest)]
+
+
+def in_turns(work: Iterable[Unit], account_of: Callable[[Unit], str]) -> list[Unit]:
+    """`work` reordered so accounts take turns (the rounds one after another)."""
+    return [unit for round_ in rounds(work, account_of) for unit in round_]
