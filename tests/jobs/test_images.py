@@ -387,3 +387,22 @@ def test_one_products_trouble_does_not_stop_the_run(catalogue, httpserver, monke
     summary = download_at(LATER)
     assert item("b")["image_status"] == "DONE" and summary["downloaded"] == 1
     assert item("a")["image_status"] == "PENDING"  # still queued for the next run
+
+
+def test_images_take_turns_per_account_so_one_accounts_many_images_do_not_hold_up_anothers(catalogue, httpserver):
+    from tests.conftest import OTHER_TOKEN
+
+    url = serve_png(httpserver)
+    for n in range(job.BATCH + 5):  # more than one run downloads
+        create(catalogue, {"url": f"{url}?n={n}"}, product_id=f"p{n:02d}")
+    clock.current().advance(1)
+    assert catalogue.put("/categories/drinks", {"name": "Drinks"}, token=OTHER_TOKEN).status_code == 200
+    body = {"id": "o1", "status": "ACTIVE", "category": "drinks", "name": "Tonic", "image": {"url": url}}
+    assert catalogue.post("/products", body, token=OTHER_TOKEN).status_code == 200
+
+    summary = download_at(LATER)
+
+    assert summary["downloaded"] == job.BATCH
+    assert "etag" in catalogue.get("/products/o1", token=OTHER_TOKEN).data["image"]  # in the first run, second turn
+    statuses = [item(f"p{n:02d}")["image_status"] for n in range(job.BATCH + 5)]
+    assert statuses == ["DONE"] * (job.BATCH - 1) + ["PENDING"] * 6
