@@ -25,7 +25,7 @@ log = logging.getLogger("supplier-ordering.imports")
 SLICE_SECONDS = 10.0  # one import's turn before the next account's import gets one
 LOCAL_RUN_SECONDS = 30.0  # one run of the `make run` loop (no Lambda timeout there; imports still take turns)
 SCAN = 100  # queued imports read from each shard, so a run sees every account's first import
-IDLE_SECONDS = 0.5
+IDLE_SECONDS = 1.0  # an idle loop reads every queue shard once a second
 
 
 def advance_imports(deadline: dt.datetime) -> dict:

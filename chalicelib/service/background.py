@@ -15,5 +15,5 @@ def woken(record_name: str, new_image: dict | None) -> Woken:
     """Only new work wakes the jobs, so their own writes (claims, attempts, checkpoints) do not trigger them."""
     image = new_image or {}
     return Woken(
-        events.woken(record_name, image), product_images.from_stream(record_name, image), imports.from_stream(record_name, image)
+        events.woken(record_name, image), product_images.woken(record_name, image), imports.woken(record_name, image)
     )

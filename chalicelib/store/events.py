@@ -99,10 +99,6 @@ def _event(item: dict) -> dict:
     return {name: value for name, value in item.items() if name not in _KEYS}
 
 
-def from_stream(image: dict) -> dict:
-    return _event(table.from_item(image))
-
-
 def outbox_operation(account: str, event_type: str, data: dict, now: dt.datetime) -> dict:
     """A TransactWriteItems element that records the event; put it in the transaction of the change.
 
@@ -143,7 +139,7 @@ def woken(record_name: str, image: dict) -> dict | None:
     """The event a stream record brings to send: a new pending event, or a resend just queued."""
     queued = keys.in_queue((image.get("GSI1PK") or {}).get("S"), keys.OUTBOX_PENDING)
     if queued and (record_name == "INSERT" or "resend" in image):
-        return from_stream(image)
+        return _event(table.from_item(image))
     return None
 
 

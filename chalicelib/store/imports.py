@@ -226,7 +226,7 @@ def due(now: dt.datetime, limit: int) -> list[dict]:
     return table.due_items(keys.GSI3, keys.IMPORTS_PENDING, keys.due_bound(iso(now)), limit)
 
 
-def from_stream(record_name: str, image: dict) -> bool:
+def woken(record_name: str, image: dict) -> bool:
     """A stream record of an import waiting for a job: queued, or given back after a slice (not one leased)."""
     return keys.in_queue((image.get("GSI3PK") or {}).get("S"), keys.IMPORTS_PENDING) and "lease" not in image
 

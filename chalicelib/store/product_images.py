@@ -55,7 +55,7 @@ def _product(stored: dict) -> dict:
     return shown
 
 
-def from_stream(record_name: str, image: dict) -> bool:
+def woken(record_name: str, image: dict) -> bool:
     """A stream record of a product whose image was just queued."""
     status = (image.get("image_status") or {}).get("S")
     return status == PENDING and keys.in_queue((image.get("GSI3PK") or {}).get("S"), keys.IMAGES_PENDING)
