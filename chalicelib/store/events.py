@@ -147,20 +147,22 @@ def _key(event: dict) -> dict:
     return table.to_item(keys.event_key(event["account"], f"{event['created_at']}#{event['event_id']}"))
 
 
-def _conditional_update(event: dict, update: str, condition: str, **named) -> bool | None:
-    """True when written, False when the condition failed, None when the item would be too large."""
+def _conditional_update(event: dict, update: str, condition: str, returning: bool = False, **named):
+    """True when written (with returning=True: the event as stored after), False when the condition failed,
+    None when the item would be too large."""
     try:
-        table.client().update_item(
+        response = table.client().update_item(
             TableName=table.name(),
             Key=_key(event),
             UpdateExpression=update,
             ConditionExpression=condition,
             ExpressionAttributeNames={"#status": "status"},
             ExpressionAttributeValues=table.values(**named),
+            ReturnValues="ALL_NEW" if returning else "NONE",
         )
     except ClientError as error:
         return table.refusal(error, False, None)
-    return True
+    return _event(table.from_item(response["Attributes"])) if returning else True
 
 
 _AS_READ = "#status = :seen_status AND next_attempt_at = :seen AND attempts = :attempts"
@@ -177,21 +179,13 @@ def claim(event: dict, lease_until: dt.datetime) -> dict | Recorded | None:
     Returns the event as it is stored after the claim (fresh, whatever the index showed).
     """
     lease = iso(lease_until)
-    try:
-        response = table.client().update_item(
-            TableName=table.name(),
-            Key=_key(event),
-            UpdateExpression="SET next_attempt_at = :lease, GSI1SK = :sk",
-            ConditionExpression=_AS_READ,
-            ExpressionAttributeNames={"#status": "status"},
-            ExpressionAttributeValues=table.values(
-                lease=lease, sk=keys.outbox_due(lease, event["account"], event["event_id"]), **_as_read(event)
-            ),
-            ReturnValues="ALL_NEW",
-        )
-    except ClientError as error:
-        return table.refusal(error, None, TOO_LARGE)
-    return _event(table.from_item(response["Attributes"]))
+    sort_key = keys.outbox_due(lease, event["account"], event["event_id"])
+    claimed = _conditional_update(
+        event, "SET next_attempt_at = :lease, GSI1SK = :sk", _AS_READ, returning=True, lease=lease, sk=sort_key, **_as_read(event)
+    )
+    if claimed is None:
+        return TOO_LARGE
+    return claimed or None  # False: another dispatcher got it first
 
 
 def _last(entry: dict) -> tuple[str, dict]:
@@ -277,33 +271,25 @@ def _log_only(event: dict, entry: dict, tries: int = 5) -> None:
 def queue_resend(event: dict, now: dt.datetime, tries: int = 5) -> dict | None:
     """Put the event in the due queue for one more attempt (decisions §10: resend), whatever its state; the
     dispatcher sends it like any due event. Returns the event as stored after; None when it is gone."""
+    now_iso = iso(now)
     for _ in range(tries):
-        now_iso = iso(now)
-        try:
-            response = table.client().update_item(
-                TableName=table.name(),
-                Key=_key(event),
-                UpdateExpression="SET resend = :true, next_attempt_at = :now, GSI1PK = :pk, GSI1SK = :sk",
-                ConditionExpression="attribute_exists(PK) AND #status = :seen_status AND attempts = :attempts",
-                ExpressionAttributeNames={"#status": "status"},
-                ExpressionAttributeValues=table.values(
-                    true=True,
-                    now=now_iso,
-                    pk=keys.outbox_pending(event["account"]),
-                    sk=keys.outbox_due(now_iso, event["account"], event["event_id"]),
-                    seen_status=event["status"],
-                    attempts=event["attempts"],
-                ),
-                ReturnValues="ALL_NEW",
-            )
-        except ClientError as error:
-            if not table.is_conditional_failure(error):
-                raise
-            event = get(event["account"], event["event_id"])
-            if event is None:
-                return None
-            continue
-        return _event(table.from_item(response["Attributes"]))
+        queued = _conditional_update(
+            event,
+            "SET resend = :true, next_attempt_at = :now, GSI1PK = :pk, GSI1SK = :sk",
+            "attribute_exists(PK) AND #status = :seen_status AND attempts = :attempts",
+            returning=True,
+            true=True,
+            now=now_iso,
+            pk=keys.outbox_pending(event["account"]),
+            sk=keys.outbox_due(now_iso, event["account"], event["event_id"]),
+            seen_status=event["status"],
+            attempts=event["attempts"],
+        )
+        if isinstance(queued, dict):
+            return queued
+        event = get(event["account"], event["event_id"])  # changed meanwhile (an attempt recorded): again
+        if event is None:
+            return None
     return event
 
 
