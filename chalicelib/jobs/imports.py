@@ -11,6 +11,7 @@ supplier's import up for more than a turn. Drivers:
   and the one-minute schedule within the function's time budget (jobs/budget.py).
 """
 import datetime as dt
+import itertools
 import logging
 import threading
 
@@ -33,6 +34,8 @@ def advance_imports(deadline: dt.datetime) -> dict:
     account one slice, so an import queued meanwhile gets its turn in the next round. Counts of what happened
     (`due`: how many the first read found)."""
     summary = {"due": 0, "done": 0, "failed": 0, "paused": 0, "lost": 0, "claimed_elsewhere": 0, "crashed": 0}
+    served: dict[str, int] = {}  # account -> the number of its latest turn in this run
+    turns = itertools.count()
     first = True
     while True:
         due = imports.due_imports(SCAN)
@@ -41,7 +44,11 @@ def advance_imports(deadline: dt.datetime) -> dict:
         round_ = (rounds(due, lambda queued: queued["account"]) or [[]])[0]
         if not round_:
             return summary
+        # Accounts not yet served in this run first, then the least recently served: an import queued while
+        # another account's slice runs goes next, not behind that account's older imports.
+        round_.sort(key=lambda queued: served.get(queued["account"], -1))
         for item in round_:
+            served[item["account"]] = next(turns)
             now = clock.now()
             if now + dt.timedelta(seconds=2 * imports.CHUNK_SECONDS) > deadline:  # set-up and at least one chunk
                 return summary

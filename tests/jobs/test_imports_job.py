@@ -151,6 +151,25 @@ def test_25_large_imports_of_one_account_do_not_hold_up_anothers_small_import(ap
     assert [report(api, i)["status"] for i in big] == ["RUNNING"] * 25
 
 
+def test_an_import_queued_during_another_accounts_slice_goes_next(api, chunks_take_two_seconds, monkeypatch):
+    """Not behind the busy account's older imports: the next round serves accounts not yet served first."""
+    from tests.conftest import OTHER_TOKEN
+
+    flood = [upload(api, catalogue(100, prefix=f"b{n}-")) for n in range(3)]
+    queued, counted = {}, store.commit
+
+    def commit(*args):
+        outcome = counted(*args)
+        if not queued:  # the other account uploads while the flood's first slice runs
+            queued["id"] = upload(api, catalogue(2, prefix="o"), token=OTHER_TOKEN)
+        return outcome
+
+    monkeypatch.setattr(store, "commit", commit)
+    run(seconds=job.SLICE_SECONDS + 7)  # the flood's slice, then time to start one more turn
+    assert report(api, queued["id"], token=OTHER_TOKEN)["status"] == "DONE"
+    assert sorted(report(api, i)["processed"] for i in flood) == [0, 0, 20]  # one slice of the flood only
+
+
 def test_an_import_that_keeps_crashing_its_job_fails_with_the_reason(api, monkeypatch):
     import_id = upload(api, catalogue(2))
     monkeypatch.setattr(store, "stored_products", lambda *a: (_ for _ in ()).throw(RuntimeError("boom")))
