@@ -14,6 +14,7 @@ class ProblemType(StrEnum):
     CONFLICT = "conflict"
     PRECONDITION_FAILED = "precondition-failed"
     PAYLOAD_TOO_LARGE = "payload-too-large"
+    TOO_MANY_REQUESTS = "too-many-requests"
     INTERNAL_ERROR = "internal-error"
 
     @property
@@ -32,5 +33,6 @@ TITLES = {
     ProblemType.CONFLICT: "Conflict",
     ProblemType.PRECONDITION_FAILED: "Precondition failed",
     ProblemType.PAYLOAD_TOO_LARGE: "Payload too large",
+    ProblemType.TOO_MANY_REQUESTS: "Too many requests",
     ProblemType.INTERNAL_ERROR: "Internal error",
 }

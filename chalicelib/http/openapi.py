@@ -90,8 +90,11 @@ PROBLEMS = {
     412: "If-Match names a version of the resource that is no longer current.",
     413: f"The request body is larger than {bodies.MAX_BODY_BYTES} bytes.",
     415: "The body is not sent as application/json (or application/merge-patch+json on PATCH).",
+    429: "The account made too many of these requests in the last minute (`too-many-requests`); retry after the "
+    "Retry-After seconds.",
     500: "An unexpected error; it has been logged.",
 }
+RATE_LIMITED = {"resend_event"}  # operations with a per-account rate (decisions §10)
 EXAMPLE_TYPES = {
     400: ProblemType.VALIDATION_ERROR,
     401: ProblemType.UNAUTHORIZED,
@@ -102,6 +105,7 @@ EXAMPLE_TYPES = {
     412: ProblemType.PRECONDITION_FAILED,
     413: ProblemType.PAYLOAD_TOO_LARGE,
     415: ProblemType.UNSUPPORTED_MEDIA_TYPE,
+    429: ProblemType.TOO_MANY_REQUESTS,
     500: ProblemType.INTERNAL_ERROR,
 }
 REQUEST_ID_HEADER = {"description": "The id of this request; problem bodies repeat it as `instance`.", "schema": {"type": "string"}}
@@ -319,6 +323,8 @@ def _problem_statuses(operation: Operation, versioned: set[str]) -> list[int]:
         statuses.append(412)
     if operation.method in bodies.BODY_METHODS:
         statuses += [413, 415]
+    if operation.name in RATE_LIMITED:
+        statuses.append(429)
     return statuses + [500]
 
 
@@ -370,7 +376,7 @@ def _problem_responses() -> dict:
             headers["Allow"] = {"description": "The methods of this path.", "schema": {"type": "string"}}
         if status == 401:
             headers["WWW-Authenticate"] = {"description": "The scheme to authenticate with.", "schema": {"type": "string"}}
-        if status == 409:
+        if status in (409, 429):
             headers["Retry-After"] = {"description": "Seconds to wait before retrying.", "schema": {"type": "integer"}}
         type_ = EXAMPLE_TYPES[status]
         example = {"type": str(type_), "title": type_.title, "status": status, "detail": description,
