@@ -28,7 +28,7 @@ from ..adapters import outbound
 from ..domain import event_policy as policy
 from ..domain import field_order
 from ..domain.event_policy import EventStatus
-from ..domain.timestamps import iso, parse_iso
+from ..domain.timestamps import in_words, iso, parse_iso
 from ..store import events, table
 from ..store import webhooks as settings_store
 from . import clock
@@ -144,7 +144,7 @@ def record(claimed: dict, result: Attempt, now: dt.datetime) -> tuple[EventStatu
     elif result.outcome == "never":
         status = EventStatus.FAILED
     elif policy.gives_up(parse_iso(claimed["created_at"]), now) and not claimed.get("resend"):
-        status, reason = EventStatus.FAILED, f"gave up after 24 hours; the last attempt: {_failure(result.entry)}"
+        status, reason = EventStatus.FAILED, f"gave up after {in_words(policy.RETRY_WINDOW)}; the last attempt: {_failure(result.entry)}"
     else:
         status, next_attempt = EventStatus.PENDING, now + policy.retry_delay(attempts)
     outcome = events.record_attempt(claimed, result.entry, status, next_attempt, now, reason)
@@ -248,7 +248,7 @@ def _hold(held: list[dict], until: dt.datetime, reason: str, deadline, summary) 
         if deadline is not None and now >= deadline + dt.timedelta(seconds=policy.SEND_TIMEOUT_SECONDS):
             break
         if policy.gives_up(parse_iso(event["created_at"]), now):
-            if events.give_up(event, f"gave up after 24 hours; its receiver kept failing: {reason}", now):
+            if events.give_up(event, f"gave up after {in_words(policy.RETRY_WINDOW)}; its receiver kept failing: {reason}", now):
                 summary["failed"] += 1
         elif events.postpone(event, until):
             summary["held_back"] += 1
