@@ -5,7 +5,6 @@ import datetime as dt
 import pytest
 
 from chalicelib.domain.rendering import json_text
-from chalicelib.service import clock
 from chalicelib.store import feed, keys, table
 from tests.api.customer_support import customer_token, make_category, make_customer, make_product
 from tests.api.deliveries_helpers import BEER, CUSTOMER_TOKEN, place, respond, shop  # noqa: F401 - a fixture
@@ -132,19 +131,17 @@ def test_an_after_whose_next_entry_is_gone_is_410_feed_expired(api):
     assert changes(api, "?after=latest")["max_sequence"] == 3
 
 
-def test_an_entry_past_its_expiry_counts_as_gone_before_ttl_deletes_it(api, monkeypatch):
+def test_an_entry_past_its_expiry_counts_as_gone_before_ttl_deletes_it(api, fake_clock):
     make_category(api)
     make_product(api, "a")
-    later = dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=36)
-    monkeypatch.setattr(clock, "now", lambda: later)
+    fake_clock.advance(dt.timedelta(days=36))
     assert api.get("/changes").status_code == 410
     assert changes(api, "?after=latest")["max_sequence"] == 2
 
 
-def test_entries_are_kept_30_days_at_least(api, monkeypatch):
+def test_entries_are_kept_30_days_at_least(api, fake_clock):
     make_category(api)
-    later = dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=30, hours=1)
-    monkeypatch.setattr(clock, "now", lambda: later)
+    later = fake_clock.advance(dt.timedelta(days=30, hours=1))
     assert [c["id"] for c in changes(api)["changes"]] == ["drinks"]
     item = table.from_item(
         table.client().get_item(TableName=table.name(), Key=table.to_item(keys.feed_entry_key("acme", 1)))["Item"]
