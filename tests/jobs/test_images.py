@@ -75,6 +75,27 @@ def test_a_downloaded_image_fills_etag_and_last_modified_from_the_response(catal
     assert stored["image_meta"]["content_type"] == "image/png"
 
 
+def test_a_download_that_fills_the_image_is_a_product_updated_in_the_feed_at_its_time(catalogue, httpserver):
+    create(catalogue, {"url": serve_png(httpserver, headers={"ETag": '"v1"'})})
+    before = catalogue.get("/changes?after=latest").data["max_sequence"]
+
+    download_at(LATER)
+
+    assert catalogue.get(f"/changes?after={before}").data["changes"] == [
+        {"sequence": before + 1, "type": "product.updated", "resource": "product", "id": "cola", "at": iso(LATER)}
+    ]
+
+
+def test_a_download_that_fills_nothing_appends_no_feed_entry(catalogue, httpserver):
+    url = serve_png(httpserver)
+    create(catalogue, {"url": url, "etag": "mine", "last_modified": "2015-10-21T07:28:00.000Z"})
+    before = catalogue.get("/changes?after=latest").data["max_sequence"]
+
+    assert download_at(LATER)["downloaded"] == 1
+
+    assert catalogue.get(f"/changes?after={before}").data["changes"] == []
+
+
 def test_without_cache_headers_the_etag_is_the_sha256_and_last_modified_the_download_time(catalogue, httpserver):
     url = serve_png(httpserver)
     create(catalogue, {"url": url})
