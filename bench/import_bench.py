@@ -73,6 +73,7 @@ def generate(rows: int, seed: int = 13) -> tuple[str, int]:
 
 def run_import(call, meter, body: bytes) -> dict:
     from chalicelib.jobs import imports as job
+    from chalicelib.service import clock
 
     meter.reset()
     started = time.perf_counter()
@@ -81,7 +82,7 @@ def run_import(call, meter, body: bytes) -> dict:
     import_id = json.loads(response["body"])["id"]
     report = None
     while True:  # the loop of `make run` (jobs/imports.run_forever), without its idle wait
-        job.advance_imports(dt.datetime.now(dt.timezone.utc), time.monotonic() + job.LOCAL_RUN_SECONDS)
+        job.advance_imports(clock.after(job.LOCAL_RUN_SECONDS))
         requests, capacity = meter.requests, meter.capacity
         _, answer = call("GET", f"/imports/products/{import_id}")
         meter.requests, meter.capacity = requests, capacity  # reading the report is not the import's work

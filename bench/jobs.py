@@ -43,53 +43,57 @@ START = dt.datetime(2026, 1, 5, 9, 0, tzinfo=dt.timezone.utc)
 TARGET_MAX_SECONDS = 10.0
 
 
-class FakeClock:
-    """Simulated time; a thread may wait for it to reach a moment (a receiver that never answers)."""
+def fake_clock(start: dt.datetime):
+    """The service's FakeClock (put in use for the service and the dispatcher alike), plus what the simulated
+    receivers need: a thread may wait for it to reach a moment (a receiver that never answers)."""
+    from chalicelib.service import clock
 
-    def __init__(self, start: dt.datetime):
-        self._now = start
-        self._changed = threading.Condition()
-        self.sleepers = 0
+    class WaitableClock(clock.FakeClock):
+        def __init__(self, moment: dt.datetime):
+            super().__init__(moment)
+            self._changed = threading.Condition()
+            self.sleepers = 0
 
-    def __call__(self) -> dt.datetime:
-        with self._changed:
-            return self._now
+        def sleep_until(self, moment: dt.datetime) -> None:
+            with self._changed:
+                self.sleepers += 1
+                while self.now() < moment:
+                    self._changed.wait()
+                self.sleepers -= 1
 
-    def sleep_until(self, moment: dt.datetime) -> None:
-        with self._changed:
-            self.sleepers += 1
-            while self._now < moment:
-                self._changed.wait()
-            self.sleepers -= 1
+        def advance(self, seconds):
+            with self._changed:
+                moment = super().advance(seconds)
+                self._changed.notify_all()
+            return moment
 
-    def advance(self, seconds: float) -> None:
-        with self._changed:
-            self._now += dt.timedelta(seconds=seconds)
-            self._changed.notify_all()
+    fake = WaitableClock(start)
+    clock.use(fake)
+    return fake
 
 
 class Receivers:
     """The transport of the dispatcher: every account's receiver, simulated."""
 
-    def __init__(self, clock: FakeClock):
+    def __init__(self, clock):
         self.clock = clock
         self.sent: dict[str, dt.datetime] = {}
         self.unanswered = 0
         self._lock = threading.Lock()
 
     def __call__(self, method, url, *, headers, body, timeout, allow_private, **_):
-        from chalicelib.jobs import outbound
+        from chalicelib.adapters import outbound
 
         host = urlsplit(url).hostname
         if host == "never-answers.example":
             with self._lock:
                 self.unanswered += 1
-            self.clock.sleep_until(self.clock() + dt.timedelta(seconds=timeout))
+            self.clock.sleep_until(self.clock.now() + dt.timedelta(seconds=timeout))
             raise outbound.Timeout(f"no answer within {timeout:g} s")
         if host[0].isdigit():  # the address check of the real transport (no DNS for the simulated names)
             outbound.resolve(host, 80, allow_private)
         with self._lock:
-            self.sent.setdefault(headers["webhook-id"], self.clock())
+            self.sent.setdefault(headers["webhook-id"], self.clock.now())
         return outbound.Response(200, http.client.HTTPMessage(), b"", url)
 
 
@@ -117,7 +121,7 @@ def write_event(account: str, delivery_id: int, now: dt.datetime, **shape) -> st
     return table.from_item(operation["Put"]["Item"])["event_id"]
 
 
-def setup(clock: FakeClock) -> tuple[dict, list[str], str]:
+def setup(clock) -> tuple[dict, list[str], str]:
     from chalicelib.service import accounts, webhooks
     from chalicelib.store import table
 
@@ -131,9 +135,9 @@ def setup(clock: FakeClock) -> tuple[dict, list[str], str]:
     webhooks.put_settings("never", {"url": "https://never-answers.example/hook"})
     webhooks.put_settings("poison", {"url": "http://10.1.2.3/hook"})
     for n in range(BACKLOG):
-        write_event("never", n + 1, clock())
+        write_event("never", n + 1, clock.now())
     # The largest order: 50 lines with 2000-character messages of 4-byte characters.
-    poison = write_event("poison", 1, clock(), lines=50, message="🍺" * 1990)
+    poison = write_event("poison", 1, clock.now(), lines=50, message="🍺" * 1990)
     # Each healthy account writes an event about every 10 s, at its own offsets.
     rng = random.Random(20260105)
     plan: dict = {}
@@ -146,7 +150,7 @@ def setup(clock: FakeClock) -> tuple[dict, list[str], str]:
     return plan, healthy, poison
 
 
-def quiesce(dispatcher, clock: FakeClock, timeout: float = 60.0) -> None:
+def quiesce(dispatcher, clock, timeout: float = 60.0) -> None:
     """Wait until every running lane is done or waiting for the fake clock."""
     deadline = time.monotonic() + timeout
     while dispatcher.active() > clock.sleepers:
@@ -159,10 +163,10 @@ def simulate() -> dict:
     from chalicelib.jobs import webhooks
     from chalicelib.store import events
 
-    clock = FakeClock(START)
+    clock = fake_clock(START)
     plan, healthy, poison = setup(clock)
     receivers = Receivers(clock)
-    dispatcher = webhooks.Dispatcher(clock=clock, transport=receivers)
+    dispatcher = webhooks.Dispatcher(transport=receivers)
     written: dict[str, dt.datetime] = {}
     ids: dict[str, int] = {}
     started = time.monotonic()

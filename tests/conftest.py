@@ -87,3 +87,25 @@ def api(accounts_ready):
 
 def problem_paths(response) -> list[str]:
     return [e["path"] for e in response.data["errors"]]
+
+
+@pytest.fixture
+def fake_clock():
+    """The one clock (service/clock.py) stands still at the real time until the test moves it."""
+    import datetime as dt
+
+    from chalicelib.service import clock
+
+    fake = clock.FakeClock(dt.datetime.now(dt.timezone.utc).replace(microsecond=0))
+    previous = clock.use(fake)
+    yield fake
+    clock.use(previous)
+
+
+def clock_at(monkeypatch, moment):
+    """Put a FakeClock standing at `moment` in use for the rest of the test (undone with the monkeypatch)."""
+    from chalicelib.service import clock
+
+    fake = clock.FakeClock(moment)
+    monkeypatch.setattr(clock, "_current", fake)  # what clock.use does, undone when the test ends
+    return fake

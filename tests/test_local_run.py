@@ -295,3 +295,62 @@ def test_twenty_concurrent_responses_are_all_appended_twenty_runs_in_a_row(runne
         _, _, delivery = raw_request(base_url, "GET", path, "race-supplier")
         references = sorted(r.get("reference") for r in delivery["responses"][1:])
         assert (delivery["status"], references) == ("ACCEPTED", sorted(b["reference"] for b in bodies)), f"run {run}"
+
+
+# --- background work takes turns per account under `make run` (decisions §10, issue 16 finding 6) ---
+
+
+@pytest.mark.skipif(
+    not dynamodb_local.java_available() or dynamodb_local.find_jar() is None,
+    reason="needs java 17+ and DynamoDB Local (npm ci)",
+)
+def test_25_queued_imports_of_one_account_do_not_hold_up_another_accounts_small_import(tmp_path, monkeypatch):
+    from chalicelib.service import accounts
+    from chalicelib.store import table
+
+    env = runner_env(LOCAL_DATA_DIR=str(tmp_path))
+    runner, base_url = start(env)
+    try:
+        endpoint = runner.wait_for("DynamoDB:").split("DynamoDB:", 1)[1].split()[0]
+        monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", endpoint)
+        monkeypatch.setenv("TABLE_NAME", env["TABLE_NAME"])
+        table.reset_client()
+        accounts.create_account("flood", None, "flood-token")
+        accounts.create_account("small", None, "small-token")
+
+        def upload(token: str, rows: int, prefix: str) -> str:
+            text = "Item ID;Item name;Category name;Price\n" + "".join(
+                f"{prefix}{n:05d};Product {n};Drinks;1,50\n" for n in range(rows)
+            )
+            response = requests.post(
+                f"{base_url}/imports/products",
+                data=text.encode(),
+                headers={"Authorization": f"token {token}", "Content-Type": "text/csv"},
+                timeout=60,
+            )
+            assert response.status_code == 202, response.text
+            return response.json()["id"]
+
+        def report(token: str, import_id: str) -> dict:
+            answer = requests.get(f"{base_url}/imports/products/{import_id}", headers={"Authorization": f"token {token}"}, timeout=60)
+            return answer.json()
+
+        flood = [upload("flood-token", 2000, f"f{n:02d}-") for n in range(25)]  # each longer than a slice
+        small = upload("small-token", 2, "s-")
+        for _ in range(600):  # a bound on the wait, not a timing assertion
+            finished = report("small-token", small)
+            if finished["status"] != "RUNNING":
+                break
+            time.sleep(0.2)
+        assert finished["status"] == "DONE" and finished["created"] == 2, finished
+        # Between the small import's submission and its end the flooding account had one turn: at most the
+        # import it was working on when the small one was queued could finish in between (with one queue read
+        # in order, all of the flood still running would have gone first).
+        flooding = [report("flood-token", i) for i in flood]
+        between = [r["id"] for r in flooding if finished["submitted_at"] <= r.get("finished_at", "~") <= finished["finished_at"]]
+        assert len(between) <= 1, between
+        assert sum(r["status"] == "RUNNING" for r in flooding) >= 1  # the flood was still queued: a real test
+    finally:
+        table.reset_client()
+        code = runner.stop()
+    assert code == 0, runner.output()

@@ -62,6 +62,16 @@ class Busy(ServiceError):
     type, status = ProblemType.CONFLICT, 409
 
 
+class TooManyRequests(ServiceError):
+    """A per-account rate is used up; `retry_after` says in how many whole seconds one more is allowed."""
+
+    type, status = ProblemType.TOO_MANY_REQUESTS, 429
+
+    def __init__(self, detail: str, retry_after: int):
+        super().__init__(detail)
+        self.retry_after = retry_after
+
+
 class UnsupportedMediaType(ServiceError):
     type, status = ProblemType.UNSUPPORTED_MEDIA_TYPE, 415
 

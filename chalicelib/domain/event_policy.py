@@ -17,6 +17,8 @@ SEND_TIMEOUT = dt.timedelta(seconds=SEND_TIMEOUT_SECONDS)
 MAX_LOGGED_ATTEMPTS = 20
 MAX_ERROR_LENGTH = 300  # an attempt's error text, so the attempt log of an event stays small
 NO_RECEIVER = "no receiver"
+RESENDS_PER_WINDOW = 60  # accepted resend requests of one account in any RESEND_WINDOW
+RESEND_WINDOW = dt.timedelta(seconds=60)
 
 
 class EventStatus(StrEnum):
@@ -48,3 +50,12 @@ def gives_up(created: dt.datetime, now: dt.datetime) -> bool:
 
 def error_text(message: str) -> str:
     return message if len(message) <= MAX_ERROR_LENGTH else message[: MAX_ERROR_LENGTH - 1] + "…"
+
+
+def resend_window(accepted: list[dt.datetime], now: dt.datetime) -> tuple[list[dt.datetime], dt.datetime | None]:
+    """(the accepted requests still inside the window at `now`, None when one more is allowed now, else the
+    moment the oldest of them leaves the window and one more is allowed)."""
+    kept = sorted(moment for moment in accepted if moment > now - RESEND_WINDOW)
+    if len(kept) < RESENDS_PER_WINDOW:
+        return kept, None
+    return kept, kept[-RESENDS_PER_WINDOW] + RESEND_WINDOW

@@ -15,6 +15,7 @@ class ProblemType(StrEnum):
     PRECONDITION_FAILED = "precondition-failed"
     PAYLOAD_TOO_LARGE = "payload-too-large"
     FEED_EXPIRED = "feed-expired"
+    TOO_MANY_REQUESTS = "too-many-requests"
     INTERNAL_ERROR = "internal-error"
 
     @property
@@ -34,5 +35,6 @@ TITLES = {
     ProblemType.PRECONDITION_FAILED: "Precondition failed",
     ProblemType.PAYLOAD_TOO_LARGE: "Payload too large",
     ProblemType.FEED_EXPIRED: "The change feed no longer holds this position",
+    ProblemType.TOO_MANY_REQUESTS: "Too many requests",
     ProblemType.INTERNAL_ERROR: "Internal error",
 }

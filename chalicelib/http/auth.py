@@ -5,11 +5,11 @@ token stops working within that time (decisions §2 allows 60 s). Unknown tokens
 works the moment it is created.
 """
 import threading
-import time
 
 from ..domain.errors import Forbidden, Unauthorized
 from ..domain.token_secret import is_secret
 from ..domain.values import Role
+from ..service import clock
 from ..service.authentication import Principal, principal_of
 
 CACHE_SECONDS = 30
@@ -46,7 +46,7 @@ def _principal(secret: str, now: float) -> Principal | None:
 
 
 def authenticate(authorization: str | None, role: str) -> Principal:
-    principal = _principal(_secret_from(authorization), time.monotonic())
+    principal = _principal(_secret_from(authorization), clock.now().timestamp())
     if principal is None:
         raise Unauthorized("the token is unknown or has been revoked")
     if principal.role != role:

@@ -95,6 +95,8 @@ PROBLEMS = {
     "(after=latest, then the lists, then follow the feed).",
     413: f"The request body is larger than {bodies.MAX_BODY_BYTES} bytes.",
     415: "The body is not sent as application/json (or application/merge-patch+json on PATCH).",
+    429: "The account made too many of these requests in the last minute (`too-many-requests`); retry after the "
+    "Retry-After seconds.",
     500: "An unexpected error; it has been logged.",
 }
 EXAMPLE_TYPES = {
@@ -108,6 +110,7 @@ EXAMPLE_TYPES = {
     410: ProblemType.FEED_EXPIRED,
     413: ProblemType.PAYLOAD_TOO_LARGE,
     415: ProblemType.UNSUPPORTED_MEDIA_TYPE,
+    429: ProblemType.TOO_MANY_REQUESTS,
     500: ProblemType.INTERNAL_ERROR,
 }
 REQUEST_ID_HEADER = {"description": "The id of this request; problem bodies repeat it as `instance`.", "schema": {"type": "string"}}
@@ -377,7 +380,7 @@ def _problem_responses() -> dict:
             headers["Allow"] = {"description": "The methods of this path.", "schema": {"type": "string"}}
         if status == 401:
             headers["WWW-Authenticate"] = {"description": "The scheme to authenticate with.", "schema": {"type": "string"}}
-        if status == 409:
+        if status in (409, 429):
             headers["Retry-After"] = {"description": "Seconds to wait before retrying.", "schema": {"type": "integer"}}
         type_ = EXAMPLE_TYPES[status]
         example = {"type": str(type_), "title": type_.title, "status": status, "detail": description,

@@ -136,8 +136,9 @@ OPERATION_NOTES = {
     ),
 }
 
-# Problems an operation answers beyond those every operation of its kind does.
-EXTRA_PROBLEMS = {"list_changes": (410,)}
+# Problems an operation answers beyond those every operation of its kind does (429: a per-account rate,
+# decisions §10).
+EXTRA_PROBLEMS = {"list_changes": (410,), "resend_event": (429,)}
 
 # Operations whose success body is not a JSON model: what they answer.
 RESPONSE_CONTENT = {

@@ -9,11 +9,10 @@ function can be cut off, and every phase runs in every invocation.
 import datetime as dt
 import logging
 import threading
-import time
 from dataclasses import dataclass
 from typing import Callable
 
-from ..service import clock as service_clock
+from ..service import clock
 
 log = logging.getLogger("supplier-ordering.jobs")
 
@@ -22,18 +21,15 @@ LAMBDA_TIMEOUT_SECONDS = 30
 # Recording the last unit (a few DynamoDB writes, with their retries) and returning.
 RECORD_MARGIN_SECONDS = 4
 
-Clock = Callable[[], dt.datetime]
-
-
 @dataclass(frozen=True)
 class Phase:
-    """One kind of background work. `run(deadline, clock)` does one bounded run: it claims no unit of work at
+    """One kind of background work. `run(deadline)` does one bounded run: it claims no unit of work at
     or after `deadline` and returns counts; `busy(counts)` says it left work behind (the local loop goes again
     at once). `loop(stop_event)`, when given, replaces repeated runs in `make run`."""
 
     name: str
     longest_step_seconds: float
-    run: Callable[[dt.datetime, Clock], dict]
+    run: Callable[[dt.datetime], dict]
     busy: Callable[[dict], bool] = lambda counts: False
     loop: Callable[[threading.Event], None] | None = None
 
@@ -42,29 +38,16 @@ class Phase:
         return seconds - self.longest_step_seconds - RECORD_MARGIN_SECONDS
 
 
-def now() -> dt.datetime:
-    return service_clock.now()  # looked up at each call, so a test that replaces the clock reaches the jobs
-
-
-def clock_from(start: dt.datetime | None) -> Clock:
-    """A clock that starts at `start` (a test's or a trigger's time) and runs on with real time."""
-    if start is None:
-        return now
-    start = start.astimezone(dt.timezone.utc) if start.tzinfo else start.replace(tzinfo=dt.timezone.utc)
-    started = time.monotonic()
-    return lambda: start + dt.timedelta(seconds=time.monotonic() - started)
-
-
-def run_phases(phases: list[Phase], remaining_seconds: float | None = None, clock: Clock = now) -> dict:
+def run_phases(phases: list[Phase], remaining_seconds: float | None = None) -> dict:
     """Run the phases side by side within the invocation's time; each phase's failure is logged, not raised."""
     seconds = min(LAMBDA_TIMEOUT_SECONDS, remaining_seconds or LAMBDA_TIMEOUT_SECONDS)
-    start = clock()
+    start = clock.now()
     results: dict[str, dict] = {}
 
     def run(phase: Phase) -> None:
         deadline = start + dt.timedelta(seconds=phase.window(seconds))
         try:
-            results[phase.name] = phase.run(deadline, clock)
+            results[phase.name] = phase.run(deadline)
         except Exception:  # noqa: BLE001 - the next invocation tries again
             log.exception("background phase %s failed; the next run tries again", phase.name)
 
@@ -76,7 +59,7 @@ def run_phases(phases: list[Phase], remaining_seconds: float | None = None, cloc
     return results
 
 
-def loop_forever(phase: Phase, stop_event: threading.Event, interval: float = 1.0, clock: Clock = now) -> None:
+def loop_forever(phase: Phase, stop_event: threading.Event, interval: float = 1.0) -> None:
     """`make run`: one run after another until stop_event is set; again at once while the phase is busy."""
     if phase.loop is not None:
         phase.loop(stop_event)
@@ -84,9 +67,8 @@ def loop_forever(phase: Phase, stop_event: threading.Event, interval: float = 1.
     while not stop_event.is_set():
         busy = False
         try:
-            deadline = clock() + dt.timedelta(seconds=phase.window(LAMBDA_TIMEOUT_SECONDS))
-            busy = phase.busy(phase.run(deadline, clock))
+            busy = phase.busy(phase.run(clock.after(phase.window(LAMBDA_TIMEOUT_SECONDS))))
         except Exception:  # noqa: BLE001 - the loop must survive a bad item or a DynamoDB hiccup
             log.exception("background phase %s failed; trying again in %s s", phase.name, interval)
         if not busy:
-            stop_event.wait(interval)
+            clock.current().wait(interval, stop_event)

@@ -14,53 +14,39 @@ from chalice import Blueprint, Rate
 
 from .. import config
 from ..domain.event_policy import SEND_TIMEOUT_SECONDS
-from ..domain.image_status import ImageStatus
 from ..lazy import lazy
-from ..store import keys, table
 from .budget import Phase, run_phases
 
 images = lazy("chalicelib.jobs.images")
 webhooks = lazy("chalicelib.jobs.webhooks")
 imports = lazy("chalicelib.jobs.imports")
+background = lazy("chalicelib.service.background")
 
 bp = Blueprint(__name__)
 log = logging.getLogger("supplier-ordering.jobs")
 
-IMAGE_TIMEOUT_SECONDS = 15  # jobs/images.py TIMEOUT_SECONDS (decisions §10)
+IMAGE_TIMEOUT_SECONDS = 15  # service/images.py TIMEOUT_SECONDS (decisions §10)
 IMPORT_CHUNK_SECONDS = 5  # service/imports.py CHUNK_SECONDS: no chunk of an import starts with less time left
 
 EVENTS = Phase(
     "events",
     SEND_TIMEOUT_SECONDS,
-    run=lambda deadline, clock: webhooks.dispatch_due(deadline=deadline, clock=clock),
+    run=lambda deadline: webhooks.dispatch_due(deadline=deadline),
     loop=lambda stop_event: webhooks.run_forever(stop_event),
 )
 IMAGES = Phase(
     "images",
     IMAGE_TIMEOUT_SECONDS,
-    run=lambda deadline, clock: images.download_pending_images(deadline=deadline, clock=clock),
+    run=lambda deadline: images.run(deadline=deadline),
     busy=lambda counts: counts["due"] >= images.BATCH,
 )
 IMPORTS = Phase(
     "imports",
     IMPORT_CHUNK_SECONDS,
-    run=lambda deadline, clock: imports.run_phase(deadline, clock),
+    run=lambda deadline: imports.advance_imports(deadline),
     loop=lambda stop_event: imports.run_forever(stop_event),
 )
 PHASES: list[Phase] = [EVENTS, IMAGES, IMPORTS]
-
-
-def _string(image: dict, name: str) -> str | None:
-    return (image.get(name) or {}).get("S")
-
-
-def wakes_work(record_name: str, new_image: dict | None) -> tuple[bool, bool]:
-    """(events to send, images to download): only new outbox events and newly queued images wake the jobs,
-    so the jobs' own writes (claims, attempts) do not trigger themselves."""
-    image = new_image or {}
-    new_event = record_name == "INSERT" and _string(image, "GSI1PK") == keys.OUTBOX_PENDING
-    queued_image = _string(image, "image_status") == ImageStatus.PENDING and _string(image, "GSI3PK") == keys.IMAGES_PENDING
-    return new_event, queued_image
 
 
 def _remaining_seconds(event) -> float | None:
@@ -73,17 +59,15 @@ def _remaining_seconds(event) -> float | None:
 def on_table_change(event):
     new_events, download, queued_import = [], False, False
     for record in event:
-        new_event, queued_image = wakes_work(record.event_name, record.new_image)
-        if new_event:
-            new_events.append(table.from_item(record.new_image))
-        download = download or queued_image
-        queued_import = queued_import or imports.wakes(record.event_name, record.new_image)
-    # Only the batch's new events: each account in its own lane, parked accounts' events left for the schedule.
+        woken = background.woken(record.event_name, record.new_image)
+        if woken.event is not None:
+            new_events.append(woken.event)
+        download = download or woken.image
+        queued_import = queued_import or woken.import_
+    # Only the batch's events: each account in its own lane, parked accounts' events left for the schedule.
     phases = []
     if new_events:
-        phases.append(
-            Phase("new events", SEND_TIMEOUT_SECONDS, lambda deadline, clock: webhooks.dispatch_new(new_events, deadline, clock))
-        )
+        phases.append(Phase("new events", SEND_TIMEOUT_SECONDS, lambda deadline: webhooks.dispatch_new(new_events, deadline)))
     if download:
         phases.append(IMAGES)
     if queued_import:

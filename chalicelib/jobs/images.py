@@ -1,157 +1,29 @@
-"""Downloading product images in the background (decisions §5 and §10).
+"""The image job: downloads queued product images in per-account turns (decisions §5 and §10).
 
-A product write that carries an image queues it (store/product_images.marking, in the same UpdateItem). This
-job downloads queued images: http/https only, every address checked (private, loopback, link-local, reserved
-and multicast refused unless ALLOW_PRIVATE_IMAGE_HOSTS), at most 3 redirects, 15 s in all, at most 10 MiB,
-Content-Type image/*. No object store is part of the stack, so the bytes are not kept: the job records what it
-found (size, content type, sha256) and fills the image's `etag` (the response ETag, else the sha256) and
-`last_modified` (the response Last-Modified, else the download time) where the client gave none.
-A failure is recorded on the item (`image_error`) and never undoes the product write; there is no automatic
-retry: writing the product again queues the image again. A product item too close to DynamoDB's item limit to
-hold the result ends FAILED all the same (without the details), never stuck DOWNLOADING; whatever goes wrong
-with one product is logged and the run goes on with the next.
+An entry point like http/: the schedule, the table stream and the `make run` loop call `run`, which reads the
+queue and gives each account's images turns (jobs/turns.py); downloading one is the service's use case
+(service/images.py).
 """
 import datetime as dt
-import email.utils
-import hashlib
-import logging
 
-from .. import config
-from ..domain.event_policy import error_text
-from ..domain.timestamps import iso
-from ..store import product_images
-from . import outbound
-from .budget import clock_from
+from ..lazy import lazy
+from ..service import clock
+from .turns import in_turns
 
-log = logging.getLogger("supplier-ordering.images")
+images = lazy("chalicelib.service.images")
 
-MAX_BYTES = 10 * 1024 * 1024
-TIMEOUT_SECONDS = 15
-MAX_REDIRECTS = 3
-BATCH = 10
-LEASE = dt.timedelta(seconds=60)
-FINISH_ATTEMPTS = 3
-MAX_ETAG = 256  # the product's etag field holds at most 256 characters
+BATCH = 10  # downloads one run starts
+SCAN = 100  # queued images read from each shard, so the batch can take turns between accounts
 
 
-def _require_image(status: int, headers) -> None:
-    if status != 200:
-        raise outbound.OutboundError(f"the server answered {status}")
-    content_type = (headers.get("Content-Type") or "").split(";", 1)[0].strip().lower()
-    if not content_type.startswith("image/"):
-        raise outbound.Refused(f"Content-Type {content_type or '(none)'} is not an image/* type")
-
-
-def _last_modified(header: str | None, now: dt.datetime) -> str:
-    if header:
-        try:
-            return iso(email.utils.parsedate_to_datetime(header))
-        except (TypeError, ValueError):
-            pass
-    return iso(now)
-
-
-def fetch(url: str, now: dt.datetime) -> dict:
-    """Download one image; what it found, or OutboundError saying why not."""
-    response = outbound.request(
-        "GET",
-        url,
-        headers={"Accept": "image/*", "User-Agent": "supplier-ordering-images/1"},
-        timeout=TIMEOUT_SECONDS,
-        allow_private=config.allow_private_image_hosts(),
-        max_bytes=MAX_BYTES,
-        max_redirects=MAX_REDIRECTS,
-        before_body=_require_image,
-    )
-    sha256 = hashlib.sha256(response.body).hexdigest()
-    etag = (response.headers.get("ETag") or "").strip()
-    return {
-        "url": url,
-        "content_type": response.headers.get("Content-Type").split(";", 1)[0].strip().lower(),
-        "size": len(response.body),
-        "sha256": sha256,
-        "etag": etag if 0 < len(etag) <= MAX_ETAG else sha256,
-        "last_modified": _last_modified(response.headers.get("Last-Modified"), now),
-        "downloaded_at": iso(now),
-    }
-
-
-def _filled(data: dict, meta: dict) -> dict | None:
-    """The product with etag/last_modified filled where missing; None when nothing changes."""
-    image = data["image"]
-    if "etag" in image and "last_modified" in image:
-        return None
-    filled = dict(image)
-    filled.setdefault("etag", meta["etag"])
-    filled.setdefault("last_modified", meta["last_modified"])
-    return {**data, "image": filled}
-
-
-def _already_known(item: dict) -> bool:
-    """The same URL was downloaded before and the client gave both cache fields: nothing to learn."""
-    image, meta = item["data"]["image"], item.get("image_meta") or {}
-    return meta.get("url") == image["url"] and "etag" in image and "last_modified" in image
-
-
-def _process(item: dict, now: dt.datetime) -> str:
-    url = item["data"]["image"]["url"]
-    if _already_known(item):
-        return "unchanged" if product_images.finish(item) == product_images.Finished.RECORDED else "changed"
-    meta, error = None, None
-    try:
-        meta = fetch(url, now)
-    except Exception as failure:  # noqa: BLE001 - whatever goes wrong is recorded, never fatal to the product
-        error = {"url": url, "message": error_text(str(failure)), "at": iso(now)}
-        log.info("image %s of %s not downloaded: %s", url, product_images.product_of(item), failure)
-    account, product_id = product_images.product_of(item)
-    for _ in range(FINISH_ATTEMPTS):
-        data = _filled(item["data"], meta) if meta else None
-        finished = product_images.finish(item, data=data, meta=meta, error=error, now=now)
-        if finished == product_images.Finished.TOO_LARGE:
-            log.warning("image of %s: the product item cannot hold the result; marked FAILED", (account, product_id))
-            finished = product_images.failed_bare(item)
-            if finished == product_images.Finished.RECORDED:
-                return "failed"
-        elif finished == product_images.Finished.RECORDED:
-            return "failed" if error else "downloaded"
-        # The product changed while we downloaded: keep the result only if it still shows the same image.
-        item = product_images.get(account, product_id)
-        if item is None or (item["data"].get("image") or {}).get("url") != url:
-            return "changed"
-    return "changed"
-
-
-def _download(item: dict, moment: dt.datetime) -> str:
-    claimed = product_images.claim(item, moment + LEASE)
-    if claimed is None:
-        return "claimed_elsewhere"
-    if claimed is product_images.TOO_LARGE:
-        log.warning("image of %s: the product item is too large to mark; marked FAILED", product_images.product_of(item))
-        return "failed" if product_images.failed_bare(item) == product_images.Finished.RECORDED else "changed"
-    if "image" not in claimed["data"]:
-        product_images.finish(claimed)
-        return "unchanged"
-    return _process(claimed, moment)
-
-
-def download_pending_images(
-    now: dt.datetime | None = None, limit: int = BATCH, deadline: dt.datetime | None = None, clock=None
-) -> dict:
-    """Download the images queued before `now` (at most `limit`); returns counts of what happened.
-
-    No download starts after `deadline` (the rest wait for the next run). `clock` gives the time (by default
-    the service clock; a given `now` stands still).
-    """
-    clock = clock or ((lambda: now) if now is not None else clock_from(None))
-    summary = {"due": 0, "downloaded": 0, "failed": 0, "unchanged": 0, "changed": 0, "claimed_elsewhere": 0}
-    due = product_images.due(clock(), limit)
+def run(deadline: dt.datetime | None = None, limit: int = BATCH) -> dict:
+    """Download queued images, accounts taking turns, at most `limit`, none started at or after `deadline`;
+    returns counts of what happened (`due`: how many were queued and due, up to the read's size)."""
+    summary = {"due": 0, "downloaded": 0, "failed": 0, "unchanged": 0, "changed": 0, "claimed_elsewhere": 0, "crashed": 0}
+    due = images.due_images(max(limit, SCAN))
     summary["due"] = len(due)
-    for item in due:
-        moment = clock()
-        if deadline is not None and moment >= deadline:
+    for item in in_turns(due, lambda queued: queued["account"])[:limit]:
+        if deadline is not None and clock.now() >= deadline:
             break
-        try:
-            summary[_download(item, moment)] += 1
-        except Exception:  # noqa: BLE001 - one product's trouble never stops the others; its lease brings it back
-            log.exception("image of %s could not be processed", product_images.product_of(item))
+        summary[images.download(item)] += 1
     return summary

@@ -1,73 +1,75 @@
-"""Running catalogue imports in the background (decisions §12), one bounded step at a time.
+"""The import job: queued catalogue imports advance one slice at a time, accounts taking turns (decisions §12).
 
-`advance_imports(now, deadline)` claims due imports (a lease: GSI3SK moved to its end plus a token every write
-checks), works on each for at most SLICE_SECONDS and never past `deadline`, and gives it back to the queue with
-its checkpoint, behind the imports of other accounts: a big file never holds another supplier's import up. A job
-that dies leaves its lease to run out; the next one resumes from the last committed chunk. Drivers:
+An entry point like http/: it runs rounds (jobs/turns.py): each reads the queue and gives the oldest due import
+of every account one slice of at most SLICE_SECONDS, never past the run's deadline; advancing a slice (claiming the
+import, working on it, giving it back with its checkpoint) is the service's use case (service/imports.py
+`advance_import`). A given-back import queues behind the others, so a big file, or 25 of them, never holds another
+supplier's import up for more than a turn. Drivers:
 
 - `make run`: `run_forever(stop_event)` in a thread of the local runner;
 - AWS: the IMPORTS phase of chalicelib/jobs/handlers.py, run by the table stream (a queued or given-back import)
   and the one-minute schedule within the function's time budget (jobs/budget.py).
 """
 import datetime as dt
+import itertools
 import logging
 import threading
-import time
 
-from ..service import imports as import_service
-from ..store import keys
-from . import budget
+from ..lazy import lazy
+from ..service import clock
+from .turns import rounds
+
+imports = lazy("chalicelib.service.imports")
 
 log = logging.getLogger("supplier-ordering.imports")
 
-SLICE_SECONDS = 10.0  # one import's turn before the next due import gets one
+SLICE_SECONDS = 10.0  # one import's turn before the next account's import gets one
 LOCAL_RUN_SECONDS = 30.0  # one run of the `make run` loop (no Lambda timeout there; imports still take turns)
-BATCH = 10
-IDLE_SECONDS = 0.5
+SCAN = 100  # queued imports read from each shard, so a run sees every account's first import
+IDLE_SECONDS = 1.0  # an idle loop reads every queue shard once a second
 
 
-def _utc(now: dt.datetime) -> dt.datetime:
-    return now.astimezone(dt.timezone.utc) if now.tzinfo else now.replace(tzinfo=dt.timezone.utc)
-
-
-def advance_imports(now: dt.datetime, deadline: float, limit: int = BATCH) -> dict:
-    """Work on the imports due at `now` until `deadline` (a time.monotonic() value); counts of what happened."""
-    now = _utc(now)
+def advance_imports(deadline: dt.datetime) -> dict:
+    """Rounds until `deadline`: each round reads the queue again and gives the oldest due import of every
+    account one slice, so an import queued meanwhile gets its turn in the next round. Counts of what happened
+    (`due`: how many the first read found)."""
     summary = {"due": 0, "done": 0, "failed": 0, "paused": 0, "lost": 0, "claimed_elsewhere": 0, "crashed": 0}
-    due = import_service.due_imports(now, limit)
-    summary["due"] = len(due)
-    for item in due:
-        remaining = deadline - time.monotonic()
-        if remaining < 2 * import_service.CHUNK_SECONDS:  # time for the slice's set-up and at least one chunk
-            break
-        try:
-            outcome = import_service.advance_import(item, now, min(deadline, time.monotonic() + SLICE_SECONDS))
-        except Exception:  # noqa: BLE001 - the lease runs out and the next job resumes from the checkpoint
-            log.exception("import %s of %s failed in this run; it resumes when its lease ends", item["id"], item["account"])
-            outcome = "crashed"
-        summary[outcome] += 1
-    return summary
+    served: dict[str, int] = {}  # account -> the number of its latest turn in this run
+    turns = itertools.count()
+    first = True
+    while True:
+        due = imports.due_imports(SCAN)
+        if first:
+            summary["due"], first = len(due), False
+        round_ = (rounds(due, lambda queued: queued["account"]) or [[]])[0]
+        if not round_:
+            return summary
+        # Accounts not yet served in this run first, then the least recently served: an import queued while
+        # another account's slice runs goes next, not behind that account's older imports.
+        round_.sort(key=lambda queued: served.get(queued["account"], -1))
+        for item in round_:
+            served[item["account"]] = next(turns)
+            now = clock.now()
+            if now + dt.timedelta(seconds=2 * imports.CHUNK_SECONDS) > deadline:  # set-up and at least one chunk
+                return summary
+            summary[_slice(item, min(deadline, now + dt.timedelta(seconds=SLICE_SECONDS)))] += 1
 
 
-def run_phase(deadline: dt.datetime, clock) -> dict:
-    """One run as a `budget.Phase`: due imports advance until `deadline` (jobs/handlers.py IMPORTS)."""
-    now = clock()
-    return advance_imports(now, time.monotonic() + max(0.0, (deadline - now).total_seconds()))
-
-
-def wakes(record_name: str, new_image: dict | None) -> bool:
-    """A stream record of an import waiting for a job: queued, or given back after a slice (not one leased)."""
-    image = new_image or {}
-    return (image.get("GSI3PK") or {}).get("S") == keys.IMPORTS_PENDING and "lease" not in image
+def _slice(item: dict, until: dt.datetime) -> str:
+    try:
+        return imports.advance_import(item, until)
+    except Exception:  # noqa: BLE001 - the lease runs out and the next job resumes from the checkpoint
+        log.exception("import %s of %s failed in this run; it resumes when its lease ends", item["id"], item["account"])
+        return "crashed"
 
 
 def run_forever(stop_event: threading.Event) -> None:
     """The `make run` driver: imports advance as soon as they are due."""
     while not stop_event.is_set():
         try:
-            summary = advance_imports(budget.now(), time.monotonic() + LOCAL_RUN_SECONDS)
+            summary = advance_imports(clock.after(LOCAL_RUN_SECONDS))
         except Exception:  # noqa: BLE001 - a failing store must not end the loop
             log.exception("import run failed")
             summary = {"due": 0}
         if not summary["due"]:
-            stop_event.wait(IDLE_SECONDS)
+            clock.current().wait(IDLE_SECONDS, stop_event)

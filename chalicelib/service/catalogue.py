@@ -60,7 +60,7 @@ def _write(account: str, product_id: str, build, if_match: str | None, create_on
     conditional on what was read, with its feed entry; a concurrent change makes us read again.
 
     `build(current data or None)` returns the document to store. The image is queued for download in the same
-    write (chalicelib/jobs/images.py)."""
+    write; the image job downloads it (jobs/images.py, service/images.py)."""
     for _ in range(PATCH_ATTEMPTS):
         current, head = products.get_for_write(account, product_id)
         if current is not None and create_only:

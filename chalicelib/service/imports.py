@@ -11,7 +11,6 @@ or a category changed meanwhile the chunk is read and evaluated again, so nothin
 """
 import datetime as dt
 import logging
-import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from functools import partial
@@ -87,19 +86,19 @@ def list_imports(account: str, limit: int, cursor: str | None) -> Page:
 # --- running an import ---------------------------------------------------------------------------------------
 
 
-def due_imports(now: dt.datetime, limit: int) -> list[dict]:
-    """Imports waiting for a turn at `now`, oldest due first."""
-    return imports.due(now, limit)
+def due_imports(limit: int) -> list[dict]:
+    """Imports waiting for a turn now, earliest due first (at most `limit` per queue shard)."""
+    return imports.due(clock.now(), limit)
 
 
-def advance_import(item: dict, now: dt.datetime, until: float) -> str:
-    """Give a due import one turn: claim it, work on it until `until` (a time.monotonic() value) is near, then
+def advance_import(item: dict, until: dt.datetime) -> str:
+    """Give a due import one turn: claim it, work on it until `until` (a moment of the clock) is near, then
     give it back to the queue or finish it. The lease is claimed and let go only here.
 
     Returns "done", "failed", "paused" (given back to the queue), "lost" (another job took it over) or
     "claimed_elsewhere" (another job claimed it first)."""
-    lease_until = now + dt.timedelta(seconds=max(0.0, until - time.monotonic())) + LEASE_MARGIN
-    claimed = imports.claim(item, lease_until)
+    now = clock.now()
+    claimed = imports.claim(item, until + LEASE_MARGIN)
     if claimed is None:
         return "claimed_elsewhere"
     if int(claimed.get("stalls", 0)) > MAX_STALLS:
@@ -122,7 +121,7 @@ def advance_import(item: dict, now: dt.datetime, until: float) -> str:
     return "done"
 
 
-def _run(claimed: dict, rows: imports.RowReader, now: dt.datetime, until: float) -> dict | None:
+def _run(claimed: dict, rows: imports.RowReader, now: dt.datetime, until: dt.datetime) -> dict | None:
     """Commit chunks until the file is done or `until` is near: the import item after them, None if the lease
     was lost. The next chunk is read and checked while one is written: it holds other products (an id seen
     twice is an invalid row) and its own write is conditional like every other; the categories the chunk
@@ -131,7 +130,7 @@ def _run(claimed: dict, rows: imports.RowReader, now: dt.datetime, until: float)
     with ThreadPoolExecutor(max_workers=1) as ahead:
         upcoming = None
         while int(claimed["next_row"]) < rows.total:
-            if time.monotonic() + CHUNK_SECONDS > until:
+            if clock.after(CHUNK_SECONDS) > until:
                 return claimed
             start = int(claimed["next_row"])
             chunk = rows.take(start, window)

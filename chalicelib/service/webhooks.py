@@ -1,9 +1,12 @@
 """Use cases of webhooks: configure where events go, and see how their delivery went (decisions §10)."""
-from ..domain.errors import NotFound
+import math
+
+from ..domain.errors import NotFound, TooManyRequests
+from ..domain.event_policy import RESEND_WINDOW, RESENDS_PER_WINDOW
 from ..domain.webhook import shown, validate_settings
 from ..store import events, webhooks
-from ..jobs import webhooks as sender
 from ..store.paging import Page
+from . import clock
 from .paging import paged
 from . import clock
 
@@ -78,8 +81,19 @@ def list_events(account: str, limit: int, cursor: str | None) -> Page:
 
 
 def resend(account: str, event_id: str) -> dict:
-    """A new attempt at once, with the same idempotency key; the event as it is after it (decisions §10)."""
+    """Queue one more attempt with the same idempotency key; the dispatcher makes it within seconds, whatever
+    the event's state (decisions §10). Returns the event as it is once queued. At most RESENDS_PER_WINDOW
+    accepted requests per account in any RESEND_WINDOW."""
     event = events.get(account, event_id)
     if event is None:
         raise NotFound(f"event {event_id} does not exist")
-    return _event(sender.resend(event))
+    now = clock.now()
+    allowed_at = events.accept_resend(account, now)
+    if allowed_at is not None:
+        seconds = max(1, math.ceil((allowed_at - now).total_seconds()))
+        raise TooManyRequests(
+            f"at most {RESENDS_PER_WINDOW} resend requests per {int(RESEND_WINDOW.total_seconds())} seconds; "
+            f"the next is allowed in {seconds} s",
+            seconds,
+        )
+    return _event(events.queue_resend(event, now) or event)

@@ -9,8 +9,10 @@ the text to send; they are sent from it).
 
 Sending state: `status` (PENDING, DELIVERED, FAILED), `attempts` (every try, resends included),
 `attempt_log` (the latest attempts {at, status_code | error, duration_ms}), `last_status_code` /
-`last_error`, `reason` (why it was given up), `next_attempt_at`. Pending events carry GSI1PK = OUTBOX#PENDING
-and GSI1SK = <next attempt iso>#<account>#<event id>: a sparse index of due work.
+`last_error`, `reason` (why it was given up), `next_attempt_at`. Pending events, and events whose resend is
+queued (`resend`), carry GSI1PK = OUTBOX#PENDING#<shard of the account> and GSI1SK = <next attempt
+iso>#<account>#<event id>: a sparse index of due work spread over partitions (keys.queue_partitions).
+Events leave this module without their keys: the key is rebuilt from `account`, `created_at` and `event_id`.
 
 A dispatcher claims an event by moving `next_attempt_at` (and GSI1SK) to the end of a lease, conditional on the
 values it read, so two dispatchers never send the same attempt; when a dispatcher dies its lease ends and the
@@ -26,9 +28,10 @@ from dataclasses import dataclass
 
 from botocore.exceptions import ClientError
 
+from ..domain import event_policy
 from ..domain.event_policy import MAX_LOGGED_ATTEMPTS, EventStatus
 from ..domain.feed import Change, Resource
-from ..domain.timestamps import iso
+from ..domain.timestamps import iso, parse_iso
 from . import batch, keys, table
 from . import deliveries as delivery_store
 from .paging import Page, query_page
@@ -84,9 +87,17 @@ def new_event(account: str, event_type: str, data: dict | None, now: dt.datetime
         "attempts": 0,
         "created_at": created,
         "next_attempt_at": created,
-        "GSI1PK": keys.OUTBOX_PENDING,
+        "GSI1PK": keys.outbox_pending(account),
         "GSI1SK": keys.outbox_due(created, account, event_id),
     }
+
+
+_KEYS = ("PK", "SK", "GSI1PK", "GSI1SK")
+
+
+def _event(item: dict) -> dict:
+    """An event as it leaves the store: its attributes, without the table's keys."""
+    return {name: value for name, value in item.items() if name not in _KEYS}
 
 
 def outbox_operation(account: str, event_type: str, data: dict, now: dt.datetime) -> dict:
@@ -117,7 +128,7 @@ def get(account: str, event_id: str) -> dict | None:
     response = table.client().get_item(
         TableName=table.name(), Key=table.to_item(keys.event_key(account, sort_key)), ConsistentRead=True
     )
-    return table.from_item(response["Item"]) if "Item" in response else None
+    return _event(table.from_item(response["Item"])) if "Item" in response else None
 
 
 def delivery_of(event: dict) -> dict | None:
@@ -127,49 +138,52 @@ def delivery_of(event: dict) -> dict | None:
 
 
 def due(now: dt.datetime, limit: int) -> list[dict]:
-    """Pending events whose next attempt is due, earliest first, at most `limit` (Query pages of the sparse
-    index). Parked accounts' events are postponed, so the due set holds fresh events and retries."""
-    request = {
-        "TableName": table.name(),
-        "IndexName": keys.GSI1,
-        "KeyConditionExpression": "GSI1PK = :pk AND GSI1SK < :bound",
-        "ExpressionAttributeValues": table.values(pk=keys.OUTBOX_PENDING, bound=keys.due_bound(iso(now))),
-    }
-    found: list[dict] = []
-    while len(found) < limit:
-        response = table.client().query(**request, Limit=limit - len(found))
-        found += [table.from_item(item) for item in response.get("Items", [])]
-        if "LastEvaluatedKey" not in response:
-            break
-        request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
-    return found
+    """Events waiting for an attempt (pending, or a queued resend) whose time has come, earliest first: at most
+    `limit` from each queue shard. Parked accounts' events are postponed, so the due set holds fresh events,
+    retries and resends."""
+    return [_event(item) for item in table.due_items(keys.GSI1, keys.OUTBOX_PENDING, keys.due_bound(iso(now)), limit)]
+
+
+def is_due(event: dict, now: dt.datetime) -> bool:
+    waiting = event.get("status") == PENDING or bool(event.get("resend"))
+    return waiting and "next_attempt_at" in event and event["next_attempt_at"] <= iso(now)
+
+
+def woken(record_name: str, image: dict) -> dict | None:
+    """The event a stream record brings to send: a new pending event, or a resend just queued."""
+    queued = keys.in_queue((image.get("GSI1PK") or {}).get("S"), keys.OUTBOX_PENDING)
+    if queued and (record_name == "INSERT" or "resend" in image):
+        return _event(table.from_item(image))
+    return None
 
 
 def _key(event: dict) -> dict:
-    return table.to_item({"PK": event["PK"], "SK": event["SK"]})
+    return table.to_item(keys.event_key(event["account"], f"{event['created_at']}#{event['event_id']}"))
 
 
-def _conditional_update(event: dict, update: str, condition: str, **named) -> bool | None:
-    """True when written, False when the condition failed, None when the item would be too large."""
+def _conditional_update(event: dict, update: str, condition: str, returning: bool = False, **named):
+    """True when written (with returning=True: the event as stored after), False when the condition failed,
+    None when the item would be too large."""
     try:
-        table.client().update_item(
+        response = table.client().update_item(
             TableName=table.name(),
             Key=_key(event),
             UpdateExpression=update,
             ConditionExpression=condition,
             ExpressionAttributeNames={"#status": "status"},
             ExpressionAttributeValues=table.values(**named),
+            ReturnValues="ALL_NEW" if returning else "NONE",
         )
     except ClientError as error:
         return table.refusal(error, False, None)
-    return True
+    return _event(table.from_item(response["Attributes"])) if returning else True
 
 
-_AS_READ = "#status = :pending AND next_attempt_at = :seen AND attempts = :attempts"
+_AS_READ = "#status = :seen_status AND next_attempt_at = :seen AND attempts = :attempts"
 
 
 def _as_read(event: dict) -> dict:
-    return {"pending": PENDING.value, "seen": event["next_attempt_at"], "attempts": event["attempts"]}
+    return {"seen_status": event["status"], "seen": event["next_attempt_at"], "attempts": event["attempts"]}
 
 
 def claim(event: dict, lease_until: dt.datetime) -> dict | Recorded | None:
@@ -179,21 +193,13 @@ def claim(event: dict, lease_until: dt.datetime) -> dict | Recorded | None:
     Returns the event as it is stored after the claim (fresh, whatever the index showed).
     """
     lease = iso(lease_until)
-    try:
-        response = table.client().update_item(
-            TableName=table.name(),
-            Key=_key(event),
-            UpdateExpression="SET next_attempt_at = :lease, GSI1SK = :sk",
-            ConditionExpression=_AS_READ,
-            ExpressionAttributeNames={"#status": "status"},
-            ExpressionAttributeValues=table.values(
-                lease=lease, sk=keys.outbox_due(lease, event["account"], event["event_id"]), **_as_read(event)
-            ),
-            ReturnValues="ALL_NEW",
-        )
-    except ClientError as error:
-        return table.refusal(error, None, TOO_LARGE)
-    return table.from_item(response["Attributes"])
+    sort_key = keys.outbox_due(lease, event["account"], event["event_id"])
+    claimed = _conditional_update(
+        event, "SET next_attempt_at = :lease, GSI1SK = :sk", _AS_READ, returning=True, lease=lease, sk=sort_key, **_as_read(event)
+    )
+    if claimed is None:
+        return TOO_LARGE
+    return claimed or None  # False: another dispatcher got it first
 
 
 def _last(entry: dict) -> tuple[str, dict]:
@@ -216,7 +222,9 @@ def record_attempt(
     reason: str | None = None,
     compact: bool = False,
 ) -> Recorded:
-    """Store the attempt we claimed and what follows: PENDING until next_attempt, or DELIVERED / FAILED.
+    """Store the attempt we claimed and what follows: PENDING until next_attempt, or DELIVERED / FAILED (a
+    resend that did not deliver a settled event gives its status as it was). The log keeps the latest
+    MAX_LOGGED_ATTEMPTS attempts, resends included; `attempts` counts all.
 
     Conditional on our claim still holding. When it does not (the lease ran out, a resend delivered it), the
     attempt is still counted and logged, and the state is left to whoever changed it. compact=True drops the
@@ -227,16 +235,19 @@ def record_attempt(
     named.update(status=status.value, one=1, log=log, **_as_read(claimed))
     named["seen"] = claimed["next_attempt_at"]
     sets = ["#status = :status", "attempt_log = :log", last]
-    removals = [_last_removed(entry)] + (["body"] if compact else [])
+    removals = [_last_removed(entry), "resend"] + (["body"] if compact else [])
     if status == PENDING:
         next_iso = iso(next_attempt)
         sets += ["next_attempt_at = :next", "GSI1SK = :sk"]
         named.update(next=next_iso, sk=keys.outbox_due(next_iso, claimed["account"], claimed["event_id"]))
     else:
-        sets.append("finished_at = :finished")
         removals += ["next_attempt_at", "GSI1PK", "GSI1SK"]
-        named["finished"] = iso(now)
-    if reason is not None:
+        if status != claimed["status"]:
+            sets.append("finished_at = :finished")
+            named["finished"] = iso(now)
+    if status == DELIVERED:
+        removals.append("reason")
+    elif reason is not None:
         sets.append("reason = :reason")
         named["reason"] = reason
     update = f"REMOVE {', '.join(removals)} SET {', '.join(sets)} ADD attempts :one"
@@ -249,34 +260,81 @@ def record_attempt(
     return Recorded.RECORDED
 
 
-def _log_only(event: dict, entry: dict) -> None:
+def _log_only(event: dict, entry: dict, tries: int = 5) -> None:
+    """Count and log an attempt on an event someone else changed meanwhile (its log still trimmed)."""
     last, named = _last(entry)
-    table.client().update_item(
-        TableName=table.name(),
-        Key=_key(event),
-        UpdateExpression=f"SET attempt_log = list_append(if_not_exists(attempt_log, :empty), :entry), {last} "
-        f"ADD attempts :one REMOVE {_last_removed(entry)}",
-        ExpressionAttributeValues=table.values(empty=[], entry=[entry], one=1, **named),
-    )
+    for _ in range(tries):
+        current = get(event["account"], event["event_id"])
+        if current is None:
+            return
+        log = ((current.get("attempt_log") or []) + [entry])[-MAX_LOGGED_ATTEMPTS:]
+        written = _conditional_update(
+            current,
+            f"SET attempt_log = :log, {last} ADD attempts :one REMOVE {_last_removed(entry)}",
+            "#status = :seen_status AND attempts = :attempts",
+            log=log,
+            one=1,
+            attempts=current["attempts"],
+            seen_status=current["status"],
+            **named,
+        )
+        if written is not False:
+            return
 
 
-def record_resend(event: dict, entry: dict, delivered: bool, now: dt.datetime) -> None:
-    """A resend's attempt (decisions §10): counted and logged whatever the event's state; a success delivers it."""
-    if not delivered:
-        _log_only(event, entry)
-        return
-    last, named = _last(entry)
-    table.client().update_item(
-        TableName=table.name(),
-        Key=_key(event),
-        UpdateExpression=f"SET attempt_log = list_append(if_not_exists(attempt_log, :empty), :entry), {last}, "
-        "#status = :delivered, finished_at = :finished ADD attempts :one "
-        f"REMOVE next_attempt_at, GSI1PK, GSI1SK, reason, {_last_removed(entry)}",
-        ExpressionAttributeNames={"#status": "status"},
-        ExpressionAttributeValues=table.values(
-            empty=[], entry=[entry], one=1, delivered=DELIVERED.value, finished=iso(now), **named
-        ),
-    )
+def queue_resend(event: dict, now: dt.datetime, tries: int = 5) -> dict | None:
+    """Put the event in the due queue for one more attempt (decisions §10: resend), whatever its state; the
+    dispatcher sends it like any due event. Returns the event as stored after; None when it is gone."""
+    now_iso = iso(now)
+    for _ in range(tries):
+        queued = _conditional_update(
+            event,
+            "SET resend = :true, next_attempt_at = :now, GSI1PK = :pk, GSI1SK = :sk",
+            "attribute_exists(PK) AND #status = :seen_status AND attempts = :attempts",
+            returning=True,
+            true=True,
+            now=now_iso,
+            pk=keys.outbox_pending(event["account"]),
+            sk=keys.outbox_due(now_iso, event["account"], event["event_id"]),
+            seen_status=event["status"],
+            attempts=event["attempts"],
+        )
+        if isinstance(queued, dict):
+            return queued
+        event = get(event["account"], event["event_id"])  # changed meanwhile (an attempt recorded): again
+        if event is None:
+            return None
+    return event
+
+
+def accept_resend(account: str, now: dt.datetime, tries: int = 5) -> dt.datetime | None:
+    """Count a resend request against the account's window (decisions §10): None when accepted, else when
+    the next one will be. One small item per account holds the times of the accepted requests in the window;
+    it is written conditionally on the version read, so concurrent requests never both take the last place."""
+    key = table.to_item(keys.resend_window_key(account))
+    for _ in range(tries):
+        response = table.client().get_item(TableName=table.name(), Key=key, ConsistentRead=True)
+        stored = table.from_item(response["Item"]) if "Item" in response else {}
+        times = [parse_iso(moment) for moment in stored.get("times", [])]
+        kept, allowed_at = event_policy.resend_window(times, now)
+        if allowed_at is not None:
+            return allowed_at
+        version = int(stored.get("version", 0))
+        try:
+            table.client().put_item(
+                TableName=table.name(),
+                Item=table.to_item(
+                    {**keys.resend_window_key(account), "times": [iso(t) for t in kept + [now]], "version": version + 1}
+                ),
+                ConditionExpression="attribute_not_exists(PK) OR version = :version",
+                ExpressionAttributeValues=table.values(version=version),
+            )
+        except ClientError as error:
+            if not table.is_conditional_failure(error):
+                raise
+            continue
+        return None
+    return now + dt.timedelta(seconds=1)  # contended past all tries: ask the caller to come back shortly
 
 
 def postpone(event: dict, until: dt.datetime) -> bool:

@@ -223,6 +223,11 @@ def due(now: dt.datetime, limit: int) -> list[dict]:
     return table.due_items(keys.GSI3, keys.IMPORTS_PENDING, keys.due_bound(iso(now)), limit)
 
 
+def woken(record_name: str, image: dict) -> bool:
+    """A stream record of an import waiting for a job: queued, or given back after a slice (not one leased)."""
+    return keys.in_queue((image.get("GSI3PK") or {}).get("S"), keys.IMPORTS_PENDING) and "lease" not in image
+
+
 def claim(item: dict, lease_until: dt.datetime) -> dict | None:
     """Take the import until lease_until; None when another job took it first. Counts the claim in `stalls`
     (a committed chunk or a release sets it back to 0), so an import that crashes its jobs again and again can

@@ -1,4 +1,5 @@
 """The single-table key scheme, in one place. Every key of an account starts with A#<account>."""
+import hashlib
 
 GSI1 = "GSI1"  # deliveries by status, products by category, pending outbox events
 GSI2 = "GSI2"  # deliveries by customer, products customers can order
@@ -151,7 +152,36 @@ def event_key(account: str, sort: str) -> dict:
     return {"PK": events_pk(account), "SK": sort}
 
 
-OUTBOX_PENDING = "OUTBOX#PENDING"  # GSI1PK of events still to send; GSI1SK <due iso>#<account>#<event id>
+# Queues of background work (pending events, images, imports) are sparse indexes spread over QUEUE_SHARDS
+# partitions by a stable hash of the account, so no index partition takes every tenant's queue writes
+# (docs/jobs.md "Queues over partitions"). Items written before the shards carry the bare prefix; the due reads
+# read that partition too (queue_partitions), so they are still taken.
+QUEUE_SHARDS = 16
+
+
+def queue_shard(account: str) -> int:
+    """Stable across processes and releases (Python's hash() is salted per process)."""
+    return int.from_bytes(hashlib.blake2b(account.encode(), digest_size=4).digest(), "big") % QUEUE_SHARDS
+
+
+def queue_partition(prefix: str, account: str) -> str:
+    return f"{prefix}#{queue_shard(account)}"
+
+
+def queue_partitions(prefix: str) -> list[str]:
+    """Every partition of a queue: the unsharded one of older items, then each shard."""
+    return [prefix] + [f"{prefix}#{n}" for n in range(QUEUE_SHARDS)]
+
+
+def in_queue(partition: str | None, prefix: str) -> bool:
+    return partition is not None and (partition == prefix or partition.startswith(prefix + "#"))
+
+
+OUTBOX_PENDING = "OUTBOX#PENDING"  # GSI1PK prefix of events still to send; GSI1SK <due iso>#<account>#<event id>
+
+
+def outbox_pending(account: str) -> str:
+    return queue_partition(OUTBOX_PENDING, account)
 
 
 def outbox_due(due_iso: str, account: str, event_id: str) -> str:
@@ -162,7 +192,7 @@ IMAGES_PENDING = "IMAGE#PENDING"  # GSI3PK of products whose image waits for dow
 
 
 def image_due(due_iso: str, account: str, product_id: str) -> dict:
-    return {"GSI3PK": IMAGES_PENDING, "GSI3SK": f"{due_iso}#{account}#{product_id}"}
+    return {"GSI3PK": queue_partition(IMAGES_PENDING, account), "GSI3SK": f"{due_iso}#{account}#{product_id}"}
 
 
 def due_bound(now_iso: str) -> str:
@@ -200,7 +230,12 @@ def import_errors_key(account: str, import_id: str, first_row: int) -> dict:
 
 
 def import_due(due_iso: str, account: str, import_id: str) -> dict:
-    return {"GSI3PK": IMPORTS_PENDING, "GSI3SK": f"{due_iso}#{account}#{import_id}"}
+    return {"GSI3PK": queue_partition(IMPORTS_PENDING, account), "GSI3SK": f"{due_iso}#{account}#{import_id}"}
+
+
+def resend_window_key(account: str) -> dict:
+    """One item per account: when its latest accepted resend requests were made (decisions §10's rate)."""
+    return {"PK": account_pk(account), "SK": "OUTBOX#RESENDS"}
 
 
 def outbox_lane_key(account: str) -> dict:

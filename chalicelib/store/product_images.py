@@ -6,7 +6,9 @@
   downloaded_at}; image_error: why the last one failed {url, message, at}. Neither is part of the document,
   so product reads never show them. Items handed to the job carry the document decoded as `data`.
 - While PENDING or DOWNLOADING the item carries GSI3PK = IMAGE#PENDING, GSI3SK = <due iso>#<account>#<id>:
-  a sparse index of work, emptied when the job finishes.
+  a sparse index of work spread over queue shards (keys.queue_partitions), emptied when the job finishes.
+  Items leave this module without their keys: `account`, `product_id` and `queued_at` (when it was queued or
+  its lease ends) name them.
 """
 import datetime as dt
 import enum
@@ -40,25 +42,42 @@ def marking(account: str, data: dict, now: dt.datetime) -> tuple[dict, tuple[str
     return {"image_status": PENDING, **keys.image_due(iso(now), account, data["id"])}, ("image_error",)
 
 
-def _readable(item: dict) -> dict:
-    """The item with its document under `data`, whichever form it is stored in (store/rendered.py)."""
-    return {**item, rendered.LEGACY: rendered.document(item)}
-
-
 def product_of(item: dict) -> tuple[str, str]:
-    """(account, product id) of a product item."""
-    return keys.product_of_key(item)
+    """(account, product id) of a product as this module gives it."""
+    return item["account"], item["product_id"]
+
+
+def _product(stored: dict) -> dict:
+    """The item without its keys, its document under `data` whichever form it is stored in (store/rendered.py)."""
+    account, product_id = keys.product_of_key(stored)
+    shown = {name: value for name, value in stored.items() if name not in ("PK", "SK", "GSI3PK", "GSI3SK")}
+    shown.update(account=account, product_id=product_id)
+    shown[rendered.LEGACY] = rendered.document(stored)
+    if "GSI3SK" in stored:
+        shown["queued_at"] = stored["GSI3SK"].split("#", 1)[0]
+    return shown
+
+
+def woken(record_name: str, image: dict) -> bool:
+    """A stream record of a product whose image was just queued."""
+    status = (image.get("image_status") or {}).get("S")
+    return status == PENDING and keys.in_queue((image.get("GSI3PK") or {}).get("S"), keys.IMAGES_PENDING)
+
+
+def _key(item: dict) -> dict:
+    return table.to_item(keys.product_key(item["account"], item["product_id"]))
 
 
 def get(account: str, product_id: str) -> dict | None:
     response = table.client().get_item(
         TableName=table.name(), Key=table.to_item(keys.product_key(account, product_id)), ConsistentRead=True
     )
-    return _readable(table.from_item(response["Item"])) if "Item" in response else None
+    return _product(table.from_item(response["Item"])) if "Item" in response else None
 
 
 def due(now: dt.datetime, limit: int) -> list[dict]:
-    return [_readable(item) for item in table.due_items(keys.GSI3, keys.IMAGES_PENDING, keys.due_bound(iso(now)), limit)]
+    """Queued images whose time has come, earliest first: at most `limit` from each queue shard."""
+    return [_product(item) for item in table.due_items(keys.GSI3, keys.IMAGES_PENDING, keys.due_bound(iso(now)), limit)]
 
 
 def claim(item: dict, lease_until: dt.datetime) -> dict | Finished | None:
@@ -68,20 +87,20 @@ def claim(item: dict, lease_until: dt.datetime) -> dict | Finished | None:
     try:
         response = table.client().update_item(
             TableName=table.name(),
-            Key=table.to_item({"PK": item["PK"], "SK": item["SK"]}),
+            Key=_key(item),
             UpdateExpression="SET image_status = :downloading, GSI3SK = :lease",
             ConditionExpression="rev = :rev AND GSI3SK = :seen",
             ExpressionAttributeValues=table.values(
                 downloading=DOWNLOADING,
                 lease=keys.image_due(iso(lease_until), account, product_id)["GSI3SK"],
                 rev=item["rev"],
-                seen=item["GSI3SK"],
+                seen=keys.image_due(item["queued_at"], account, product_id)["GSI3SK"],
             ),
             ReturnValues="ALL_NEW",
         )
     except ClientError as error:
         return table.refusal(error, None, TOO_LARGE)
-    return _readable(table.from_item(response["Attributes"]))
+    return _product(table.from_item(response["Attributes"]))
 
 
 def finish(
@@ -119,7 +138,7 @@ def finish(
         removals.append("image_error")
     request = {
         "TableName": table.name(),
-        "Key": table.to_item({"PK": item["PK"], "SK": item["SK"]}),
+        "Key": _key(item),
         "UpdateExpression": f"SET {', '.join(update)} REMOVE {', '.join(removals)}",
         "ConditionExpression": "rev = :rev",
         "ExpressionAttributeValues": table.values(**named),
@@ -151,7 +170,7 @@ def failed_bare(item: dict) -> Finished:
     try:
         table.client().update_item(
             TableName=table.name(),
-            Key=table.to_item({"PK": item["PK"], "SK": item["SK"]}),
+            Key=_key(item),
             # REMOVE first: moto checks the size after each clause (DynamoDB checks the result).
             UpdateExpression="REMOVE GSI3PK, GSI3SK, image_error, image_meta SET image_status = :failed",
             ConditionExpression="rev = :rev",

@@ -137,16 +137,28 @@ def cancellation_codes(error: Exception) -> list[str]:
     return []
 
 
-def due_items(index: str, partition: str, bound: str, limit: int) -> list[dict]:
-    """Work queued in a sparse index (outbox events, image downloads) whose sort key is below `bound`."""
-    response = client().query(
-        TableName=name(),
-        IndexName=index,
-        KeyConditionExpression=f"{index}PK = :pk AND {index}SK < :bound",
-        ExpressionAttributeValues=values(pk=partition, bound=bound),
-        Limit=limit,
-    )
-    return [from_item(item) for item in response.get("Items", [])]
+def due_items(index: str, prefix: str, bound: str, limit: int) -> list[dict]:
+    """Work queued in a sparse index (outbox events, image downloads, imports) whose sort key is below `bound`,
+    earliest first: at most `limit` from each partition of the queue (keys.queue_partitions), so one account's
+    backlog fills only its own shard's share of a read."""
+    found: list[dict] = []
+    for partition in keys.queue_partitions(prefix):
+        request = {
+            "TableName": name(),
+            "IndexName": index,
+            "KeyConditionExpression": f"{index}PK = :pk AND {index}SK < :bound",
+            "ExpressionAttributeValues": values(pk=partition, bound=bound),
+        }
+        taken = 0
+        while taken < limit:
+            response = client().query(**request, Limit=limit - taken)
+            items = response.get("Items", [])
+            found += [from_item(item) for item in items]
+            taken += len(items)
+            if "LastEvaluatedKey" not in response:
+                break
+            request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+    return sorted(found, key=lambda item: item[f"{index}SK"])
 
 
 TTL_ATTRIBUTE = "expires_at"  # epoch seconds; DynamoDB deletes the item some time after

@@ -7,7 +7,7 @@ import datetime as dt
 
 import pytest
 
-from chalicelib.service import clock
+from tests.conftest import clock_at
 from chalicelib.store import keys, table, tokens
 
 ACCOUNT = "acme"
@@ -82,7 +82,7 @@ def respond(api, delivery_id, body, **kw):
 @pytest.fixture
 def shop(api, monkeypatch):
     """acme sells beer, wine (out of stock), an inactive cider, cheese by the kilo and unpriced water."""
-    monkeypatch.setattr(clock, "now", lambda: NOW)
+    clock_at(monkeypatch, NOW)
     assert api.put("/categories/drinks", body={"name": "Drinks"}).status_code == 200
     for product_id, data in (("beer", BEER), ("wine", WINE), ("old", OLD), ("cheese", CHEESE), ("water", WATER)):
         put_product(api, product_id, data)

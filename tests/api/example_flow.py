@@ -8,13 +8,13 @@ is what this flow produces (volatile values aside), so the examples cannot drift
 import datetime as dt
 import json
 import re
-import time
 
 from chalicelib.http.imports import EXAMPLE_FILE
 from chalicelib.http.openapi_text import EXAMPLE_EXEMPT
 from chalicelib.jobs import imports as import_jobs
 from chalicelib.http.registry import OPERATIONS
 from chalicelib.service import clock
+from tests.conftest import clock_at
 
 NOW = dt.datetime(2026, 11, 23, 8, 30, tzinfo=dt.timezone.utc)  # a Monday
 # Values that differ on every run (secrets, signatures, times the jobs take): compared by presence only.
@@ -97,7 +97,7 @@ class Recorder:
 
 
 def record_examples(api, monkeypatch) -> dict[str, dict]:
-    monkeypatch.setattr(clock, "now", lambda: NOW)
+    clock_at(monkeypatch, NOW)
     call = Recorder(api)
     call("GET", "/openapi.json", token=None)
     call("POST", "/categories", CATEGORY)
@@ -146,11 +146,11 @@ def record_examples(api, monkeypatch) -> dict[str, dict]:
     call("DELETE", "/products/cola-1-5/customer-pricing/aurora", status=204)
     call("DELETE", "/account/settings/webhooks", status=204)
     event_id = call("GET", "/account/events?limit=1")["events"][0]["id"]
-    call("POST", f"/account/events/{event_id}/resend", status=202)  # no receiver now: a failed attempt
+    call("POST", f"/account/events/{event_id}/resend", status=202)  # queued: the dispatcher makes the attempt
     call("DELETE", "/products/lemonade", status=204)
     call("GET", "/changes?after=0&limit=2&include=data")
     started = call("POST", "/imports/products?dry_run=false", raw=EXAMPLE_FILE.encode(), headers={"Content-Type": "text/csv; charset=utf-8"}, status=202)
-    import_jobs.advance_imports(NOW, time.monotonic() + 60)
+    import_jobs.advance_imports(clock.after(60))
     call("GET", f"/imports/products/{started['id']}")
     call("GET", "/imports/products?limit=1")
     return call.examples

@@ -4,9 +4,8 @@ import datetime as dt
 
 import pytest
 
-from chalicelib.service import clock
 from tests.api.customer_support import customer_token, dynamodb_calls, make_customer, make_product, volume
-from tests.conftest import problem_paths
+from tests.conftest import problem_paths, clock_at
 
 EVERY_DAY = {str(n): {"lead_days": 0, "cutoff": "12:00"} for n in range(7)}
 
@@ -184,7 +183,7 @@ NOW = dt.datetime(2026, 5, 4, 9, 30, tzinfo=dt.timezone.utc)
 
 @pytest.fixture
 def frozen(monkeypatch):
-    monkeypatch.setattr(clock, "now", lambda: NOW)
+    clock_at(monkeypatch, NOW)
 
 
 def dates(api, token, query=""):
@@ -224,7 +223,7 @@ def test_cutoffs_are_evaluated_in_the_account_timezone(api, customer, frozen):
 
 
 def test_the_local_day_starts_in_the_account_timezone(api, customer, monkeypatch):
-    monkeypatch.setattr(clock, "now", lambda: dt.datetime(2026, 5, 4, 22, 30, tzinfo=dt.timezone.utc))
+    clock_at(monkeypatch, dt.datetime(2026, 5, 4, 22, 30, tzinfo=dt.timezone.utc))
     assert dates(api, customer, "?days=1") == ["2026-05-04"]
     api.patch("/account/settings/deliveries", {"timezone": "Asia/Tokyo"})
     assert dates(api, customer, "?days=1") == ["2026-05-05"]

@@ -4,7 +4,7 @@ import json
 import pytest
 
 from chalicelib.domain.delivery import Delivery, DeliveryList, PlacedDeliveries
-from chalicelib.jobs import webhooks
+from chalicelib.service import event_sending as sending
 from chalicelib.store import keys, table
 from tests.conftest import problem_paths
 
@@ -33,7 +33,7 @@ def events(account="acme"):
         ExpressionAttributeValues=table.values(pk=keys.event_key(account, "")["PK"]),
     )
     # What each event would send now (its body is built from the delivery when it is sent).
-    return [json.loads(webhooks.body_of(table.from_item(item))) for item in response["Items"]]
+    return [json.loads(sending.body_of(table.from_item(item))) for item in response["Items"]]
 
 
 def test_an_order_is_a_delivery_in_the_supplier_shape(shop):

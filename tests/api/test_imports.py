@@ -1,13 +1,15 @@
 """POST/GET /imports/products over HTTP, with the background job run by the test (decisions §12)."""
-import datetime as dt
-import time
 
 import pytest
 
 from chalicelib.jobs import imports as job
+from chalicelib.service import clock
+from chalicelib.store import imports as store
 from chalicelib.store import keys, table
 from tests.api.customer_support import customer_token, make_customer
 from tests.conftest import OTHER_TOKEN
+
+pytestmark = pytest.mark.usefixtures("fake_clock")
 
 CSV = "text/csv; charset=utf-8"
 FILE = (
@@ -23,8 +25,8 @@ def upload(api, text: str | bytes, content_type=CSV, query="", token=...):
 
 
 def run_jobs():
-    later = dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=1)
-    return job.advance_imports(later, time.monotonic() + 60)
+    """One run of the import job with a minute to work (the fake clock moves only as the test says)."""
+    return job.advance_imports(clock.after(60))
 
 
 def imported(api, text, **kw) -> dict:
@@ -75,21 +77,24 @@ def test_progress_is_visible_while_running(api, monkeypatch):
     rows = "".join(f"p{i};Product {i};Drinks;1\n" for i in range(5))
     response = upload(api, "Item ID;Item name;Category name;Price\n" + rows)
     import_id = response.data["id"]
-    # A deadline that leaves room for exactly one chunk (the job takes two readings, the lease one).
+    # The slice's time runs out after one chunk: the clock passes the deadline when that chunk commits.
     monkeypatch.setattr("chalicelib.service.imports.CHUNK_SECONDS", 0.0)
-    calls = {"n": 0}
-    original = time.monotonic
+    original = store.commit_chunk
+    commits = {"n": 0}
 
-    def clock():
-        calls["n"] += 1
-        return original() + (0 if calls["n"] < 5 else 1000)
+    def commit_chunk(*args):
+        outcome = original(*args)
+        commits["n"] += 1
+        if commits["n"] == 1:
+            clock.current().advance(1000)
+        return outcome
 
-    monkeypatch.setattr("chalicelib.service.imports.time.monotonic", clock)
-    summary = job.advance_imports(dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=1), original() + 60)
+    monkeypatch.setattr(store, "commit_chunk", commit_chunk)
+    summary = run_jobs()
     assert summary["paused"] == 1
     report = api.get(f"/imports/products/{import_id}").data
     assert report["status"] == "RUNNING" and report["processed"] == 2 and report["created"] == 2
-    monkeypatch.setattr("chalicelib.service.imports.time.monotonic", original)
+    monkeypatch.setattr(store, "commit_chunk", original)
     run_jobs()
     assert counts(api.get(f"/imports/products/{import_id}").data)["created"] == 5
 
@@ -215,7 +220,7 @@ def test_category_by_id_must_exist_and_by_name_uses_the_existing_one(api):
 
 def test_imports_list_newest_first_and_page(api):
     first = upload(api, FILE).data["id"]
-    time.sleep(0.002)
+    clock.current().advance(0.002)  # the ids sort by submission time
     second = upload(api, FILE).data["id"]
     page = api.get("/imports/products?limit=1").data
     assert [i["id"] for i in page["imports"]] == [second] and "errors" not in page["imports"][0]

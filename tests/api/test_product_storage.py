@@ -100,8 +100,8 @@ def test_the_image_job_fills_a_product_stored_before(catalogue, monkeypatch):
     assert catalogue.put("/products/img", product).status_code == 200
     _make_legacy("img")
     meta = {"url": "https://example.com/a.png", "etag": "e1", "last_modified": "2024-01-01", "content_type": "image/png"}
-    monkeypatch.setattr(image_job, "fetch", lambda url, now: meta)
-    summary = image_job.download_pending_images(limit=10)
+    monkeypatch.setattr("chalicelib.service.images.fetch", lambda url, now: meta)
+    summary = image_job.run(limit=10)
     assert summary["downloaded"] == 1, summary
     item = _raw_item("img")
     assert "data" not in item

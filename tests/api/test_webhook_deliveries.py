@@ -3,14 +3,14 @@ import datetime as dt
 
 import pytest
 
-from chalicelib.jobs import webhooks as dispatcher
+from chalicelib.service import event_sending as sending
 from tests.conftest import OTHER_TOKEN, problem_paths
 from tests.jobs.support import local_receivers  # noqa: F401 - a fixture
-from tests.jobs.support import T0, configure, delivery, write_event
+from tests.jobs.support import T0, dispatch_at, configure, delivery, write_event
+
+pytestmark = pytest.mark.usefixtures("local_receivers", "fake_clock")
 
 PATH = "/account/webhook-deliveries"
-
-pytestmark = pytest.mark.usefixtures("local_receivers")
 
 
 def test_no_events_is_an_empty_list_without_cursor(api):
@@ -25,7 +25,7 @@ def test_each_event_shows_its_attempts_and_state_newest_first(api, httpserver):
     httpserver.expect_request("/hook").respond_with_data("", status=500)
     delivered = write_event(data=delivery(7), now=T0)
     pending = write_event(event_type="cancel-delivery", data=delivery(8, "CANCELLED"), now=T0 + dt.timedelta(seconds=1))
-    dispatcher.dispatch_due(T0 + dt.timedelta(seconds=2))
+    dispatch_at(T0 + dt.timedelta(seconds=2))
 
     response = api.get(PATH)
 
@@ -63,9 +63,9 @@ def test_an_event_never_attempted_has_no_attempts_and_is_due(api):
 
 
 def test_a_failed_event_shows_its_errors(api, monkeypatch):
-    monkeypatch.setattr(dispatcher.policy, "RETRY_WINDOW", dt.timedelta(0))  # give up after the first attempt
+    monkeypatch.setattr(sending.policy, "RETRY_WINDOW", dt.timedelta(0))  # give up after the first attempt
     write_event(now=T0)
-    dispatcher.dispatch_due(T0)
+    dispatch_at(T0)
     (entry,) = api.get(PATH).data["webhook_deliveries"]
     assert entry["status"] == "FAILED"
     assert entry["attempts"][0]["error"] == "no receiver"

@@ -85,3 +85,13 @@ def write_events(account: str, count: int, now=T0) -> list[dict]:
 def local_receivers(monkeypatch):
     """The receivers of these tests listen on loopback, which only an explicit setting allows."""
     monkeypatch.setenv("ALLOW_PRIVATE_WEBHOOK_HOSTS", "true")
+
+
+def dispatch_at(moment: dt.datetime, **options) -> dict:
+    """One run of the event dispatcher over everything due, with the fake clock (fixture `fake_clock`) at
+    `moment`."""
+    from chalicelib.jobs import webhooks as dispatcher
+    from chalicelib.service import clock
+
+    clock.current().set(moment)
+    return dispatcher.dispatch_due(**options)

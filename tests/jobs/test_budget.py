@@ -2,13 +2,13 @@
 import datetime as dt
 import json
 import threading
-import time
 from pathlib import Path
 
 import pytest
 
 from chalicelib.domain import event_policy
-from chalicelib.jobs import budget, handlers, images
+from chalicelib.jobs import budget, handlers
+from chalicelib.service import clock, images
 from chalicelib.service import imports as import_service
 
 CONFIG = Path(__file__).resolve().parents[2] / ".chalice" / "config.json"
@@ -37,25 +37,25 @@ def test_the_longest_steps_are_the_jobs_own_timeouts():
     assert handlers.IMPORTS.longest_step_seconds == import_service.CHUNK_SECONDS
 
 
+pytestmark = pytest.mark.usefixtures("fake_clock")
+
+
 def test_phases_run_side_by_side_so_a_slow_one_does_not_eat_anothers_time():
-    started, deadlines = {}, {}
+    deadlines = {}
     release = threading.Event()
 
-    def slow(deadline, clock):
+    def slow(deadline):
         deadlines["slow"] = deadline
         release.wait(5)
         return {}
 
-    def quick(deadline, clock):
-        started["quick"] = time.monotonic()
+    def quick(deadline):
         deadlines["quick"] = deadline
         release.set()
         return {"done": 1}
 
-    now = dt.datetime(2025, 3, 3, 9, 0, tzinfo=dt.timezone.utc)
-    results = budget.run_phases(
-        [budget.Phase("slow", 10, slow), budget.Phase("quick", 15, quick)], remaining_seconds=None, clock=lambda: now
-    )
+    now = clock.now()
+    results = budget.run_phases([budget.Phase("slow", 10, slow), budget.Phase("quick", 15, quick)], remaining_seconds=None)
     assert results == {"slow": {}, "quick": {"done": 1}}
     assert deadlines == {
         "slow": now + dt.timedelta(seconds=30 - 10 - budget.RECORD_MARGIN_SECONDS),
@@ -65,15 +65,15 @@ def test_phases_run_side_by_side_so_a_slow_one_does_not_eat_anothers_time():
 
 def test_less_time_left_than_configured_shortens_every_deadline():
     seen = {}
-    now = dt.datetime(2025, 3, 3, 9, 0, tzinfo=dt.timezone.utc)
-    budget.run_phases([budget.Phase("p", 10, lambda d, c: seen.setdefault("deadline", d) and {})], 20, lambda: now)
+    now = clock.now()
+    budget.run_phases([budget.Phase("p", 10, lambda d: seen.setdefault("deadline", d) and {})], 20)
     assert seen["deadline"] == now + dt.timedelta(seconds=20 - 10 - budget.RECORD_MARGIN_SECONDS)
 
 
 def test_a_failing_phase_is_logged_and_the_others_still_run(caplog):
-    def broken(deadline, clock):
+    def broken(deadline):
         raise RuntimeError("DynamoDB is unreachable")
 
-    results = budget.run_phases([budget.Phase("broken", 1, broken), budget.Phase("fine", 1, lambda d, c: {"ok": 1})])
+    results = budget.run_phases([budget.Phase("broken", 1, broken), budget.Phase("fine", 1, lambda d: {"ok": 1})])
     assert results == {"fine": {"ok": 1}}
     assert "background phase broken failed" in caplog.text

@@ -11,18 +11,20 @@ from werkzeug import Response
 
 from chalicelib.domain.timestamps import iso
 from chalicelib.jobs import webhooks as dispatcher
+from chalicelib.service import clock
+from chalicelib.service import event_sending as sending
 from chalicelib.store import events, table
 
-from .support import T0, configure, delivery, stored, write_event, write_events
+from .support import T0, dispatch_at, configure, delivery, stored, write_event, write_events
 
-pytestmark = pytest.mark.usefixtures("accounts_ready")
+pytestmark = pytest.mark.usefixtures("accounts_ready", "fake_clock")
 
 TIMEOUT = 0.5  # the send timeout in these tests (10 s in service): the rule is the same, the tests are fast
 
 
 @pytest.fixture
 def short_timeout(monkeypatch):
-    monkeypatch.setattr(dispatcher.policy, "SEND_TIMEOUT_SECONDS", TIMEOUT)
+    monkeypatch.setattr(sending.policy, "SEND_TIMEOUT_SECONDS", TIMEOUT)
 
 
 @pytest.fixture
@@ -42,9 +44,17 @@ def receivers():
         server.stop()
 
 
-def sleeping(seconds):
+def sleeping(seconds, arrived: threading.Event | None = None, release: threading.Event | None = None):
+    """A receiver that answers late: after `seconds`, or once `release` is set. It sets `arrived` when a
+    request comes in, so a test waits for that condition instead of a guessed time."""
+
     def handler(_request):
-        time.sleep(seconds)
+        if arrived is not None:
+            arrived.set()
+        if release is not None:
+            release.wait(seconds)
+            return Response("down", status=503)  # let go early: it fails all the same
+        time.sleep(seconds)  # the receiver's own slowness, not the test's timing
         return Response("late", status=200)
 
     return handler
@@ -80,21 +90,24 @@ def item_size(event: dict) -> int:
 
 
 def test_a_receiver_slower_than_the_timeout_delays_only_its_own_account_under_make_run(receivers, short_timeout):
-    slow, healthy = failing_and_healthy(receivers, sleeping(TIMEOUT * 3))
-    now = dt.datetime.now(dt.timezone.utc)
+    slow_is_holding = threading.Event()
+    slow, healthy = failing_and_healthy(receivers, sleeping(TIMEOUT * 3, arrived=slow_is_holding))
+    now = clock.now()
     backlog = write_events("other", 40, now)  # the slow account has many events waiting
     stop = threading.Event()
     runner = threading.Thread(target=dispatcher.run_forever, args=(stop, 0.05))
     runner.start()
     try:
-        time.sleep(TIMEOUT)  # the slow account's lane is now waiting on its receiver
+        assert slow_is_holding.wait(10)  # the slow account's lane is now waiting on its receiver
         written = time.monotonic()
-        event = write_event("acme", data=delivery(1), now=dt.datetime.now(dt.timezone.utc))
+        event = write_event("acme", data=delivery(1), now=clock.now())
         while not healthy.log and time.monotonic() - written < 10:
             time.sleep(0.02)
         delay = time.monotonic() - written
         while stored(event)["status"] != "DELIVERED" and time.monotonic() - written < 10:
             time.sleep(0.02)  # the lane records the attempt just after the receiver answered
+        while not stored(backlog[0])["attempts"] and time.monotonic() - written < 10:
+            time.sleep(0.02)  # the slow lane records its attempt once the timeout has passed
     finally:
         stop.set()
         runner.join(timeout=10)
@@ -108,28 +121,33 @@ def test_a_receiver_slower_than_the_timeout_delays_only_its_own_account_under_ma
 
 
 def test_the_stream_sends_each_accounts_new_events_in_their_own_lanes(receivers, monkeypatch):
-    monkeypatch.setattr(dispatcher.policy, "SEND_TIMEOUT_SECONDS", 2)
-    slow, healthy = failing_and_healthy(receivers, sleeping(3))
-    now = dt.datetime.now(dt.timezone.utc)
+    monkeypatch.setattr(sending.policy, "SEND_TIMEOUT_SECONDS", 2)
+    slow_is_holding, release = threading.Event(), threading.Event()
+    slow, healthy = failing_and_healthy(receivers, sleeping(3, arrived=slow_is_holding, release=release))
+    now = clock.now()
     batch = write_events("other", 20, now)
     batch.append(write_event("acme", data=delivery(1), now=now))
-    arrived = {}
+    seen = {}
 
     def watch():
-        started = time.monotonic()
-        while not healthy.log and time.monotonic() - started < 5:
-            time.sleep(0.01)
-        arrived["after"] = time.monotonic() - started
+        """Once the healthy receiver has its event, note whether the slow account's attempt is still open (not
+        yet recorded); only then let the slow receiver answer."""
+        while not healthy.log and not release.wait(0.01):
+            pass
+        seen["slow attempts recorded"] = sum(stored(event)["attempts"] for event in batch[:-1])
+        release.set()
 
     watcher = threading.Thread(target=watch)
     watcher.start()
     summary = dispatcher.dispatch_new(batch)
+    release.set()
     watcher.join()
 
-    assert arrived["after"] < 1.5  # sent while the slow receiver still held its request (2 s timeout)
+    assert slow_is_holding.is_set() and healthy.log
+    assert seen == {"slow attempts recorded": 0}  # sent while the slow receiver still held its request
     assert summary["delivered"] == 1 and summary["retrying"] == 1 and summary["held_back"] == 19
     # A later batch of the parked account is postponed without a send.
-    later = write_event("other", data=delivery(2), now=dt.datetime.now(dt.timezone.utc))
+    later = write_event("other", data=delivery(2), now=clock.now())
     assert dispatcher.dispatch_new([later])["held_back"] == 1
     assert stored(later)["attempts"] == 0 and stored(later)["next_attempt_at"] > later["next_attempt_at"]
 
@@ -139,7 +157,7 @@ def test_a_schedule_run_sends_healthy_accounts_however_many_events_a_failing_one
     write_events("other", 300, T0)
     event = write_event("acme", data=delivery(1), now=T0 + dt.timedelta(seconds=1))
 
-    summary = dispatcher.dispatch_due(T0 + dt.timedelta(seconds=2))
+    summary = dispatch_at(T0 + dt.timedelta(seconds=2))
 
     assert stored(event)["status"] == "DELIVERED"
     assert len(failing.log) == 1  # one attempt, then the account is parked
@@ -148,7 +166,7 @@ def test_a_schedule_run_sends_healthy_accounts_however_many_events_a_failing_one
     assert events.due(T0 + dt.timedelta(seconds=20), 1000) == []
     # A new event of the healthy account goes at once; the parked account's waits for its retry.
     second = write_event("acme", data=delivery(2), now=T0 + dt.timedelta(seconds=5))
-    assert dispatcher.dispatch_due(T0 + dt.timedelta(seconds=6))["delivered"] == 1
+    assert dispatch_at(T0 + dt.timedelta(seconds=6))["delivered"] == 1
     assert stored(second)["status"] == "DELIVERED"
 
 
@@ -160,14 +178,14 @@ def test_a_maximal_order_with_a_failing_receiver_ends_failed_and_delays_no_one(r
     now, healthy_sent = T0, 0
     for run in range(20):
         ordinary = write_event("acme", data=delivery(run + 1), now=now)
-        dispatcher.dispatch_due(now + dt.timedelta(seconds=1))
+        dispatch_at(now + dt.timedelta(seconds=1))
         healthy_sent += stored(ordinary)["status"] == "DELIVERED"
         now += dt.timedelta(minutes=1)
     assert healthy_sent == 20  # every ordinary event went out in the run after its write
 
     while stored(poison[0])["status"] == "PENDING" and now < T0 + dt.timedelta(days=2):
         now += dt.timedelta(hours=1)
-        dispatcher.dispatch_due(now)
+        dispatch_at(now)
     first = stored(poison[0])
     assert first["status"] == "FAILED"
     assert first["reason"] == "gave up after 24 hours; the last attempt: the receiver answered 500"
@@ -190,7 +208,7 @@ def test_an_old_event_too_large_to_record_its_attempt_fails_and_the_run_goes_on(
             continue
     ordinary = write_event("acme", data=delivery(1), now=T0)
 
-    summary = dispatcher.dispatch_due(T0)
+    summary = dispatch_at(T0)
 
     assert stored(ordinary)["status"] == "DELIVERED"
     failed = stored(legacy)
@@ -207,11 +225,11 @@ def test_a_body_larger_than_receivers_are_sent_fails_at_once(receivers, monkeypa
     receiver = receivers()
     receiver.expect_request("/hook").respond_with_data("ok")
     configure("acme", url=receiver.url_for("/hook"))
-    monkeypatch.setattr(dispatcher.policy, "MAX_BODY_BYTES", 100_000)
+    monkeypatch.setattr(sending.policy, "MAX_BODY_BYTES", 100_000)
     too_big = write_event("acme", data=maximal_delivery(1), now=T0)
     fine = write_event("acme", data=delivery(2), now=T0)
 
-    dispatcher.dispatch_due(T0)
+    dispatch_at(T0)
 
     failed = stored(too_big)
     assert failed["status"] == "FAILED" and failed["attempts"] == 1
@@ -284,7 +302,7 @@ def test_each_way_a_send_can_fail_is_an_attempt_recorded_and_the_run_goes_on(rec
     broken = write_event("other", data=delivery(1), now=T0)
     ordinary = write_event("acme", data=delivery(1), now=T0 + dt.timedelta(seconds=1))
     try:
-        summary = dispatcher.dispatch_due(T0 + dt.timedelta(seconds=2))
+        summary = dispatch_at(T0 + dt.timedelta(seconds=2))
     finally:
         if listener is not None:
             listener.close()
@@ -304,7 +322,7 @@ def test_a_delivery_that_is_gone_fails_its_event_with_the_reason(receivers):
     configure("acme", url=receiver.url_for("/hook"))
     orphan = events.new_event("acme", "request-delivery", delivery(99), T0)
     table.client().put_item(TableName=table.name(), Item=table.to_item(orphan))
-    dispatcher.dispatch_due(T0)
+    dispatch_at(T0)
     failed = stored(orphan)
     assert failed["status"] == "FAILED" and failed["reason"] == "delivery 99 no longer exists"
     assert receiver.log == []
@@ -315,7 +333,7 @@ def test_no_event_is_claimed_after_the_deadline(receivers):
     receiver.expect_request("/hook").respond_with_data("ok")
     configure("acme", url=receiver.url_for("/hook"))
     event = write_event("acme", now=T0)
-    summary = dispatcher.dispatch_due(T0, deadline=T0 - dt.timedelta(seconds=1))
+    summary = dispatch_at(T0, deadline=T0 - dt.timedelta(seconds=1))
     assert summary["delivered"] == 0 and receiver.log == []
     assert stored(event)["attempts"] == 0 and stored(event)["next_attempt_at"] == event["next_attempt_at"]
 
@@ -327,10 +345,10 @@ def test_events_parked_for_24_hours_fail_with_the_receivers_last_error(receivers
     waiting = write_event("other", data=delivery(2), now=T0)
     events.park("other", T0 + dt.timedelta(hours=40), "the receiver answered 503")
 
-    assert dispatcher.dispatch_due(T0 + dt.timedelta(hours=23, minutes=59))["held_back"] == 1
+    assert dispatch_at(T0 + dt.timedelta(hours=23, minutes=59))["held_back"] == 1
     assert stored(waiting)["next_attempt_at"] == iso(T0 + dt.timedelta(hours=40))
     events.postpone(stored(waiting), T0 + dt.timedelta(hours=24))  # as if an earlier park had ended then
-    assert dispatcher.dispatch_due(T0 + dt.timedelta(hours=24, minutes=1))["failed"] == 1
+    assert dispatch_at(T0 + dt.timedelta(hours=24, minutes=1))["failed"] == 1
 
     held = stored(waiting)
     assert held["status"] == "FAILED" and held["attempts"] == 0 and "GSI1PK" not in held

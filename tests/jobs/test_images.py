@@ -6,13 +6,25 @@ import threading
 import pytest
 from werkzeug import Response
 
-from chalicelib.jobs import images, outbound
+from chalicelib.adapters import outbound
+from chalicelib.jobs import images as job
+from chalicelib.service import clock
+from chalicelib.service import images
 from chalicelib.store import keys, table
 from chalicelib.store.events import iso
 
 # Product writes queue their image at the real time; the job runs "later" than any write of a test.
 LATER = dt.datetime.now(dt.timezone.utc).replace(microsecond=0) + dt.timedelta(hours=1)
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 100
+
+
+pytestmark = pytest.mark.usefixtures("fake_clock")
+
+
+def download_at(moment: dt.datetime, **options) -> dict:
+    """One run of the image job with the clock at `moment`."""
+    clock.current().set(moment)
+    return job.run(**options)
 
 
 @pytest.fixture(autouse=True)
@@ -51,7 +63,7 @@ def test_a_downloaded_image_fills_etag_and_last_modified_from_the_response(catal
     written = create(catalogue, {"url": url})
     assert written.data["image"] == {"url": url}
 
-    assert images.download_pending_images(LATER)["downloaded"] == 1
+    assert download_at(LATER)["downloaded"] == 1
 
     read = catalogue.get("/products/cola")
     assert read.data["image"] == {"url": url, "etag": '"v1"', "last_modified": "2015-10-21T07:28:00.000Z"}
@@ -63,10 +75,31 @@ def test_a_downloaded_image_fills_etag_and_last_modified_from_the_response(catal
     assert stored["image_meta"]["content_type"] == "image/png"
 
 
+def test_a_download_that_fills_the_image_is_a_product_updated_in_the_feed_at_its_time(catalogue, httpserver):
+    create(catalogue, {"url": serve_png(httpserver, headers={"ETag": '"v1"'})})
+    before = catalogue.get("/changes?after=latest").data["max_sequence"]
+
+    download_at(LATER)
+
+    assert catalogue.get(f"/changes?after={before}").data["changes"] == [
+        {"sequence": before + 1, "type": "product.updated", "resource": "product", "id": "cola", "at": iso(LATER)}
+    ]
+
+
+def test_a_download_that_fills_nothing_appends_no_feed_entry(catalogue, httpserver):
+    url = serve_png(httpserver)
+    create(catalogue, {"url": url, "etag": "mine", "last_modified": "2015-10-21T07:28:00.000Z"})
+    before = catalogue.get("/changes?after=latest").data["max_sequence"]
+
+    assert download_at(LATER)["downloaded"] == 1
+
+    assert catalogue.get(f"/changes?after={before}").data["changes"] == []
+
+
 def test_without_cache_headers_the_etag_is_the_sha256_and_last_modified_the_download_time(catalogue, httpserver):
     url = serve_png(httpserver)
     create(catalogue, {"url": url})
-    images.download_pending_images(LATER)
+    download_at(LATER)
     image = catalogue.get("/products/cola").data["image"]
     assert image == {"url": url, "etag": hashlib.sha256(PNG).hexdigest(), "last_modified": iso(LATER)}
 
@@ -74,7 +107,7 @@ def test_without_cache_headers_the_etag_is_the_sha256_and_last_modified_the_down
 def test_a_given_etag_is_kept_and_only_last_modified_is_filled(catalogue, httpserver):
     url = serve_png(httpserver, headers={"ETag": '"server"', "Last-Modified": "Wed, 21 Oct 2015 07:28:00 GMT"})
     create(catalogue, {"url": url, "etag": "mine"})
-    images.download_pending_images(LATER)
+    download_at(LATER)
     assert catalogue.get("/products/cola").data["image"] == {
         "url": url,
         "etag": "mine",
@@ -85,10 +118,10 @@ def test_a_given_etag_is_kept_and_only_last_modified_is_filled(catalogue, httpse
 def test_an_image_already_downloaded_is_not_fetched_again_when_the_product_changes(catalogue, httpserver):
     url = serve_png(httpserver, headers={"ETag": '"v1"'})
     create(catalogue, {"url": url})
-    images.download_pending_images(LATER)
+    download_at(LATER)
     assert catalogue.patch("/products/cola", {"price": 150}).status_code == 200
 
-    summary = images.download_pending_images(LATER + dt.timedelta(minutes=1))
+    summary = download_at(LATER + dt.timedelta(minutes=1))
 
     assert summary["unchanged"] == 1
     assert len(httpserver.log) == 1
@@ -97,10 +130,10 @@ def test_an_image_already_downloaded_is_not_fetched_again_when_the_product_chang
 
 def test_a_new_url_is_downloaded_again(catalogue, httpserver):
     create(catalogue, {"url": serve_png(httpserver, "/a.png", {"ETag": '"a"'})})
-    images.download_pending_images(LATER)
+    download_at(LATER)
     new_url = serve_png(httpserver, "/b.png", {"ETag": '"b"'})
     catalogue.patch("/products/cola", {"image": {"url": new_url}})
-    images.download_pending_images(LATER + dt.timedelta(minutes=1))
+    download_at(LATER + dt.timedelta(minutes=1))
     assert catalogue.get("/products/cola").data["image"]["etag"] == '"b"'
 
 
@@ -117,7 +150,7 @@ def assert_failed(catalogue, message, before):
 def test_an_image_over_10_mib_is_refused(catalogue, httpserver):
     httpserver.expect_request("/big.png").respond_with_data(b"\x00" * (10 * 1024 * 1024 + 1), content_type="image/png")
     before = create(catalogue, {"url": httpserver.url_for("/big.png")}).data
-    assert images.download_pending_images(LATER)["failed"] == 1
+    assert download_at(LATER)["failed"] == 1
     assert_failed(catalogue, "more than 10485760 bytes", before)
 
 
@@ -128,28 +161,28 @@ def test_an_image_streamed_past_10_mib_without_a_length_is_cut_off(catalogue, ht
 
     httpserver.expect_request("/stream.png").respond_with_handler(endless)
     before = create(catalogue, {"url": httpserver.url_for("/stream.png")}).data
-    images.download_pending_images(LATER)
+    download_at(LATER)
     assert_failed(catalogue, "more than 10485760 bytes", before)
 
 
 def test_an_image_of_exactly_10_mib_is_accepted(catalogue, httpserver):
     httpserver.expect_request("/max.png").respond_with_data(b"\x00" * (10 * 1024 * 1024), content_type="image/png")
     create(catalogue, {"url": httpserver.url_for("/max.png")})
-    assert images.download_pending_images(LATER)["downloaded"] == 1
+    assert download_at(LATER)["downloaded"] == 1
     assert item()["image_meta"]["size"] == 10 * 1024 * 1024
 
 
 def test_a_response_that_is_not_an_image_is_refused(catalogue, httpserver):
     httpserver.expect_request("/page").respond_with_data("<html></html>", content_type="text/html")
     before = create(catalogue, {"url": httpserver.url_for("/page")}).data
-    images.download_pending_images(LATER)
+    download_at(LATER)
     assert_failed(catalogue, "Content-Type text/html is not an image/* type", before)
 
 
 def test_an_error_status_is_recorded(catalogue, httpserver):
     httpserver.expect_request("/gone.png").respond_with_data("", status=404)
     before = create(catalogue, {"url": httpserver.url_for("/gone.png")}).data
-    images.download_pending_images(LATER)
+    download_at(LATER)
     assert_failed(catalogue, "the server answered 404", before)
 
 
@@ -157,7 +190,7 @@ def test_a_loopback_address_is_refused_unless_allowed(catalogue, httpserver, mon
     monkeypatch.setenv("ALLOW_PRIVATE_IMAGE_HOSTS", "false")
     url = serve_png(httpserver).replace("localhost", "127.0.0.1")
     before = create(catalogue, {"url": url}).data
-    images.download_pending_images(LATER)
+    download_at(LATER)
     assert httpserver.log == []  # refused before connecting
     assert_failed(catalogue, "127.0.0.1, a private, loopback, link-local or reserved address", before)
 
@@ -192,7 +225,7 @@ def test_up_to_three_redirects_are_followed(catalogue, httpserver):
         httpserver.expect_request(f"/r{hop}").respond_with_data("", status=302, headers={"Location": f"/r{hop + 1}"})
     serve_png(httpserver, "/r3", {"ETag": '"end"'})
     create(catalogue, {"url": httpserver.url_for("/r0")})
-    assert images.download_pending_images(LATER)["downloaded"] == 1
+    assert download_at(LATER)["downloaded"] == 1
     assert catalogue.get("/products/cola").data["image"]["etag"] == '"end"'
 
 
@@ -201,7 +234,7 @@ def test_a_fourth_redirect_is_refused(catalogue, httpserver):
         httpserver.expect_request(f"/r{hop}").respond_with_data("", status=301, headers={"Location": f"/r{hop + 1}"})
     serve_png(httpserver, "/r4")
     before = create(catalogue, {"url": httpserver.url_for("/r0")}).data
-    images.download_pending_images(LATER)
+    download_at(LATER)
     assert_failed(catalogue, "more than 3 redirects", before)
 
 
@@ -219,7 +252,7 @@ def test_a_redirect_to_a_private_address_is_refused(catalogue, httpserver, monke
     target = serve_png(httpserver, "/inside.png").replace("localhost", "127.0.0.1")
     httpserver.expect_request("/out").respond_with_data("", status=302, headers={"Location": target})
     before = create(catalogue, {"url": httpserver.url_for("/out")}).data
-    images.download_pending_images(LATER)
+    download_at(LATER)
     assert len(checked) == 2
     assert_failed(catalogue, "127.0.0.1, a private", before)
 
@@ -237,11 +270,11 @@ def test_a_change_to_the_product_during_the_download_is_not_overwritten(catalogu
     serve_png(httpserver, "/second.png", {"ETag": '"second"'})
     create(catalogue, {"url": httpserver.url_for("/first.png")})
 
-    assert images.download_pending_images(LATER)["changed"] == 1
+    assert download_at(LATER)["changed"] == 1
     assert changed.is_set()
     read = catalogue.get("/products/cola").data
     assert read["price"] == 99 and read["image"] == {"url": httpserver.url_for("/second.png")}
-    assert images.download_pending_images(LATER + dt.timedelta(minutes=1))["downloaded"] == 1
+    assert download_at(LATER + dt.timedelta(minutes=1))["downloaded"] == 1
     assert catalogue.get("/products/cola").data["image"]["etag"] == '"second"'
 
 
@@ -252,7 +285,7 @@ def test_the_same_image_rewritten_during_the_download_gets_the_result(catalogue,
 
     httpserver.expect_request("/cola.png").respond_with_handler(change_then_answer)
     create(catalogue, {"url": httpserver.url_for("/cola.png")})
-    assert images.download_pending_images(LATER)["downloaded"] == 1
+    assert download_at(LATER)["downloaded"] == 1
     read = catalogue.get("/products/cola").data
     assert read["price"] == 99 and read["image"]["etag"] == '"v1"'
     assert "GSI3PK" not in item()
@@ -261,10 +294,10 @@ def test_the_same_image_rewritten_during_the_download_gets_the_result(catalogue,
 def test_the_product_write_queues_its_image_and_removing_the_image_unqueues_it(catalogue, httpserver):
     create(catalogue, {"url": serve_png(httpserver)})
     queued = item()
-    assert queued["image_status"] == "PENDING" and queued["GSI3PK"] == keys.IMAGES_PENDING
+    assert queued["image_status"] == "PENDING" and queued["GSI3PK"] == keys.queue_partition(keys.IMAGES_PENDING, "acme")
     assert catalogue.patch("/products/cola", {"image": None}).status_code == 200
     assert "GSI3PK" not in item() and "image_status" not in item()
-    assert images.download_pending_images(LATER)["due"] == 0
+    assert download_at(LATER)["due"] == 0
     assert httpserver.log == []
 
 
@@ -272,22 +305,22 @@ def test_a_download_claimed_by_a_job_that_died_is_done_by_the_next(catalogue, ht
     from chalicelib.store import product_images
 
     create(catalogue, {"url": serve_png(httpserver)})
-    assert product_images.claim(item(), LATER + images.LEASE) is not None  # ...and the job dies
-    assert images.download_pending_images(LATER + dt.timedelta(seconds=5))["due"] == 0
-    assert images.download_pending_images(LATER + images.LEASE + dt.timedelta(seconds=1))["downloaded"] == 1
+    assert product_images.claim(product_images.get("acme", "cola"), LATER + images.LEASE) is not None  # ...and the job dies
+    assert download_at(LATER + dt.timedelta(seconds=5))["due"] == 0
+    assert download_at(LATER + images.LEASE + dt.timedelta(seconds=1))["downloaded"] == 1
 
 
 def test_the_table_stream_downloads_a_newly_queued_image_and_ignores_the_jobs_own_writes(catalogue, httpserver):
     from chalice.test import Client
 
     from app import app
-    from chalicelib.jobs import handlers
+    from chalicelib.service import background
 
     create(catalogue, {"url": serve_png(httpserver)})
     queued = table.to_item(item())
     downloading = dict(queued, image_status={"S": "DOWNLOADING"})
-    assert handlers.wakes_work("MODIFY", queued) == (False, True)
-    assert handlers.wakes_work("MODIFY", downloading) == (False, False)
+    assert background.woken("MODIFY", queued) == background.Woken(None, True, False)
+    assert background.woken("MODIFY", downloading) == background.Woken(None, False, False)
     record = {
         "eventID": "1",
         "eventName": "INSERT",
@@ -350,13 +383,13 @@ def test_a_product_at_the_item_size_limit_with_a_failing_image_ends_failed_and_t
     _pad_to_the_item_limit("huge", slack)
     create(catalogue, {"url": serve_png(httpserver)})
 
-    summary = images.download_pending_images(LATER)
+    summary = download_at(LATER)
 
     assert item("huge")["image_status"] == "FAILED"
     assert "GSI3PK" not in item("huge")
     assert item()["image_status"] == "DONE"
     assert summary["failed"] == 1 and summary["downloaded"] == 1
-    assert images.download_pending_images(LATER + dt.timedelta(minutes=5))["due"] == 0  # never stuck
+    assert download_at(LATER + dt.timedelta(minutes=5))["due"] == 0  # never stuck
     assert ("too large to mark" in caplog.text) == (slack == 0)
     assert ("cannot hold the result" in caplog.text) == (slack == 60)
 
@@ -367,11 +400,30 @@ def test_one_products_trouble_does_not_stop_the_run(catalogue, httpserver, monke
     real_claim = images.product_images.claim
 
     def claim(queued, lease_until):
-        if queued["SK"].endswith("#a") or queued["SK"].endswith("PRODUCT#a"):
+        if queued["product_id"] == "a":
             raise RuntimeError("DynamoDB hiccup")
         return real_claim(queued, lease_until)
 
     monkeypatch.setattr(images.product_images, "claim", claim)
-    summary = images.download_pending_images(LATER)
+    summary = download_at(LATER)
     assert item("b")["image_status"] == "DONE" and summary["downloaded"] == 1
     assert item("a")["image_status"] == "PENDING"  # still queued for the next run
+
+
+def test_images_take_turns_per_account_so_one_accounts_many_images_do_not_hold_up_anothers(catalogue, httpserver):
+    from tests.conftest import OTHER_TOKEN
+
+    url = serve_png(httpserver)
+    for n in range(job.BATCH + 5):  # more than one run downloads
+        create(catalogue, {"url": f"{url}?n={n}"}, product_id=f"p{n:02d}")
+    clock.current().advance(1)
+    assert catalogue.put("/categories/drinks", {"name": "Drinks"}, token=OTHER_TOKEN).status_code == 200
+    body = {"id": "o1", "status": "ACTIVE", "category": "drinks", "name": "Tonic", "image": {"url": url}}
+    assert catalogue.post("/products", body, token=OTHER_TOKEN).status_code == 200
+
+    summary = download_at(LATER)
+
+    assert summary["downloaded"] == job.BATCH
+    assert "etag" in catalogue.get("/products/o1", token=OTHER_TOKEN).data["image"]  # in the first run, second turn
+    statuses = [item(f"p{n:02d}")["image_status"] for n in range(job.BATCH + 5)]
+    assert statuses == ["DONE"] * (job.BATCH - 1) + ["PENDING"] * 6

@@ -2,11 +2,11 @@
 is created again and counted, no cell makes an item or the report outgrow its limit, and the counts stay exact
 after a crash at any write of a slice."""
 import datetime as dt
-import time
 
 import pytest
 
 from chalicelib.jobs import imports as job
+from chalicelib.service import clock
 from chalicelib.store import categories, table
 from chalicelib.store import imports as store
 from tests.conftest import OTHER_TOKEN
@@ -14,9 +14,14 @@ from tests.conftest import OTHER_TOKEN
 CSV = {"Content-Type": "text/csv"}
 COUNTS = ("rows", "processed", "created", "updated", "unchanged", "invalid", "categories_created", "error_count")
 
+pytestmark = pytest.mark.usefixtures("fake_clock")
 
-def later(minutes=0):
-    return dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=1, minutes=minutes)
+
+def run(minutes=0) -> dict:
+    """One run of the import job, `minutes` later by the clock, with a minute to work (the fake clock moves only
+    as the test says)."""
+    clock.current().advance(dt.timedelta(minutes=minutes))
+    return job.advance_imports(clock.after(60))
 
 
 def upload(api, text: str, token=...) -> str:
@@ -26,8 +31,9 @@ def upload(api, text: str, token=...) -> str:
 
 
 def run_until_done(minutes=0):
+    clock.current().advance(dt.timedelta(minutes=minutes))
     for _ in range(20):
-        if not job.advance_imports(later(minutes), time.monotonic() + 60)["due"]:
+        if not run()["due"]:
             return
     raise AssertionError("the import did not finish")
 
@@ -211,7 +217,7 @@ def _import_with(api, monkeypatch, token, crash_at=0, after=False):
     real = table.client()
     crashing = CrashingClient(real, crash_at, after)
     monkeypatch.setattr(table, "client", lambda: crashing)
-    job.advance_imports(later(), time.monotonic() + 60)
+    run()
     monkeypatch.setattr(table, "client", lambda: real)
     run_until_done(minutes=5)  # after the dead job's lease ran out
     return import_id, crashing.writes

@@ -4,16 +4,15 @@ never fails as a whole, its report stays under 1 MiB, and every product it write
 and ordered."""
 import csv
 import io
-import time
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chalicelib.domain import catalogue_import as ci
 from chalicelib.domain.limits import IMPORT_QUOTED_CHARS, IMPORT_REPORT_BYTES
-from chalicelib.jobs import imports as job
 from tests.api.deliveries_helpers import CUSTOMER_TOKEN, USER, shop  # noqa: F401 - the fixture
-from tests.jobs.test_import_hardening import later
+from tests.jobs.test_import_hardening import run
 
 IDS = st.sampled_from(["cola", "fanta", "beer-1", "wine_2", "x" * 128, "bad id", "Ä", "w" * 129])
 WILD = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=200)
@@ -34,6 +33,8 @@ VALUES = {
     ci.BUNDLE_TYPE: st.sampled_from(["", "CT", "PX", "zz"]),
     ci.GTIN: st.sampled_from(["", "4006381333931", "123"]),
 }
+pytestmark = pytest.mark.usefixtures("fake_clock")
+
 OTHER_COLUMNS = [c for c in ci.COLUMNS if c not in VALUES and c != ci.IMAGE]
 
 
@@ -53,7 +54,7 @@ def files(draw):
 
 def _run_until_done():
     for _ in range(30):
-        if not job.advance_imports(later(), time.monotonic() + 60)["due"]:
+        if not run()["due"]:
             return
     raise AssertionError("the import did not finish")
 

@@ -1,21 +1,25 @@
 """The import job: bounded slices, resuming after a crash without duplicating or losing rows, retrying rows that
 changed meanwhile, and taking turns between imports (decisions §12)."""
 import datetime as dt
-import time
+import threading
 
 import pytest
 
 from chalicelib.jobs import imports as job
+from chalicelib.service import clock
 from chalicelib.service import imports as service
 from chalicelib.store import imports as store
 from chalicelib.store import products
 
 CSV = {"Content-Type": "text/csv"}
-SOON = dt.timedelta(seconds=1)
+
+pytestmark = pytest.mark.usefixtures("fake_clock")
 
 
-def now(later=SOON):
-    return dt.datetime.now(dt.timezone.utc) + later
+def run(later: dt.timedelta = dt.timedelta(0), seconds: float = 60) -> dict:
+    """One run of the import job, `later` after the clock's time now, with `seconds` to work."""
+    clock.current().advance(later)
+    return job.advance_imports(clock.after(seconds))
 
 
 def catalogue(count: int, price: str = "1,50", prefix: str = "p") -> str:
@@ -64,12 +68,12 @@ def test_a_crash_mid_import_resumes_without_duplicating_or_losing_rows(api, smal
         return outcome
 
     monkeypatch.setattr(store, "commit", crashing_commit)
-    assert job.advance_imports(now(), time.monotonic() + 60)["crashed"] == 1
+    assert run()["crashed"] == 1
     midway = report(api, import_id)
     assert midway["status"] == "RUNNING" and midway["processed"] == (30 if crash_after_write else 20)
     # Nothing happens while the dead job's lease holds; after it ends, the next run resumes from the checkpoint.
-    assert job.advance_imports(now(), time.monotonic() + 60)["due"] == 0
-    assert job.advance_imports(now(dt.timedelta(minutes=5)), time.monotonic() + 60)["done"] == 1
+    assert run()["due"] == 0
+    assert run(dt.timedelta(minutes=5))["done"] == 1
     final = report(api, import_id)
     assert {k: final[k] for k in ("rows", "processed", "created", "updated", "unchanged", "invalid", "error_count")} == {
         "rows": 45, "processed": 45, "created": 44, "updated": 0, "unchanged": 0, "invalid": 1, "error_count": 1,
@@ -80,7 +84,7 @@ def test_a_crash_mid_import_resumes_without_duplicating_or_losing_rows(api, smal
 
 def test_a_row_changed_between_read_and_write_is_read_again_and_nothing_is_lost(api, small_chunks, monkeypatch):
     upload(api, catalogue(3))
-    assert job.advance_imports(now(), time.monotonic() + 60)["done"] == 1
+    assert run()["done"] == 1
     import_id = upload(api, catalogue(3, price="2"))
     original = store.stored_products
     reads = {"n": 0}
@@ -94,72 +98,124 @@ def test_a_row_changed_between_read_and_write_is_read_again_and_nothing_is_lost(
         return found
 
     monkeypatch.setattr(store, "stored_products", read_then_patch)
-    assert job.advance_imports(now(), time.monotonic() + 60)["done"] == 1
+    assert run()["done"] == 1
     assert reads["n"] == 2  # the chunk was read again after its transaction was cancelled
     assert report(api, import_id)["updated"] == 3
     product = api.get("/products/p0001").data
     assert product["price"] == 200 and product["delivery_days"] == {"2": {"lead_days": 1}}
 
 
-def test_an_import_takes_turns_with_other_accounts_imports(api, small_chunks, monkeypatch):
+@pytest.fixture
+def chunks_take_two_seconds(monkeypatch, small_chunks):
+    """Each committed chunk moves the clock on by 2 s: slices end by the clock, not by the machine's speed."""
+    original = store.commit
+
+    def commit(*args):
+        outcome = original(*args)
+        clock.current().advance(2)
+        return outcome
+
+    monkeypatch.setattr(store, "commit", commit)
+
+
+def test_an_import_takes_turns_with_other_accounts_imports(api, chunks_take_two_seconds):
     big = upload(api, catalogue(60))
-    time.sleep(0.002)
     from tests.conftest import OTHER_TOKEN
 
+    clock.current().advance(0.001)
     small = upload(api, catalogue(5, prefix="o"), token=OTHER_TOKEN)
-    monkeypatch.setattr(job, "SLICE_SECONDS", service.CHUNK_SECONDS + 0.5)  # a few chunks per turn
-    job.advance_imports(now(), time.monotonic() + 60)
+    # One turn each: the big import's 10 s slice holds three chunks (2 s each, and no chunk starts with less than
+    # CHUNK_SECONDS left), then the small one runs.
+    summary = run(seconds=job.SLICE_SECONDS + 7)  # no time for a second round
+    assert summary["done"] == 1 and summary["paused"] == 1
     assert report(api, small, token=OTHER_TOKEN)["status"] == "DONE"
-    assert report(api, big)["status"] == "RUNNING"
-    while job.advance_imports(now(), time.monotonic() + 60)["due"]:
+    assert report(api, big)["status"] == "RUNNING" and report(api, big)["processed"] == 30
+    while run()["due"]:
         pass
     assert report(api, big)["created"] == 60
+
+
+def test_25_large_imports_of_one_account_do_not_hold_up_anothers_small_import(api, chunks_take_two_seconds):
+    """Decisions §10: work is shared between accounts, not jobs: the small import finishes in the first round,
+    after one turn of the busy account (at most SLICE_SECONDS of the clock)."""
+    from tests.conftest import OTHER_TOKEN
+
+    big = [upload(api, catalogue(100, prefix=f"b{n:02d}-")) for n in range(25)]
+    clock.current().advance(1)
+    small = upload(api, catalogue(2, prefix="o"), token=OTHER_TOKEN)
+    assert run(seconds=job.SLICE_SECONDS + 2 * service.CHUNK_SECONDS)["done"] == 1
+    finished = report(api, small, token=OTHER_TOKEN)
+    assert finished["status"] == "DONE" and finished["created"] == 2
+    waited = dt.datetime.fromisoformat(finished["finished_at"]) - dt.datetime.fromisoformat(finished["submitted_at"])
+    assert waited <= dt.timedelta(seconds=job.SLICE_SECONDS + 4)  # one turn of the busy account, then its own 2 s
+    assert [report(api, i)["status"] for i in big] == ["RUNNING"] * 25
+
+
+def test_an_import_queued_during_another_accounts_slice_goes_next(api, chunks_take_two_seconds, monkeypatch):
+    """Not behind the busy account's older imports: the next round serves accounts not yet served first."""
+    from tests.conftest import OTHER_TOKEN
+
+    flood = [upload(api, catalogue(100, prefix=f"b{n}-")) for n in range(3)]
+    queued, counted = {}, store.commit
+
+    def commit(*args):
+        outcome = counted(*args)
+        if not queued:  # the other account uploads while the flood's first slice runs
+            queued["id"] = upload(api, catalogue(2, prefix="o"), token=OTHER_TOKEN)
+        return outcome
+
+    monkeypatch.setattr(store, "commit", commit)
+    run(seconds=job.SLICE_SECONDS + 7)  # the flood's slice, then time to start one more turn
+    assert report(api, queued["id"], token=OTHER_TOKEN)["status"] == "DONE"
+    assert sorted(report(api, i)["processed"] for i in flood) == [0, 0, 30]  # one slice of the flood only
 
 
 def test_an_import_that_keeps_crashing_its_job_fails_with_the_reason(api, monkeypatch):
     import_id = upload(api, catalogue(2))
     monkeypatch.setattr(store, "stored_products", lambda *a: (_ for _ in ()).throw(RuntimeError("boom")))
     for minutes in range(1, service.MAX_STALLS + 3):
-        job.advance_imports(now(dt.timedelta(minutes=2 * minutes)), time.monotonic() + 60)
+        run(dt.timedelta(minutes=2))
     final = report(api, import_id)
     assert final["status"] == "FAILED"
     assert final["reason"] == "processing stopped at row 1 of the file repeatedly"
-    assert job.advance_imports(now(dt.timedelta(hours=1)), time.monotonic() + 60)["due"] == 0
+    assert run(dt.timedelta(hours=1))["due"] == 0
 
 
 def test_no_slice_starts_a_chunk_past_its_deadline(api):
     upload(api, catalogue(3))
-    assert job.advance_imports(now(), time.monotonic() + service.CHUNK_SECONDS / 2)["due"] == 1
+    assert run(seconds=service.CHUNK_SECONDS / 2)["due"] == 1
     assert all_products(api) == []  # not even claimed: too little time left
 
 
 def test_the_stream_wakes_the_job_for_queued_imports_only():
-    assert job.wakes("INSERT", {"GSI3PK": {"S": "IMPORT#PENDING"}})
-    assert job.wakes("MODIFY", {"GSI3PK": {"S": "IMPORT#PENDING"}})  # given back after a slice
-    assert not job.wakes("MODIFY", {"GSI3PK": {"S": "IMPORT#PENDING"}, "lease": {"S": "t"}})  # a checkpoint
-    assert not job.wakes("INSERT", {"GSI3PK": {"S": "IMAGE#PENDING"}})
+    from chalicelib.service.background import woken
+
+    assert woken("INSERT", {"GSI3PK": {"S": "IMPORT#PENDING#3"}}).import_
+    assert woken("INSERT", {"GSI3PK": {"S": "IMPORT#PENDING"}}).import_  # queued before the shards
+    assert woken("MODIFY", {"GSI3PK": {"S": "IMPORT#PENDING#3"}}).import_  # given back after a slice
+    assert not woken("MODIFY", {"GSI3PK": {"S": "IMPORT#PENDING#3"}, "lease": {"S": "t"}}).import_  # a checkpoint
+    assert not woken("INSERT", {"GSI3PK": {"S": "IMAGE#PENDING#3"}}).import_
 
 
 def test_a_phase_run_advances_imports_until_its_deadline(api):
     import_id = upload(api, catalogue(3))
-    start = now()
-    assert job.run_phase(start + dt.timedelta(seconds=60), lambda: start)["done"] == 1
+    from chalicelib.jobs import handlers
+
+    assert handlers.IMPORTS.run(clock.after(60))["done"] == 1
     assert report(api, import_id)["created"] == 3
     other = upload(api, catalogue(3, prefix="q"))
-    assert job.run_phase(start, lambda: start)["done"] == 0  # no time left: nothing is claimed
+    assert handlers.IMPORTS.run(clock.now())["done"] == 0  # no time left: nothing is claimed
     assert report(api, other)["status"] == "RUNNING"
 
 
 def test_finished_imports_leave_no_rows_behind(api):
     import_id = upload(api, catalogue(3))
-    job.advance_imports(now(), time.monotonic() + 60)
+    run()
     assert store.batch.get_items([store.keys.import_rows_key("acme", import_id, 0)], consistent=True) == {}
     assert products.get("acme", "p0000") is not None
 
 
 def test_the_make_run_loop_runs_imports_until_stopped(api):
-    import threading
-
     import_id = upload(api, catalogue(3))
     stop = threading.Event()
     loop = threading.Thread(target=job.run_forever, args=(stop,))
@@ -168,7 +224,7 @@ def test_the_make_run_loop_runs_imports_until_stopped(api):
         for _ in range(100):
             if report(api, import_id)["status"] == "DONE":
                 break
-            time.sleep(0.1)
+            stop.wait(0.1)  # polling for a condition (bounded), not forcing an interleaving
     finally:
         stop.set()
         loop.join(timeout=10)

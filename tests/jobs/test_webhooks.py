@@ -10,11 +10,13 @@ from standardwebhooks import Webhook
 from werkzeug import Response
 
 from chalicelib.jobs import webhooks as dispatcher
+from chalicelib.service import clock
+from chalicelib.service import event_sending as sending
 from chalicelib.store import events, keys, table
 
-from .support import T0, configure, delivery, stored, write_event
+from .support import T0, dispatch_at, configure, delivery, stored, write_event
 
-pytestmark = pytest.mark.usefixtures("accounts_ready")
+pytestmark = pytest.mark.usefixtures("accounts_ready", "fake_clock")
 
 
 def received(httpserver):
@@ -24,10 +26,10 @@ def received(httpserver):
 def test_an_event_arrives_signed_with_the_account_secret(httpserver):
     settings = configure(url=httpserver.url_for("/hook"))
     httpserver.expect_request("/hook", method="POST").respond_with_data("thanks", status=200)
-    now = dt.datetime.now(dt.timezone.utc)  # the receiver checks the signature's timestamp against its clock
+    now = clock.now()  # the receiver checks the signature's timestamp against its clock
     event = write_event(now=now)
 
-    summary = dispatcher.dispatch_due(now)
+    summary = dispatch_at(now)
 
     assert summary["delivered"] == 1
     (request,) = received(httpserver)
@@ -50,7 +52,7 @@ def test_an_event_arrives_signed_with_the_account_secret(httpserver):
 def test_the_delivery_in_an_event_lists_its_fields_in_the_interfaces_order(httpserver):
     configure(url=httpserver.url_for("/hook"))
     httpserver.expect_request("/hook", method="POST").respond_with_data("", status=200)
-    now = dt.datetime.now(dt.timezone.utc)
+    now = clock.now()
 
     def reversed_keys(value):  # as a store may hand a map back: in any order
         if isinstance(value, dict):
@@ -58,7 +60,7 @@ def test_the_delivery_in_an_event_lists_its_fields_in_the_interfaces_order(https
         return [reversed_keys(v) for v in value] if isinstance(value, list) else value
 
     write_event(data=reversed_keys(delivery()), now=now)
-    dispatcher.dispatch_due(now)
+    dispatch_at(now)
     (request,) = received(httpserver)
     data = json.loads(request.get_data(as_text=True))["data"]
     assert list(data) == ["id", "type", "status", "customer", "request", "responses"]
@@ -70,9 +72,9 @@ def test_the_delivery_in_an_event_lists_its_fields_in_the_interfaces_order(https
 def test_a_signature_made_with_another_secret_does_not_verify(httpserver):
     configure(url=httpserver.url_for("/hook"))
     httpserver.expect_request("/hook").respond_with_data("")
-    now = dt.datetime.now(dt.timezone.utc)
+    now = clock.now()
     write_event(now=now)
-    dispatcher.dispatch_due(now)
+    dispatch_at(now)
     (request,) = received(httpserver)
     other_secret = configure("other", url="https://example.com/hook")["signing_secret"]
     with pytest.raises(Exception, match="signature"):
@@ -85,15 +87,15 @@ def test_a_500_is_retried_after_a_backoff_with_the_same_webhook_id(httpserver):
     httpserver.expect_request("/hook").respond_with_data("ok", status=201)
     event = write_event()
 
-    assert dispatcher.dispatch_due(T0)["retrying"] == 1
+    assert dispatch_at(T0)["retrying"] == 1
     pending = stored(event)
     assert pending["status"] == "PENDING"
     assert pending["attempt_log"][0]["status_code"] == 500
     next_at = dt.datetime.fromisoformat(pending["next_attempt_at"].replace("Z", "+00:00"))
     assert dt.timedelta(seconds=30) <= next_at - T0 < dt.timedelta(seconds=31)
 
-    assert dispatcher.dispatch_due(T0 + dt.timedelta(seconds=10))["due"] == 0  # not yet due
-    assert dispatcher.dispatch_due(T0 + dt.timedelta(seconds=31))["delivered"] == 1
+    assert dispatch_at(T0 + dt.timedelta(seconds=10))["due"] == 0  # not yet due
+    assert dispatch_at(T0 + dt.timedelta(seconds=31))["delivered"] == 1
 
     first, second = received(httpserver)
     assert first.headers["webhook-id"] == second.headers["webhook-id"] == event["event_id"]
@@ -107,7 +109,7 @@ def test_any_answer_but_200_or_201_is_retried(httpserver, status):
     configure(url=httpserver.url_for("/hook"))
     httpserver.expect_request("/hook").respond_with_data("", status=status, headers={"Location": "/elsewhere"})
     event = write_event()
-    dispatcher.dispatch_due(T0)
+    dispatch_at(T0)
     assert stored(event)["status"] == "PENDING"
     assert stored(event)["attempt_log"][0]["status_code"] == status
 
@@ -120,7 +122,7 @@ def test_retries_back_off_exponentially_and_fail_after_24_hours(httpserver):
     now = T0
     waits = []
     while stored(event)["status"] == "PENDING":
-        dispatcher.dispatch_due(now)
+        dispatch_at(now)
         item = stored(event)
         if item["status"] != "PENDING":
             break
@@ -138,29 +140,29 @@ def test_retries_back_off_exponentially_and_fail_after_24_hours(httpserver):
     assert last - T0 >= dt.timedelta(hours=24)  # retried for at least 24 hours
     sent = len(received(httpserver))
     assert sent == failed["attempts"] == len(waits) + 1
-    assert dispatcher.dispatch_due(now + dt.timedelta(days=2))["due"] == 0
+    assert dispatch_at(now + dt.timedelta(days=2))["due"] == 0
     assert len(received(httpserver)) == sent
 
 
 def test_a_receiver_slower_than_the_timeout_counts_as_a_failed_attempt(httpserver, monkeypatch):
-    monkeypatch.setattr(dispatcher.policy, "SEND_TIMEOUT_SECONDS", 0.5)
+    monkeypatch.setattr(sending.policy, "SEND_TIMEOUT_SECONDS", 0.5)
     configure(url=httpserver.url_for("/slow"))
+    release, answered = threading.Event(), threading.Event()
 
     def slow(_request):
-        time.sleep(1.0)
+        release.wait(10)  # holds the request until the test has seen the dispatcher give up on it
+        answered.set()
         return Response("late", status=200)
 
     httpserver.expect_request("/slow").respond_with_handler(slow)
     event = write_event()
-    started = time.monotonic()
-    dispatcher.dispatch_due(T0)
-    assert time.monotonic() - started < 0.95
+    dispatch_at(T0)
+    assert not answered.is_set()  # the dispatcher stopped waiting: the receiver has not answered yet
     item = stored(event)
     assert item["status"] == "PENDING"
     assert item["attempt_log"][0]["error"].startswith("no answer within")
-    deadline = time.monotonic() + 3  # let the receiver finish, so its late answer stays in this test's log
-    while not httpserver.log and time.monotonic() < deadline:
-        time.sleep(0.05)
+    release.set()
+    assert answered.wait(10)  # its late answer lands in this test's log, not the next test's
 
 
 def test_basic_authorization_custom_headers_and_method_are_sent(httpserver):
@@ -172,7 +174,7 @@ def test_basic_authorization_custom_headers_and_method_are_sent(httpserver):
     )
     httpserver.expect_request("/hook", method="PUT", query_string="source=orders").respond_with_data("")
     write_event()
-    assert dispatcher.dispatch_due(T0)["delivered"] == 1
+    assert dispatch_at(T0)["delivered"] == 1
     (request,) = received(httpserver)
     assert request.method == "PUT"
     assert request.headers["X-Api-Key"] == "k-123" and request.headers["X-Tenant"] == "acme"
@@ -196,7 +198,7 @@ def test_concurrent_dispatchers_never_send_the_same_attempt_twice(httpserver, mo
 
     monkeypatch.setattr(events, "due", due_then_wait)
     summaries = []
-    threads = [threading.Thread(target=lambda: summaries.append(dispatcher.dispatch_due(T0))) for _ in range(2)]
+    threads = [threading.Thread(target=lambda: summaries.append(dispatch_at(T0))) for _ in range(2)]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -213,25 +215,25 @@ def test_an_event_claimed_by_a_dispatcher_that_stopped_before_sending_is_sent_by
     httpserver.expect_request("/hook").respond_with_data("")
     event = write_event()
     # A dispatcher claims the event and dies before sending it.
-    assert events.claim(event, T0 + dispatcher.LEASE) is not None
+    assert events.claim(event, T0 + sending.LEASE) is not None
 
-    assert dispatcher.dispatch_due(T0 + dt.timedelta(seconds=5))["delivered"] == 0
+    assert dispatch_at(T0 + dt.timedelta(seconds=5))["delivered"] == 0
     assert received(httpserver) == []
-    assert dispatcher.dispatch_due(T0 + dispatcher.LEASE + dt.timedelta(seconds=1))["delivered"] == 1
+    assert dispatch_at(T0 + sending.LEASE + dt.timedelta(seconds=1))["delivered"] == 1
     assert len(received(httpserver)) == 1
     assert stored(event)["status"] == "DELIVERED"
 
 
 def test_without_a_webhook_an_event_waits_and_is_sent_once_one_is_configured(httpserver):
     event = write_event()
-    assert dispatcher.dispatch_due(T0)["retrying"] == 1
+    assert dispatch_at(T0)["retrying"] == 1
     waiting = stored(event)
     assert waiting["status"] == "PENDING"
     assert waiting["attempt_log"][0]["error"] == "no receiver"
 
     configure(url=httpserver.url_for("/hook"))
     httpserver.expect_request("/hook").respond_with_data("")
-    assert dispatcher.dispatch_due(T0 + dt.timedelta(minutes=1))["delivered"] == 1
+    assert dispatch_at(T0 + dt.timedelta(minutes=1))["delivered"] == 1
     assert json.loads(received(httpserver)[0].get_data())["idempotency_key"] == event["event_id"]
 
 
@@ -243,13 +245,13 @@ def test_after_a_failed_attempt_later_events_of_the_same_delivery_wait(httpserve
     cancelled = write_event(event_type="cancel-delivery", data=delivery(7, "CANCELLED"), now=T0 + dt.timedelta(seconds=1))
     other = write_event(data=delivery(8), now=T0 + dt.timedelta(seconds=2))
 
-    summary = dispatcher.dispatch_due(T0 + dt.timedelta(seconds=3))
+    summary = dispatch_at(T0 + dt.timedelta(seconds=3))
 
     # The failed attempt parks the account: its other events wait, untried, for the retry.
     assert summary["held_back"] == 2
     assert stored(cancelled)["attempts"] == stored(other)["attempts"] == 0
     assert stored(other)["next_attempt_at"] == stored(requested)["next_attempt_at"]
-    dispatcher.dispatch_due(T0 + dt.timedelta(minutes=1))
+    dispatch_at(T0 + dt.timedelta(minutes=1))
     sent = [(json.loads(r.get_data())["type"], json.loads(r.get_data())["data"]["id"]) for r in received(httpserver)]
     assert sent == [("request-delivery", 7), ("request-delivery", 7), ("cancel-delivery", 7), ("request-delivery", 8)]
     assert {stored(e)["status"] for e in (requested, cancelled, other)} == {"DELIVERED"}
@@ -259,14 +261,14 @@ def test_a_refused_address_fails_the_event_at_once_with_its_reason(httpserver, m
     monkeypatch.setenv("ALLOW_PRIVATE_WEBHOOK_HOSTS", "false")
     configure(url=httpserver.url_for("/hook"))
     event = write_event()
-    assert dispatcher.dispatch_due(T0)["failed"] == 1
+    assert dispatch_at(T0)["failed"] == 1
     assert received(httpserver) == []
     failed = stored(event)
     assert failed["status"] == "FAILED" and failed["attempts"] == 1
     assert failed["reason"].startswith("the receiver's address was refused: localhost resolves to")
     assert "private, loopback" in failed["attempt_log"][0]["error"]
     assert "GSI1PK" not in failed
-    assert dispatcher.dispatch_due(T0 + dt.timedelta(hours=1))["due"] == 0  # never retried
+    assert dispatch_at(T0 + dt.timedelta(hours=1))["due"] == 0  # never retried
 
 
 @pytest.mark.parametrize("value, allowed", [(None, False), ("", False), ("false", False), ("true", True), ("1", True)])
@@ -287,7 +289,7 @@ def test_the_attempt_log_keeps_the_latest_attempts(httpserver, monkeypatch):
     event = write_event()
     now = T0
     for _ in range(8):
-        dispatcher.dispatch_due(now)
+        dispatch_at(now)
         now = dt.datetime.fromisoformat(stored(event)["next_attempt_at"].replace("Z", "+00:00"))
     item = stored(event)
     assert item["attempts"] == 8
@@ -303,7 +305,7 @@ def test_run_forever_delivers_a_new_event_within_seconds_and_stops(httpserver):
     runner = threading.Thread(target=dispatcher.run_forever, args=(stop, 0.05))
     runner.start()
     try:
-        event = write_event(now=dt.datetime.now(dt.timezone.utc))
+        event = write_event(now=clock.now())
         deadline = time.monotonic() + 5
         while not received(httpserver) and time.monotonic() < deadline:
             time.sleep(0.02)
@@ -339,7 +341,7 @@ def test_the_table_stream_and_the_schedule_send_due_events(httpserver):
 
     configure(url=httpserver.url_for("/hook"))
     httpserver.expect_request("/hook").respond_with_data("")
-    now = dt.datetime.now(dt.timezone.utc)
+    now = clock.now()
     first = write_event(now=now)
     with Client(app) as client:
         client.lambda_.invoke("table_stream", {"Records": [_stream_record("INSERT", table.to_item(first))]})
@@ -359,7 +361,7 @@ def test_the_stream_sends_a_new_event_the_index_does_not_show_yet(httpserver, mo
 
     configure(url=httpserver.url_for("/hook"))
     httpserver.expect_request("/hook").respond_with_data("")
-    event = write_event(now=dt.datetime.now(dt.timezone.utc))
+    event = write_event(now=clock.now())
     monkeypatch.setattr(events, "due", lambda now, limit: [])  # the index lags behind the table
     with Client(app) as client:
         client.lambda_.invoke("table_stream", {"Records": [_stream_record("INSERT", table.to_item(event))]})
@@ -371,7 +373,7 @@ def test_due_events_leave_the_index_once_delivered(httpserver):
     configure(url=httpserver.url_for("/hook"))
     httpserver.expect_request("/hook").respond_with_data("")
     write_event()
-    dispatcher.dispatch_due(T0)
+    dispatch_at(T0)
     index = table.client().query(
         TableName=table.name(),
         IndexName=keys.GSI1,
@@ -390,7 +392,7 @@ def test_a_failure_in_the_stream_handler_does_not_fail_the_batch(monkeypatch):
         raise RuntimeError("DynamoDB is unreachable")
 
     monkeypatch.setattr(dispatcher, "dispatch_new", broken)
-    event = write_event(now=dt.datetime.now(dt.timezone.utc))
+    event = write_event(now=clock.now())
     with Client(app) as client:
         client.lambda_.invoke("table_stream", {"Records": [_stream_record("INSERT", table.to_item(event))]})
     assert stored(event)["status"] == "PENDING"  # still there for the schedule

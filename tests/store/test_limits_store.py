@@ -13,11 +13,12 @@ from chalicelib.domain.product import validate_product
 from chalicelib.domain.scaled_pricing import validate_price_level
 from chalicelib.domain.errors import ValidationFailed
 from chalicelib.domain.rendering import size_in_bytes
-from chalicelib.service import accounts, clock
+from chalicelib.service import accounts
 from chalicelib.store import deliveries as delivery_store
 from chalicelib.store import events, tokens
 
 from ..conftest import SUPPLIER_TOKEN, Api
+from tests.conftest import clock_at
 
 WORST = "\x01"  # the character with the longest JSON text (\u0001): 6 bytes for one character of a length limit
 CUSTOMER_TOKEN = "limits-customer-token"
@@ -57,7 +58,7 @@ def api(engine, monkeypatch):
     from app import app
     from chalicelib.http import auth
 
-    monkeypatch.setattr(clock, "now", lambda: NOW)
+    clock_at(monkeypatch, NOW)
     auth.forget_all()
     accounts.create_account("acme", "Acme", SUPPLIER_TOKEN)
     with Client(app) as client:

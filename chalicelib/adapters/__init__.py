@@ -1,0 +1,1 @@
+"""Adapters below the service, beside the store: the outbound HTTP client."""

@@ -1,0 +1,247 @@
+"""Sending one event, and one account's turn of its due events (decisions §10; docs/jobs.md).
+
+The use case behind every trigger that sends: the dispatcher's lanes (jobs/webhooks.py: the `make run` loop, the
+table stream, the schedule) and a queued resend, which the dispatcher sends like any due event.
+
+One account's turn (`send_turn`) sends its due events one at a time, oldest first. A failed attempt parks the
+account until that event's next attempt (the backoff of its attempts): its other due events are postponed to
+then without being tried, and so leave the due index, so neither the sends nor the reads of a failing account
+grow with its backlog. A resend is tried even while its account is parked (someone asked for it).
+
+Nothing poisons the queue: the event item is small whatever the delivery (store/events.py); an event that can
+never be sent (a body over MAX_BODY_BYTES, a refused address, a delivery that is gone) is FAILED at once with
+its reason; every other failure is an attempt, counted and logged, retried with backoff and FAILED once the
+event is 24 hours old. A turn catches what goes wrong with one event, logs it and goes on.
+"""
+import base64
+import datetime as dt
+import logging
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Callable
+
+from standardwebhooks import Webhook
+
+from .. import config
+from ..adapters import outbound
+from ..domain import event_policy as policy
+from ..domain.event_policy import EventStatus
+from ..domain.timestamps import in_words, iso, parse_iso
+from ..store import events
+from ..store import webhooks as settings_store
+from . import changes, clock
+
+log = logging.getLogger("supplier-ordering.webhooks")
+
+Transport = Callable[..., outbound.Response]  # outbound.request's signature
+
+SCAN = 1000  # due events read per poll from each queue shard (parked accounts' events are not among them)
+PER_TURN = 25  # events one account's turn sends, so a busy account yields its worker now and then
+LEASE = dt.timedelta(seconds=60)  # longer than one send (10 s), its bookkeeping, and a whole invocation
+USER_AGENT = "supplier-ordering-webhooks/1"
+TOO_LARGE_TO_RECORD = "the event is too large to record its attempts"
+
+
+@dataclass(frozen=True)
+class Attempt:
+    entry: dict  # {at, status_code | error, duration_ms}
+    outcome: str  # "delivered", "retry" or "never" (can never be sent: FAILED at once)
+    reason: str | None = None
+
+
+def _headers(event: dict, hook: settings_store.Webhook, body: str, moment: dt.datetime) -> dict:
+    settings = hook.settings
+    headers = dict(settings.get("headers") or {})
+    auth = settings.get("authorization")
+    if auth:
+        pair = f"{auth['username']}:{auth['password']}".encode()
+        headers["Authorization"] = "Basic " + base64.b64encode(pair).decode()
+    headers.update(
+        {
+            "Content-Type": "application/json",
+            "User-Agent": USER_AGENT,
+            "webhook-id": event["event_id"],
+            "webhook-timestamp": str(int(moment.timestamp())),
+            "webhook-signature": Webhook(hook.signing_secret).sign(event["event_id"], moment, body),
+        }
+    )
+    return headers
+
+
+def body_of(event: dict) -> str | None:
+    """The JSON text to send (service/changes.py builds it, the same for every trigger); None when it can never
+    be sent (its delivery is gone)."""
+    return changes.event_body(event)
+
+
+def attempt(event: dict, hook: settings_store.Webhook | None, transport: Transport) -> Attempt:
+    """One try at sending the event; never raises."""
+    moment = clock.now()
+    started = time.monotonic()  # measures the attempt's duration for its log; no deadline depends on it
+    entry: dict = {"at": iso(moment)}
+
+    def done(outcome: str, reason: str | None = None, **result) -> Attempt:
+        if "error" in result:
+            result["error"] = policy.error_text(result["error"])
+        entry.update(result, duration_ms=int((time.monotonic() - started) * 1000))
+        return Attempt(entry, outcome, reason)
+
+    try:
+        if hook is None:
+            return done("retry", error=policy.NO_RECEIVER)
+        body = body_of(event)
+        if body is None:
+            message = f"delivery {event.get('delivery_id')} no longer exists"
+            return done("never", message, error=message)
+        size = len(body.encode())
+        if size > policy.MAX_BODY_BYTES:
+            message = f"the body is {size} bytes, more than a receiver is sent ({policy.MAX_BODY_BYTES} bytes)"
+            return done("never", message, error=message)
+        response = transport(
+            hook.settings.get("method", "POST"),
+            hook.settings["url"],
+            headers=_headers(event, hook, body, moment),
+            body=body.encode(),
+            timeout=policy.SEND_TIMEOUT_SECONDS,
+            allow_private=config.allow_private_webhook_hosts(),
+        )
+    except outbound.Refused as refused:
+        return done("never", f"the receiver's address was refused: {refused}", error=str(refused))
+    except outbound.OutboundError as error:
+        return done("retry", error=str(error))
+    except Exception as error:  # noqa: BLE001 - recorded as a failed attempt, never a stuck event
+        log.exception("event %s: sending failed unexpectedly", event["event_id"])
+        return done("retry", error=f"{type(error).__name__}: {error}")
+    if policy.is_success(response.status):
+        return done("delivered", status_code=response.status)
+    return done("retry", status_code=response.status)
+
+
+def _failure(entry: dict) -> str:
+    return entry.get("error") or f"the receiver answered {entry.get('status_code')}"
+
+
+def record(claimed: dict, result: Attempt, now: dt.datetime) -> tuple[EventStatus, dt.datetime | None]:
+    """Store the attempt and decide what follows: (the event's status, its next attempt when PENDING).
+
+    A resend that does not deliver the event leaves its state as it was: DELIVERED or FAILED stay so, a
+    PENDING one waits for its next attempt (never given up by the resend itself)."""
+    attempts = int(claimed["attempts"]) + 1
+    next_attempt, reason = None, result.reason
+    settled = claimed["status"] != EventStatus.PENDING
+    if result.outcome == "delivered":
+        status, reason = EventStatus.DELIVERED, None
+    elif settled:
+        status, reason = EventStatus(claimed["status"]), claimed.get("reason")
+    elif result.outcome == "never":
+        status = EventStatus.FAILED
+    elif policy.gives_up(parse_iso(claimed["created_at"]), now) and not claimed.get("resend"):
+        status, reason = EventStatus.FAILED, f"gave up after {in_words(policy.RETRY_WINDOW)}; the last attempt: {_failure(result.entry)}"
+    else:
+        status, next_attempt = EventStatus.PENDING, now + policy.retry_delay(attempts)
+    outcome = events.record_attempt(claimed, result.entry, status, next_attempt, now, reason)
+    if outcome == events.Recorded.TOO_LARGE:  # an old event whose stored body leaves no room for its log
+        status, next_attempt = EventStatus.FAILED, None
+        reason = TOO_LARGE_TO_RECORD
+        events.record_attempt(claimed, result.entry, status, None, now, reason, compact=True)
+    elif outcome == events.Recorded.LEASE_LOST:
+        log.warning("event %s: changed while we sent it; the attempt was logged", claimed["event_id"])
+    return status, next_attempt
+
+
+def due_events() -> list[dict]:
+    """Every account's due events (retries, new events, queued resends), oldest first."""
+    return events.due(clock.now(), SCAN)
+
+
+def is_due(event: dict) -> bool:
+    """An event the stream brought is waiting for an attempt now (the index, eventually consistent, may not
+    show it yet)."""
+    return events.is_due(event, clock.now())
+
+
+def parked(accounts: list[str]) -> dict[str, events.Lane]:
+    return events.lanes(accounts) if accounts else {}
+
+
+def send_turn(
+    account: str,
+    due: list[dict],
+    lane: events.Lane | None,
+    deadline: dt.datetime | None,
+    transport: Transport | None = None,
+) -> dict:
+    """One account's turn: its due events (oldest first), at most PER_TURN sends, none started after
+    `deadline`; returns counts of what happened. `transport` replaces the outbound HTTP client (benchmarks)."""
+    transport = transport or outbound.request
+    summary = defaultdict(int, due=len(due))
+    resends = [event for event in due if event.get("resend")]
+    if lane is not None and lane.parked_until > iso(clock.now()):
+        for event in resends:  # asked for: tried even while the account is parked
+            _send(event, settings_store.get(account), summary, transport)
+        held = [event for event in due if not event.get("resend")]
+        _hold(held, parse_iso(lane.parked_until), lane.reason, deadline, summary)
+        return _counts(summary)
+    hook = settings_store.get(account)
+    for index, event in enumerate(due[:PER_TURN]):
+        if deadline is not None and clock.now() >= deadline:
+            break
+        try:
+            status, next_attempt = _send(event, hook, summary, transport)
+        except Exception:  # noqa: BLE001 - one event's trouble never stops the others
+            log.exception("event %s: could not be processed; its lease will bring it back", event["event_id"])
+            continue
+        if status == EventStatus.PENDING and next_attempt is not None:  # a failed attempt parks the account
+            reason = summary.pop("last_failure", "")
+            events.park(account, next_attempt, reason)
+            _hold([e for e in due[index + 1 :] if not e.get("resend")], next_attempt, reason, deadline, summary)
+            return _counts(summary)
+        if status == EventStatus.DELIVERED and lane is not None:
+            events.unpark(account)
+            lane = None
+    return _counts(summary)
+
+
+def _counts(summary: dict) -> dict:
+    summary.pop("last_failure", None)
+    return summary
+
+
+def _send(event: dict, hook, summary, transport: Transport) -> tuple[EventStatus | None, dt.datetime | None]:
+    claimed = events.claim(event, clock.now() + LEASE)
+    if claimed is None:
+        summary["claimed_elsewhere"] += 1
+        return None, None
+    if claimed is events.TOO_LARGE:
+        if events.give_up(event, TOO_LARGE_TO_RECORD, clock.now()):
+            summary["failed"] += 1
+        return EventStatus.FAILED, None
+    result = attempt(claimed, hook, transport)
+    status, next_attempt = record(claimed, result, clock.now())
+    if claimed.get("resend") and status == EventStatus.DELIVERED:
+        events.unpark(claimed["account"])  # the receiver works again
+    if result.outcome == "delivered":
+        summary["delivered"] += 1
+    elif claimed["status"] != EventStatus.PENDING:  # a resend left a settled event as it was
+        summary["resend_failed"] += 1
+    else:
+        summary["retrying" if status == EventStatus.PENDING else "failed"] += 1
+    if status == EventStatus.PENDING:
+        summary["last_failure"] = _failure(result.entry)
+    return status, next_attempt
+
+
+def _hold(held: list[dict], until: dt.datetime, reason: str, deadline, summary) -> None:
+    """Events of a parked account wait for its next try without an attempt; past 24 hours they fail.
+
+    Stops once a phase with this deadline must be done (the next run holds the rest)."""
+    for event in held:
+        now = clock.now()
+        if deadline is not None and now >= deadline + dt.timedelta(seconds=policy.SEND_TIMEOUT_SECONDS):
+            break
+        if policy.gives_up(parse_iso(event["created_at"]), now):
+            if events.give_up(event, f"gave up after {in_words(policy.RETRY_WINDOW)}; its receiver kept failing: {reason}", now):
+                summary["failed"] += 1
+        elif events.postpone(event, until):
+            summary["held_back"] += 1
