@@ -89,6 +89,16 @@ def problem_paths(response) -> list[str]:
     return [e["path"] for e in response.data["errors"]]
 
 
+@pytest.fixture(autouse=True)
+def real_clock_after_each_test():
+    """Every test ends on the real clock. `fake_clock` and `clock_at` (a monkeypatch) both put clocks back, and in
+    one test their teardowns ran in the order that left the fake one in use for every later test."""
+    yield
+    from chalicelib.service import clock
+
+    clock.use(clock.Clock())
+
+
 @pytest.fixture
 def fake_clock():
     """The one clock (service/clock.py) stands still at the real time until the test moves it."""
