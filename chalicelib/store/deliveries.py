@@ -422,14 +422,8 @@ def integration_counts(account: str, oldest_of: str) -> IntegrationCounts:
         TableName=table.name(), Key=table.to_item(keys.integration_counts_key(account)), ConsistentRead=True
     ).get("Item")
     counts = table.from_item(found) if found else {}
-    oldest = table.client().query(
-        TableName=table.name(),
-        IndexName=keys.GSI3,
-        KeyConditionExpression="GSI3PK = :pk",
-        ExpressionAttributeValues=table.values(pk=keys.deliveries_by_integration_pk(account, oldest_of)),
-        Limit=1,
-    ).get("Items", [])
-    first = _stored(table.from_item(oldest[0]), None) if oldest else None
+    oldest = table.first_in_index(keys.GSI3, keys.deliveries_by_integration_pk(account, oldest_of))
+    first = _stored(oldest, None) if oldest is not None else None
     return IntegrationCounts(
         int(counts.get("pending", 0)),
         int(counts.get("failed", 0)),

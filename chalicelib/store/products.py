@@ -258,14 +258,7 @@ def list_orderable_page(account: str, limit: int, cursor: str | None) -> Page:
     )
 
 def any_in_category(account: str, category_id: str) -> bool:
-    response = table.client().query(
-        TableName=table.name(),
-        IndexName=keys.GSI1,
-        KeyConditionExpression="GSI1PK = :pk",
-        ExpressionAttributeValues=table.values(pk=keys.products_in_category_pk(account, category_id)),
-        Limit=1,
-    )
-    return bool(response.get("Items"))
+    return table.first_in_index(keys.GSI1, keys.products_in_category_pk(account, category_id)) is not None
 
 
 def mark_used_operation(account: str, product_id: str) -> dict:

@@ -137,6 +137,18 @@ def cancellation_codes(error: Exception) -> list[str]:
     return []
 
 
+def first_in_index(index: str, partition: str) -> dict | None:
+    """The first item of one index partition (one Query, Limit 1), or None when it is empty."""
+    found = client().query(
+        TableName=name(),
+        IndexName=index,
+        KeyConditionExpression=f"{index}PK = :pk",
+        ExpressionAttributeValues=values(pk=partition),
+        Limit=1,
+    ).get("Items", [])
+    return from_item(found[0]) if found else None
+
+
 def due_items(index: str, prefix: str, bound: str, limit: int) -> list[dict]:
     """Work queued in a sparse index (outbox events, image downloads, imports) whose sort key is below `bound`,
     earliest first: at most `limit` from each partition of the queue (keys.queue_partitions), so one account's
