@@ -6,7 +6,7 @@ cold start loads what its request needs (bench/README.md).
 from chalice import Chalice
 
 from chalicelib.http import edge, fallbacks, logs, route_table
-from chalicelib.jobs import handlers
+from chalicelib.jobs import triggers
 
 # The request log (chalicelib.http.logs) formats this app's logger; Chalice must not add a plain-text handler too.
 app = Chalice(app_name="supplier-ordering", configure_logs=False)
@@ -15,5 +15,5 @@ app.api.binary_types.append("multipart/form-data")  # a catalogue file uploaded 
 app.register_middleware(logs.request_log_middleware, "http")  # outermost: logs the final status
 app.register_middleware(edge.edge_middleware, "http")
 route_table.register(app)
-app.register_blueprint(handlers.bp)  # the jobs: Chalice deploys each as its own function
+app.register_blueprint(triggers.bp)  # the jobs: Chalice deploys each as its own function
 fallbacks.install(app)

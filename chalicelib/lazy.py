@@ -34,9 +34,14 @@ class LazyModule:
 
     def __init__(self, name: str):
         self._module_name = name
+        self._module: ModuleType | None = None
 
     def __getattr__(self, attribute: str) -> Any:
-        module: ModuleType = load(self._module_name)
+        # The module is kept once imported (a warm request skips the import machinery); its attributes are not,
+        # so a test that patches one is seen.
+        module = self._module
+        if module is None:
+            module = self._module = load(self._module_name)
         return getattr(module, attribute)
 
     def __repr__(self) -> str:

@@ -57,10 +57,11 @@ def install(app: Chalice) -> None:
                 _head_view(entries["GET"].view_function)
             )
         app.route(path, methods=["OPTIONS"], content_types=["*/*"], name=f"options_{path}")(_options_view(allowed))
-        for method in ALL_METHODS:
-            if method not in methods:
-                name = f"method_not_allowed_{method}_{path}"
-                app.route(path, methods=[method], content_types=["*/*"], name=name)(_method_not_allowed_view(allowed))
+        missing = [method for method in ALL_METHODS if method not in methods]
+        if missing:  # one registration for all of them: every app import, so every cold start, pays for each
+            app.route(path, methods=missing, content_types=["*/*"], name=f"method_not_allowed_{path}")(
+                _method_not_allowed_view(allowed)
+            )
     for depth in range(0, MAX_CATCH_ALL_DEPTH + 1):
         path = "/" + "/".join(f"{{p{i}}}" for i in range(1, depth + 1))
         if path in app.routes:

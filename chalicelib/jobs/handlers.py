@@ -1,18 +1,11 @@
-"""AWS triggers of the background work: the table stream and a one-minute schedule call the same code.
+"""What the AWS triggers of jobs/triggers.py do: the table stream and a one-minute schedule call the same code.
 
 Every kind of background work is a `budget.Phase` in PHASES; the schedule runs them all side by side within
 the function's timeout, `make run` runs each in a loop of its own (chalicelib/localdev/run.py). Another kind
 of work joins by adding its Phase here (docs/jobs.md).
-
-Chalice wants the stream ARN as a string when the app is packaged: TABLE_STREAM_ARN gives it, else
-config.TABLE_STREAM_PLACEHOLDER stands in (imports, tests, local runs), and the packaging step replaces that
-placeholder in the template with the table's own stream ({"Fn::GetAtt": ["Table", "StreamArn"]}).
 """
 import logging
 
-from chalice import Blueprint, Rate
-
-from .. import config
 from ..domain.event_policy import SEND_TIMEOUT_SECONDS
 from ..lazy import lazy
 from .budget import Phase, run_phases
@@ -22,7 +15,6 @@ webhooks = lazy("chalicelib.jobs.webhooks")
 imports = lazy("chalicelib.jobs.imports")
 background = lazy("chalicelib.service.background")
 
-bp = Blueprint(__name__)
 log = logging.getLogger("supplier-ordering.jobs")
 
 IMAGE_TIMEOUT_SECONDS = 15  # service/images.py TIMEOUT_SECONDS (decisions §10)
@@ -55,7 +47,6 @@ def _remaining_seconds(event) -> float | None:
     return remaining() / 1000 if callable(remaining) else None
 
 
-@bp.on_dynamodb_record(stream_arn=config.table_stream_arn(), batch_size=100, name="table_stream")
 def on_table_change(event):
     new_events, download, queued_import = [], False, False
     for record in event:
@@ -77,6 +68,5 @@ def on_table_change(event):
     run_phases(phases, _remaining_seconds(event))
 
 
-@bp.schedule(Rate(1, unit=Rate.MINUTES), name="background_schedule")
 def every_minute(event):
     run_phases(PHASES, _remaining_seconds(event))

@@ -2,7 +2,6 @@
 from dataclasses import dataclass
 
 from ..domain.errors import Conflict, NotFound, PreconditionFailed, invalid
-from ..domain.feed import product_change
 from ..domain.identifiers import ID_RULE, is_identifier
 from ..lazy import lazy
 from ..store import products, rendered, table
@@ -14,6 +13,7 @@ from . import clock
 # category and pricing stores.
 categories = lazy("chalicelib.store.categories")
 pricing = lazy("chalicelib.store.pricing")
+changes = lazy("chalicelib.domain.feed")
 product_rules = lazy("chalicelib.domain.product")
 shapes = lazy("chalicelib.domain.common")
 category_shapes = lazy("chalicelib.domain.category")
@@ -74,7 +74,7 @@ def _write(account: str, product_id: str, build, if_match: str | None, create_on
         saved = products.save(
             account,
             data,
-            change=product_change("updated" if current is not None else "created", product_id),
+            change=changes.product_change("updated" if current is not None else "created", product_id),
             now=now,
             head=head,
             create_only=current is None,

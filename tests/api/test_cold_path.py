@@ -27,6 +27,7 @@ ROUTES = {
     "GET /account/settings/deliveries": ("/account/settings/deliveries", "/account/settings/deliveries", {}),
     "GET /account/integration": ("/account/integration", "/account/integration", {}),
     "GET /openapi.json": ("/openapi.json", "/openapi.json", {}),
+    "GET /changes": ("/changes", "/changes", {}),
 }
 # heavy module -> the routes above that may load it on a cold start
 HEAVY = {
@@ -36,6 +37,12 @@ HEAVY = {
     "chalicelib.jobs.webhooks": set(),
     "chalicelib.jobs.images": set(),
     "chalicelib.jobs.imports": set(),
+    # The AWS triggers are registered by jobs/triggers.py; what they run loads on their first call.
+    "chalicelib.jobs.handlers": set(),
+    "chalicelib.jobs.budget": set(),
+    # The feed's writes: reads of products and deliveries do not load them; the category, customer and settings
+    # stores still import them at the top.
+    "chalicelib.store.feed": {"GET /changes", "GET /categories", "GET /customers/:id", "GET /account/settings/deliveries"},
     "chalicelib.http.openapi": {"GET /openapi.json"},
     "chalicelib.domain.catalogue_import": {"GET /openapi.json"},
     "chalicelib.domain.webhook": {"GET /openapi.json"},

@@ -1,0 +1,26 @@
+"""The AWS triggers of the background work, registered on the app without loading it.
+
+Every Lambda of the app imports app.py, the HTTP one included, so this module holds only the two triggers; the
+work they start (jobs/handlers.py, and the phases, budgets and use cases behind it) loads on their first call.
+Chalice wants the stream ARN as a string when the app is packaged: TABLE_STREAM_ARN gives it, else
+config.TABLE_STREAM_PLACEHOLDER stands in (imports, tests, local runs), and the packaging step replaces that
+placeholder in the template with the table's own stream ({"Fn::GetAtt": ["Table", "StreamArn"]}).
+"""
+from chalice import Blueprint, Rate
+
+from .. import config
+from ..lazy import lazy
+
+handlers = lazy("chalicelib.jobs.handlers")
+
+bp = Blueprint(__name__)
+
+
+@bp.on_dynamodb_record(stream_arn=config.table_stream_arn(), batch_size=100, name="table_stream")
+def on_table_change(event):
+    handlers.on_table_change(event)
+
+
+@bp.schedule(Rate(1, unit=Rate.MINUTES), name="background_schedule")
+def every_minute(event):
+    handlers.every_minute(event)
