@@ -35,11 +35,15 @@ def supplier_view(delivery: dict, stored: dict | None) -> dict:
 _NAMED = tuple((name, json_text(name) + ":") for name in INTEGRATION.fields)
 
 
-def supplier_text(delivery_text: str, stored: dict | None) -> str:
-    """supplier_view of a delivery kept as its JSON text (a list page's item, store/rendered.py): the state is
-    appended before the closing brace, so the delivery's text is never parsed. The state holds strings only, so
-    each is rendered with the string rule json_text uses (json.dumps, ensure_ascii=False) without its recursion:
-    a tenth of its cost per listed item (tests/domain/test_integration_status.py holds the two equal)."""
+def state_text(stored: dict | None) -> str:
+    """The state as supplier reads show it, as JSON text; what the store keeps, so a list page appends it as it is.
+    The state holds strings only, so each is rendered with the string rule json_text uses (json.dumps,
+    ensure_ascii=False) without its recursion (tests/domain/test_integration_status.py holds the two equal)."""
     state = stored if stored is not None else REQUESTED_STATE
-    fields = ",".join(named + encode_basestring(state[name]) for name, named in _NAMED if name in state)
-    return f'{delivery_text[:-1]},"integration":{{{fields}}}}}'
+    return "{" + ",".join(named + encode_basestring(state[name]) for name, named in _NAMED if name in state) + "}"
+
+
+def supplier_text(delivery_text: str, state: str) -> str:
+    """supplier_view of a delivery kept as its JSON text (a list page's item, store/rendered.py), with its state's
+    text (state_text): the state is appended before the closing brace, so neither text is parsed."""
+    return f'{delivery_text[:-1]},"integration":{state}}}'

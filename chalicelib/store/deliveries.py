@@ -9,24 +9,37 @@ Each delivery is two items:
 - the request items, `keys.delivery_items_key`: immutable, read only for the single-delivery view.
 Ids come from a per-account counter.
 
-The integration state (decisions §14) lives on the summary beside `body`, not in it: `integration`, and
-`integration_since` (when it entered its status), which also keys GSI3, the worklist of each state oldest first.
+The integration state (decisions §14) lives on the summary beside `body`, not in it: `integration`, its JSON text as
+supplier reads show it (one string attribute: a list page appends it without parsing; states stored before as a
+map read the same), and `integration_since` (when it entered its status), which also keys GSI3, the worklist of each state oldest first.
 The account's counts of PENDING and FAILED deliveries (`keys.integration_counts_key`) change in the same
 transaction as the states, each conditional on the delivery's version, so a write is counted exactly once.
 """
+from __future__ import annotations
+
 import dataclasses
 import datetime as dt
+import json
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
 
 from botocore.exceptions import ClientError
 
 from ..domain.delivery_summary import without_items
-from ..domain.feed import STATUS_CHANGE, Change, ChangeType, delivery_change
 from ..domain.field_order import DELIVERY
-from ..domain.integration_status import supplier_text
-from . import batch, feed, keys, products, rendered, table
+from ..domain.integration_status import state_text, supplier_text
+from ..lazy import lazy
+from . import batch, keys, rendered, table
 from .paging import Page, query_page
+
+if TYPE_CHECKING:
+    from ..domain.feed import Change
+
+# Writes only: a cold read loads none of them.
+feed = lazy("chalicelib.store.feed")
+products = lazy("chalicelib.store.products")
+feed_changes = lazy("chalicelib.domain.feed")
 
 COUNTER = "DELIVERY"
 LEGACY = "doc"  # the summary's map before `body`
@@ -112,7 +125,7 @@ def _summary_attributes(account: str, delivery: dict) -> dict:
 
 def _integration_attributes(account: str, delivery_id: int, write: IntegrationWrite) -> dict:
     return {
-        "integration": write.state,
+        INTEGRATION: state_text(write.state),
         "integration_since": write.since,
         **keys.delivery_integration_gsi(account, write.state["status"], write.since, delivery_id),
     }
@@ -177,7 +190,7 @@ def place(
     first_product = len(operations)
     operations += [products.mark_used_operation(account, product_id) for product_id in used_products]
     if changes is None:
-        changes = [delivery_change(ChangeType.DELIVERY_REQUESTED, delivery) for delivery in deliveries]
+        changes = [feed_changes.delivery_change(feed_changes.ChangeType.DELIVERY_REQUESTED, delivery) for delivery in deliveries]
     outcome = _transact(account, operations, claim, changes, now or feed.wall_clock())
     if not isinstance(outcome, list):
         return outcome
@@ -197,7 +210,13 @@ def _stored(summary: dict, items: list | None) -> StoredDelivery:
     delivery = rendered.document(summary, LEGACY)
     if items is not None:
         delivery = {**delivery, "request": {**delivery["request"], "items": items}}
-    return StoredDelivery(delivery, int(summary["version"]), summary.get("integration"), summary.get("integration_since"))
+    return StoredDelivery(delivery, int(summary["version"]), _state(summary), summary.get("integration_since"))
+
+
+def _state(summary: dict) -> dict | None:
+    """The integration state of a decoded summary: its stored text parsed, or a map stored before the text."""
+    state = summary.get(INTEGRATION)
+    return json.loads(state) if isinstance(state, str) else state
 
 
 def get(account: str, delivery_id: int, consistent: bool = False, with_feed_head: bool = False) -> StoredDelivery | None:
@@ -265,7 +284,7 @@ def change(
     """Store the changed delivery if nobody changed it since `expected_version`; with its event, its new
     integration state and counts, other opaque transaction items (`also`), its Idempotency-Key record and its feed
     entry in the same write. Lost to another write (its version or a transaction): Stale."""
-    change = change or delivery_change(STATUS_CHANGE[delivery["status"]], delivery)
+    change = change or feed_changes.delivery_change(feed_changes.STATUS_CHANGE[delivery["status"]], delivery)
     return _write(account, delivery["id"], expected_version, delivery, integration, event, claim, also, [change], now, head)
 
 
@@ -358,36 +377,63 @@ def _summary_text(item: dict) -> str:
     return rendered.low_level_text(item, DELIVERY, LEGACY)
 
 
-def _low_level_state(item: dict) -> dict | None:
-    """The integration state of a low-level item: a map of strings only, so read without botocore's deserializer."""
+_REQUESTED_TEXT = state_text(None)
+
+
+def _low_level_state_text(item: dict) -> str:
+    """The integration state's text of a low-level item, without botocore's deserializer: the stored text, or
+    rendered from a map of strings stored before it."""
     state = item.get(INTEGRATION)
-    return {name: value["S"] for name, value in state["M"].items()} if state is not None else None
+    if state is None:
+        return _REQUESTED_TEXT
+    if "S" in state:
+        return state["S"]
+    return state_text({name: value["S"] for name, value in state["M"].items()})
 
 
 def _supplier_text(item: dict) -> str:
-    """A summary as supplier lists show it: its stored JSON text with the integration state (kept beside the
-    text, never in it, so customers' lists of the same text never show it) appended."""
-    return supplier_text(_summary_text(item), _low_level_state(item))
+    """A summary as supplier lists show it: its stored JSON text with the integration state's text (kept beside
+    the summary's, never in it, so customers' lists of the same text never show it) appended."""
+    return supplier_text(_summary_text(item), _low_level_state_text(item))
+
+
+def _delivery_id_of(text: str) -> int:
+    """The id of a listed summary: the first field of its text (decisions §3), `{"id":<digits>,...`."""
+    if not text.startswith('{"id":'):
+        raise ValueError(f"a stored summary that does not start with its id: {text[:40]!r}")
+    return int(text[6 : text.index(",", 6)])
 
 
 def _listed(
-    account: str, query: str, limit: int, cursor: str | None, pk: str, index: str | None, forward: bool, supplier: bool
+    account: str,
+    query: str,
+    limit: int,
+    cursor: str | None,
+    pk: str,
+    index: str | None,
+    forward: bool,
+    supplier: bool,
+    key_of: Callable[[int], dict] | None,
 ) -> Page:
     """A page of summaries as their JSON text, from one partition of the table or an index; on supplier pages
-    with the integration state. Only the document, the keys (and the state) are read: every attribute of a
-    Query's items costs botocore a parse."""
+    with the integration state. Only the document (and the state) are read: every attribute of a Query's items
+    costs botocore a parse. `key_of` gives a delivery's keys in this partition from its id, so the cursor is made
+    from the last summary's id; without it (keys not made from the id alone) the keys are read too."""
     key = f"{index}PK" if index else "PK"
     index_keys = f", {index}PK, {index}SK" if index else ""
+    read_keys = "" if key_of is not None else f"PK, SK{index_keys}, "
+    decode = _supplier_text if supplier else _summary_text
     return query_page(
         account,
         query,
         limit,
         cursor,
         index=index,
-        decode=_supplier_text if supplier else _summary_text,
+        decode=decode,
+        last_key=(lambda text: table.to_item(key_of(_delivery_id_of(text)))) if key_of is not None else None,
         KeyConditionExpression=f"{key} = :pk",
         ExpressionAttributeValues=table.values(pk=pk),
-        ProjectionExpression=f"PK, SK{index_keys}, #body, #doc" + (", #integration" if supplier else ""),
+        ProjectionExpression=f"{read_keys}#body, #doc" + (", #integration" if supplier else ""),
         ExpressionAttributeNames={**_READ_NAMES, **({"#integration": INTEGRATION} if supplier else {})},
         ScanIndexForward=forward,
     )
@@ -397,22 +443,30 @@ def list_page(account: str, limit: int, cursor: str | None, status: str | None =
     """Newest first, as the JSON texts supplier reads show; with a status, only deliveries in it (read from the
     status index)."""
     if status is None:
-        return _listed(account, "deliveries", limit, cursor, keys.deliveries_pk(account), None, False, True)
+        pk = keys.deliveries_pk(account)
+        return _listed(account, "deliveries", limit, cursor, pk, None, False, True, lambda i: keys.delivery_key(account, i))
     pk = keys.deliveries_by_status_pk(account, status)
-    return _listed(account, f"deliveries?status={status}", limit, cursor, pk, keys.GSI1, False, True)
+    return _listed(
+        account, f"deliveries?status={status}", limit, cursor, pk, keys.GSI1, False, True,
+        lambda i: {**keys.delivery_key(account, i), **keys.delivery_status_gsi(account, status, i)},
+    )
 
 
 def list_customer_page(account: str, customer_id: str, limit: int, cursor: str | None) -> Page:
     """One customer's deliveries, newest first, as JSON texts."""
     pk = keys.deliveries_by_customer_pk(account, customer_id)
-    return _listed(account, f"customer-deliveries?customer={customer_id}", limit, cursor, pk, keys.GSI2, False, False)
+    return _listed(
+        account, f"customer-deliveries?customer={customer_id}", limit, cursor, pk, keys.GSI2, False, False,
+        lambda i: {**keys.delivery_key(account, i), **keys.delivery_customer_gsi(account, customer_id, i)},
+    )
 
 
 def list_integration_page(account: str, status: str, limit: int, cursor: str | None) -> Page:
     """The deliveries in one integration state, in the order they entered it (oldest first), as the JSON texts
-    supplier reads show: full pages from the state's own index partition, no filter."""
+    supplier reads show: full pages from the state's own index partition, no filter. Its index key holds when the
+    delivery entered the state, which the summary does not show, so the keys are read."""
     pk = keys.deliveries_by_integration_pk(account, status)
-    return _listed(account, f"deliveries?integration={status}", limit, cursor, pk, keys.GSI3, True, True)
+    return _listed(account, f"deliveries?integration={status}", limit, cursor, pk, keys.GSI3, True, True, None)
 
 
 def integration_counts(account: str, oldest_of: str) -> IntegrationCounts:

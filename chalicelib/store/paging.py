@@ -24,9 +24,12 @@ def query_page(
     cursor: str | None,
     index: str | None = None,
     decode: Callable[[dict], Any] = table.from_item,
+    last_key: Callable[[Any], dict] | None = None,
     **request,
 ) -> Page:
-    """decode turns each low-level item into what the page holds (by default a plain dict)."""
+    """decode turns each low-level item into what the page holds (by default a plain dict). last_key, when given,
+    names the key (table and index keys, low-level) of what decode made, so the request need not fetch the key
+    attributes of every item: each costs botocore a parse, and only the last item's key makes the cursor."""
     key_names = ["PK", "SK"] + ([f"{index}PK", f"{index}SK"] if index else [])
     if index:
         request["IndexName"] = index
@@ -40,9 +43,9 @@ def query_page(
             break
         request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
     more = len(raw) > limit
-    raw = raw[:limit]
+    items = [decode(item) for item in raw[:limit]]
     next_cursor = None
-    if more and raw:
-        last = raw[-1]
-        next_cursor = cursors.encode(account, query, {k: last[k] for k in key_names})
-    return Page([decode(item) for item in raw], next_cursor)
+    if more and items:
+        last = last_key(items[-1]) if last_key is not None else {k: raw[limit - 1][k] for k in key_names}
+        next_cursor = cursors.encode(account, query, last)
+    return Page(items, next_cursor)

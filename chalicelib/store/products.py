@@ -1,5 +1,7 @@
 """Products: one item each, the product document in `body` as GET answers it (store/rendered.py), a revision for
 ETags and conditional writes, and `order_by` beside it for the pricing writes' condition."""
+from __future__ import annotations
+
 import datetime as dt
 import enum
 import functools
@@ -7,19 +9,27 @@ from dataclasses import dataclass
 
 from botocore.exceptions import ClientError
 
-from ..domain.feed import Change, product_change
+from typing import TYPE_CHECKING
+
 from ..domain.field_order import PRODUCT
 from ..domain.values import ORDERABLE_STATUSES
 from ..lazy import lazy
-from . import batch, feed, keys, rendered, table
+from . import keys, rendered, table
 from .paging import Page, query_page
 
-product_images = lazy("chalicelib.store.product_images")  # writes only: a cold read does not load it
+if TYPE_CHECKING:
+    from ..domain.feed import Change
 
-# What reads fetch: the document (and what StoredProduct holds), not the index and image attributes. Every
-# attribute of a Query's items costs botocore a parse, so a page asks for the document and the key alone.
-_READ = "#body, #data, rev, used"
-_READ_PAGE = "PK, SK, #body, #data"
+# Writes only: a cold read loads none of them.
+product_images = lazy("chalicelib.store.product_images")
+feed = lazy("chalicelib.store.feed")
+batch = lazy("chalicelib.store.batch")
+changes = lazy("chalicelib.domain.feed")
+
+# What a page fetches: every attribute of a Query's items costs botocore a parse, so a page asks for the document
+# alone (and the index keys where they are not made from the id). A single GetItem asks for the whole item: the few
+# index attributes of one item cost less to parse than a projection costs to send (bench/README.md).
+_READ_PAGE = "#body, #data"
 _READ_NAMES = {"#body": rendered.BODY, "#data": rendered.LEGACY}
 
 
@@ -56,8 +66,6 @@ def get(account: str, product_id: str, consistent: bool = False) -> StoredProduc
         TableName=table.name(),
         Key=table.to_item(keys.product_key(account, product_id)),
         ConsistentRead=consistent,
-        ProjectionExpression=_READ,
-        ExpressionAttributeNames=_READ_NAMES,
     )
     item = response.get("Item")
     return _from_low_level(item) if item is not None else None
@@ -71,6 +79,13 @@ def get_for_write(account: str, product_id: str) -> tuple[StoredProduct | None, 
     return (from_item(item) if item is not None else None), feed.head_of(batch.pick(found, head_key))
 
 
+def _id_of(product: StoredProduct) -> str:
+    """A listed product's id: the first field of its text (decisions §3); ids need no JSON escapes."""
+    if not product.text.startswith('{"id":"'):
+        raise ValueError(f"a stored product that does not start with its id: {product.text[:40]!r}")
+    return product.text[7 : product.text.index('"', 7)]
+
+
 def list_page(account: str, limit: int, cursor: str | None) -> Page:
     return query_page(
         account,
@@ -78,6 +93,7 @@ def list_page(account: str, limit: int, cursor: str | None) -> Page:
         limit,
         cursor,
         decode=_from_low_level,
+        last_key=lambda product: table.to_item(keys.product_key(account, _id_of(product))),
         KeyConditionExpression="PK = :pk AND begins_with(SK, :prefix)",
         ProjectionExpression=_READ_PAGE,
         ExpressionAttributeNames=_READ_NAMES,
@@ -201,7 +217,7 @@ def save(
         feed.commit(
             account,
             [{"Update": update}, {"ConditionCheck": _category_check(account, data["category"])}],
-            [change or product_change("created" if create_only else "updated", data["id"])],
+            [change or changes.product_change("created" if create_only else "updated", data["id"])],
             now or feed.wall_clock(),
             head,
         )
@@ -230,7 +246,7 @@ def delete(
         "ExpressionAttributeValues": table.values(**named),
     }
     try:
-        feed.commit(account, [{"Delete": doomed}], [product_change("deleted", product_id)], now or feed.wall_clock())
+        feed.commit(account, [{"Delete": doomed}], [changes.product_change("deleted", product_id)], now or feed.wall_clock())
     except ClientError as error:
         if table.CONDITION_FAILED not in table.cancellation_codes(error):
             raise
@@ -252,7 +268,7 @@ def list_orderable_page(account: str, limit: int, cursor: str | None) -> Page:
         index=keys.GSI2,
         decode=_from_low_level,
         KeyConditionExpression="GSI2PK = :pk",
-        ProjectionExpression=f"GSI2PK, GSI2SK, {_READ_PAGE}",
+        ProjectionExpression=f"PK, SK, GSI2PK, GSI2SK, {_READ_PAGE}",
         ExpressionAttributeNames=_READ_NAMES,
         ExpressionAttributeValues=table.values(pk=keys.orderable_products_pk(account)),
     )
