@@ -30,17 +30,35 @@ def _require_csv_accepted(accept: str | None) -> None:
         raise invalid("Accept", "must accept text/csv (for example 'Accept: text/csv' or 'Accept: */*')")
 
 
+def _each_named(*parsers) -> tuple[list[FieldError], list]:
+    """Every parser's value (None when wrong) and the errors of all of them: a 400 names every wrong parameter."""
+    errors, values = [], []
+    for parse in parsers:
+        try:
+            values.append(parse())
+        except ValidationFailed as failed:
+            errors += failed.errors
+            values.append(None)
+    return errors, values
+
+
 @endpoint(
     bp, "/deliveries", "GET", response="domain.delivery:SupplierDeliveryList", query=("status", "integration"), paged=True
 )
 def list_deliveries(call: Call):
     """List deliveries, newest first, optionally only those in one status; or one integration state's worklist"""
-    limit, cursor = call.page()
-    status = params.one_of(call.queries, "status", STATUSES)
-    integration = params.one_of(call.queries, "integration", INTEGRATION_STATUSES)
-    if status is not None and integration is not None:
+    errors, (paging, status, integration) = _each_named(
+        call.page,
+        lambda: params.one_of(call.queries, "status", STATUSES),
+        lambda: params.one_of(call.queries, "integration", INTEGRATION_STATUSES),
+    )
+    if call.queries.get("status") is not None and call.queries.get("integration") is not None:
         message = "cannot be combined with {}: pass one of status and integration"
-        raise ValidationFailed([FieldError("integration", message.format("status")), FieldError("status", message.format("integration"))])
+        named = {error.path for error in errors}
+        errors += [FieldError(name, message.format(other)) for name, other in (("integration", "status"), ("status", "integration")) if name not in named]
+    if errors:
+        raise ValidationFailed(errors)
+    limit, cursor = paging
     page = reads.list_deliveries(call.account, limit, cursor, status, integration)
     return page_of_texts("deliveries", page.items, page.cursor)
 

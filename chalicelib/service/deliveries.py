@@ -22,6 +22,7 @@ from . import clock, delivery_reads
 from .idempotency import IdempotencyClaim
 
 MAX_ATTEMPTS = 30  # each lost race means another change won, so 30 concurrent changers all get through
+CONTENTION_SECONDS = 5.0  # and more of them too: a 409 only once contention has lasted this long (decisions §8)
 
 
 # Reads live in service/delivery_reads.py (no pydantic on a cold GET); their names stay usable from here.
@@ -62,7 +63,7 @@ def _change(
     """Apply `change(delivery, now)` (which raises when the state machine forbids it) until it is written; the
     answer is `view` of the written delivery. A customer's change also makes the integration state PENDING, in
     the same write."""
-    for attempt in range(MAX_ATTEMPTS):
+    for attempt in _attempts():
         now = clock.now()
         changed = change(stored.delivery, now)
         integration = _repended(stored, now) if by_customer else None
@@ -85,6 +86,15 @@ def _change(
         if stored is None:
             raise NotFound(f"delivery {changed['id']} does not exist")
     raise Busy("the delivery is being changed by many requests at once; try again")
+
+
+def _attempts():
+    """Attempt numbers: at least MAX_ATTEMPTS, and on until contention has lasted CONTENTION_SECONDS."""
+    give_up_at = time.monotonic() + CONTENTION_SECONDS
+    attempt = 0
+    while attempt < MAX_ATTEMPTS or time.monotonic() < give_up_at:
+        yield attempt
+        attempt += 1
 
 
 def _back_off(attempt: int) -> None:
@@ -147,7 +157,7 @@ def set_integration(account: str, delivery_id: str, data) -> dict:
     body = integration_state.parse_body(data)
     read = stored = _read(account, delivery_id, consistent=True, with_feed_head=True)
     head = read.feed_head  # read with the delivery: the PUT is that read and one transaction
-    for attempt in range(MAX_ATTEMPTS):
+    for attempt in _attempts():
         current = integration_state.state_of(stored.integration)
         now = clock.now()
         state = integration_state.acknowledged(current, body, now)

@@ -343,6 +343,14 @@ def test_the_filter_is_one_state_and_not_with_status(shop):
     assert ids(shop.get("/deliveries?status=REQUESTED")) == [1]
 
 
+def test_every_wrong_query_parameter_of_the_list_is_named_at_once(shop):
+    beer(shop)
+    response = shop.get("/deliveries?limit=0&status=DONE&integration=done")
+    assert (response.status_code, sorted(paths(response))) == (400, ["integration", "limit", "status"])
+    response = shop.get("/deliveries?cursor=&integration=PENDING&status=REQUESTED")
+    assert (response.status_code, sorted(paths(response))) == (400, ["cursor", "integration", "status"])
+
+
 def test_a_worklist_page_is_one_query_without_a_filter(shop):
     for _ in range(3):
         beer(shop)
