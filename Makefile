@@ -19,7 +19,9 @@ NPM_STAMP := node_modules/.installed
 
 .PHONY: run test bench bench-import bench-jobs fuzz clean deps browser
 
+# Bytecode first: where PYTHONDONTWRITEBYTECODE is set, every process would otherwise compile each module it loads.
 run: deps
+	$(PY) -m compileall -q app.py chalicelib >/dev/null
 	$(PY) -m chalicelib.localdev.run
 
 test: deps browser

@@ -11,9 +11,12 @@ ROUTES is derived from the `endpoint` decorators, the one place a route is decla
     python -m chalicelib.http.route_table check   # exit 1 when it is out of date (tests/api/test_route_table.py)
 """
 import importlib
-import pkgutil
 import sys
 from pathlib import Path
+
+from ..lazy import lazy
+
+pkgutil = lazy("pkgutil")  # only the discovery of `write` and `check` uses it, never a request
 
 GENERATED = Path(__file__).with_name("routes_generated.py")
 
