@@ -1,11 +1,10 @@
 """Who a secret belongs to: the use case behind every authenticated request."""
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..store import tokens
 
 
-@dataclass(frozen=True)
-class Principal:
+class Principal(NamedTuple):  # not a dataclass: its class is built on every cold start, a tenth of the cost
     """Who calls: the account, the token's role and id, and the customer of a customer token."""
 
     account: str
