@@ -3,7 +3,7 @@ from ..domain.identifiers import ID_RULE, is_identifier
 from ..domain.token_secret import SECRET_RULE, is_secret
 from ..domain.errors import Conflict, NotFound, invalid
 from ..domain.values import Role
-from ..store import accounts, tokens
+from ..store import accounts, outcomes, tokens
 from . import clock
 
 SUPPLIER, CUSTOMER = Role.SUPPLIER, Role.CUSTOMER
@@ -21,7 +21,7 @@ def create_account(account_id: str, name: str | None = None, supplier_token: str
     holder = tokens.find(supplier_token) if supplier_token else None
     if holder is not None and (holder["account"], holder["role"]) != (account_id, SUPPLIER):
         raise _token_taken(holder["account"])  # refused before the account is created; the token write checks too
-    created = accounts.create(account_id, name or account_id, clock.now())
+    created = accounts.create(account_id, name or account_id, clock.now()) is None
     token_id, secret = issued(tokens.create(account_id, SUPPLIER, secret=supplier_token))
     return {"account": account_id, "created": created, "token_id": token_id, "token": secret}
 
@@ -32,9 +32,9 @@ def create_supplier_token(account_id: str) -> tuple[str, str]:
     return issued(tokens.create(account_id, SUPPLIER))
 
 
-def issued(created: tuple[str, str] | tokens.TokenTaken) -> tuple[str, str]:
-    if isinstance(created, tokens.TokenTaken):
-        raise _token_taken(created.account)
+def issued(created: tuple[str, str] | outcomes.Taken) -> tuple[str, str]:
+    if isinstance(created, outcomes.Taken):
+        raise _token_taken(created.owner)
     return created
 
 
@@ -46,7 +46,7 @@ def _token_taken(holder: str) -> Conflict:
 
 
 def revoke_token(account_id: str, token_id: str) -> None:
-    if not tokens.revoke(account_id, token_id):
+    if isinstance(tokens.revoke(account_id, token_id), outcomes.Gone):
         raise token_not_found(token_id)
 
 

@@ -12,6 +12,7 @@ from . import clock
 # Validation needs pydantic; reads do not, so a cold GET never imports it. Nor does a product read need the
 # category and pricing stores.
 categories = lazy("chalicelib.store.categories")
+outcomes = lazy("chalicelib.store.outcomes")
 pricing = lazy("chalicelib.store.pricing")
 changes = lazy("chalicelib.domain.feed")
 product_rules = lazy("chalicelib.domain.product")
@@ -80,11 +81,11 @@ def _write(account: str, product_id: str, build, if_match: str | None, create_on
             expected_revision=current.revision if current is not None else None,
             image_due=now,
         )
-        if saved is products.NO_CATEGORY:
+        if isinstance(saved, outcomes.NoCategory):
             raise invalid("category", "does not name an existing category")
-        if saved is products.TAKEN and create_only:
+        if isinstance(saved, outcomes.Taken) and create_only:
             raise Conflict(f"product {product_id} already exists; use PUT to replace it")
-        if saved not in (products.TAKEN, products.STALE):
+        if not isinstance(saved, (outcomes.Taken, outcomes.Stale)):
             return ProductView(data, saved)
         if if_match is not None:
             raise PreconditionFailed(STALE_ETAG)
@@ -120,11 +121,11 @@ def delete_product(account: str, product_id: str, if_match: str | None) -> None:
     if not is_identifier(product_id):
         raise _product_gone(product_id)
     refused = products.delete(account, product_id, if_match, clock.now())
-    if refused is products.GONE:
+    if isinstance(refused, outcomes.Gone):
         raise _product_gone(product_id)
-    if refused is products.IN_USE:
+    if isinstance(refused, outcomes.InUse):
         raise Conflict(f"product {product_id} is used by a delivery and cannot be deleted")
-    if refused is products.STALE:
+    if isinstance(refused, outcomes.Stale):
         raise PreconditionFailed(STALE_ETAG)
     pricing.delete_all_of_product(account, product_id)
 
@@ -142,7 +143,7 @@ def create_category(account: str, body) -> dict:
     """POST /categories, as barmate catalogue-sync clients send it: the id is in the body (decisions §5)."""
     category = shapes.parse(category_shapes.NewCategory, body)
     created = categories.create(account, category.id, category.name, clock.now())
-    if created is categories.TAKEN:
+    if isinstance(created, outcomes.Taken):
         raise Conflict(f"category {category.id} already exists; use PUT to replace it")
     return created
 
@@ -167,5 +168,5 @@ def delete_category(account: str, category_id: str) -> None:
     get_category(account, category_id)
     if products.any_in_category(account, category_id):
         raise Conflict(f"category {category_id} is used by products and cannot be deleted")
-    if categories.delete(account, category_id, clock.now()) is categories.GONE:
+    if isinstance(categories.delete(account, category_id, clock.now()), outcomes.Gone):
         raise _category_gone(category_id)

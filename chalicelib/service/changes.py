@@ -4,7 +4,7 @@ from ..domain.feed import DEFAULT_EVENTS, SETTINGS_WEBHOOKS, Resource
 from ..domain.field_order import BY_MODEL, FEED_DATA, ordered
 from ..domain.limits import PAGE_BYTES
 from ..domain.rendering import json_text
-from ..store import events, feed, feed_data
+from ..store import events, feed, feed_data, outcomes
 from . import clock
 
 DATA_CHUNK = 50  # entries whose resources one BatchGetItem reads (at most two keys each: 100 keys)
@@ -38,9 +38,9 @@ def _with_data(account: str, entries: list[dict]) -> list[dict]:
 def read_changes(account: str, after: int | None, limit: int, include_data: bool) -> dict:
     """The entries after `after` (None: `latest`), at most `limit`, with the positions a reader needs."""
     read = feed.read(account, after, limit, clock.now())
-    if isinstance(read, feed.Beyond):
+    if isinstance(read, outcomes.Beyond):
         raise invalid("after", f"must not be greater than max_sequence ({read.max_sequence})")
-    if isinstance(read, feed.Expired):
+    if isinstance(read, outcomes.Expired):
         raise FeedExpired(
             f"the change after sequence {after} is no longer kept; resynchronise in full: "
             "GET /changes?after=latest, then the lists, then follow the feed from there"

@@ -1,7 +1,7 @@
 """Use cases of customers: profile, settings and customer tokens (decisions §2, §9)."""
 from ..domain.errors import NotFound, invalid
 from ..domain.identifiers import ID_RULE, is_identifier
-from ..store import customers, tokens
+from ..store import customers, outcomes, tokens
 from ..store.paging import Page
 from .accounts import CUSTOMER, issued, token_not_found
 from .documents import contention_as_conflict
@@ -45,7 +45,7 @@ def patch_customer(account: str, customer_id: str, body) -> dict:
     changes = customer_rules.validate_settings_patch(body)
     with contention_as_conflict():
         customer = customers.update_settings(account, customer_id, changes.set, changes.remove, clock.now())
-    if customer is None:
+    if isinstance(customer, outcomes.Gone):
         raise _not_found(customer_id)
     return customer
 
@@ -59,5 +59,5 @@ def create_customer_token(account: str, customer_id: str) -> dict:
 def revoke_customer_token(account: str, customer_id: str, token_id: str) -> None:
     if not is_identifier(customer_id) or not token_id or len(token_id) > 128:
         raise token_not_found(token_id)
-    if not tokens.revoke(account, token_id, customer_id=customer_id):
+    if isinstance(tokens.revoke(account, token_id, customer_id=customer_id), outcomes.Gone):
         raise token_not_found(token_id)

@@ -17,7 +17,7 @@ from ..domain.errors import Busy, NotFound, invalid
 from ..domain.feed import RESPONSE_CHANGE, Change, ChangeType, delivery_change
 from ..domain.order_file import order_file as build_order_file
 from ..domain.timestamps import iso
-from ..store import deliveries
+from ..store import deliveries, outcomes
 from . import clock, delivery_reads
 from .idempotency import IdempotencyClaim
 
@@ -37,9 +37,9 @@ LOST_CLAIM = "another request with this Idempotency-Key took over; retry to get 
 TOO_LARGE = "the delivery has reached the storage limit of one delivery"
 
 
-def raise_for(outcome: deliveries.LostClaim | deliveries.TooLarge) -> None:
+def raise_for(outcome: outcomes.LostClaim | outcomes.TooLarge) -> None:
     """The error of a write that cannot succeed by trying again now."""
-    if isinstance(outcome, deliveries.LostClaim):
+    if isinstance(outcome, outcomes.LostClaim):
         raise Busy(LOST_CLAIM)
     raise invalid("body", TOO_LARGE)
 
@@ -79,7 +79,7 @@ def _change(
         outcome = deliveries.change(account, changed, stored.version, None, claim, integration, change=entry, now=now)
         if isinstance(outcome, deliveries.StoredDelivery):
             return view(written)
-        if not isinstance(outcome, deliveries.Stale):
+        if not isinstance(outcome, outcomes.Stale):
             raise_for(outcome)
         _back_off(attempt)
         stored = deliveries.refresh(account, stored)
@@ -174,7 +174,7 @@ def set_integration(account: str, delivery_id: str, data) -> dict:
         outcome = deliveries.set_integration(account, stored, write, changes=[entry], now=now, head=head)
         if isinstance(outcome, deliveries.StoredDelivery):
             return state
-        if not isinstance(outcome, deliveries.Stale):
+        if not isinstance(outcome, outcomes.Stale):
             raise_for(outcome)
         _back_off(attempt)
         head = None  # moved too, perhaps: the feed reads it again

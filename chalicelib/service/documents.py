@@ -2,7 +2,7 @@
 from contextlib import contextmanager
 
 from ..domain.errors import Conflict
-from ..store.documents import Contended
+from ..store.documents import KeptChanging
 
 
 @contextmanager
@@ -10,5 +10,5 @@ def contention_as_conflict():
     """A document other writers kept changing while we wrote it is a Conflict: the caller may try again."""
     try:
         yield
-    except Contended:
+    except KeptChanging:
         raise Conflict("the document kept changing while it was being written; try again") from None

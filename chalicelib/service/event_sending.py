@@ -28,7 +28,7 @@ from ..adapters import outbound
 from ..domain import event_policy as policy
 from ..domain.event_policy import EventStatus
 from ..domain.timestamps import in_words, iso, parse_iso
-from ..store import events
+from ..store import events, outcomes
 from ..store import webhooks as settings_store
 from . import changes, clock
 
@@ -141,11 +141,11 @@ def record(claimed: dict, result: Attempt, now: dt.datetime) -> tuple[EventStatu
     else:
         status, next_attempt = EventStatus.PENDING, now + policy.retry_delay(attempts)
     outcome = events.record_attempt(claimed, result.entry, status, next_attempt, now, reason)
-    if outcome == events.Recorded.TOO_LARGE:  # an old event whose stored body leaves no room for its log
+    if isinstance(outcome, outcomes.TooLarge):  # an old event whose stored body leaves no room for its log
         status, next_attempt = EventStatus.FAILED, None
         reason = TOO_LARGE_TO_RECORD
         events.record_attempt(claimed, result.entry, status, None, now, reason, compact=True)
-    elif outcome == events.Recorded.LEASE_LOST:
+    elif isinstance(outcome, outcomes.LostLease):
         log.warning("event %s: changed while we sent it; the attempt was logged", claimed["event_id"])
     return status, next_attempt
 
@@ -210,11 +210,11 @@ def _counts(summary: dict) -> dict:
 
 def _send(event: dict, hook, summary, transport: Transport) -> tuple[EventStatus | None, dt.datetime | None]:
     claimed = events.claim(event, clock.now() + LEASE)
-    if claimed is None:
+    if isinstance(claimed, outcomes.Stale):
         summary["claimed_elsewhere"] += 1
         return None, None
-    if claimed is events.TOO_LARGE:
-        if events.give_up(event, TOO_LARGE_TO_RECORD, clock.now()):
+    if isinstance(claimed, outcomes.TooLarge):
+        if events.give_up(event, TOO_LARGE_TO_RECORD, clock.now()) is None:
             summary["failed"] += 1
         return EventStatus.FAILED, None
     result = attempt(claimed, hook, transport)
@@ -241,7 +241,7 @@ def _hold(held: list[dict], until: dt.datetime, reason: str, deadline, summary) 
         if deadline is not None and now >= deadline + dt.timedelta(seconds=policy.SEND_TIMEOUT_SECONDS):
             break
         if policy.gives_up(parse_iso(event["created_at"]), now):
-            if events.give_up(event, f"gave up after {in_words(policy.RETRY_WINDOW)}; its receiver kept failing: {reason}", now):
+            if events.give_up(event, f"gave up after {in_words(policy.RETRY_WINDOW)}; its receiver kept failing: {reason}", now) is None:
                 summary["failed"] += 1
-        elif events.postpone(event, until):
+        elif events.postpone(event, until) is None:
             summary["held_back"] += 1

@@ -20,7 +20,7 @@ from .. import config
 from ..domain.event_policy import error_text
 from ..domain.timestamps import iso
 from ..adapters import outbound
-from ..store import product_images
+from ..store import outcomes, product_images
 from . import clock
 
 log = logging.getLogger("supplier-ordering.images")
@@ -95,7 +95,7 @@ def _already_known(item: dict) -> bool:
 def _process(item: dict, now: dt.datetime) -> str:
     url = item["data"]["image"]["url"]
     if _already_known(item):
-        return "unchanged" if product_images.finish(item) == product_images.Finished.RECORDED else "changed"
+        return "unchanged" if product_images.finish(item) is None else "changed"
     meta, error = None, None
     try:
         meta = fetch(url, now)
@@ -106,12 +106,12 @@ def _process(item: dict, now: dt.datetime) -> str:
     for _ in range(FINISH_ATTEMPTS):
         data = _filled(item["data"], meta) if meta else None
         finished = product_images.finish(item, data=data, meta=meta, error=error, now=now)
-        if finished == product_images.Finished.TOO_LARGE:
+        if isinstance(finished, outcomes.TooLarge):
             log.warning("image of %s: the product item cannot hold the result; marked FAILED", (account, product_id))
             finished = product_images.failed_bare(item)
-            if finished == product_images.Finished.RECORDED:
+            if finished is None:
                 return "failed"
-        elif finished == product_images.Finished.RECORDED:
+        elif finished is None:
             return "failed" if error else "downloaded"
         # The product changed while we downloaded: keep the result only if it still shows the same image.
         item = product_images.get(account, product_id)
@@ -122,11 +122,11 @@ def _process(item: dict, now: dt.datetime) -> str:
 
 def _download(item: dict, moment: dt.datetime) -> str:
     claimed = product_images.claim(item, moment + LEASE)
-    if claimed is None:
+    if isinstance(claimed, outcomes.Stale):
         return "claimed_elsewhere"
-    if claimed is product_images.TOO_LARGE:
+    if isinstance(claimed, outcomes.TooLarge):
         log.warning("image of %s: the product item is too large to mark; marked FAILED", product_images.product_of(item))
-        return "failed" if product_images.failed_bare(item) == product_images.Finished.RECORDED else "changed"
+        return "failed" if product_images.failed_bare(item) is None else "changed"
     if "image" not in claimed["data"]:
         product_images.finish(claimed)
         return "unchanged"

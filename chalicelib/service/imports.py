@@ -21,7 +21,7 @@ from ..domain.errors import NotFound, UnsupportedMediaType, ValidationFailed
 from ..domain.field_order import IMPORT_SUMMARY_FIELDS
 from ..domain.identifiers import is_identifier
 from ..domain.product import validate_product
-from ..store import categories, imports, product_images, table
+from ..store import categories, imports, outcomes, product_images, table
 from ..store.events import iso
 from ..store.paging import Page
 from . import clock
@@ -99,7 +99,7 @@ def advance_import(item: dict, until: dt.datetime) -> str:
     "claimed_elsewhere" (another job claimed it first)."""
     now = clock.now()
     claimed = imports.claim(item, until + LEASE_MARGIN)
-    if claimed is None:
+    if isinstance(claimed, outcomes.Stale):
         return "claimed_elsewhere"
     if int(claimed.get("stalls", 0)) > MAX_STALLS:
         reason = f"processing stopped at row {int(claimed['next_row']) + 1} of the file repeatedly"
@@ -145,7 +145,7 @@ def _run(claimed: dict, rows: imports.RowReader, now: dt.datetime, until: dt.dat
                 after = rows.take(start + fits, window)  # loaded here: the reader is not shared between threads
                 upcoming = (start + fits, len(after), ahead.submit(_evaluate, claimed, after, now))
             outcome = imports.commit_chunk(claimed, evaluated, partial(_evaluate, claimed, chunk, now))
-            if isinstance(outcome, imports.LostLease):
+            if isinstance(outcome, outcomes.LostLease):
                 return None
             if upcoming and outcome.created:
                 upcoming = (*upcoming[:2], ahead.submit(_now_existing, upcoming[2], outcome.created))

@@ -16,6 +16,6 @@ def migrate_integration(account: str, status: str = integration.PENDING) -> int:
         for stored in found:
             state = {"status": str(status)}
             write = deliveries.IntegrationWrite(state, integration.entered_before(stored.delivery), integration.count_changes(None, state["status"]))
-            migrated += deliveries.add_integration(account, stored, write)
+            migrated += deliveries.add_integration(account, stored, write) is None
         if start is None:
             return migrated

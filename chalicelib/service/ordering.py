@@ -13,7 +13,7 @@ from ..domain.errors import Busy
 from ..domain.feed import ChangeType, delivery_change
 from ..domain.ordering import plan_order
 from ..domain.timestamps import iso
-from ..store import deliveries, order_context
+from ..store import deliveries, order_context, outcomes
 from . import clock
 from .deliveries import raise_for
 from .idempotency import IdempotencyClaim
@@ -36,17 +36,17 @@ def place_order(account: str, customer_id: str, data, idempotency: IdempotencyCl
     changes = [delivery_change(ChangeType.DELIVERY_REQUESTED, delivery) for delivery in placed]
     for attempt in range(CONTENDED_ATTEMPTS):
         outcome = deliveries.place(account, placed, [], order.product_ids, claim, requested, changes=changes, now=now)
-        if not isinstance(outcome, deliveries.Contended):
+        if not isinstance(outcome, outcomes.Contended):
             break
         time.sleep(random.uniform(0, min(0.005 * 2**attempt, 0.2)))
     else:
         raise Busy("many orders and changes of this account are being written at once; try again")
     if outcome is None:
         return placed
-    if isinstance(outcome, deliveries.ProductsGone):  # deleted between our read and our write
+    if isinstance(outcome, outcomes.ProductsGone):  # deleted between our read and our write
         message = "is not a product of this supplier"
         paths = [f"items[{i}].id" for i, item in enumerate(body.items) if item.id in outcome.product_ids]
         raise ValidationFailed([FieldError(path, message) for path in paths])
-    if isinstance(outcome, deliveries.Stale):  # the ids were just allocated to us: only a broken counter gets here
+    if isinstance(outcome, outcomes.Stale):  # the ids were just allocated to us: only a broken counter gets here
         raise Busy("the new delivery ids were taken; try again")
     raise_for(outcome)

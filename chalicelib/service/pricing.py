@@ -7,7 +7,7 @@ from ..domain.identifiers import is_identifier
 from ..domain.errors import Conflict, NotFound, invalid
 from ..domain.scaled_pricing import validate_price_groups, validate_price_level
 from ..domain.values import order_by_of
-from ..store import pricing
+from ..store import outcomes, pricing
 from ..store.products import StoredProduct
 from . import clock
 
@@ -40,11 +40,11 @@ def get_customer_pricing(account: str, product_id: str, customer_id: str) -> dic
     return read.data
 
 
-def _written(put: pricing.Put) -> bool:
+def _written(put: None | outcomes.Stale | outcomes.TooLarge) -> bool:
     """True when written, False when the product or customer changed meanwhile (read again)."""
-    if put is pricing.TOO_LARGE:
+    if isinstance(put, outcomes.TooLarge):
         raise invalid("body", "is too large to store; use fewer groups, price points or date overrides")
-    return put is pricing.WRITTEN
+    return put is None
 
 
 def put_customer_pricing(account: str, product_id: str, customer_id: str, body) -> dict:
@@ -62,7 +62,7 @@ def put_customer_pricing(account: str, product_id: str, customer_id: str, body) 
 
 def delete_customer_pricing(account: str, product_id: str, customer_id: str) -> None:
     found = is_identifier(product_id) and is_identifier(customer_id)
-    if not (found and pricing.delete_customer_pricing(account, product_id, customer_id, clock.now())):
+    if not found or isinstance(pricing.delete_customer_pricing(account, product_id, customer_id, clock.now()), outcomes.Gone):
         raise NotFound(f"customer {customer_id} has no pricing for product {product_id}")
 
 

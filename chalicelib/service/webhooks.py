@@ -4,11 +4,10 @@ import math
 from ..domain.errors import NotFound, TooManyRequests
 from ..domain.event_policy import RESEND_WINDOW, RESENDS_PER_WINDOW
 from ..domain.webhook import shown, validate_settings
-from ..store import events, webhooks
+from ..store import events, outcomes, webhooks
 from ..store.paging import Page
 from . import clock
 from .paging import paged
-from . import clock
 
 NOT_CONFIGURED = "no webhook is configured; PUT /account/settings/webhooks to configure one"
 
@@ -29,7 +28,7 @@ def put_settings(account: str, body) -> dict:
 
 
 def delete_settings(account: str) -> None:
-    if not webhooks.delete(account, clock.now()):
+    if isinstance(webhooks.delete(account, clock.now()), outcomes.Gone):
         raise NotFound(NOT_CONFIGURED)
 
 
@@ -88,12 +87,13 @@ def resend(account: str, event_id: str) -> dict:
     if event is None:
         raise NotFound(f"event {event_id} does not exist")
     now = clock.now()
-    allowed_at = events.accept_resend(account, now)
-    if allowed_at is not None:
-        seconds = max(1, math.ceil((allowed_at - now).total_seconds()))
+    accepted = events.accept_resend(account, now)
+    if isinstance(accepted, outcomes.Throttled):
+        seconds = max(1, math.ceil((accepted.until - now).total_seconds()))
         raise TooManyRequests(
             f"at most {RESENDS_PER_WINDOW} resend requests per {int(RESEND_WINDOW.total_seconds())} seconds; "
             f"the next is allowed in {seconds} s",
             seconds,
         )
-    return _event(events.queue_resend(event, now) or event)
+    queued = events.queue_resend(event, now)
+    return _event(event if isinstance(queued, outcomes.Gone) else queued)

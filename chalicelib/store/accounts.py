@@ -4,10 +4,11 @@ import datetime as dt
 from botocore.exceptions import ClientError
 
 from . import keys, table
+from .outcomes import Taken
 
 
-def create(account: str, name: str, created: dt.datetime) -> bool:
-    """Create the account (created at `created`) if missing; True when it was created."""
+def create(account: str, name: str, created: dt.datetime) -> None | Taken:
+    """Create the account (created at `created`) if missing; Taken when it exists already."""
     item = {**keys.account_key(account), "name": name, "created": created.isoformat()}
     try:
         table.client().put_item(
@@ -15,9 +16,9 @@ def create(account: str, name: str, created: dt.datetime) -> bool:
         )
     except ClientError as error:
         if table.is_conditional_failure(error):
-            return False
+            return Taken()
         raise
-    return True
+    return None
 
 
 def get(account: str) -> dict | None:

@@ -5,6 +5,7 @@ from botocore.exceptions import ClientError
 
 from ..domain.feed import Change, ChangeType
 from . import batch, feed, keys, table
+from .outcomes import Gone, Taken
 from .paging import Page, query_page
 
 
@@ -37,20 +38,6 @@ def put(account: str, category_id: str, name: str, now: dt.datetime | None = Non
     raise feed.FeedBusy()
 
 
-class Taken:
-    """The outcome of create when a category with that id already exists."""
-
-
-TAKEN = Taken()
-
-
-class Gone:
-    """The outcome of delete when there is no such category."""
-
-
-GONE = Gone()
-
-
 def create(account: str, category_id: str, name: str, now: dt.datetime | None = None) -> dict | Taken:
     item = {**keys.category_key(account, category_id), "name": name}
     write = {"TableName": table.name(), "Item": table.to_item(item), "ConditionExpression": "attribute_not_exists(PK)"}
@@ -58,7 +45,7 @@ def create(account: str, category_id: str, name: str, now: dt.datetime | None = 
         feed.commit(account, [{"Put": write}], [Change(ChangeType.CATEGORY_CREATED, category_id)], now or feed.wall_clock())
     except ClientError as error:
         if table.CONDITION_FAILED in table.cancellation_codes(error):
-            return TAKEN
+            return Taken()
         raise
     return _public(item)
 
@@ -90,7 +77,7 @@ def delete(account: str, category_id: str, now: dt.datetime | None = None) -> Go
         feed.commit(account, [{"Delete": doomed}], [Change(ChangeType.CATEGORY_DELETED, category_id)], now or feed.wall_clock())
     except ClientError as error:
         if table.CONDITION_FAILED in table.cancellation_codes(error):
-            return GONE
+            return Gone()
         raise
     return None
 

@@ -3,6 +3,7 @@ import datetime as dt
 
 from ..domain.feed import Change, ChangeType
 from . import documents, keys, table
+from .outcomes import Gone
 from .paging import Page, query_page
 
 
@@ -40,8 +41,8 @@ def put_profile(
 
 def update_settings(
     account: str, customer_id: str, set_fields: dict, remove_fields: tuple[str, ...], now: dt.datetime | None = None
-) -> dict | None:
-    """Change settings of an existing customer; None (nothing written) when there is no such customer."""
+) -> dict | Gone:
+    """Change settings of an existing customer; Gone (nothing written) when there is no such customer."""
     return documents.update(
         keys.customer_key(account, customer_id), set_fields, remove_fields, entry=_entry(account, customer_id), now=now
     )

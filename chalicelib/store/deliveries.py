@@ -35,11 +35,13 @@ from .paging import Page, query_page
 
 if TYPE_CHECKING:
     from ..domain.feed import Change
+    from .outcomes import Contended, LostClaim, ProductsGone, Stale, Taken, TooLarge
 
 # Writes only: a cold read loads none of them.
 feed = lazy("chalicelib.store.feed")
 products = lazy("chalicelib.store.products")
 feed_changes = lazy("chalicelib.domain.feed")
+outcomes = lazy("chalicelib.store.outcomes")
 
 COUNTER = "DELIVERY"
 LEGACY = "doc"  # the summary's map before `body`
@@ -71,34 +73,6 @@ class IntegrationCounts:
     pending: int
     failed: int
     oldest_pending: tuple[int, str] | None  # (delivery id, since)
-
-
-# Outcomes of a write that did not happen.
-@dataclass(frozen=True)
-class Stale:
-    """The delivery changed since it was read (or, when creating, exists already)."""
-
-
-@dataclass(frozen=True)
-class LostClaim:
-    """The Idempotency-Key claim written with the change was taken over by a retry."""
-
-
-@dataclass(frozen=True)
-class TooLarge:
-    """DynamoDB refused an item as too large. The domain's limits keep deliveries far below; a safety net."""
-
-
-@dataclass(frozen=True)
-class Contended:
-    """Another transaction held an item of this write (the account's integration counts): try again."""
-
-
-@dataclass(frozen=True)
-class ProductsGone:
-    """Products of an order were deleted between the read and the write."""
-
-    product_ids: frozenset
 
 
 def allocate_ids(account: str, count: int) -> list[int]:
@@ -198,11 +172,11 @@ def place(
     product_codes = codes[first_product : first_product + len(used_products)]
     gone = frozenset(pid for pid, code in zip(used_products, product_codes) if code == table.CONDITION_FAILED)
     if gone:
-        return ProductsGone(gone)
+        return outcomes.ProductsGone(gone)
     if table.CONDITION_FAILED in codes[: len(deliveries) * 2]:
-        return Stale()
+        return outcomes.Stale()
     if table.TRANSACTION_CONFLICT in codes:
-        return Contended()
+        return outcomes.Contended()
     raise RuntimeError(f"placing the order failed: {codes}")
 
 
@@ -323,9 +297,9 @@ def _write(
             table.client().update_item(**update["Update"])
         except ClientError as error:
             if table.is_conditional_failure(error) or table.is_transaction_conflict(error):
-                return Stale()
+                return outcomes.Stale()
             if table.is_too_large(error):
-                return TooLarge()
+                return outcomes.TooLarge()
             raise
         return written
     outcome = _transact(account, [update] + others, claim, changes, now or feed.wall_clock(), head)
@@ -333,7 +307,7 @@ def _write(
         return written
     if isinstance(outcome, list):
         if outcome[0] == table.CONDITION_FAILED or table.TRANSACTION_CONFLICT in outcome:
-            return Stale()
+            return outcomes.Stale()
         raise RuntimeError(f"changing the delivery failed: {outcome}")
     return outcome
 
@@ -354,10 +328,10 @@ def _transact(
         codes = table.cancellation_codes(error)
         if not codes:
             if table.is_too_large(error):
-                return TooLarge()
+                return outcomes.TooLarge()
             raise
         if claim is not None and codes[-1] == table.CONDITION_FAILED and table.CONDITION_FAILED not in codes[:-1]:
-            return LostClaim()
+            return outcomes.LostClaim()
         return codes[: len(operations)]
     return None
 
@@ -500,8 +474,8 @@ def without_integration(account: str, limit: int, start: dict | None = None) -> 
     return [_stored(table.from_item(item), None) for item in response.get("Items", [])], response.get("LastEvaluatedKey")
 
 
-def add_integration(account: str, stored: StoredDelivery, integration: IntegrationWrite) -> bool:
-    """Give a delivery stored before integration states its first one, counted; False when it has one already
+def add_integration(account: str, stored: StoredDelivery, integration: IntegrationWrite) -> None | Taken:
+    """Give a delivery stored before integration states its first one, counted; Taken when it has one already
     (a second run of the migration, or a PUT in between). The version moves too, so a PUT or a customer change
     that read the delivery without a state writes nothing over it and is evaluated again (counted once)."""
     delivery_id = stored.delivery["id"]
@@ -523,9 +497,9 @@ def add_integration(account: str, stored: StoredDelivery, integration: Integrati
         # No feed entry: a GET showed PENDING before (a missing state reads PENDING) and shows it after.
         outcome = _transact(account, [update] + ([counts] if counts is not None else []), None, [], feed.wall_clock())
         if outcome is None:
-            return True
+            return None
         if isinstance(outcome, list) and outcome[0] == table.CONDITION_FAILED:
-            return False
+            return outcomes.Taken()
         if not (isinstance(outcome, list) and table.TRANSACTION_CONFLICT in outcome):
             break
         time.sleep(0.01 * 2**attempt)

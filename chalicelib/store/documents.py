@@ -11,12 +11,13 @@ from botocore.exceptions import ClientError
 
 from ..domain.feed import Change
 from . import batch, feed, table
+from .outcomes import Gone
 
 CREATE_ATTEMPTS = 5
 
 
-class Contended(Exception):
-    """Other writers kept creating and changing the document between our update and our create."""
+class KeptChanging(Exception):
+    """Other writers kept creating and changing the document between our read and our write (retries ran out)."""
 
 
 def _update_request(key: dict, set_fields: dict, remove_fields: tuple[str, ...]) -> dict:
@@ -77,21 +78,23 @@ def update(
 ):
     """Set and remove fields of the document in one conditional write with its feed entry; the new document.
 
-    A missing item stays missing and gives None, unless create_with is given: then the item is created holding
+    A missing item stays missing and gives Gone, unless create_with is given: then the item is created holding
     create_with (which should already include set_fields). The document and the feed head are read first (one
     BatchGetItem): a write that changes nothing `shown` (what a GET shows) writes nothing and appends no entry.
     """
     if not set_fields and not remove_fields:
         # Nothing to change, so nothing to create either: a missing item still reads as create_with.
         current = get(key, consistent=True)
-        return current if current is not None or create_with is None else create_with
+        if current is None:
+            return create_with if create_with is not None else Gone()
+        return current
     head_key = feed.head_key(entry.account) if entry is not None else None
     for _ in range(CREATE_ATTEMPTS):
         found = batch.get_items([key] + ([head_key] if head_key else []), consistent=True)
         item = batch.pick(found, key)
         current = item.get("data") if item is not None else None
         if current is None and create_with is None:
-            return None
+            return Gone()
         changed = _applied(current, set_fields, remove_fields) if current is not None else create_with
         if table.plain(shown(current)) == table.plain(shown(changed)):
             return changed  # nothing a reader sees would change (a missing item reads as create_with)
@@ -121,4 +124,4 @@ def update(
             if table.CONDITION_FAILED not in table.cancellation_codes(error):
                 raise
         # Created, changed or removed by someone else between our read and our write: read again.
-    raise Contended()
+    raise KeptChanging()

@@ -22,7 +22,6 @@ The lane item (keys.outbox_lane_key) says an account is parked: its receiver fai
 before `parked_until` (jobs/webhooks.py).
 """
 import datetime as dt
-import enum
 import secrets
 from dataclasses import dataclass
 
@@ -34,21 +33,11 @@ from ..domain.feed import Change, Resource
 from ..domain.timestamps import iso, parse_iso
 from . import batch, keys, table
 from . import deliveries as delivery_store
+from .outcomes import Gone, LostLease, Stale, Throttled, TooLarge
 from .paging import Page, query_page
 
 PENDING, DELIVERED, FAILED = EventStatus.PENDING, EventStatus.DELIVERED, EventStatus.FAILED
 ID_TIME_DIGITS = 13  # milliseconds since 1970, zero-padded: the id sorts and finds its item
-
-
-class Recorded(enum.Enum):
-    """What became of an attempt's record."""
-
-    RECORDED = "recorded"
-    LEASE_LOST = "lease lost"  # another writer changed the event meanwhile: the attempt was only logged
-    TOO_LARGE = "too large"  # the item cannot grow: record again with compact=True
-
-
-TOO_LARGE = Recorded.TOO_LARGE
 
 
 @dataclass(frozen=True)
@@ -162,8 +151,8 @@ def _key(event: dict) -> dict:
 
 
 def _conditional_update(event: dict, update: str, condition: str, returning: bool = False, **named):
-    """True when written (with returning=True: the event as stored after), False when the condition failed,
-    None when the item would be too large."""
+    """None when written (with returning=True: the event as stored after), Stale when the condition failed,
+    TooLarge when the item would be too large."""
     try:
         response = table.client().update_item(
             TableName=table.name(),
@@ -175,8 +164,8 @@ def _conditional_update(event: dict, update: str, condition: str, returning: boo
             ReturnValues="ALL_NEW" if returning else "NONE",
         )
     except ClientError as error:
-        return table.refusal(error, False, None)
-    return _event(table.from_item(response["Attributes"])) if returning else True
+        return table.refusal(error, Stale(), TooLarge())
+    return _event(table.from_item(response["Attributes"])) if returning else None
 
 
 _AS_READ = "#status = :seen_status AND next_attempt_at = :seen AND attempts = :attempts"
@@ -186,20 +175,17 @@ def _as_read(event: dict) -> dict:
     return {"seen_status": event["status"], "seen": event["next_attempt_at"], "attempts": event["attempts"]}
 
 
-def claim(event: dict, lease_until: dt.datetime) -> dict | Recorded | None:
-    """Take the attempt for ourselves until lease_until; None when another dispatcher got it first, TOO_LARGE
+def claim(event: dict, lease_until: dt.datetime) -> dict | Stale | TooLarge:
+    """Take the attempt for ourselves until lease_until; Stale when another dispatcher got it first, TooLarge
     for an old event whose stored body leaves no room to claim it (give it up).
 
     Returns the event as it is stored after the claim (fresh, whatever the index showed).
     """
     lease = iso(lease_until)
     sort_key = keys.outbox_due(lease, event["account"], event["event_id"])
-    claimed = _conditional_update(
+    return _conditional_update(
         event, "SET next_attempt_at = :lease, GSI1SK = :sk", _AS_READ, returning=True, lease=lease, sk=sort_key, **_as_read(event)
     )
-    if claimed is None:
-        return TOO_LARGE
-    return claimed or None  # False: another dispatcher got it first
 
 
 def _last(entry: dict) -> tuple[str, dict]:
@@ -221,14 +207,14 @@ def record_attempt(
     now: dt.datetime,
     reason: str | None = None,
     compact: bool = False,
-) -> Recorded:
+) -> None | LostLease | TooLarge:
     """Store the attempt we claimed and what follows: PENDING until next_attempt, or DELIVERED / FAILED (a
     resend that did not deliver a settled event gives its status as it was). The log keeps the latest
     MAX_LOGGED_ATTEMPTS attempts, resends included; `attempts` counts all.
 
     Conditional on our claim still holding. When it does not (the lease ran out, a resend delivered it), the
-    attempt is still counted and logged, and the state is left to whoever changed it. compact=True drops the
-    log and any stored body, for an old event too large to grow.
+    attempt is still counted and logged, and the state is left to whoever changed it (LostLease). TooLarge: the
+    item cannot grow; compact=True drops the log and any stored body, for an old event too large to grow.
     """
     log = [entry] if compact else ((claimed.get("attempt_log") or []) + [entry])[-MAX_LOGGED_ATTEMPTS:]
     last, named = _last(entry)
@@ -252,12 +238,10 @@ def record_attempt(
         named["reason"] = reason
     update = f"REMOVE {', '.join(removals)} SET {', '.join(sets)} ADD attempts :one"
     written = _conditional_update(claimed, update, _AS_READ, **named)
-    if written is None:
-        return Recorded.TOO_LARGE
-    if not written:
+    if isinstance(written, Stale):
         _log_only(claimed, entry)
-        return Recorded.LEASE_LOST
-    return Recorded.RECORDED
+        return LostLease()
+    return written
 
 
 def _log_only(event: dict, entry: dict, tries: int = 5) -> None:
@@ -278,13 +262,14 @@ def _log_only(event: dict, entry: dict, tries: int = 5) -> None:
             seen_status=current["status"],
             **named,
         )
-        if written is not False:
+        if not isinstance(written, Stale):
             return
 
 
-def queue_resend(event: dict, now: dt.datetime, tries: int = 5) -> dict | None:
+def queue_resend(event: dict, now: dt.datetime, tries: int = 5) -> dict | Gone:
     """Put the event in the due queue for one more attempt (decisions §10: resend), whatever its state; the
-    dispatcher sends it like any due event. Returns the event as stored after; None when it is gone."""
+    dispatcher sends it like any due event. Returns the event as stored after (as read, when it kept changing);
+    Gone when it is gone."""
     now_iso = iso(now)
     for _ in range(tries):
         queued = _conditional_update(
@@ -303,13 +288,13 @@ def queue_resend(event: dict, now: dt.datetime, tries: int = 5) -> dict | None:
             return queued
         event = get(event["account"], event["event_id"])  # changed meanwhile (an attempt recorded): again
         if event is None:
-            return None
+            return Gone()
     return event
 
 
-def accept_resend(account: str, now: dt.datetime, tries: int = 5) -> dt.datetime | None:
-    """Count a resend request against the account's window (decisions §10): None when accepted, else when
-    the next one will be. One small item per account holds the times of the accepted requests in the window;
+def accept_resend(account: str, now: dt.datetime, tries: int = 5) -> None | Throttled:
+    """Count a resend request against the account's window (decisions §10): None when accepted, else Throttled
+    until the next one will be. One small item per account holds the times of the accepted requests in the window;
     it is written conditionally on the version read, so concurrent requests never both take the last place."""
     key = table.to_item(keys.resend_window_key(account))
     for _ in range(tries):
@@ -318,7 +303,7 @@ def accept_resend(account: str, now: dt.datetime, tries: int = 5) -> dt.datetime
         times = [parse_iso(moment) for moment in stored.get("times", [])]
         kept, allowed_at = event_policy.resend_window(times, now)
         if allowed_at is not None:
-            return allowed_at
+            return Throttled(allowed_at)
         version = int(stored.get("version", 0))
         try:
             table.client().put_item(
@@ -334,39 +319,35 @@ def accept_resend(account: str, now: dt.datetime, tries: int = 5) -> dt.datetime
                 raise
             continue
         return None
-    return now + dt.timedelta(seconds=1)  # contended past all tries: ask the caller to come back shortly
+    return Throttled(now + dt.timedelta(seconds=1))  # contended past all tries: ask the caller to come back shortly
 
 
-def postpone(event: dict, until: dt.datetime) -> bool:
-    """Move a pending event that was not tried to `until` (its account is parked); False when it changed."""
+def postpone(event: dict, until: dt.datetime) -> None | Stale:
+    """Move a pending event that was not tried to `until` (its account is parked); Stale when it changed."""
     until_iso = iso(until)
-    return bool(
-        _conditional_update(
-            event,
-            "SET next_attempt_at = :until, GSI1SK = :sk",
-            _AS_READ,
-            until=until_iso,
-            sk=keys.outbox_due(until_iso, event["account"], event["event_id"]),
-            **_as_read(event),
-        )
+    return _conditional_update(
+        event,
+        "SET next_attempt_at = :until, GSI1SK = :sk",
+        _AS_READ,
+        until=until_iso,
+        sk=keys.outbox_due(until_iso, event["account"], event["event_id"]),
+        **_as_read(event),
     )
 
 
-def give_up(event: dict, reason: str, now: dt.datetime) -> bool:
-    """FAILED without another attempt (it waited the whole retry window, or is too large to claim); False when
+def give_up(event: dict, reason: str, now: dt.datetime) -> None | Stale:
+    """FAILED without another attempt (it waited the whole retry window, or is too large to claim); Stale when
     it changed meanwhile. Only shrinks the item: an old event's stored body goes too."""
-    return bool(
-        _conditional_update(
-            event,
-            # REMOVE first: moto checks the size after each clause (DynamoDB checks the result).
-            "REMOVE next_attempt_at, GSI1PK, GSI1SK, body "
-            "SET #status = :failed, reason = :reason, finished_at = :finished",
-            _AS_READ,
-            failed=FAILED.value,
-            reason=reason,
-            finished=iso(now),
-            **_as_read(event),
-        )
+    return _conditional_update(
+        event,
+        # REMOVE first: moto checks the size after each clause (DynamoDB checks the result).
+        "REMOVE next_attempt_at, GSI1PK, GSI1SK, body "
+        "SET #status = :failed, reason = :reason, finished_at = :finished",
+        _AS_READ,
+        failed=FAILED.value,
+        reason=reason,
+        finished=iso(now),
+        **_as_read(event),
     )
 
 

@@ -22,6 +22,7 @@ from ..domain.errors import Busy
 from ..domain.feed import RETENTION_DAYS, Change, event_type_of
 from ..domain.timestamps import iso
 from . import keys, table
+from .outcomes import Beyond, Expired
 
 # Lost races on the head, each followed by a short random pause (at most 50 ms, so a waiting write keeps its
 # chances against new ones): after 5 s of contention (or that many attempts), Busy (409: nothing was written).
@@ -206,18 +207,6 @@ def commit(
 class Entries:
     entries: list[dict]  # in sequence order, consecutive, starting at after + 1
     max_sequence: int
-
-
-@dataclass(frozen=True)
-class Beyond:
-    """`after` is past the newest sequence."""
-
-    max_sequence: int
-
-
-@dataclass(frozen=True)
-class Expired:
-    """The entry after `after` is no longer kept."""
 
 
 def _public(item: dict) -> dict:

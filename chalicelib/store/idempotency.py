@@ -12,6 +12,7 @@ from botocore.exceptions import ClientError
 
 from ..domain.idempotency import REPLAY_WINDOW
 from . import keys, table
+from .outcomes import LostClaim
 
 IN_PROGRESS, COMPLETE = "IN_PROGRESS", "COMPLETE"
 TTL_SECONDS = int(REPLAY_WINDOW.total_seconds())
@@ -102,14 +103,14 @@ def complete_operation(claim: ClaimedKey, status: int, headers: dict, body: str)
     }
 
 
-def complete(claim: ClaimedKey, status: int, headers: dict, body: str) -> bool:
+def complete(claim: ClaimedKey, status: int, headers: dict, body: str) -> None | LostClaim:
     try:
         table.client().update_item(**complete_operation(claim, status, headers, body)["Update"])
     except ClientError as error:
         if table.is_conditional_failure(error):
-            return False  # another request took over a stale claim; its answer stands
+            return LostClaim()  # another request took over a stale claim; its answer stands
         raise
-    return True
+    return None
 
 
 def release(claim: ClaimedKey) -> None:

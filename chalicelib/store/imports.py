@@ -27,6 +27,7 @@ from ..domain.limits import IMPORT_LISTED_ERRORS
 from ..domain.rendering import size_in_bytes
 from ..domain.timestamps import iso
 from . import batch, categories, feed, keys, products, table
+from .outcomes import LostLease, Stale
 from .paging import Page, query_page
 
 PIECE_BYTES = 300_000  # below DynamoDB's 400 KB item limit with room for the key and attribute names
@@ -228,12 +229,12 @@ def woken(record_name: str, image: dict) -> bool:
     return keys.in_queue((image.get("GSI3PK") or {}).get("S"), keys.IMPORTS_PENDING) and "lease" not in image
 
 
-def claim(item: dict, lease_until: dt.datetime) -> dict | None:
-    """Take the import until lease_until; None when another job took it first. Counts the claim in `stalls`
+def claim(item: dict, lease_until: dt.datetime) -> dict | Stale:
+    """Take the import until lease_until; Stale when another job took it first. Counts the claim in `stalls`
     (a committed chunk or a release sets it back to 0), so an import that crashes its jobs again and again can
     be failed."""
     lease = keys.import_due(iso(lease_until), item["account"], item["id"])["GSI3SK"]
-    return _update_if(
+    claimed = _update_if(
         item,
         "SET GSI3SK = :lease, lease = :token, stalls = stalls + :one",
         "GSI3SK = :seen",
@@ -242,6 +243,7 @@ def claim(item: dict, lease_until: dt.datetime) -> dict | None:
         one=1,
         seen=item["GSI3SK"],
     )
+    return claimed if claimed is not None else Stale()
 
 
 @dataclass(frozen=True)
@@ -264,16 +266,6 @@ class Committed:
     rows: int
     claimed: dict
     created: frozenset = frozenset()
-
-
-@dataclass(frozen=True)
-class Conflicts:
-    """Something the chunk read changed before it was written (a product, a category): read it again."""
-
-
-@dataclass(frozen=True)
-class LostLease:
-    """Another job took the import over (our lease ran out): stop without writing."""
 
 
 def fitting(claimed: dict, rows: list[ChunkRow]) -> int:
@@ -391,7 +383,7 @@ def _error_puts(claimed: dict, progress: dict, error_items: list[list[dict]]) ->
     return puts
 
 
-def commit(claimed: dict, rows: list[ChunkRow]) -> Committed | Conflicts | LostLease:
+def commit(claimed: dict, rows: list[ChunkRow]) -> Committed | Stale | LostLease:
     """Commit as many leading rows as one transaction holds (at least one): see chunk_items."""
     rows = rows[: fitting(claimed, rows)]
     progress, error_items, new_categories = _progress(claimed, rows)
@@ -411,7 +403,7 @@ def commit(claimed: dict, rows: list[ChunkRow]) -> Committed | Conflicts | LostL
             raise
         if codes[0] == table.CONDITION_FAILED:
             return LostLease()
-        return Conflicts()  # a product or category changed, or an item was busy: read the chunk again
+        return Stale()  # a product or category changed, or an item was busy: read the chunk again
     created = frozenset() if claimed["dry_run"] else frozenset(new_categories)
     return Committed(len(rows), {**claimed, **progress, "stalls": 0}, created)
 
@@ -421,14 +413,14 @@ def commit_chunk(claimed: dict, rows: list[ChunkRow], read_again) -> Committed |
     `read_again()` evaluates the same rows anew (up to WRITE_ATTEMPTS times), so nothing done meanwhile is lost."""
     for attempt in range(WRITE_ATTEMPTS):
         outcome = commit(claimed, rows)
-        if not isinstance(outcome, Conflicts):
+        if not isinstance(outcome, Stale):
             return outcome
         time.sleep(min(0.02 * 2**attempt, 0.5))
         rows = read_again()
     raise RuntimeError(f"rows from {int(claimed['next_row']) + 1} kept changing while they were imported")
 
 
-def release(claimed: dict, due_at: dt.datetime) -> bool:
+def release(claimed: dict, due_at: dt.datetime) -> None | LostLease:
     """Give the import back to the queue, due at due_at (the next job continues from the checkpoint)."""
     return _conditional_update(
         claimed,
@@ -438,7 +430,7 @@ def release(claimed: dict, due_at: dt.datetime) -> bool:
     )
 
 
-def finish(claimed: dict, status: str, finished_at: dt.datetime, reason: str | None = None) -> bool:
+def finish(claimed: dict, status: str, finished_at: dt.datetime, reason: str | None = None) -> None | LostLease:
     """End the import (DONE or FAILED) and take it off the queue."""
     update = "SET #status = :status, finished_at = :at"
     named = {"status": status, "at": iso(finished_at)}
@@ -448,9 +440,10 @@ def finish(claimed: dict, status: str, finished_at: dt.datetime, reason: str | N
     return _conditional_update(claimed, update + " REMOVE lease, GSI3PK, GSI3SK", names={"#status": "status"}, **named)
 
 
-def _conditional_update(claimed: dict, expression: str, names: dict | None = None, **named) -> bool:
-    """An update of the import item while our lease holds; False when it no longer does."""
-    return _update_if(claimed, expression, "lease = :token", names, token=claimed["lease"], **named) is not None
+def _conditional_update(claimed: dict, expression: str, names: dict | None = None, **named) -> None | LostLease:
+    """An update of the import item while our lease holds; LostLease when it no longer does."""
+    written = _update_if(claimed, expression, "lease = :token", names, token=claimed["lease"], **named)
+    return None if written is not None else LostLease()
 
 
 def _update_if(item: dict, expression: str, condition: str, names: dict | None = None, **named) -> dict | None:

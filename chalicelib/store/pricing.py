@@ -5,7 +5,6 @@ validated against (and, for customer pricing, that the customer exists), so a pr
 away, or a product switched between vessel and kg, never gets pricing validated against the old state.
 """
 import datetime as dt
-import enum
 import json
 from dataclasses import dataclass
 
@@ -14,20 +13,10 @@ from botocore.exceptions import ClientError
 from ..domain.feed import Change, ChangeType
 from ..domain.values import DEFAULT_ORDER_BY
 from . import batch, customers, feed, keys, table
+from .outcomes import Gone, Stale, TooLarge
 from .products import StoredProduct, from_item
 
 MAX_DOCUMENT_BYTES = 350_000
-
-
-class Put(enum.Enum):
-    """What became of a pricing write."""
-
-    WRITTEN = "written"
-    CHANGED = "changed"  # a check did not hold: the product or customer changed meanwhile (re-read, try again)
-    TOO_LARGE = "too large"  # the pricing item would pass MAX_DOCUMENT_BYTES; nothing was written
-
-
-WRITTEN, CHANGED, TOO_LARGE = Put
 
 
 @dataclass(frozen=True)
@@ -83,28 +72,31 @@ def _product_check(account: str, product_id: str, order_by: str) -> dict:
     }
 
 
-def _put(account: str, key: dict, data: dict, checks: list[dict], change: Change, now: dt.datetime, read: Read | None) -> Put:
-    """Write the pricing item if every check holds (WRITTEN); CHANGED when one did not, TOO_LARGE for data
-    an item cannot hold. What was read equal to `data` is WRITTEN without a write (and without a feed entry)."""
+def _put(
+    account: str, key: dict, data: dict, checks: list[dict], change: Change, now: dt.datetime, read: Read | None
+) -> None | Stale | TooLarge:
+    """Write the pricing item if every check holds (None); Stale when one did not (the product or customer
+    changed meanwhile: read again), TooLarge for data an item cannot hold (MAX_DOCUMENT_BYTES). What was read
+    equal to `data` is done without a write (and without a feed entry)."""
     if read is not None and read.data is not None and table.plain(read.data) == table.plain(data):
-        return WRITTEN
+        return None
     # DynamoDB items hold at most 400 KB; JSON text is a close enough measure of an item's size.
     if len(json.dumps(data, default=str, separators=(",", ":"))) > MAX_DOCUMENT_BYTES:
-        return TOO_LARGE
+        return TooLarge()
     put = {"Put": {"TableName": table.name(), "Item": table.to_item({**key, "data": data})}}
     try:
         feed.commit(account, [put, *checks], [change], now, read.head if read is not None else None)
     except ClientError as error:
         if table.CONDITION_FAILED in table.cancellation_codes(error):
-            return CHANGED
+            return Stale()
         raise
-    return WRITTEN
+    return None
 
 
 def put_customer_pricing(
     account: str, product_id: str, customer_id: str, level: dict, order_by: str,
     now: dt.datetime | None = None, read: Read | None = None,
-) -> Put:
+) -> None | Stale | TooLarge:
     return _put(
         account,
         keys.customer_pricing_key(account, product_id, customer_id),
@@ -118,7 +110,7 @@ def put_customer_pricing(
 
 def put_price_groups(
     account: str, product_id: str, groups: dict, order_by: str, now: dt.datetime | None = None, read: Read | None = None
-) -> Put:
+) -> None | Stale | TooLarge:
     return _put(
         account,
         keys.price_groups_key(account, product_id),
@@ -130,8 +122,10 @@ def put_price_groups(
     )
 
 
-def delete_customer_pricing(account: str, product_id: str, customer_id: str, now: dt.datetime | None = None) -> bool:
-    """False when the customer had no pricing of this product."""
+def delete_customer_pricing(
+    account: str, product_id: str, customer_id: str, now: dt.datetime | None = None
+) -> None | Gone:
+    """Gone when the customer had no pricing of this product."""
     doomed = {
         "TableName": table.name(),
         "Key": table.to_item(keys.customer_pricing_key(account, product_id, customer_id)),
@@ -142,9 +136,9 @@ def delete_customer_pricing(account: str, product_id: str, customer_id: str, now
         feed.commit(account, [{"Delete": doomed}], [change], now or feed.wall_clock())
     except ClientError as error:
         if table.CONDITION_FAILED in table.cancellation_codes(error):
-            return False
+            return Gone()
         raise
-    return True
+    return None
 
 
 def delete_all_of_product(account: str, product_id: str) -> None:

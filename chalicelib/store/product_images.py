@@ -11,7 +11,6 @@
   its lease ends) name them.
 """
 import datetime as dt
-import enum
 
 from botocore.exceptions import ClientError
 
@@ -19,20 +18,10 @@ from ..domain.image_status import ImageStatus
 from ..domain.timestamps import iso
 from ..domain.feed import product_change
 from . import feed, keys, rendered, table
+from .outcomes import Stale, TooLarge
 
 PENDING, DOWNLOADING, DONE, FAILED = ImageStatus.PENDING, ImageStatus.DOWNLOADING, ImageStatus.DONE, ImageStatus.FAILED
 STATE = ("image_status", "image_meta", "image_error", "GSI3PK", "GSI3SK")
-
-
-class Finished(enum.Enum):
-    """What became of a download's record."""
-
-    RECORDED = "recorded"
-    CHANGED = "changed"  # the product changed meanwhile: read it again
-    TOO_LARGE = "too large"  # the product item cannot hold the result: finish it with `failed_bare`
-
-
-TOO_LARGE = Finished.TOO_LARGE  # also what `claim` answers for a product item that cannot even be claimed
 
 
 def marking(account: str, data: dict, now: dt.datetime) -> tuple[dict, tuple[str, ...]]:
@@ -80,8 +69,8 @@ def due(now: dt.datetime, limit: int) -> list[dict]:
     return [_product(item) for item in table.due_items(keys.GSI3, keys.IMAGES_PENDING, keys.due_bound(iso(now)), limit)]
 
 
-def claim(item: dict, lease_until: dt.datetime) -> dict | Finished | None:
-    """Take the download until lease_until; None when the product changed or another job took it, TOO_LARGE
+def claim(item: dict, lease_until: dt.datetime) -> dict | Stale | TooLarge:
+    """Take the download until lease_until; Stale when the product changed or another job took it, TooLarge
     when the product item is too close to the item size limit to be marked."""
     account, product_id = product_of(item)
     try:
@@ -99,7 +88,7 @@ def claim(item: dict, lease_until: dt.datetime) -> dict | Finished | None:
             ReturnValues="ALL_NEW",
         )
     except ClientError as error:
-        return table.refusal(error, None, TOO_LARGE)
+        return table.refusal(error, Stale(), TooLarge())
     return _product(table.from_item(response["Attributes"]))
 
 
@@ -110,9 +99,10 @@ def finish(
     meta: dict | None = None,
     error: dict | None = None,
     now: dt.datetime | None = None,
-) -> Finished:
+) -> None | Stale | TooLarge:
     """Record the outcome, conditional on the revision read; with `data` the product document changes too, and
-    that is a product.updated in the feed (in the same transaction)."""
+    that is a product.updated in the feed (in the same transaction). Stale: the product changed meanwhile (read
+    it again); TooLarge: the product item cannot hold the result (finish it with `failed_bare`)."""
     named = {"rev": item["rev"], "status": FAILED if error else DONE}
     names = {}
     update = ["image_status = :status"]
@@ -149,22 +139,22 @@ def finish(
         try:
             table.client().update_item(**request)
         except ClientError as failure:
-            return table.refusal(failure, Finished.CHANGED, Finished.TOO_LARGE)
-        return Finished.RECORDED
+            return table.refusal(failure, Stale(), TooLarge())
+        return None
     account, product_id = product_of(item)
     try:
         feed.commit(account, [{"Update": request}], [product_change("updated", product_id)], now or feed.wall_clock())
     except ClientError as failure:
         codes = table.cancellation_codes(failure)
         if table.CONDITION_FAILED in codes:
-            return Finished.CHANGED
+            return Stale()
         if "ValidationError" in codes or table.is_too_large(failure):
-            return Finished.TOO_LARGE
+            return TooLarge()
         raise
-    return Finished.RECORDED
+    return None
 
 
-def failed_bare(item: dict) -> Finished:
+def failed_bare(item: dict) -> None | Stale:
     """FAILED with nothing added, for a product item too large to hold more: it only shrinks (the status gets
     shorter, the queue keys go), so it always fits."""
     try:
@@ -178,6 +168,6 @@ def failed_bare(item: dict) -> Finished:
         )
     except ClientError as failure:
         if table.is_conditional_failure(failure):
-            return Finished.CHANGED
+            return Stale()
         raise
-    return Finished.RECORDED
+    return None

@@ -3,7 +3,6 @@ ETags and conditional writes, and `order_by` beside it for the pricing writes' c
 from __future__ import annotations
 
 import datetime as dt
-import enum
 import functools
 from dataclasses import dataclass
 
@@ -19,12 +18,14 @@ from .paging import Page, query_page
 
 if TYPE_CHECKING:
     from ..domain.feed import Change
+    from .outcomes import Gone, InUse, NoCategory, Stale, Taken
 
 # Writes only: a cold read loads none of them.
 product_images = lazy("chalicelib.store.product_images")
 feed = lazy("chalicelib.store.feed")
 batch = lazy("chalicelib.store.batch")
 changes = lazy("chalicelib.domain.feed")
+outcomes = lazy("chalicelib.store.outcomes")
 
 # What a page fetches: every attribute of a Query's items costs botocore a parse, so a page asks for the document
 # alone (and the index keys where they are not made from the id). A single GetItem asks for the whole item: the few
@@ -101,19 +102,6 @@ def list_page(account: str, limit: int, cursor: str | None) -> Page:
     )
 
 
-class Refused(enum.Enum):
-    """Why a product write or delete did not happen."""
-
-    TAKEN = "taken"  # create only, and the id is already used
-    STALE = "stale"  # the product's revision is no longer the one expected
-    NO_CATEGORY = "no category"  # the product names a category that does not exist
-    GONE = "gone"  # there is no such product
-    IN_USE = "in use"  # a delivery uses the product, so it stays
-
-
-TAKEN, STALE, NO_CATEGORY, GONE, IN_USE = Refused
-
-
 def _update_expression(sets: dict, removals: list[str]) -> tuple[str, dict, dict]:
     """SET/REMOVE expression, attribute names and values for the given attributes (names in #n, values in :v)."""
     expression = "SET " + ", ".join(f"#s{i} = :s{i}" for i in range(len(sets)))
@@ -185,12 +173,12 @@ def _category_check(account: str, category_id: str) -> dict:
     }
 
 
-def _refusal(codes: list[str], create_only: bool) -> Refused | None:
+def _refusal(codes: list[str], create_only: bool) -> NoCategory | Taken | Stale | None:
     """Why a save's transaction [product update, category check] was cancelled; the category first."""
     if len(codes) > 1 and codes[1] == table.CONDITION_FAILED:
-        return NO_CATEGORY
+        return outcomes.NoCategory()
     if codes[0] == table.CONDITION_FAILED:
-        return TAKEN if create_only else STALE
+        return outcomes.Taken() if create_only else outcomes.Stale()
     return None
 
 
@@ -204,10 +192,10 @@ def save(
     create_only: bool = False,
     expected_revision: str | None = None,
     image_due: dt.datetime | None = None,
-) -> str | Refused:
+) -> str | Taken | Stale | NoCategory:
     """Create or replace a product, checking in the same transaction that its category exists, with its feed entry.
 
-    Returns the new revision, or why nothing was written (TAKEN, STALE, NO_CATEGORY).
+    Returns the new revision, or why nothing was written (Taken, Stale, NoCategory).
     """
     revision = table.new_revision()
     update = write_operation(
@@ -232,8 +220,8 @@ def save(
 
 def delete(
     account: str, product_id: str, expected_revision: str | None = None, now: dt.datetime | None = None
-) -> Refused | None:
-    """Delete an unused product with its feed entry; None when deleted, else why not (GONE, IN_USE, STALE)."""
+) -> None | Gone | InUse | Stale:
+    """Delete an unused product with its feed entry; None when deleted, else why not (Gone, InUse, Stale)."""
     condition = "attribute_exists(PK) AND (attribute_not_exists(used) OR used = :false)"
     named = {"false": False}
     if expected_revision is not None:
@@ -253,8 +241,8 @@ def delete(
         # Only on failure do we read, to say which condition did not hold.
         current = get(account, product_id, consistent=True)
         if current is None:
-            return GONE
-        return IN_USE if current.used else STALE
+            return outcomes.Gone()
+        return outcomes.InUse() if current.used else outcomes.Stale()
     return None
 
 

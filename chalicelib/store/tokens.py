@@ -1,11 +1,11 @@
 """API tokens, stored only as a SHA-256 hash; a reference item per token id allows revocation by id."""
 import hashlib
 import secrets
-from dataclasses import dataclass
 
 from botocore.exceptions import ClientError
 
 from . import keys, table
+from .outcomes import Gone, Taken
 
 TOKEN_PREFIX = "sos_"
 
@@ -18,20 +18,13 @@ def new_secret() -> str:
     return TOKEN_PREFIX + secrets.token_urlsafe(24)  # 192 random bits
 
 
-@dataclass(frozen=True)
-class TokenTaken:
-    """The secret already stands for another principal (another account, role or customer); nothing was written."""
-
-    account: str
-
-
 def create(
     account: str, role: str, customer_id: str | None = None, secret: str | None = None
-) -> tuple[str, str] | TokenTaken:
+) -> tuple[str, str] | Taken:
     """Store a token and return (token id, secret). The secret is never stored.
 
     Registering a given secret again for the same principal changes nothing; a secret that already stands for
-    another principal is never moved (TokenTaken).
+    another principal is never moved (Taken, `owner` the account it stands for).
     """
     secret = secret or new_secret()
     token_hash = hash_token(secret)
@@ -52,7 +45,7 @@ def create(
         if not codes or codes[0] != table.CONDITION_FAILED:
             raise
         owner = find(secret)
-        return TokenTaken(owner["account"] if owner else "")
+        return Taken(owner["account"] if owner else "")
     return token_id, secret
 
 
@@ -87,14 +80,14 @@ def find(secret: str) -> dict | None:
     return {k: item[k] for k in ("account", "role", "token_id", "customer_id") if k in item}
 
 
-def revoke(account: str, token_id: str, customer_id: str | None = None) -> bool:
-    """Delete a token (True), or False when there is none by that id (with customer_id: of that customer)."""
+def revoke(account: str, token_id: str, customer_id: str | None = None) -> None | Gone:
+    """Delete a token, or Gone when there is none by that id (with customer_id: of that customer)."""
     response = table.client().get_item(
         TableName=table.name(), Key=table.to_item(keys.token_ref_key(account, token_id)), ConsistentRead=True
     )
     ref = table.from_item(response["Item"]) if "Item" in response else None
     if ref is None or (customer_id is not None and ref.get("customer_id") != customer_id):
-        return False
+        return Gone()
     try:
         table.client().transact_write_items(
             TransactItems=[
@@ -110,6 +103,6 @@ def revoke(account: str, token_id: str, customer_id: str | None = None) -> bool:
         )
     except ClientError as error:
         if table.cancellation_codes(error):
-            return False  # revoked meanwhile
+            return Gone()  # revoked meanwhile
         raise
-    return True
+    return None

@@ -17,6 +17,7 @@ import datetime as dt
 from .. import config
 from ..domain.feed import SETTINGS_WEBHOOKS, Change, ChangeType
 from . import batch, feed, keys, table
+from .outcomes import Gone
 
 CHANGE = Change(ChangeType.SETTINGS_UPDATED, SETTINGS_WEBHOOKS)
 WRITE_ATTEMPTS = 5
@@ -90,8 +91,9 @@ def _as_head(value):
     return tuple(sorted(value)) if isinstance(value, list) else value
 
 
-def delete(account: str, now: dt.datetime | None = None, head_sets: dict | None = None) -> bool:
-    """Stop sending: remove the configuration but keep the salt, so a later PUT brings back the same secret."""
+def delete(account: str, now: dt.datetime | None = None, head_sets: dict | None = None) -> None | Gone:
+    """Stop sending: remove the configuration but keep the salt, so a later PUT brings back the same secret.
+    Gone when none is configured."""
     update = {
         "TableName": table.name(),
         "Key": _key(account),
@@ -103,6 +105,6 @@ def delete(account: str, now: dt.datetime | None = None, head_sets: dict | None 
         feed.commit(account, [{"Update": update}], [CHANGE], now or feed.wall_clock(), None, head_sets)
     except ClientError as error:
         if table.CONDITION_FAILED in table.cancellation_codes(error):
-            return False
+            return Gone()
         raise
-    return True
+    return None

@@ -1,4 +1,4 @@
-from chalicelib.store import categories
+from chalicelib.store import categories, outcomes
 
 from .conftest import ACCOUNT
 
@@ -44,11 +44,11 @@ def test_delete_removes_the_category_and_then_reports_it_absent(engine):
     assert categories.delete(ACCOUNT, "drinks") is None
 
     assert categories.get(ACCOUNT, "drinks") is None
-    assert categories.delete(ACCOUNT, "drinks") is categories.GONE
+    assert categories.delete(ACCOUNT, "drinks") == outcomes.Gone()
 
 
 def test_delete_does_not_reach_another_accounts_category(engine):
     categories.put("other", "drinks", "Drinks")
 
-    assert categories.delete(ACCOUNT, "drinks") is categories.GONE
+    assert categories.delete(ACCOUNT, "drinks") == outcomes.Gone()
     assert categories.get("other", "drinks") == {"id": "drinks", "name": "Drinks"}

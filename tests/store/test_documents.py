@@ -1,14 +1,14 @@
 """documents.update: field-wise changes of a `data` map in one request, creating the item only when asked."""
 import pytest
 
-from chalicelib.store import documents, table
+from chalicelib.store import documents, outcomes, table
 from tests.api.customer_support import dynamodb_calls
 
 KEY = {"PK": "A#acme", "SK": "THING#1"}
 
 
 def test_a_missing_item_stays_missing_without_create_with(ddb):
-    assert documents.update(KEY, {"a": 1}, ("b",)) is None
+    assert documents.update(KEY, {"a": 1}, ("b",)) == outcomes.Gone()
     assert documents.get(KEY) is None
 
 
@@ -44,7 +44,7 @@ def test_an_item_created_between_the_two_requests_is_updated(ddb, monkeypatch):
     assert documents.update(KEY, {"ours": 2}, (), create_with={"ours": 2}) == {"theirs": 1, "ours": 2}
 
 
-@pytest.mark.parametrize("create_with, expected", [(None, None), ({"d": 1}, {"d": 1})])
+@pytest.mark.parametrize("create_with, expected", [(None, outcomes.Gone()), ({"d": 1}, {"d": 1})])
 def test_no_changes_write_nothing(ddb, create_with, expected):
     assert documents.update(KEY, {}, (), create_with=create_with) == expected
     assert documents.get(KEY) is None

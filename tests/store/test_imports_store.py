@@ -2,7 +2,7 @@
 product writes are conditional on what was read (decisions §12)."""
 import datetime as dt
 
-from chalicelib.store import categories, imports, products, table
+from chalicelib.store import categories, imports, outcomes, products, table
 from tests.store.conftest import ACCOUNT, sample_product
 
 NOW = dt.datetime(2026, 5, 4, 10, 0, tzinfo=dt.timezone.utc)
@@ -18,7 +18,7 @@ def queued(engine, rows=(), dry_run=False) -> dict:
 
 def claimed(engine, **kw) -> dict:
     found = imports.claim(queued(engine, **kw), NOW + dt.timedelta(minutes=1))
-    assert found is not None
+    assert isinstance(found, dict)
     return found
 
 
@@ -71,7 +71,7 @@ def test_a_product_changed_since_it_was_read_cancels_the_chunk(engine, drinks):
     job = claimed(engine, rows=[[0], [1]])
     rows = [created(sample_product("cola", price=5), read["cola"].product),
             created(sample_product("fanta", price=5), read["fanta"].product)]  # fmt: skip
-    assert imports.commit(job, rows) == imports.Conflicts()
+    assert imports.commit(job, rows) == outcomes.Stale()
     assert products.get(ACCOUNT, "cola").data["price"] == 2  # nothing of the chunk was written
     assert products.get(ACCOUNT, "fanta").data["name"] == "Fanta patched"
     assert imports.get(ACCOUNT, job["id"])["next_row"] == 0
@@ -80,14 +80,14 @@ def test_a_product_changed_since_it_was_read_cancels_the_chunk(engine, drinks):
 def test_a_product_created_meanwhile_cancels_its_creation(engine, drinks):
     job = claimed(engine, rows=[[0]])
     products.save(ACCOUNT, sample_product("cola"))
-    assert imports.commit(job, [created(sample_product("cola", price=9))]) == imports.Conflicts()
+    assert imports.commit(job, [created(sample_product("cola", price=9))]) == outcomes.Stale()
     assert products.get(ACCOUNT, "cola").data["price"] == 2
 
 
 def test_a_category_deleted_between_read_and_write_cancels_the_chunk(engine, drinks):
     job = claimed(engine, rows=[[0]])
     categories.delete(ACCOUNT, drinks)  # after the chunk read it, before it is written
-    assert imports.commit(job, [created(sample_product("cola"))]) == imports.Conflicts()
+    assert imports.commit(job, [created(sample_product("cola"))]) == outcomes.Stale()
     assert products.get(ACCOUNT, "cola") is None and imports.get(ACCOUNT, job["id"])["next_row"] == 0
 
 
@@ -106,7 +106,7 @@ def test_a_category_created_meanwhile_by_someone_else_cancels_the_chunk(engine):
     job = claimed(engine, rows=[[0]])
     categories.create(ACCOUNT, "beer", "Someone's beer")
     row = created(sample_product("b1", category="beer"), new_category=("beer", "Beer"))
-    assert imports.commit(job, [row]) == imports.Conflicts()
+    assert imports.commit(job, [row]) == outcomes.Stale()
     assert categories.get(ACCOUNT, "beer")["name"] == "Someone's beer"
     assert imports.get(ACCOUNT, job["id"])["categories_created"] == 0
 
@@ -165,13 +165,13 @@ def test_a_job_whose_lease_was_taken_over_writes_nothing(engine, drinks):
     first = imports.claim(item, NOW + dt.timedelta(seconds=30))
     [expired] = imports.due(NOW + dt.timedelta(minutes=5), 10)
     second = imports.claim(expired, NOW + dt.timedelta(minutes=6))
-    assert first is not None and second is not None and second["stalls"] == 2
-    assert imports.claim(expired, NOW) is None  # the same queue entry cannot be claimed twice
+    assert isinstance(first, dict) and isinstance(second, dict) and second["stalls"] == 2
+    assert imports.claim(expired, NOW) == outcomes.Stale()  # the same queue entry cannot be claimed twice
     outcome = imports.commit(first, [created(sample_product("cola"))])
-    assert outcome == imports.LostLease()
+    assert outcome == outcomes.LostLease()
     assert products.get(ACCOUNT, "cola") is None
-    assert imports.commit(first, [imports.ChunkRow("invalid")]) == imports.LostLease()
-    assert not imports.release(first, NOW) and not imports.finish(first, "DONE", NOW)
+    assert imports.commit(first, [imports.ChunkRow("invalid")]) == outcomes.LostLease()
+    assert imports.release(first, NOW) == outcomes.LostLease() == imports.finish(first, "DONE", NOW)
     assert isinstance(imports.commit(second, [imports.ChunkRow("invalid")]), imports.Committed)
     assert imports.get(ACCOUNT, second["id"])["stalls"] == 0
 
@@ -179,11 +179,11 @@ def test_a_job_whose_lease_was_taken_over_writes_nothing(engine, drinks):
 def test_release_requeues_and_finish_dequeues(engine):
     job = claimed(engine)
     assert imports.due(NOW + dt.timedelta(seconds=1), 10) == []  # leased
-    assert imports.release(job, NOW)
+    assert imports.release(job, NOW) is None
     [again] = imports.due(NOW + dt.timedelta(seconds=1), 10)
     assert "lease" not in again and again["stalls"] == 0  # a slice that gave it back did not crash
     job = imports.claim(again, NOW + dt.timedelta(minutes=1))
-    assert imports.finish(job, "DONE", NOW)
+    assert imports.finish(job, "DONE", NOW) is None
     assert imports.due(NOW + dt.timedelta(hours=1), 10) == []
     record = imports.get(ACCOUNT, job["id"])
     assert record["status"] == "DONE" and "GSI3PK" not in record

@@ -4,7 +4,7 @@ from decimal import Decimal
 import pytest
 from botocore.exceptions import ClientError
 
-from chalicelib.store import products, table
+from chalicelib.store import outcomes, products, table
 
 from .conftest import ACCOUNT, sample_product
 
@@ -37,7 +37,7 @@ def test_a_product_of_one_account_is_absent_for_another(drinks):
 def test_create_only_refuses_an_existing_id_and_keeps_the_stored_product(drinks):
     first = products.save(ACCOUNT, sample_product(), create_only=True)
 
-    assert products.save(ACCOUNT, sample_product(name="Other cola"), create_only=True) is products.TAKEN
+    assert products.save(ACCOUNT, sample_product(name="Other cola"), create_only=True) == outcomes.Taken()
 
     stored = products.get(ACCOUNT, "cola")
     assert (stored.data["name"], stored.revision) == ("Cola", first)
@@ -48,7 +48,7 @@ def test_replace_with_the_current_revision_succeeds_and_with_a_stale_one_fails(d
     second = products.save(ACCOUNT, sample_product(name="Cola Zero"), expected_revision=first)
     assert second != first
 
-    assert products.save(ACCOUNT, sample_product(name="Lost update"), expected_revision=first) is products.STALE
+    assert products.save(ACCOUNT, sample_product(name="Lost update"), expected_revision=first) == outcomes.Stale()
 
     stored = products.get(ACCOUNT, "cola", consistent=True)
     assert (stored.data["name"], stored.revision) == ("Cola Zero", second)
@@ -63,7 +63,7 @@ def test_replace_without_a_revision_overwrites(drinks):
 
 @pytest.mark.parametrize("create_only", [True, False])
 def test_a_missing_category_is_refused_and_writes_nothing(engine, create_only):
-    assert products.save(ACCOUNT, sample_product(category="nope"), create_only=create_only) is products.NO_CATEGORY
+    assert products.save(ACCOUNT, sample_product(category="nope"), create_only=create_only) == outcomes.NoCategory()
 
     assert products.get(ACCOUNT, "cola") is None
 
@@ -75,7 +75,7 @@ def test_the_used_flag_survives_a_save_and_blocks_delete(drinks):
 
     stored = products.get(ACCOUNT, "cola")
     assert (stored.used, stored.data["name"]) == (True, "Cola Light")
-    assert products.delete(ACCOUNT, "cola") is products.IN_USE
+    assert products.delete(ACCOUNT, "cola") == outcomes.InUse()
     assert products.get(ACCOUNT, "cola") is not None
 
 
@@ -92,18 +92,18 @@ def test_delete_removes_the_product_and_then_reports_it_absent(drinks):
     assert products.delete(ACCOUNT, "cola") is None
 
     assert products.get(ACCOUNT, "cola", consistent=True) is None
-    assert products.delete(ACCOUNT, "cola") is products.GONE
+    assert products.delete(ACCOUNT, "cola") == outcomes.Gone()
 
 
 def test_delete_of_a_product_that_never_existed_is_not_found(engine):
-    assert products.delete(ACCOUNT, "never") is products.GONE
+    assert products.delete(ACCOUNT, "never") == outcomes.Gone()
 
 
 def test_delete_with_a_stale_revision_fails_and_with_the_current_one_succeeds(drinks):
     first = products.save(ACCOUNT, sample_product(), create_only=True)
     second = products.save(ACCOUNT, sample_product(name="Cola Zero"), expected_revision=first)
 
-    assert products.delete(ACCOUNT, "cola", expected_revision=first) is products.STALE
+    assert products.delete(ACCOUNT, "cola", expected_revision=first) == outcomes.Stale()
     assert products.delete(ACCOUNT, "cola", expected_revision=second) is None
 
     assert products.get(ACCOUNT, "cola", consistent=True) is None

@@ -1,6 +1,6 @@
 import pytest
 
-from chalicelib.store import table, tokens
+from chalicelib.store import outcomes, table, tokens
 
 from .conftest import ACCOUNT
 
@@ -55,17 +55,17 @@ def test_a_revoked_token_finds_nothing_and_cannot_be_revoked_again(engine):
 
     assert tokens.find(secret) is None
     assert tokens.find(kept) is not None
-    assert tokens.revoke(ACCOUNT, token_id) is False
+    assert tokens.revoke(ACCOUNT, token_id) == outcomes.Gone()
 
 
 def test_revoking_through_another_account_or_customer_is_not_found_and_keeps_the_token(engine):
     token_id, secret = tokens.create(ACCOUNT, "customer", customer_id="c1")
 
-    assert tokens.revoke("other", token_id) is False
-    assert tokens.revoke(ACCOUNT, token_id, customer_id="c2") is False
+    assert tokens.revoke("other", token_id) == outcomes.Gone()
+    assert tokens.revoke(ACCOUNT, token_id, customer_id="c2") == outcomes.Gone()
 
     assert tokens.find(secret) is not None
-    assert tokens.revoke(ACCOUNT, token_id, customer_id="c1") is True
+    assert tokens.revoke(ACCOUNT, token_id, customer_id="c1") is None
     assert tokens.find(secret) is None
 
 
@@ -78,7 +78,7 @@ def test_a_secret_that_stands_for_another_principal_is_never_moved(engine, holde
     role = holder.get("role", "supplier")
     token_id, _ = tokens.create(holder["account"], role, holder.get("customer_id"), secret="shared-secret")
 
-    assert tokens.create(ACCOUNT, "supplier", secret="shared-secret") == tokens.TokenTaken(holder["account"])
+    assert tokens.create(ACCOUNT, "supplier", secret="shared-secret") == outcomes.Taken(holder["account"])
 
     found = tokens.find("shared-secret")
     assert (found["account"], found["role"], found["token_id"]) == (holder["account"], role, token_id)
