@@ -76,7 +76,7 @@ def _change(
         claim = idempotency.completion(view(written)) if idempotency is not None else None
         # One entry for the whole change, a re-pended integration state included (decisions §13).
         entry = delivery_change(change_type, changed)
-        outcome = deliveries.change(account, changed, stored.version, None, claim, integration, change=entry, now=now)
+        outcome = deliveries.change(account, changed, stored.version, claim, integration, change=entry, now=now)
         if isinstance(outcome, deliveries.StoredDelivery):
             return view(written)
         if not isinstance(outcome, outcomes.Stale):

@@ -37,11 +37,12 @@ class IdempotencyClaim:
     record: records.ClaimedKey
     recorded: bool = field(default=False)
 
-    def completion(self, body: dict, status: int = 200) -> dict:
-        """A transaction item that records `body` as this request's JSON answer, if our claim still holds."""
+    def completion(self, body: dict, status: int = 200) -> records.Completion:
+        """`body` as this request's JSON answer, for the store to record in the work's own transaction (if our
+        claim still holds then)."""
         self.recorded = True
         text = table.json_text(body)  # the renderer of first answers too, so a replay is byte for byte the same
-        return records.complete_operation(self.record, status, JSON_HEADERS, text)
+        return records.Completion(self.record, status, JSON_HEADERS, text)
 
 
 def fingerprint(

@@ -35,6 +35,7 @@ from .paging import Page, query_page
 
 if TYPE_CHECKING:
     from ..domain.feed import Change
+    from .idempotency import Completion
     from .outcomes import Contended, LostClaim, ProductsGone, Stale, Taken, TooLarge
 
 # Writes only: a cold read loads none of them.
@@ -42,6 +43,7 @@ feed = lazy("chalicelib.store.feed")
 products = lazy("chalicelib.store.products")
 feed_changes = lazy("chalicelib.domain.feed")
 outcomes = lazy("chalicelib.store.outcomes")
+idempotency = lazy("chalicelib.store.idempotency")
 
 COUNTER = "DELIVERY"
 LEGACY = "doc"  # the summary's map before `body`
@@ -149,7 +151,7 @@ def place(
     deliveries: list[dict],
     new_events: list[dict],
     used_products: list[str],
-    claim: dict | None = None,
+    claim: Completion | None = None,
     integration: IntegrationWrite | None = None,
     *,
     changes: list[Change] | None = None,
@@ -246,42 +248,38 @@ def change(
     account: str,
     delivery: dict,
     expected_version: int,
-    event: dict | None = None,
-    claim: dict | None = None,
+    claim: Completion | None = None,
     integration: IntegrationWrite | None = None,
-    also: list[dict] = (),
     *,
     change: Change | None = None,
     now: dt.datetime | None = None,
     head: feed.Head | None = None,
 ) -> StoredDelivery | Stale | LostClaim | TooLarge:
-    """Store the changed delivery if nobody changed it since `expected_version`; with its event, its new
-    integration state and counts, other opaque transaction items (`also`), its Idempotency-Key record and its feed
-    entry in the same write. Lost to another write (its version or a transaction): Stale."""
+    """Store the changed delivery if nobody changed it since `expected_version`; with its new integration state
+    and counts, its Idempotency-Key answer and its feed entry (and the event it makes) in the same write. Lost to
+    another write (its version or a transaction): Stale."""
     change = change or feed_changes.delivery_change(feed_changes.STATUS_CHANGE[delivery["status"]], delivery)
-    return _write(account, delivery["id"], expected_version, delivery, integration, event, claim, also, [change], now, head)
+    return _write(account, delivery["id"], expected_version, delivery, integration, claim, [change], now, head)
 
 
 def set_integration(
     account: str,
     stored: StoredDelivery,
     integration: IntegrationWrite,
-    also: list[dict] = (),
     *,
     changes: list[Change] = (),
     now: dt.datetime | None = None,
     head: feed.Head | None = None,
 ) -> StoredDelivery | Stale | TooLarge:
-    """Store a new integration state (and its counts, the opaque items `also` and the feed entries of
-    `changes`) if nobody changed the delivery since it was read. `head`: the feed head read with the delivery."""
+    """Store a new integration state (and its counts and the feed entries of `changes`) if nobody changed the
+    delivery since it was read. `head`: the feed head read with the delivery."""
     return _write(
-        account, stored.delivery["id"], stored.version, None, integration, None, None, also, list(changes), now, head,
-        stored.delivery,
+        account, stored.delivery["id"], stored.version, None, integration, None, list(changes), now, head, stored.delivery
     )
 
 
 def _write(
-    account, delivery_id, expected_version, delivery, integration, event, claim, also, changes, now, head, unchanged=None
+    account, delivery_id, expected_version, delivery, integration, claim, changes, now, head, unchanged=None
 ):
     update = _update_operation(account, delivery_id, expected_version, delivery, integration)
     written = StoredDelivery(
@@ -291,7 +289,7 @@ def _write(
         integration.since if integration is not None else None,
     )
     counts = _counts_operation(account, integration.counts) if integration is not None else None
-    others = [op for op in (event, counts) if op is not None] + list(also)
+    others = [counts] if counts is not None else []
     if not others and claim is None and not changes:
         try:
             table.client().update_item(**update["Update"])
@@ -315,15 +313,17 @@ def _write(
 def _transact(
     account: str,
     operations: list[dict],
-    claim: dict | None,
+    claim: Completion | None,
     changes: list[Change],
     now: dt.datetime,
     head: feed.Head | None = None,
 ) -> None | list[str] | LostClaim | TooLarge:
-    """Run a transaction (with the feed entries of `changes`) whose last own item is the claim, if any: None when
-    written, LostClaim when only the claim's condition failed, else the per-item cancellation codes to read."""
+    """Run a transaction (with the feed entries of `changes`) whose last own item records the Idempotency-Key
+    answer, if any: None when written, LostClaim when only the claim's condition failed, else the per-item
+    cancellation codes to read."""
     try:
-        feed.commit(account, operations + ([claim] if claim is not None else []), changes, now, head)
+        answer = [idempotency.complete_operation(claim)] if claim is not None else []
+        feed.commit(account, operations + answer, changes, now, head)
     except ClientError as error:
         codes = table.cancellation_codes(error)
         if not codes:

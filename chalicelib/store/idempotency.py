@@ -87,8 +87,20 @@ def _read(account: str, scope: str, key: str) -> dict | None:
     return table.from_item(response["Item"]) if "Item" in response else None
 
 
-def complete_operation(claim: ClaimedKey, status: int, headers: dict, body: str) -> dict:
+@dataclass(frozen=True)
+class Completion:
+    """The answer to record for a claimed key, inside the transaction of the work it answers (store/deliveries.py
+    turns it into its transaction's last item)."""
+
+    claim: ClaimedKey
+    status: int
+    headers: dict
+    body: str
+
+
+def complete_operation(completion: Completion) -> dict:
     """A transaction item that records the response, if the claim is still ours."""
+    claim, status, headers, body = completion.claim, completion.status, completion.headers, completion.body
     return {
         "Update": {
             "TableName": table.name(),
@@ -105,7 +117,7 @@ def complete_operation(claim: ClaimedKey, status: int, headers: dict, body: str)
 
 def complete(claim: ClaimedKey, status: int, headers: dict, body: str) -> None | LostClaim:
     try:
-        table.client().update_item(**complete_operation(claim, status, headers, body)["Update"])
+        table.client().update_item(**complete_operation(Completion(claim, status, headers, body))["Update"])
     except ClientError as error:
         if table.is_conditional_failure(error):
             return LostClaim()  # another request took over a stale claim; its answer stands
