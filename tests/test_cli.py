@@ -1,4 +1,5 @@
 """The admin command line (decisions §1): clear messages and a non-zero exit on failure."""
+import datetime as dt
 import json
 
 import pytest
@@ -88,7 +89,8 @@ def _legacy_delivery(delivery_id: int) -> None:
         "request": {"timestamp": f"2026-01-0{delivery_id}T08:00:00.000Z", "customer_id": "c1", "items": []},
         "cancelled": {"timestamp": f"2026-02-0{delivery_id}T08:00:00.000Z", "user": None, "message": None},
     }
-    assert deliveries.place("acme", [delivery], [], []) is None
+    now = dt.datetime(2026, 2, 1, 8, 0, tzinfo=dt.timezone.utc)
+    assert deliveries.place("acme", [delivery], [], [], now=now) is None
     assert deliveries.get("acme", delivery_id).integration is None
 
 

@@ -120,7 +120,7 @@ def patch_product(account: str, product_id: str, patch, if_match: str | None) ->
 def delete_product(account: str, product_id: str, if_match: str | None) -> None:
     if not is_identifier(product_id):
         raise _product_gone(product_id)
-    refused = products.delete(account, product_id, if_match, clock.now())
+    refused = products.delete(account, product_id, clock.now(), if_match)
     if isinstance(refused, outcomes.Gone):
         raise _product_gone(product_id)
     if isinstance(refused, outcomes.InUse):

@@ -95,7 +95,7 @@ def _already_known(item: dict) -> bool:
 def _process(item: dict, now: dt.datetime) -> str:
     url = item["data"]["image"]["url"]
     if _already_known(item):
-        return "unchanged" if product_images.finish(item) is None else "changed"
+        return "unchanged" if product_images.finish(item, now=now) is None else "changed"
     meta, error = None, None
     try:
         meta = fetch(url, now)
@@ -128,7 +128,7 @@ def _download(item: dict, moment: dt.datetime) -> str:
         log.warning("image of %s: the product item is too large to mark; marked FAILED", product_images.product_of(item))
         return "failed" if product_images.failed_bare(item) is None else "changed"
     if "image" not in claimed["data"]:
-        product_images.finish(claimed)
+        product_images.finish(claimed, now=moment)
         return "unchanged"
     return _process(claimed, moment)
 

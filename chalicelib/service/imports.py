@@ -144,7 +144,7 @@ def _run(claimed: dict, rows: imports.RowReader, now: dt.datetime, until: dt.dat
             if start + fits < rows.total:
                 after = rows.take(start + fits, window)  # loaded here: the reader is not shared between threads
                 upcoming = (start + fits, len(after), ahead.submit(_evaluate, claimed, after, now))
-            outcome = imports.commit_chunk(claimed, evaluated, partial(_evaluate, claimed, chunk, now))
+            outcome = imports.commit_chunk(claimed, evaluated, partial(_evaluate, claimed, chunk, now), clock.now())
             if isinstance(outcome, outcomes.LostLease):
                 return None
             if upcoming and outcome.created:

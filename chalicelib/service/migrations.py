@@ -1,6 +1,7 @@
 """One-off data migrations, run from the command line (never on a request's path)."""
 from ..domain import integration
 from ..store import deliveries
+from . import clock
 
 PAGE = 100
 
@@ -16,6 +17,6 @@ def migrate_integration(account: str, status: str = integration.PENDING) -> int:
         for stored in found:
             state = {"status": str(status)}
             write = deliveries.IntegrationWrite(state, integration.entered_before(stored.delivery), integration.count_changes(None, state["status"]))
-            migrated += deliveries.add_integration(account, stored, write) is None
+            migrated += deliveries.add_integration(account, stored, write, clock.now()) is None
         if start is None:
             return migrated

@@ -16,7 +16,7 @@ def _public(item: dict) -> dict:
 PUT_ATTEMPTS = 5
 
 
-def put(account: str, category_id: str, name: str, now: dt.datetime | None = None) -> dict:
+def put(account: str, category_id: str, name: str, now: dt.datetime) -> dict:
     """Create or rename; the same name again writes nothing (and appends no feed entry)."""
     key, head_key = keys.category_key(account, category_id), feed.head_key(account)
     item = {**key, "name": name}
@@ -29,7 +29,7 @@ def put(account: str, category_id: str, name: str, now: dt.datetime | None = Non
         condition = "attribute_exists(PK)" if current is not None else "attribute_not_exists(PK)"
         write = {"TableName": table.name(), "Item": table.to_item(item), "ConditionExpression": condition}
         try:
-            feed.commit(account, [{"Put": write}], [Change(kind, category_id)], now or feed.wall_clock(),
+            feed.commit(account, [{"Put": write}], [Change(kind, category_id)], now,
                         feed.head_of(batch.pick(found, head_key)))
             return _public(item)
         except ClientError as error:
@@ -38,11 +38,11 @@ def put(account: str, category_id: str, name: str, now: dt.datetime | None = Non
     raise feed.FeedBusy()
 
 
-def create(account: str, category_id: str, name: str, now: dt.datetime | None = None) -> dict | Taken:
+def create(account: str, category_id: str, name: str, now: dt.datetime) -> dict | Taken:
     item = {**keys.category_key(account, category_id), "name": name}
     write = {"TableName": table.name(), "Item": table.to_item(item), "ConditionExpression": "attribute_not_exists(PK)"}
     try:
-        feed.commit(account, [{"Put": write}], [Change(ChangeType.CATEGORY_CREATED, category_id)], now or feed.wall_clock())
+        feed.commit(account, [{"Put": write}], [Change(ChangeType.CATEGORY_CREATED, category_id)], now)
     except ClientError as error:
         if table.CONDITION_FAILED in table.cancellation_codes(error):
             return Taken()
@@ -67,14 +67,14 @@ def list_page(account: str, limit: int, cursor: str | None) -> Page:
     return Page([_public(item) for item in page.items], page.cursor)
 
 
-def delete(account: str, category_id: str, now: dt.datetime | None = None) -> Gone | None:
+def delete(account: str, category_id: str, now: dt.datetime) -> Gone | None:
     doomed = {
         "TableName": table.name(),
         "Key": table.to_item(keys.category_key(account, category_id)),
         "ConditionExpression": "attribute_exists(PK)",
     }
     try:
-        feed.commit(account, [{"Delete": doomed}], [Change(ChangeType.CATEGORY_DELETED, category_id)], now or feed.wall_clock())
+        feed.commit(account, [{"Delete": doomed}], [Change(ChangeType.CATEGORY_DELETED, category_id)], now)
     except ClientError as error:
         if table.CONDITION_FAILED in table.cancellation_codes(error):
             return Gone()

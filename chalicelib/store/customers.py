@@ -30,7 +30,7 @@ def _entry(account: str, customer_id: str) -> documents.Entry:
 
 
 def put_profile(
-    account: str, customer_id: str, profile: dict, omitted: tuple[str, ...], now: dt.datetime | None = None
+    account: str, customer_id: str, profile: dict, omitted: tuple[str, ...], now: dt.datetime
 ) -> dict:
     """Create the customer or replace its profile, keeping its settings; returns the whole customer."""
     return documents.update(
@@ -40,7 +40,7 @@ def put_profile(
 
 
 def update_settings(
-    account: str, customer_id: str, set_fields: dict, remove_fields: tuple[str, ...], now: dt.datetime | None = None
+    account: str, customer_id: str, set_fields: dict, remove_fields: tuple[str, ...], now: dt.datetime
 ) -> dict | Gone:
     """Change settings of an existing customer; Gone (nothing written) when there is no such customer."""
     return documents.update(

@@ -155,7 +155,7 @@ def place(
     integration: IntegrationWrite | None = None,
     *,
     changes: list[Change] | None = None,
-    now: dt.datetime | None = None,
+    now: dt.datetime,
 ) -> None | Stale | ProductsGone | LostClaim | TooLarge | Contended:
     """Create the deliveries of one order, in one transaction with their events (opaque transaction items), the
     "used" flags of their products, the integration counts, the Idempotency-Key record and their feed entries;
@@ -167,7 +167,7 @@ def place(
     operations += [products.mark_used_operation(account, product_id) for product_id in used_products]
     if changes is None:
         changes = [feed_changes.delivery_change(feed_changes.ChangeType.DELIVERY_REQUESTED, delivery) for delivery in deliveries]
-    outcome = _transact(account, operations, claim, changes, now or feed.wall_clock())
+    outcome = _transact(account, operations, claim, changes, now)
     if not isinstance(outcome, list):
         return outcome
     codes = outcome
@@ -252,7 +252,7 @@ def change(
     integration: IntegrationWrite | None = None,
     *,
     change: Change | None = None,
-    now: dt.datetime | None = None,
+    now: dt.datetime,
     head: feed.Head | None = None,
 ) -> StoredDelivery | Stale | LostClaim | TooLarge:
     """Store the changed delivery if nobody changed it since `expected_version`; with its new integration state
@@ -268,7 +268,7 @@ def set_integration(
     integration: IntegrationWrite,
     *,
     changes: list[Change] = (),
-    now: dt.datetime | None = None,
+    now: dt.datetime,
     head: feed.Head | None = None,
 ) -> StoredDelivery | Stale | TooLarge:
     """Store a new integration state (and its counts and the feed entries of `changes`) if nobody changed the
@@ -300,7 +300,7 @@ def _write(
                 return outcomes.TooLarge()
             raise
         return written
-    outcome = _transact(account, [update] + others, claim, changes, now or feed.wall_clock(), head)
+    outcome = _transact(account, [update] + others, claim, changes, now, head)
     if outcome is None:
         return written
     if isinstance(outcome, list):
@@ -474,7 +474,7 @@ def without_integration(account: str, limit: int, start: dict | None = None) -> 
     return [_stored(table.from_item(item), None) for item in response.get("Items", [])], response.get("LastEvaluatedKey")
 
 
-def add_integration(account: str, stored: StoredDelivery, integration: IntegrationWrite) -> None | Taken:
+def add_integration(account: str, stored: StoredDelivery, integration: IntegrationWrite, now: dt.datetime) -> None | Taken:
     """Give a delivery stored before integration states its first one, counted; Taken when it has one already
     (a second run of the migration, or a PUT in between). The version moves too, so a PUT or a customer change
     that read the delivery without a state writes nothing over it and is evaluated again (counted once)."""
@@ -495,7 +495,7 @@ def add_integration(account: str, stored: StoredDelivery, integration: Integrati
     counts = _counts_operation(account, integration.counts)
     for attempt in range(10):  # a conflict means another write held the counts for a moment
         # No feed entry: a GET showed PENDING before (a missing state reads PENDING) and shows it after.
-        outcome = _transact(account, [update] + ([counts] if counts is not None else []), None, [], feed.wall_clock())
+        outcome = _transact(account, [update] + ([counts] if counts is not None else []), None, [], now)
         if outcome is None:
             return None
         if isinstance(outcome, list) and outcome[0] == table.CONDITION_FAILED:

@@ -73,7 +73,7 @@ def update(
     create_with: dict | None = None,
     *,
     entry: Entry | None = None,
-    now: dt.datetime | None = None,
+    now: dt.datetime,
     shown: Callable[[dict | None], object] = lambda document: document,
 ):
     """Set and remove fields of the document in one conditional write with its feed entry; the new document.
@@ -116,7 +116,7 @@ def update(
                 entry.account if entry else "",
                 [operation],
                 changes,
-                now or feed.wall_clock(),
+                now,
                 feed.head_of(batch.pick(found, head_key)) if head_key else None,
             )
             return changed

@@ -63,11 +63,6 @@ def head_of(item: dict | None) -> Head:
     )
 
 
-def wall_clock() -> dt.datetime:
-    """For store callers that pass no time (store tests, the command line); services pass theirs."""
-    return dt.datetime.now(dt.timezone.utc)
-
-
 def read_head(account: str) -> Head:
     response = table.client().get_item(
         TableName=table.name(), Key=table.to_item(keys.feed_head_key(account)), ConsistentRead=True

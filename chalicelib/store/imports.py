@@ -383,7 +383,7 @@ def _error_puts(claimed: dict, progress: dict, error_items: list[list[dict]]) ->
     return puts
 
 
-def commit(claimed: dict, rows: list[ChunkRow]) -> Committed | Stale | LostLease:
+def commit(claimed: dict, rows: list[ChunkRow], now: dt.datetime) -> Committed | Stale | LostLease:
     """Commit as many leading rows as one transaction holds (at least one): see chunk_items."""
     rows = rows[: fitting(claimed, rows)]
     progress, error_items, new_categories = _progress(claimed, rows)
@@ -394,7 +394,7 @@ def commit(claimed: dict, rows: list[ChunkRow]) -> Committed | Stale | LostLease
             table.client().update_item(**items[0]["Update"])
         else:
             # Each written row and each created category is one feed entry, in the chunk's own transaction.
-            feed.commit(claimed["account"], items, changes, feed.wall_clock())
+            feed.commit(claimed["account"], items, changes, now)
     except ClientError as error:
         if len(items) == 1 and table.is_conditional_failure(error):
             return LostLease()
@@ -408,11 +408,11 @@ def commit(claimed: dict, rows: list[ChunkRow]) -> Committed | Stale | LostLease
     return Committed(len(rows), {**claimed, **progress, "stalls": 0}, created)
 
 
-def commit_chunk(claimed: dict, rows: list[ChunkRow], read_again) -> Committed | LostLease:
+def commit_chunk(claimed: dict, rows: list[ChunkRow], read_again, now: dt.datetime) -> Committed | LostLease:
     """Commit the leading rows of `rows` that fit one transaction; when something they read changed meanwhile,
     `read_again()` evaluates the same rows anew (up to WRITE_ATTEMPTS times), so nothing done meanwhile is lost."""
     for attempt in range(WRITE_ATTEMPTS):
-        outcome = commit(claimed, rows)
+        outcome = commit(claimed, rows, now)
         if not isinstance(outcome, Stale):
             return outcome
         time.sleep(min(0.02 * 2**attempt, 0.5))

@@ -94,8 +94,7 @@ def _put(
 
 
 def put_customer_pricing(
-    account: str, product_id: str, customer_id: str, level: dict, order_by: str,
-    now: dt.datetime | None = None, read: Read | None = None,
+    account: str, product_id: str, customer_id: str, level: dict, order_by: str, now: dt.datetime, read: Read | None = None
 ) -> None | Stale | TooLarge:
     return _put(
         account,
@@ -103,13 +102,13 @@ def put_customer_pricing(
         level,
         [_product_check(account, product_id, order_by), customers.exists_check(account, customer_id)],
         Change(ChangeType.CUSTOMER_PRICING_UPDATED, product_id, customer_id=customer_id),
-        now or feed.wall_clock(),
+        now,
         read,
     )
 
 
 def put_price_groups(
-    account: str, product_id: str, groups: dict, order_by: str, now: dt.datetime | None = None, read: Read | None = None
+    account: str, product_id: str, groups: dict, order_by: str, now: dt.datetime, read: Read | None = None
 ) -> None | Stale | TooLarge:
     return _put(
         account,
@@ -117,13 +116,13 @@ def put_price_groups(
         groups,
         [_product_check(account, product_id, order_by)],
         Change(ChangeType.PRICE_GROUPS_UPDATED, product_id),
-        now or feed.wall_clock(),
+        now,
         read,
     )
 
 
 def delete_customer_pricing(
-    account: str, product_id: str, customer_id: str, now: dt.datetime | None = None
+    account: str, product_id: str, customer_id: str, now: dt.datetime
 ) -> None | Gone:
     """Gone when the customer had no pricing of this product."""
     doomed = {
@@ -133,7 +132,7 @@ def delete_customer_pricing(
     }
     change = Change(ChangeType.CUSTOMER_PRICING_DELETED, product_id, customer_id=customer_id)
     try:
-        feed.commit(account, [{"Delete": doomed}], [change], now or feed.wall_clock())
+        feed.commit(account, [{"Delete": doomed}], [change], now)
     except ClientError as error:
         if table.CONDITION_FAILED in table.cancellation_codes(error):
             return Gone()

@@ -98,7 +98,7 @@ def finish(
     data: dict | None = None,
     meta: dict | None = None,
     error: dict | None = None,
-    now: dt.datetime | None = None,
+    now: dt.datetime,
 ) -> None | Stale | TooLarge:
     """Record the outcome, conditional on the revision read; with `data` the product document changes too, and
     that is a product.updated in the feed (in the same transaction). Stale: the product changed meanwhile (read
@@ -143,7 +143,7 @@ def finish(
         return None
     account, product_id = product_of(item)
     try:
-        feed.commit(account, [{"Update": request}], [product_change("updated", product_id)], now or feed.wall_clock())
+        feed.commit(account, [{"Update": request}], [product_change("updated", product_id)], now)
     except ClientError as failure:
         codes = table.cancellation_codes(failure)
         if table.CONDITION_FAILED in codes:

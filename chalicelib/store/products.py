@@ -187,7 +187,7 @@ def save(
     data: dict,
     *,
     change: Change | None = None,
-    now: dt.datetime | None = None,
+    now: dt.datetime,
     head: feed.Head | None = None,
     create_only: bool = False,
     expected_revision: str | None = None,
@@ -206,7 +206,7 @@ def save(
             account,
             [{"Update": update}, {"ConditionCheck": _category_check(account, data["category"])}],
             [change or changes.product_change("created" if create_only else "updated", data["id"])],
-            now or feed.wall_clock(),
+            now,
             head,
         )
     except ClientError as error:
@@ -219,7 +219,7 @@ def save(
 
 
 def delete(
-    account: str, product_id: str, expected_revision: str | None = None, now: dt.datetime | None = None
+    account: str, product_id: str, now: dt.datetime, expected_revision: str | None = None
 ) -> None | Gone | InUse | Stale:
     """Delete an unused product with its feed entry; None when deleted, else why not (Gone, InUse, Stale)."""
     condition = "attribute_exists(PK) AND (attribute_not_exists(used) OR used = :false)"
@@ -234,7 +234,7 @@ def delete(
         "ExpressionAttributeValues": table.values(**named),
     }
     try:
-        feed.commit(account, [{"Delete": doomed}], [changes.product_change("deleted", product_id)], now or feed.wall_clock())
+        feed.commit(account, [{"Delete": doomed}], [changes.product_change("deleted", product_id)], now)
     except ClientError as error:
         if table.CONDITION_FAILED not in table.cancellation_codes(error):
             raise

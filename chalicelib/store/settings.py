@@ -23,7 +23,7 @@ def get_deliveries(account: str) -> dict:
 
 
 def update_deliveries(
-    account: str, set_fields: dict, remove_fields: tuple[str, ...], now: dt.datetime | None = None
+    account: str, set_fields: dict, remove_fields: tuple[str, ...], now: dt.datetime
 ) -> dict:
     """Change fields of the delivery settings; the first write stores the defaults with them."""
     created = {**with_defaults(None), **set_fields}

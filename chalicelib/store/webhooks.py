@@ -53,7 +53,7 @@ def get(account: str) -> Webhook | None:
     return _from_item(account, response["Item"]) if "Item" in response else None
 
 
-def put(account: str, settings: dict, now: dt.datetime | None = None, head_sets: dict | None = None) -> Webhook:
+def put(account: str, settings: dict, now: dt.datetime, head_sets: dict | None = None) -> Webhook:
     """Replace the configuration, with its feed entry; the signing secret stays what it was. The same
     configuration again writes nothing. `head_sets`: what the feed head keeps of it (the event selection)."""
     key, head_key = keys.webhooks_key(account), feed.head_key(account)
@@ -79,7 +79,7 @@ def put(account: str, settings: dict, now: dt.datetime | None = None, head_sets:
             update["ConditionExpression"] = "secret_salt = :salt"
             update["ExpressionAttributeValues"] = table.values(data=settings, salt=salt)
         try:
-            feed.commit(account, [{"Update": update}], [] if unchanged else [CHANGE], now or feed.wall_clock(), head, head_sets)
+            feed.commit(account, [{"Update": update}], [] if unchanged else [CHANGE], now, head, head_sets)
             return Webhook(table.plain(settings), signing_secret(account, salt))
         except ClientError as error:
             if table.CONDITION_FAILED not in table.cancellation_codes(error):
@@ -91,7 +91,7 @@ def _as_head(value):
     return tuple(sorted(value)) if isinstance(value, list) else value
 
 
-def delete(account: str, now: dt.datetime | None = None, head_sets: dict | None = None) -> None | Gone:
+def delete(account: str, now: dt.datetime, head_sets: dict | None = None) -> None | Gone:
     """Stop sending: remove the configuration but keep the salt, so a later PUT brings back the same secret.
     Gone when none is configured."""
     update = {
@@ -102,7 +102,7 @@ def delete(account: str, now: dt.datetime | None = None, head_sets: dict | None 
         "ExpressionAttributeNames": {"#data": "data"},
     }
     try:
-        feed.commit(account, [{"Update": update}], [CHANGE], now or feed.wall_clock(), None, head_sets)
+        feed.commit(account, [{"Update": update}], [CHANGE], now, None, head_sets)
     except ClientError as error:
         if table.CONDITION_FAILED in table.cancellation_codes(error):
             return Gone()

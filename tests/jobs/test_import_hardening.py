@@ -106,8 +106,8 @@ def test_a_category_deleted_between_chunks_is_created_again_for_the_rows_that_ne
     import_id = upload(api, "Item ID;Item name;Category ID;Price\nw1;Wine;wine;1\nb1;Lager;beer;1\n")
     original = store.commit
 
-    def commit_then_delete(claimed, rows):
-        outcome = original(claimed, rows)
+    def commit_then_delete(claimed, rows, now):
+        outcome = original(claimed, rows, now)
         if isinstance(outcome, store.Committed) and outcome.claimed["next_row"] == 1:
             assert api.delete("/categories/beer").status_code == 204
         return outcome

@@ -1,5 +1,6 @@
 """Store tests run twice: on moto, and on Amazon DynamoDB Local (the real engine's rules for conditions,
 transactions and paging). DynamoDB Local is started once per session, in memory, on a free port."""
+import datetime as dt
 import uuid
 
 import pytest
@@ -47,6 +48,7 @@ def engine(request, monkeypatch):
 
 ACCOUNT = "acme"
 CATEGORY = "drinks"
+NOW = dt.datetime(2026, 5, 4, 9, 30, tzinfo=dt.timezone.utc)  # the time store writes are given
 
 
 @pytest.fixture
@@ -54,7 +56,7 @@ def drinks(engine):
     """The category every sample product belongs to."""
     from chalicelib.store import categories
 
-    categories.put(ACCOUNT, CATEGORY, "Drinks")
+    categories.put(ACCOUNT, CATEGORY, "Drinks", NOW)
     return CATEGORY
 
 

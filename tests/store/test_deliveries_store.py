@@ -7,7 +7,7 @@ import pytest
 from chalicelib.store import deliveries as store
 from chalicelib.store import outcomes, products
 
-from .conftest import sample_product
+from .conftest import NOW, sample_product
 
 DELIVERY = {
     "id": 1,
@@ -21,8 +21,8 @@ DELIVERY = {
 
 @pytest.fixture
 def stored(drinks):
-    products.save("acme", sample_product())
-    assert store.place("acme", [DELIVERY], [], ["cola"]) is None
+    products.save("acme", sample_product(), now=NOW)
+    assert store.place("acme", [DELIVERY], [], ["cola"], now=NOW) is None
     return DELIVERY
 
 
@@ -33,18 +33,18 @@ def test_ids_are_allocated_in_blocks(engine):
 
 
 def test_a_delivery_is_created_once(stored):
-    assert store.place("acme", [DELIVERY], [], ["cola"]) == outcomes.Stale()
+    assert store.place("acme", [DELIVERY], [], ["cola"], now=NOW) == outcomes.Stale()
 
 
 def test_an_order_of_a_deleted_product_is_products_gone(drinks):
-    assert store.place("acme", [DELIVERY], [], ["cola"]) == outcomes.ProductsGone(frozenset({"cola"}))
+    assert store.place("acme", [DELIVERY], [], ["cola"], now=NOW) == outcomes.ProductsGone(frozenset({"cola"}))
     assert store.get("acme", 1) is None
 
 
 def test_changes_are_conditional_on_the_version_read(stored):
     accepted = {**stored, "status": "ACCEPTED"}
-    assert store.change("acme", accepted, 0) == store.StoredDelivery(accepted, 1)
-    assert store.change("acme", accepted, 0) == outcomes.Stale()
+    assert store.change("acme", accepted, 0, now=NOW) == store.StoredDelivery(accepted, 1)
+    assert store.change("acme", accepted, 0, now=NOW) == outcomes.Stale()
     again = store.get("acme", 1)
     assert (again.version, again.delivery["status"]) == (1, "ACCEPTED")
     assert again.delivery["request"]["items"] == DELIVERY["request"]["items"]
@@ -60,5 +60,5 @@ def test_a_delivery_too_large_for_one_item_is_too_large(stored):
         {"type": "ACCEPT", "message": "".join(chr(chars.randrange(0x10000, 0x10FFF)) for _ in range(2000))}
         for _ in range(250)
     ]}
-    assert store.change("acme", huge, 0) == outcomes.TooLarge()
+    assert store.change("acme", huge, 0, now=NOW) == outcomes.TooLarge()
     assert store.get("acme", 1).version == 0

@@ -3,19 +3,20 @@ import pytest
 
 from chalicelib.store import documents, outcomes, table
 from tests.api.customer_support import dynamodb_calls
+from tests.store.conftest import NOW
 
 KEY = {"PK": "A#acme", "SK": "THING#1"}
 
 
 def test_a_missing_item_stays_missing_without_create_with(ddb):
-    assert documents.update(KEY, {"a": 1}, ("b",)) == outcomes.Gone()
+    assert documents.update(KEY, {"a": 1}, ("b",), now=NOW) == outcomes.Gone()
     assert documents.get(KEY) is None
 
 
 def test_create_with_creates_then_later_updates_read_then_write(ddb):
-    assert documents.update(KEY, {"a": 1}, ("b",), create_with={"a": 1, "keep": True}) == {"a": 1, "keep": True}
+    assert documents.update(KEY, {"a": 1}, ("b",), create_with={"a": 1, "keep": True}, now=NOW) == {"a": 1, "keep": True}
     with dynamodb_calls() as calls:
-        assert documents.update(KEY, {"b": {"x": [1, 2]}}, ("a",), create_with={"never": "used"}) == {
+        assert documents.update(KEY, {"b": {"x": [1, 2]}}, ("a",), create_with={"never": "used"}, now=NOW) == {
             "keep": True,
             "b": {"x": [1, 2]},
         }
@@ -23,8 +24,8 @@ def test_create_with_creates_then_later_updates_read_then_write(ddb):
 
 
 def test_field_names_are_not_expression_syntax(ddb):
-    documents.update(KEY, {"x": 0}, (), create_with={"x": 0})
-    assert documents.update(KEY, {"name": "n", "size": 1, "a.b": 2, "#c": 3}, ()) == {
+    documents.update(KEY, {"x": 0}, (), create_with={"x": 0}, now=NOW)
+    assert documents.update(KEY, {"name": "n", "size": 1, "a.b": 2, "#c": 3}, (), now=NOW) == {
         "x": 0, "name": "n", "size": 1, "a.b": 2, "#c": 3,
     }
 
@@ -41,10 +42,10 @@ def test_an_item_created_between_the_two_requests_is_updated(ddb, monkeypatch):
         return real_transact(**request)
 
     monkeypatch.setattr(table.client(), "transact_write_items", racing_transact)
-    assert documents.update(KEY, {"ours": 2}, (), create_with={"ours": 2}) == {"theirs": 1, "ours": 2}
+    assert documents.update(KEY, {"ours": 2}, (), create_with={"ours": 2}, now=NOW) == {"theirs": 1, "ours": 2}
 
 
 @pytest.mark.parametrize("create_with, expected", [(None, outcomes.Gone()), ({"d": 1}, {"d": 1})])
 def test_no_changes_write_nothing(ddb, create_with, expected):
-    assert documents.update(KEY, {}, (), create_with=create_with) == expected
+    assert documents.update(KEY, {}, (), create_with=create_with, now=NOW) == expected
     assert documents.get(KEY) is None

@@ -50,28 +50,28 @@ def test_a_chunk_commits_its_products_errors_and_checkpoint_together(engine, dri
     job = claimed(engine, rows=[[n] for n in range(49)])
     rows = [created(sample_product(f"p{n:03d}")) for n in range(48)]
     errors = [{"row": 2, "column": "Price", "message": "must be a decimal number"}]
-    outcome = imports.commit(job, rows + [imports.ChunkRow("invalid", errors)])
+    outcome = imports.commit(job, rows + [imports.ChunkRow("invalid", errors)], NOW)
     # 48 products with their feed entries, the category's check (and room for its entry), the checkpoint and the
     # feed head: 100 items, so the error row waits.
     assert isinstance(outcome, imports.Committed) and outcome.rows == 48
     assert len(imports.stored_products(ACCOUNT, [f"p{n:03d}" for n in range(48)])) == 48
     record = imports.get(ACCOUNT, job["id"])
     assert (record["next_row"], record["created"], record["error_count"]) == (48, 48, 0)
-    outcome = imports.commit(outcome.claimed, [imports.ChunkRow("invalid", errors)])
+    outcome = imports.commit(outcome.claimed, [imports.ChunkRow("invalid", errors)], NOW)
     record = imports.get(ACCOUNT, job["id"])
     assert (record["next_row"], record["created"], record["invalid"], record["error_count"]) == (49, 48, 1, 1)
     assert imports.listed_errors(ACCOUNT, job["id"], 10) == errors
 
 
 def test_a_product_changed_since_it_was_read_cancels_the_chunk(engine, drinks):
-    products.save(ACCOUNT, sample_product("cola"))
-    products.save(ACCOUNT, sample_product("fanta"))
+    products.save(ACCOUNT, sample_product("cola"), now=NOW)
+    products.save(ACCOUNT, sample_product("fanta"), now=NOW)
     read = imports.stored_products(ACCOUNT, ["cola", "fanta"])
-    products.save(ACCOUNT, sample_product("fanta", name="Fanta patched"))  # a PATCH in between
+    products.save(ACCOUNT, sample_product("fanta", name="Fanta patched"), now=NOW)  # a PATCH in between
     job = claimed(engine, rows=[[0], [1]])
     rows = [created(sample_product("cola", price=5), read["cola"].product),
             created(sample_product("fanta", price=5), read["fanta"].product)]  # fmt: skip
-    assert imports.commit(job, rows) == outcomes.Stale()
+    assert imports.commit(job, rows, NOW) == outcomes.Stale()
     assert products.get(ACCOUNT, "cola").data["price"] == 2  # nothing of the chunk was written
     assert products.get(ACCOUNT, "fanta").data["name"] == "Fanta patched"
     assert imports.get(ACCOUNT, job["id"])["next_row"] == 0
@@ -79,15 +79,15 @@ def test_a_product_changed_since_it_was_read_cancels_the_chunk(engine, drinks):
 
 def test_a_product_created_meanwhile_cancels_its_creation(engine, drinks):
     job = claimed(engine, rows=[[0]])
-    products.save(ACCOUNT, sample_product("cola"))
-    assert imports.commit(job, [created(sample_product("cola", price=9))]) == outcomes.Stale()
+    products.save(ACCOUNT, sample_product("cola"), now=NOW)
+    assert imports.commit(job, [created(sample_product("cola", price=9))], NOW) == outcomes.Stale()
     assert products.get(ACCOUNT, "cola").data["price"] == 2
 
 
 def test_a_category_deleted_between_read_and_write_cancels_the_chunk(engine, drinks):
     job = claimed(engine, rows=[[0]])
-    categories.delete(ACCOUNT, drinks)  # after the chunk read it, before it is written
-    assert imports.commit(job, [created(sample_product("cola"))]) == outcomes.Stale()
+    categories.delete(ACCOUNT, drinks, NOW)  # after the chunk read it, before it is written
+    assert imports.commit(job, [created(sample_product("cola"))], NOW) == outcomes.Stale()
     assert products.get(ACCOUNT, "cola") is None and imports.get(ACCOUNT, job["id"])["next_row"] == 0
 
 
@@ -95,7 +95,7 @@ def test_a_chunk_creates_the_categories_its_products_need_and_counts_them_once(e
     job = claimed(engine, rows=[[0], [1], [2]])
     beer = ("beer", "Beer")
     rows = [created(sample_product(p, category="beer"), new_category=beer) for p in ("b1", "b2")]
-    outcome = imports.commit(job, rows + [imports.ChunkRow("invalid", [])])
+    outcome = imports.commit(job, rows + [imports.ChunkRow("invalid", [])], NOW)
     assert isinstance(outcome, imports.Committed) and outcome.rows == 3
     assert categories.get(ACCOUNT, "beer") == {"id": "beer", "name": "Beer"}
     record = imports.get(ACCOUNT, job["id"])
@@ -104,9 +104,9 @@ def test_a_chunk_creates_the_categories_its_products_need_and_counts_them_once(e
 
 def test_a_category_created_meanwhile_by_someone_else_cancels_the_chunk(engine):
     job = claimed(engine, rows=[[0]])
-    categories.create(ACCOUNT, "beer", "Someone's beer")
+    categories.create(ACCOUNT, "beer", "Someone's beer", NOW)
     row = created(sample_product("b1", category="beer"), new_category=("beer", "Beer"))
-    assert imports.commit(job, [row]) == outcomes.Stale()
+    assert imports.commit(job, [row], NOW) == outcomes.Stale()
     assert categories.get(ACCOUNT, "beer")["name"] == "Someone's beer"
     assert imports.get(ACCOUNT, job["id"])["categories_created"] == 0
 
@@ -114,7 +114,7 @@ def test_a_category_created_meanwhile_by_someone_else_cancels_the_chunk(engine):
 def test_a_dry_run_counts_but_writes_nothing(engine):
     job = claimed(engine, rows=[[0]], dry_run=True)
     row = imports.ChunkRow("created", new_category=("beer", "Beer"))
-    assert isinstance(imports.commit(job, [row]), imports.Committed)
+    assert isinstance(imports.commit(job, [row], NOW), imports.Committed)
     assert categories.get(ACCOUNT, "beer") is None
     assert imports.get(ACCOUNT, job["id"])["categories_created"] == 1
 
@@ -125,7 +125,7 @@ def test_error_entries_are_split_by_bytes_and_list_in_file_order(engine):
     job = claimed(engine, rows=[[n] for n in range(1_200)])
     done = 0
     while done < 1_200:
-        outcome = imports.commit(job, [imports.ChunkRow("invalid", e) for e in errors[done : done + 98]])
+        outcome = imports.commit(job, [imports.ChunkRow("invalid", e) for e in errors[done : done + 98]], NOW)
         assert isinstance(outcome, imports.Committed)
         done, job = done + outcome.rows, outcome.claimed
     record = imports.get(ACCOUNT, job["id"])
@@ -150,11 +150,11 @@ def test_a_chunk_takes_only_what_one_transaction_holds():
 
 
 def test_an_order_marking_a_product_used_in_between_is_kept(engine, drinks):
-    products.save(ACCOUNT, sample_product("cola"))
+    products.save(ACCOUNT, sample_product("cola"), now=NOW)
     read = imports.stored_products(ACCOUNT, ["cola"])["cola"].product
     table.client().transact_write_items(TransactItems=[products.mark_used_operation(ACCOUNT, "cola")])
     job = claimed(engine, rows=[[0]])
-    outcome = imports.commit(job, [created(sample_product("cola", price=7), read)])
+    outcome = imports.commit(job, [created(sample_product("cola", price=7), read)], NOW)
     assert isinstance(outcome, imports.Committed)
     after = products.get(ACCOUNT, "cola", consistent=True)
     assert after.data["price"] == 7 and after.used is True
@@ -167,12 +167,12 @@ def test_a_job_whose_lease_was_taken_over_writes_nothing(engine, drinks):
     second = imports.claim(expired, NOW + dt.timedelta(minutes=6))
     assert isinstance(first, dict) and isinstance(second, dict) and second["stalls"] == 2
     assert imports.claim(expired, NOW) == outcomes.Stale()  # the same queue entry cannot be claimed twice
-    outcome = imports.commit(first, [created(sample_product("cola"))])
+    outcome = imports.commit(first, [created(sample_product("cola"))], NOW)
     assert outcome == outcomes.LostLease()
     assert products.get(ACCOUNT, "cola") is None
-    assert imports.commit(first, [imports.ChunkRow("invalid")]) == outcomes.LostLease()
+    assert imports.commit(first, [imports.ChunkRow("invalid")], NOW) == outcomes.LostLease()
     assert imports.release(first, NOW) == outcomes.LostLease() == imports.finish(first, "DONE", NOW)
-    assert isinstance(imports.commit(second, [imports.ChunkRow("invalid")]), imports.Committed)
+    assert isinstance(imports.commit(second, [imports.ChunkRow("invalid")], NOW), imports.Committed)
     assert imports.get(ACCOUNT, second["id"])["stalls"] == 0
 
 

@@ -286,8 +286,8 @@ def test_full_pages_of_the_largest_deliveries_and_their_events_stay_under_5_mib(
     for delivery_id in range(delivery["id"] + 1, delivery["id"] + 1 + PAGE):
         copy = {**largest_delivery, "id": delivery_id, "status": "REQUESTED", "responses": []}
         event = events.outbox_operation("acme", "request-delivery", copy, NOW)
-        assert delivery_store.place("acme", [copy], [event], []) is None
-        written = delivery_store.change("acme", {**largest_delivery, "id": delivery_id}, 0)
+        assert delivery_store.place("acme", [copy], [event], [], now=NOW) is None
+        written = delivery_store.change("acme", {**largest_delivery, "id": delivery_id}, 0, now=NOW)
         assert isinstance(written, delivery_store.StoredDelivery)
         # Supplier reads add the integration state, here near its byte limit.
         assert api.put(f"/deliveries/{delivery_id}/integration", WIDEST_INTEGRATION).status_code == 200

@@ -3,12 +3,12 @@ import pytest
 from chalicelib.store import categories, products
 from chalicelib.store.cursor import BadCursor
 
-from .conftest import ACCOUNT, sample_product
+from .conftest import ACCOUNT, NOW, sample_product
 
 
 def add_products(account: str, ids) -> None:
     for product_id in ids:
-        products.save(account, sample_product(product_id), create_only=True)
+        products.save(account, sample_product(product_id), create_only=True, now=NOW)
 
 
 def all_pages(account: str, limit: int) -> list[list[str]]:
@@ -77,7 +77,7 @@ def test_a_tampered_cursor_is_refused(drinks):
 
 def test_a_cursor_of_another_account_is_refused(drinks):
     add_products(ACCOUNT, ["p1", "p2", "p3", "p4"])
-    categories.put("other", "drinks", "Drinks")
+    categories.put("other", "drinks", "Drinks", NOW)
     add_products("other", ["p1", "p2", "p3", "p4"])
     cursor = products.list_page(ACCOUNT, 3, None).cursor
 
@@ -86,7 +86,7 @@ def test_a_cursor_of_another_account_is_refused(drinks):
 
 def test_a_cursor_of_another_list_is_refused(engine):
     for category_id in ("a", "b", "c", "d"):
-        categories.put(ACCOUNT, category_id, category_id)
+        categories.put(ACCOUNT, category_id, category_id, NOW)
     cursor = categories.list_page(ACCOUNT, 3, None).cursor
 
     assert cursor_refusal(ACCOUNT, cursor) is BadCursor.Reason.FOREIGN
