@@ -41,25 +41,25 @@ def advance_imports(deadline: dt.datetime) -> dict:
         due = imports.due_imports(SCAN)
         if first:
             summary["due"], first = len(due), False
-        round_ = (rounds(due, lambda queued: queued["account"]) or [[]])[0]
+        round_ = (rounds(due, lambda queued: queued.account) or [[]])[0]
         if not round_:
             return summary
         # Accounts not yet served in this run first, then the least recently served: an import queued while
         # another account's slice runs goes next, not behind that account's older imports.
-        round_.sort(key=lambda queued: served.get(queued["account"], -1))
+        round_.sort(key=lambda queued: served.get(queued.account, -1))
         for item in round_:
-            served[item["account"]] = next(turns)
+            served[item.account] = next(turns)
             now = clock.now()
             if now + dt.timedelta(seconds=2 * imports.CHUNK_SECONDS) > deadline:  # set-up and at least one chunk
                 return summary
             summary[_slice(item, min(deadline, now + dt.timedelta(seconds=SLICE_SECONDS)))] += 1
 
 
-def _slice(item: dict, until: dt.datetime) -> str:
+def _slice(item, until: dt.datetime) -> str:
     try:
         return imports.advance_import(item, until)
     except Exception:  # noqa: BLE001 - the lease runs out and the next job resumes from the checkpoint
-        log.exception("import %s of %s failed in this run; it resumes when its lease ends", item["id"], item["account"])
+        log.exception("import %s of %s failed in this run; it resumes when its lease ends", item.id, item.account)
         return "crashed"
 
 

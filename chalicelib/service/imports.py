@@ -86,12 +86,12 @@ def list_imports(account: str, limit: int, cursor: str | None) -> Page:
 # --- running an import ---------------------------------------------------------------------------------------
 
 
-def due_imports(limit: int) -> list[dict]:
+def due_imports(limit: int) -> list[imports.QueuedImport]:
     """Imports waiting for a turn now, earliest due first (at most `limit` per queue shard)."""
     return imports.due(clock.now(), limit)
 
 
-def advance_import(item: dict, until: dt.datetime) -> str:
+def advance_import(item: imports.QueuedImport, until: dt.datetime) -> str:
     """Give a due import one turn: claim it, work on it until `until` (a moment of the clock) is near, then
     give it back to the queue or finish it. The lease is claimed and let go only here.
 
@@ -101,8 +101,8 @@ def advance_import(item: dict, until: dt.datetime) -> str:
     claimed = imports.claim(item, until + LEASE_MARGIN)
     if isinstance(claimed, outcomes.Stale):
         return "claimed_elsewhere"
-    if int(claimed.get("stalls", 0)) > MAX_STALLS:
-        reason = f"processing stopped at row {int(claimed['next_row']) + 1} of the file repeatedly"
+    if claimed.stalls > MAX_STALLS:
+        reason = f"processing stopped at row {claimed.next_row + 1} of the file repeatedly"
         imports.finish(claimed, ImportStatus.FAILED.value, clock.now(), reason)
         return "failed"
     rows = imports.RowReader(claimed)
@@ -113,7 +113,7 @@ def advance_import(item: dict, until: dt.datetime) -> str:
         return "failed"
     if claimed is None:
         return "lost"
-    if int(claimed["next_row"]) < rows.total:
+    if claimed.next_row < rows.total:
         imports.release(claimed, clock.now())
         return "paused"
     rows.delete()
@@ -121,7 +121,9 @@ def advance_import(item: dict, until: dt.datetime) -> str:
     return "done"
 
 
-def _run(claimed: dict, rows: imports.RowReader, now: dt.datetime, until: dt.datetime) -> dict | None:
+def _run(
+    claimed: imports.ClaimedImport, rows: imports.RowReader, now: dt.datetime, until: dt.datetime
+) -> imports.ClaimedImport | None:
     """Commit chunks until the file is done or `until` is near: the import item after them, None if the lease
     was lost. The next chunk is read and checked while one is written: it holds other products (an id seen
     twice is an invalid row) and its own write is conditional like every other; the categories the chunk
@@ -129,10 +131,10 @@ def _run(claimed: dict, rows: imports.RowReader, now: dt.datetime, until: dt.dat
     window = imports.MAX_CHUNK_ROWS  # rows read per chunk: about as many as the last transaction held
     with ThreadPoolExecutor(max_workers=1) as ahead:
         upcoming = None
-        while int(claimed["next_row"]) < rows.total:
+        while claimed.next_row < rows.total:
             if clock.after(CHUNK_SECONDS) > until:
                 return claimed
-            start = int(claimed["next_row"])
+            start = claimed.next_row
             chunk = rows.take(start, window)
             if upcoming and upcoming[0] == start and upcoming[1] == len(chunk):
                 evaluated = upcoming[2].result()
@@ -194,9 +196,9 @@ def _category_of(target: catalogue_import.CategoryTarget, present: set[str]) -> 
     return target.create_id, target.create_id not in present
 
 
-def _evaluate(claimed: dict, stored_rows: list, now: dt.datetime) -> list[imports.ChunkRow]:
+def _evaluate(claimed: imports.ClaimedImport, stored_rows: list, now: dt.datetime) -> list[imports.ChunkRow]:
     """What each row of a chunk comes to, against the products and categories as they are now."""
-    account, dry_run = claimed["account"], bool(claimed["dry_run"])
+    account, dry_run = claimed.account, claimed.dry_run
     kept = [ImportRow.from_json(value) for value in stored_rows]
     mapped = [row.mapped() for row in kept]
     ids = [row.product_id for row in mapped if row.body is not None and is_identifier(row.product_id)]

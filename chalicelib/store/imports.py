@@ -10,14 +10,16 @@
   deleted when the import ends.
 - Error entries (the first IMPORT_LISTED_ERRORS of the file) are stored in items of at most ERROR_ITEM_BYTES,
   keyed by the index of their first entry, so they list in file order.
-- Imports still to run carry GSI3PK = IMPORT#PENDING, GSI3SK = <due iso>#<account>#<id>. A job claims one by
-  moving GSI3SK to the end of its lease and writing a `lease` token; every later write is conditional on that token.
+- Imports still to run carry GSI3PK = IMPORT#PENDING#<shard>, GSI3SK = <due iso>#<account>#<id>. A job claims one
+  by moving GSI3SK to the end of its lease and writing a `lease` token; every later write is conditional on that
+  token. Imports leave this module without their keys: a queued one as a QueuedImport, a claimed one as a
+  ClaimedImport (its lease an opaque token), a record (get, list_page) as its attributes.
 """
 import datetime as dt
 import json
 import secrets
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from botocore.exceptions import ClientError
@@ -39,6 +41,45 @@ WRITE_ATTEMPTS = 8  # transactions cancelled by a concurrent change before the i
 MAX_CHUNK_ROWS = MAX_TRANSACTION_ITEMS - 2  # the most rows one chunk may hold (with its checkpoint and errors)
 COUNTS = ("created", "updated", "unchanged", "invalid", "categories_created", "error_count")
 _LISTED = ("id", "#status", "dry_run", "#rows", "next_row", *COUNTS, "submitted_at", "finished_at", "reason")
+_KEYS = ("PK", "SK", "GSI3PK", "GSI3SK", "lease")  # what never leaves this module
+
+
+@dataclass(frozen=True)
+class QueuedImport:
+    """An import waiting in the queue, as a job finds it; `place` (where it waits) means something to the store only."""
+
+    account: str
+    id: str
+    place: str
+
+
+@dataclass(frozen=True)
+class ClaimedImport:
+    """An import a job holds until its lease ends: every write is conditional on `lease` (an opaque token).
+    `counts`: COUNTS by name, as of the checkpoint `next_row`."""
+
+    account: str
+    id: str
+    lease: str
+    dry_run: bool
+    rows: int
+    piece_starts: tuple[int, ...]
+    next_row: int
+    stalls: int
+    counts: dict = field(default_factory=dict)
+
+
+def _claimed(item: dict) -> ClaimedImport:
+    return ClaimedImport(
+        item["account"], item["id"], item["lease"], bool(item["dry_run"]), int(item["rows"]),
+        tuple(int(start) for start in item["piece_starts"]), int(item["next_row"]), int(item.get("stalls", 0)),
+        {name: int(item.get(name, 0)) for name in COUNTS},
+    )  # fmt: skip
+
+
+def _record(item: dict) -> dict:
+    """An import item as it leaves the store: its attributes, without the table's keys."""
+    return {name: value for name, value in item.items() if name not in _KEYS}
 
 
 @dataclass(frozen=True)
@@ -124,7 +165,7 @@ def get(account: str, import_id: str, consistent: bool = True) -> dict | None:
     response = table.client().get_item(
         TableName=table.name(), Key=table.to_item(keys.import_key(account, import_id)), ConsistentRead=consistent
     )
-    return table.from_item(response["Item"]) if "Item" in response else None
+    return _record(table.from_item(response["Item"])) if "Item" in response else None
 
 
 def list_page(account: str, limit: int, cursor: str | None) -> Page:
@@ -134,6 +175,7 @@ def list_page(account: str, limit: int, cursor: str | None) -> Page:
         "imports",
         limit,
         cursor,
+        decode=lambda raw: _record(table.from_item(raw)),
         KeyConditionExpression="PK = :pk",
         ExpressionAttributeValues=table.values(pk=keys.imports_pk(account)),
         ExpressionAttributeNames={"#status": "status", "#rows": "rows"},
@@ -169,10 +211,10 @@ class RowsMissing(LookupError):
 class RowReader:
     """The rows of a claimed import, read piece by piece as the import reaches them (not shared between threads)."""
 
-    def __init__(self, claimed: dict):
-        self.account, self.id = claimed["account"], claimed["id"]
-        self.starts = [int(s) for s in claimed["piece_starts"]]
-        self.total = int(claimed["rows"])
+    def __init__(self, claimed: ClaimedImport):
+        self.account, self.id = claimed.account, claimed.id
+        self.starts = list(claimed.piece_starts)
+        self.total = claimed.rows
         self.loaded: dict[int, list] = {}
 
     def _load(self, numbers: list[int]) -> None:
@@ -220,8 +262,10 @@ def stored_products(account: str, product_ids: list[str]) -> dict[str, Existing]
     return result
 
 
-def due(now: dt.datetime, limit: int) -> list[dict]:
-    return table.due_items(keys.GSI3, keys.IMPORTS_PENDING, keys.due_bound(iso(now)), limit)
+def due(now: dt.datetime, limit: int) -> list[QueuedImport]:
+    """Imports waiting for a job whose time has come, earliest first: at most `limit` from each queue shard."""
+    found = table.due_items(keys.GSI3, keys.IMPORTS_PENDING, keys.due_bound(iso(now)), limit)
+    return [QueuedImport(item["account"], item["id"], item["GSI3SK"]) for item in found]
 
 
 def woken(record_name: str, image: dict) -> bool:
@@ -229,21 +273,21 @@ def woken(record_name: str, image: dict) -> bool:
     return keys.in_queue((image.get("GSI3PK") or {}).get("S"), keys.IMPORTS_PENDING) and "lease" not in image
 
 
-def claim(item: dict, lease_until: dt.datetime) -> dict | Stale:
+def claim(queued: QueuedImport, lease_until: dt.datetime) -> ClaimedImport | Stale:
     """Take the import until lease_until; Stale when another job took it first. Counts the claim in `stalls`
     (a committed chunk or a release sets it back to 0), so an import that crashes its jobs again and again can
     be failed."""
-    lease = keys.import_due(iso(lease_until), item["account"], item["id"])["GSI3SK"]
+    lease = keys.import_due(iso(lease_until), queued.account, queued.id)["GSI3SK"]
     claimed = _update_if(
-        item,
+        keys.import_key(queued.account, queued.id),
         "SET GSI3SK = :lease, lease = :token, stalls = stalls + :one",
         "GSI3SK = :seen",
         lease=lease,
         token=secrets.token_hex(8),
         one=1,
-        seen=item["GSI3SK"],
+        seen=queued.place,
     )
-    return claimed if claimed is not None else Stale()
+    return _claimed(claimed) if claimed is not None else Stale()
 
 
 @dataclass(frozen=True)
@@ -260,19 +304,19 @@ class ChunkRow:
 
 @dataclass(frozen=True)
 class Committed:
-    """The first `rows` rows given were committed; `claimed` is the import item as it is now; `created` the
+    """The first `rows` rows given were committed; `claimed` is the import as it is now; `created` the
     categories the chunk created."""
 
     rows: int
-    claimed: dict
+    claimed: ClaimedImport
     created: frozenset = frozenset()
 
 
-def fitting(claimed: dict, rows: list[ChunkRow]) -> int:
+def fitting(claimed: ClaimedImport, rows: list[ChunkRow]) -> int:
     """How many leading rows fit one transaction (at least one): items and bytes, error entries included."""
     # The checkpoint and the feed head; each write adds its product and its feed entry, each first-seen category
     # its check or creation and (when created) its entry.
-    items, size, seen, listed, error_bytes = 2, 0, set(), int(claimed.get("error_count", 0)), 0
+    items, size, seen, listed, error_bytes = 2, 0, set(), claimed.counts.get("error_count", 0), 0
     for count, row in enumerate(rows):
         extra_items, extra_size = 0, 0
         if row.write is not None:
@@ -292,10 +336,10 @@ def fitting(claimed: dict, rows: list[ChunkRow]) -> int:
     return len(rows)
 
 
-def _progress(claimed: dict, rows: list[ChunkRow]) -> tuple[dict, list[list[dict]], dict[str, str]]:
+def _progress(claimed: ClaimedImport, rows: list[ChunkRow]) -> tuple[dict, list[list[dict]], dict[str, str]]:
     """(the counts and checkpoint after the rows, the listed error entries in items, the categories to create)."""
-    progress = {name: int(claimed.get(name, 0)) for name in COUNTS}
-    progress["next_row"] = int(claimed["next_row"]) + len(rows)
+    progress = {name: claimed.counts.get(name, 0) for name in COUNTS}
+    progress["next_row"] = claimed.next_row + len(rows)
     new_categories: dict[str, str] = {}
     entries: list[dict] = []
     for row in rows:
@@ -323,19 +367,19 @@ def _error_items(entries: list[dict]) -> list[list[dict]]:
     return groups + [current] if current else groups
 
 
-def _checkpoint_update(claimed: dict, progress: dict) -> dict:
+def _checkpoint_update(claimed: ClaimedImport, progress: dict) -> dict:
     """The import item update that moves the checkpoint, if our lease holds and nobody moved it first."""
     names = {f"#f{i}": name for i, name in enumerate(progress)}
     sets = ", ".join(f"#f{i} = :f{i}" for i in range(len(progress)))
     return {
         "TableName": table.name(),
-        "Key": table.to_item({"PK": claimed["PK"], "SK": claimed["SK"]}),
+        "Key": table.to_item(keys.import_key(claimed.account, claimed.id)),
         "UpdateExpression": f"SET {sets}, stalls = :zero",
         "ConditionExpression": "lease = :token AND next_row = :seen",
         "ExpressionAttributeNames": names,
         "ExpressionAttributeValues": {
             **table.values(**{f"f{i}": value for i, value in enumerate(progress.values())}),
-            **table.values(token=claimed["lease"], seen=claimed["next_row"], zero=0),
+            **table.values(token=claimed.lease, seen=claimed.next_row, zero=0),
         },
     }
 
@@ -352,11 +396,11 @@ def _feed_changes(rows: list[ChunkRow], new_categories: dict[str, str]) -> list[
     return changes + [Change(ChangeType.CATEGORY_CREATED, category) for category in new_categories]
 
 
-def chunk_items(claimed: dict, rows: list[ChunkRow], progress: dict, error_items: list[list[dict]], new_categories: dict[str, str]) -> list[dict]:
+def chunk_items(claimed: ClaimedImport, rows: list[ChunkRow], progress: dict, error_items: list[list[dict]], new_categories: dict[str, str]) -> list[dict]:
     """The chunk's transaction, all or nothing, in this order: the checkpoint and counts; each product write
     (conditional on the revision read); each category created for it (which must not exist yet); a check that
     every other category written into exists when the transaction commits; the error entries."""
-    account, dry_run = claimed["account"], bool(claimed["dry_run"])
+    account, dry_run = claimed.account, claimed.dry_run
     items = [{"Update": _checkpoint_update(claimed, progress)}]
     if dry_run:
         return items + _error_puts(claimed, progress, error_items)
@@ -373,28 +417,28 @@ def chunk_items(claimed: dict, rows: list[ChunkRow], progress: dict, error_items
     return items + _error_puts(claimed, progress, error_items)
 
 
-def _error_puts(claimed: dict, progress: dict, error_items: list[list[dict]]) -> list[dict]:
+def _error_puts(claimed: ClaimedImport, progress: dict, error_items: list[list[dict]]) -> list[dict]:
     first = min(progress["error_count"], IMPORT_LISTED_ERRORS) - sum(len(group) for group in error_items)
     puts = []
     for group in error_items:
-        key = keys.import_errors_key(claimed["account"], claimed["id"], first)
+        key = keys.import_errors_key(claimed.account, claimed.id, first)
         puts.append({"Put": {"TableName": table.name(), "Item": table.to_item({**key, "errors": group})}})
         first += len(group)
     return puts
 
 
-def commit(claimed: dict, rows: list[ChunkRow], now: dt.datetime) -> Committed | Stale | LostLease:
+def commit(claimed: ClaimedImport, rows: list[ChunkRow], now: dt.datetime) -> Committed | Stale | LostLease:
     """Commit as many leading rows as one transaction holds (at least one): see chunk_items."""
     rows = rows[: fitting(claimed, rows)]
     progress, error_items, new_categories = _progress(claimed, rows)
     items = chunk_items(claimed, rows, progress, error_items, new_categories)
-    changes = [] if claimed["dry_run"] else _feed_changes(rows, new_categories)
+    changes = [] if claimed.dry_run else _feed_changes(rows, new_categories)
     try:
         if len(items) == 1:
             table.client().update_item(**items[0]["Update"])
         else:
             # Each written row and each created category is one feed entry, in the chunk's own transaction.
-            feed.commit(claimed["account"], items, changes, now)
+            feed.commit(claimed.account, items, changes, now)
     except ClientError as error:
         if len(items) == 1 and table.is_conditional_failure(error):
             return LostLease()
@@ -404,11 +448,12 @@ def commit(claimed: dict, rows: list[ChunkRow], now: dt.datetime) -> Committed |
         if codes[0] == table.CONDITION_FAILED:
             return LostLease()
         return Stale()  # a product or category changed, or an item was busy: read the chunk again
-    created = frozenset() if claimed["dry_run"] else frozenset(new_categories)
-    return Committed(len(rows), {**claimed, **progress, "stalls": 0}, created)
+    created = frozenset() if claimed.dry_run else frozenset(new_categories)
+    after = replace(claimed, next_row=progress["next_row"], stalls=0, counts={name: progress[name] for name in COUNTS})
+    return Committed(len(rows), after, created)
 
 
-def commit_chunk(claimed: dict, rows: list[ChunkRow], read_again, now: dt.datetime) -> Committed | LostLease:
+def commit_chunk(claimed: ClaimedImport, rows: list[ChunkRow], read_again, now: dt.datetime) -> Committed | LostLease:
     """Commit the leading rows of `rows` that fit one transaction; when something they read changed meanwhile,
     `read_again()` evaluates the same rows anew (up to WRITE_ATTEMPTS times), so nothing done meanwhile is lost."""
     for attempt in range(WRITE_ATTEMPTS):
@@ -417,20 +462,20 @@ def commit_chunk(claimed: dict, rows: list[ChunkRow], read_again, now: dt.dateti
             return outcome
         time.sleep(min(0.02 * 2**attempt, 0.5))
         rows = read_again()
-    raise RuntimeError(f"rows from {int(claimed['next_row']) + 1} kept changing while they were imported")
+    raise RuntimeError(f"rows from {claimed.next_row + 1} kept changing while they were imported")
 
 
-def release(claimed: dict, due_at: dt.datetime) -> None | LostLease:
+def release(claimed: ClaimedImport, due_at: dt.datetime) -> None | LostLease:
     """Give the import back to the queue, due at due_at (the next job continues from the checkpoint)."""
     return _conditional_update(
         claimed,
         "SET GSI3SK = :due, stalls = :zero REMOVE lease",
-        due=keys.import_due(iso(due_at), claimed["account"], claimed["id"])["GSI3SK"],
+        due=keys.import_due(iso(due_at), claimed.account, claimed.id)["GSI3SK"],
         zero=0,
     )
 
 
-def finish(claimed: dict, status: str, finished_at: dt.datetime, reason: str | None = None) -> None | LostLease:
+def finish(claimed: ClaimedImport, status: str, finished_at: dt.datetime, reason: str | None = None) -> None | LostLease:
     """End the import (DONE or FAILED) and take it off the queue."""
     update = "SET #status = :status, finished_at = :at"
     named = {"status": status, "at": iso(finished_at)}
@@ -440,17 +485,18 @@ def finish(claimed: dict, status: str, finished_at: dt.datetime, reason: str | N
     return _conditional_update(claimed, update + " REMOVE lease, GSI3PK, GSI3SK", names={"#status": "status"}, **named)
 
 
-def _conditional_update(claimed: dict, expression: str, names: dict | None = None, **named) -> None | LostLease:
+def _conditional_update(claimed: ClaimedImport, expression: str, names: dict | None = None, **named) -> None | LostLease:
     """An update of the import item while our lease holds; LostLease when it no longer does."""
-    written = _update_if(claimed, expression, "lease = :token", names, token=claimed["lease"], **named)
+    key = keys.import_key(claimed.account, claimed.id)
+    written = _update_if(key, expression, "lease = :token", names, token=claimed.lease, **named)
     return None if written is not None else LostLease()
 
 
-def _update_if(item: dict, expression: str, condition: str, names: dict | None = None, **named) -> dict | None:
+def _update_if(key: dict, expression: str, condition: str, names: dict | None = None, **named) -> dict | None:
     """Update the import item if `condition` holds: the item as it is now, or None when it did not hold."""
     request = {
         "TableName": table.name(),
-        "Key": table.to_item({"PK": item["PK"], "SK": item["SK"]}),
+        "Key": table.to_item(key),
         "UpdateExpression": expression,
         "ConditionExpression": condition,
         "ExpressionAttributeValues": table.values(**named),

@@ -108,7 +108,7 @@ def test_a_category_deleted_between_chunks_is_created_again_for_the_rows_that_ne
 
     def commit_then_delete(claimed, rows, now):
         outcome = original(claimed, rows, now)
-        if isinstance(outcome, store.Committed) and outcome.claimed["next_row"] == 1:
+        if isinstance(outcome, store.Committed) and outcome.claimed.next_row == 1:
             assert api.delete("/categories/beer").status_code == 204
         return outcome
 

@@ -8,7 +8,7 @@ from tests.store.conftest import ACCOUNT, sample_product
 NOW = dt.datetime(2026, 5, 4, 10, 0, tzinfo=dt.timezone.utc)
 
 
-def queued(engine, rows=(), dry_run=False) -> dict:
+def queued(engine, rows=(), dry_run=False) -> imports.QueuedImport:
     record = {"id": imports.new_import_id(NOW), "status": "RUNNING", "dry_run": dry_run,
               "submitted_at": "2026-05-04T10:00:00.000Z"}  # fmt: skip
     imports.create(ACCOUNT, record, list(rows), NOW)
@@ -16,10 +16,16 @@ def queued(engine, rows=(), dry_run=False) -> dict:
     return item
 
 
-def claimed(engine, **kw) -> dict:
+def claimed(engine, **kw) -> imports.ClaimedImport:
     found = imports.claim(queued(engine, **kw), NOW + dt.timedelta(minutes=1))
-    assert isinstance(found, dict)
+    assert isinstance(found, imports.ClaimedImport)
     return found
+
+
+def raw(import_id: str) -> dict:
+    """The import item as stored, keys and lease included (the store hands them to no one)."""
+    key = table.to_item(imports.keys.import_key(ACCOUNT, import_id))
+    return table.from_item(table.client().get_item(TableName=table.name(), Key=key, ConsistentRead=True)["Item"])
 
 
 def write_of(stored: products.StoredProduct | None, data: dict) -> imports.ProductWrite:
@@ -35,7 +41,7 @@ def test_rows_are_stored_in_pieces_below_the_item_limit(engine):
     pieces, starts = imports.split_pieces([table.json_text(row) for row in rows])
     assert len(pieces) > 1 and all(len(p.encode()) <= imports.PIECE_BYTES for p in pieces)
     item = claimed(engine, rows=rows)
-    assert item["piece_starts"] == starts and item["rows"] == 200
+    assert item.piece_starts == tuple(starts) and item.rows == 200
     reader = imports.RowReader(item)
     assert reader.take(0, 200) == rows and reader.take(150, 100) == rows[150:]
     reader.delete()
@@ -55,12 +61,12 @@ def test_a_chunk_commits_its_products_errors_and_checkpoint_together(engine, dri
     # feed head: 100 items, so the error row waits.
     assert isinstance(outcome, imports.Committed) and outcome.rows == 48
     assert len(imports.stored_products(ACCOUNT, [f"p{n:03d}" for n in range(48)])) == 48
-    record = imports.get(ACCOUNT, job["id"])
+    record = imports.get(ACCOUNT, job.id)
     assert (record["next_row"], record["created"], record["error_count"]) == (48, 48, 0)
     outcome = imports.commit(outcome.claimed, [imports.ChunkRow("invalid", errors)], NOW)
-    record = imports.get(ACCOUNT, job["id"])
+    record = imports.get(ACCOUNT, job.id)
     assert (record["next_row"], record["created"], record["invalid"], record["error_count"]) == (49, 48, 1, 1)
-    assert imports.listed_errors(ACCOUNT, job["id"], 10) == errors
+    assert imports.listed_errors(ACCOUNT, job.id, 10) == errors
 
 
 def test_a_product_changed_since_it_was_read_cancels_the_chunk(engine, drinks):
@@ -74,7 +80,7 @@ def test_a_product_changed_since_it_was_read_cancels_the_chunk(engine, drinks):
     assert imports.commit(job, rows, NOW) == outcomes.Stale()
     assert products.get(ACCOUNT, "cola").data["price"] == 2  # nothing of the chunk was written
     assert products.get(ACCOUNT, "fanta").data["name"] == "Fanta patched"
-    assert imports.get(ACCOUNT, job["id"])["next_row"] == 0
+    assert imports.get(ACCOUNT, job.id)["next_row"] == 0
 
 
 def test_a_product_created_meanwhile_cancels_its_creation(engine, drinks):
@@ -88,7 +94,7 @@ def test_a_category_deleted_between_read_and_write_cancels_the_chunk(engine, dri
     job = claimed(engine, rows=[[0]])
     categories.delete(ACCOUNT, drinks, NOW)  # after the chunk read it, before it is written
     assert imports.commit(job, [created(sample_product("cola"))], NOW) == outcomes.Stale()
-    assert products.get(ACCOUNT, "cola") is None and imports.get(ACCOUNT, job["id"])["next_row"] == 0
+    assert products.get(ACCOUNT, "cola") is None and imports.get(ACCOUNT, job.id)["next_row"] == 0
 
 
 def test_a_chunk_creates_the_categories_its_products_need_and_counts_them_once(engine):
@@ -98,7 +104,7 @@ def test_a_chunk_creates_the_categories_its_products_need_and_counts_them_once(e
     outcome = imports.commit(job, rows + [imports.ChunkRow("invalid", [])], NOW)
     assert isinstance(outcome, imports.Committed) and outcome.rows == 3
     assert categories.get(ACCOUNT, "beer") == {"id": "beer", "name": "Beer"}
-    record = imports.get(ACCOUNT, job["id"])
+    record = imports.get(ACCOUNT, job.id)
     assert (record["created"], record["categories_created"]) == (2, 1)
 
 
@@ -108,7 +114,7 @@ def test_a_category_created_meanwhile_by_someone_else_cancels_the_chunk(engine):
     row = created(sample_product("b1", category="beer"), new_category=("beer", "Beer"))
     assert imports.commit(job, [row], NOW) == outcomes.Stale()
     assert categories.get(ACCOUNT, "beer")["name"] == "Someone's beer"
-    assert imports.get(ACCOUNT, job["id"])["categories_created"] == 0
+    assert imports.get(ACCOUNT, job.id)["categories_created"] == 0
 
 
 def test_a_dry_run_counts_but_writes_nothing(engine):
@@ -116,7 +122,7 @@ def test_a_dry_run_counts_but_writes_nothing(engine):
     row = imports.ChunkRow("created", new_category=("beer", "Beer"))
     assert isinstance(imports.commit(job, [row], NOW), imports.Committed)
     assert categories.get(ACCOUNT, "beer") is None
-    assert imports.get(ACCOUNT, job["id"])["categories_created"] == 1
+    assert imports.get(ACCOUNT, job.id)["categories_created"] == 1
 
 
 def test_error_entries_are_split_by_bytes_and_list_in_file_order(engine):
@@ -128,19 +134,19 @@ def test_error_entries_are_split_by_bytes_and_list_in_file_order(engine):
         outcome = imports.commit(job, [imports.ChunkRow("invalid", e) for e in errors[done : done + 98]], NOW)
         assert isinstance(outcome, imports.Committed)
         done, job = done + outcome.rows, outcome.claimed
-    record = imports.get(ACCOUNT, job["id"])
+    record = imports.get(ACCOUNT, job.id)
     assert record["error_count"] == 1_200
-    listed = imports.listed_errors(ACCOUNT, job["id"], 1_000)
+    listed = imports.listed_errors(ACCOUNT, job.id, 1_000)
     assert [e["row"] for e in listed] == list(range(2, 1_002))
     stored = table.client().query(
         TableName=table.name(), KeyConditionExpression="PK = :pk",
-        ExpressionAttributeValues=table.values(pk=imports.keys.import_parts_pk(ACCOUNT, job["id"])),
+        ExpressionAttributeValues=table.values(pk=imports.keys.import_parts_pk(ACCOUNT, job.id)),
     )["Items"]  # fmt: skip
     assert max(len(table.json_text(table.from_item(i)).encode()) for i in stored) <= imports.ERROR_ITEM_BYTES
 
 
 def test_a_chunk_takes_only_what_one_transaction_holds():
-    job = {"error_count": 0}
+    job = imports.ClaimedImport(ACCOUNT, "import", "lease", False, 98, (0,), 0, 0, {"error_count": 0})
     rows = [created(sample_product(f"p{n}", category=f"c{n}")) for n in range(98)]
     assert imports.fitting(job, rows) == 24  # a product, its entry, its category's check and entry; checkpoint, head
     big = [created(sample_product(f"p{n}", name="é" * 35_000)) for n in range(98)]
@@ -165,7 +171,7 @@ def test_a_job_whose_lease_was_taken_over_writes_nothing(engine, drinks):
     first = imports.claim(item, NOW + dt.timedelta(seconds=30))
     [expired] = imports.due(NOW + dt.timedelta(minutes=5), 10)
     second = imports.claim(expired, NOW + dt.timedelta(minutes=6))
-    assert isinstance(first, dict) and isinstance(second, dict) and second["stalls"] == 2
+    assert isinstance(first, imports.ClaimedImport) and isinstance(second, imports.ClaimedImport) and second.stalls == 2
     assert imports.claim(expired, NOW) == outcomes.Stale()  # the same queue entry cannot be claimed twice
     outcome = imports.commit(first, [created(sample_product("cola"))], NOW)
     assert outcome == outcomes.LostLease()
@@ -173,7 +179,7 @@ def test_a_job_whose_lease_was_taken_over_writes_nothing(engine, drinks):
     assert imports.commit(first, [imports.ChunkRow("invalid")], NOW) == outcomes.LostLease()
     assert imports.release(first, NOW) == outcomes.LostLease() == imports.finish(first, "DONE", NOW)
     assert isinstance(imports.commit(second, [imports.ChunkRow("invalid")], NOW), imports.Committed)
-    assert imports.get(ACCOUNT, second["id"])["stalls"] == 0
+    assert imports.get(ACCOUNT, second.id)["stalls"] == 0
 
 
 def test_release_requeues_and_finish_dequeues(engine):
@@ -181,20 +187,19 @@ def test_release_requeues_and_finish_dequeues(engine):
     assert imports.due(NOW + dt.timedelta(seconds=1), 10) == []  # leased
     assert imports.release(job, NOW) is None
     [again] = imports.due(NOW + dt.timedelta(seconds=1), 10)
-    assert "lease" not in again and again["stalls"] == 0  # a slice that gave it back did not crash
+    assert "lease" not in raw(again.id) and raw(again.id)["stalls"] == 0  # a slice that gave it back did not crash
     job = imports.claim(again, NOW + dt.timedelta(minutes=1))
     assert imports.finish(job, "DONE", NOW) is None
     assert imports.due(NOW + dt.timedelta(hours=1), 10) == []
-    record = imports.get(ACCOUNT, job["id"])
-    assert record["status"] == "DONE" and "GSI3PK" not in record
+    assert imports.get(ACCOUNT, job.id)["status"] == "DONE" and "GSI3PK" not in raw(job.id)
 
 
 def test_import_ids_sort_by_time_and_list_newest_first(engine):
     first = queued(engine)
     later = imports.new_import_id(NOW + dt.timedelta(milliseconds=5))
-    assert later > first["id"]
+    assert later > first.id
     record = {"id": later, "status": "RUNNING", "dry_run": True, "submitted_at": "x"}
     imports.create(ACCOUNT, record, [], NOW)
     page = imports.list_page(ACCOUNT, 1, None)
     assert [i["id"] for i in page.items] == [later] and page.cursor
-    assert [i["id"] for i in imports.list_page(ACCOUNT, 1, page.cursor).items] == [first["id"]]
+    assert [i["id"] for i in imports.list_page(ACCOUNT, 1, page.cursor).items] == [first.id]
