@@ -115,7 +115,7 @@ def write_event(account: str, delivery_id: int, now: dt.datetime, **shape) -> st
     from chalicelib.store import deliveries, events
 
     data = delivery(delivery_id, **shape)
-    outcome = deliveries.place(account, [data], [], [], now=now)  # the feed makes its event (store/feed.commit)
+    outcome = deliveries.place(account, [data], [], now=now)  # the feed makes its event (store/feed.commit)
     assert outcome is None, outcome
     cursor = None
     while True:  # events written at one moment of the fake clock share a time, so look for the delivery's own

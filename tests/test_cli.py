@@ -90,7 +90,7 @@ def _legacy_delivery(delivery_id: int) -> None:
         "cancelled": {"timestamp": f"2026-02-0{delivery_id}T08:00:00.000Z", "user": None, "message": None},
     }
     now = dt.datetime(2026, 2, 1, 8, 0, tzinfo=dt.timezone.utc)
-    assert deliveries.place("acme", [delivery], [], [], now=now) is None
+    assert deliveries.place("acme", [delivery], [], now=now) is None
     assert deliveries.get("acme", delivery_id).integration is None
 
 

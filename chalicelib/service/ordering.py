@@ -35,7 +35,7 @@ def place_order(account: str, customer_id: str, data, idempotency: IdempotencyCl
     requested = deliveries.IntegrationWrite(dict(integration.REQUESTED_STATE), iso(now), counts)
     changes = [delivery_change(ChangeType.DELIVERY_REQUESTED, delivery) for delivery in placed]
     for attempt in range(CONTENDED_ATTEMPTS):
-        outcome = deliveries.place(account, placed, [], order.product_ids, claim, requested, changes=changes, now=now)
+        outcome = deliveries.place(account, placed, order.product_ids, claim, requested, changes=changes, now=now)
         if not isinstance(outcome, outcomes.Contended):
             break
         time.sleep(random.uniform(0, min(0.005 * 2**attempt, 0.2)))

@@ -149,7 +149,6 @@ def _create_operations(account: str, delivery: dict, integration: IntegrationWri
 def place(
     account: str,
     deliveries: list[dict],
-    new_events: list[dict],
     used_products: list[str],
     claim: Completion | None = None,
     integration: IntegrationWrite | None = None,
@@ -157,12 +156,12 @@ def place(
     changes: list[Change] | None = None,
     now: dt.datetime,
 ) -> None | Stale | ProductsGone | LostClaim | TooLarge | Contended:
-    """Create the deliveries of one order, in one transaction with their events (opaque transaction items), the
-    "used" flags of their products, the integration counts, the Idempotency-Key record and their feed entries;
-    None when written. `integration` is each new delivery's state, its `counts` those of the whole order."""
+    """Create the deliveries of one order, in one transaction with the "used" flags of their products, the
+    integration counts, the Idempotency-Key answer and their feed entries (which make their events); None when
+    written. `integration` is each new delivery's state, its `counts` those of the whole order."""
     operations = [op for delivery in deliveries for op in _create_operations(account, delivery, integration)]
     counts = _counts_operation(account, integration.counts) if integration is not None else None
-    operations += new_events + ([counts] if counts is not None else [])
+    operations += [counts] if counts is not None else []
     first_product = len(operations)
     operations += [products.mark_used_operation(account, product_id) for product_id in used_products]
     if changes is None:

@@ -89,14 +89,6 @@ def _event(item: dict) -> dict:
     return {name: value for name, value in item.items() if name not in _KEYS}
 
 
-def outbox_operation(account: str, event_type: str, data: dict, now: dt.datetime) -> dict:
-    """A TransactWriteItems element that records the event; put it in the transaction of the change.
-
-    `data` is the delivery the event is about; only its id is stored (the body is built when sending).
-    """
-    return {"Put": {"TableName": table.name(), "Item": table.to_item(new_event(account, event_type, data, now))}}
-
-
 def feed_event(
     account: str, event_type: str, change: Change, sequence: int, previous_sequence: int, now: dt.datetime
 ) -> dict:

@@ -32,7 +32,7 @@ def write_event(account="acme", event_type="request-delivery", data=None, now=T0
     existing = deliveries.get(account, data["id"], consistent=True)
     change = Change(LEGACY_TWINS[event_type], str(data["id"]), status=data["status"])
     if existing is None:
-        outcome = deliveries.place(account, [data], [], [], changes=[change], now=now)
+        outcome = deliveries.place(account, [data], [], changes=[change], now=now)
         assert outcome is None, outcome
     else:
         outcome = deliveries.change(account, data, existing.version, change=change, now=now)

@@ -22,7 +22,7 @@ DELIVERY = {
 @pytest.fixture
 def stored(drinks):
     products.save("acme", sample_product(), now=NOW)
-    assert store.place("acme", [DELIVERY], [], ["cola"], now=NOW) is None
+    assert store.place("acme", [DELIVERY], ["cola"], now=NOW) is None
     return DELIVERY
 
 
@@ -33,11 +33,11 @@ def test_ids_are_allocated_in_blocks(engine):
 
 
 def test_a_delivery_is_created_once(stored):
-    assert store.place("acme", [DELIVERY], [], ["cola"], now=NOW) == outcomes.Stale()
+    assert store.place("acme", [DELIVERY], ["cola"], now=NOW) == outcomes.Stale()
 
 
 def test_an_order_of_a_deleted_product_is_products_gone(drinks):
-    assert store.place("acme", [DELIVERY], [], ["cola"], now=NOW) == outcomes.ProductsGone(frozenset({"cola"}))
+    assert store.place("acme", [DELIVERY], ["cola"], now=NOW) == outcomes.ProductsGone(frozenset({"cola"}))
     assert store.get("acme", 1) is None
 
 

@@ -15,7 +15,7 @@ from chalicelib.domain.errors import ValidationFailed
 from chalicelib.domain.rendering import size_in_bytes
 from chalicelib.service import accounts
 from chalicelib.store import deliveries as delivery_store
-from chalicelib.store import events, tokens
+from chalicelib.store import tokens
 
 from ..conftest import SUPPLIER_TOKEN, Api
 from tests.conftest import clock_at
@@ -282,11 +282,11 @@ def test_full_pages_of_the_largest_deliveries_and_their_events_stay_under_5_mib(
     delivery = largest_order(api)
     fill_with_updates(api, delivery["id"])
     largest_delivery = finish(api, "REJECT", delivery["id"]).data
-    # 100 copies of it, written as placing and responding write them (one delivery, its event, then the change).
+    # 100 copies of it, written as placing and responding write them (one delivery with the event its feed entry
+    # makes, then the change).
     for delivery_id in range(delivery["id"] + 1, delivery["id"] + 1 + PAGE):
         copy = {**largest_delivery, "id": delivery_id, "status": "REQUESTED", "responses": []}
-        event = events.outbox_operation("acme", "request-delivery", copy, NOW)
-        assert delivery_store.place("acme", [copy], [event], [], now=NOW) is None
+        assert delivery_store.place("acme", [copy], [], now=NOW) is None
         written = delivery_store.change("acme", {**largest_delivery, "id": delivery_id}, 0, now=NOW)
         assert isinstance(written, delivery_store.StoredDelivery)
         # Supplier reads add the integration state, here near its byte limit.
