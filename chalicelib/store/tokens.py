@@ -1,11 +1,19 @@
 """API tokens, stored only as a SHA-256 hash; a reference item per token id allows revocation by id."""
+from __future__ import annotations
+
 import hashlib
 import secrets
+from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
 
+from ..lazy import lazy
 from . import keys, table
-from .outcomes import Gone, Taken
+
+if TYPE_CHECKING:
+    from .outcomes import Gone, Taken
+
+outcomes = lazy("chalicelib.store.outcomes")  # writes only: authentication (every cold request) reads
 
 TOKEN_PREFIX = "sos_"
 
@@ -45,7 +53,7 @@ def create(
         if not codes or codes[0] != table.CONDITION_FAILED:
             raise
         owner = find(secret)
-        return Taken(owner["account"] if owner else "")
+        return outcomes.Taken(owner["account"] if owner else "")
     return token_id, secret
 
 
@@ -87,7 +95,7 @@ def revoke(account: str, token_id: str, customer_id: str | None = None) -> None 
     )
     ref = table.from_item(response["Item"]) if "Item" in response else None
     if ref is None or (customer_id is not None and ref.get("customer_id") != customer_id):
-        return Gone()
+        return outcomes.Gone()
     try:
         table.client().transact_write_items(
             TransactItems=[
@@ -103,6 +111,6 @@ def revoke(account: str, token_id: str, customer_id: str | None = None) -> None 
         )
     except ClientError as error:
         if table.cancellation_codes(error):
-            return Gone()  # revoked meanwhile
+            return outcomes.Gone()  # revoked meanwhile
         raise
     return None

@@ -48,6 +48,9 @@ HEAVY = {
     "chalicelib.domain.webhook": {"GET /openapi.json"},
     "chalicelib.service.deliveries": set(),  # the changes of deliveries; reads are service/delivery_reads.py
     "chalicelib.service.idempotency": set(),  # POSTs only
+    # What the store answers when it did not do what was asked (store/outcomes.py): reads of products, deliveries
+    # and tokens do not load it; the feed's reads and the stores that import the feed at the top do.
+    "chalicelib.store.outcomes": {"GET /changes", "GET /categories", "GET /customers/:id", "GET /account/settings/deliveries"},
     # A route module is loaded by its own routes only (http/route_table.py), and by the document describing them all.
     "chalicelib.http.deliveries": {
         "GET /deliveries", "GET /deliveries?status=", "GET /deliveries?integration=", "GET /deliveries/:id",
