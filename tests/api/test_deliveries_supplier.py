@@ -129,12 +129,13 @@ def _losing_races(monkeypatch, lost: int, seconds_per_look: float = 0.0):
 
     from chalicelib.service import deliveries as service
     from chalicelib.store import deliveries as store
+    from chalicelib.store import outcomes
 
     real, calls, looks = store.change, [], []
 
     def change(*args, **kw):
         calls.append(1)
-        return store.Stale() if len(calls) <= lost else real(*args, **kw)
+        return outcomes.Stale() if len(calls) <= lost else real(*args, **kw)
 
     def monotonic():
         looks.append(1)
