@@ -194,7 +194,8 @@ def test_a_409_after_lasting_contention_is_not_replayed_and_the_retry_gets_the_r
 
     delivery = place(shop, [{"id": "beer", "count": 1}])
     path = f"/deliveries/{delivery['id']}/responses"
-    monkeypatch.setattr(deliveries, "MAX_ATTEMPTS", 0)  # every attempt lost to another change
+    monkeypatch.setattr(deliveries, "MAX_ATTEMPTS", 0)  # every attempt lost to another change...
+    monkeypatch.setattr(deliveries, "CONTENTION_SECONDS", 0)  # ...for as long as the service keeps trying
     busy = post(shop, path, {"type": "ACCEPT", "reference": "R"}, "contended")
     assert (busy.status_code, busy.data["type"]) == (409, "conflict")
     assert record("SUPPLIER", "contended") is None  # the key was given back
