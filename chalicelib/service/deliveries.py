@@ -89,10 +89,11 @@ def _change(
 
 
 def _attempts():
-    """Attempt numbers: at least MAX_ATTEMPTS, and on until contention has lasted CONTENTION_SECONDS."""
-    give_up_at = time.monotonic() + CONTENTION_SECONDS
+    """Attempt numbers: at least MAX_ATTEMPTS, and on until contention has lasted CONTENTION_SECONDS (of the one
+    clock, so a test moves it)."""
+    give_up_at = clock.after(CONTENTION_SECONDS)
     attempt = 0
-    while attempt < MAX_ATTEMPTS or time.monotonic() < give_up_at:
+    while attempt < MAX_ATTEMPTS or clock.now() < give_up_at:
         yield attempt
         attempt += 1
 

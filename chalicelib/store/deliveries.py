@@ -9,9 +9,10 @@ Each delivery is two items:
 - the request items, `keys.delivery_items_key`: immutable, read only for the single-delivery view.
 Ids come from a per-account counter.
 
-The integration state (decisions §14) lives on the summary beside `body`, not in it: `integration`, its JSON text as
-supplier reads show it (one string attribute: a list page appends it without parsing; states stored before as a
-map read the same), and `integration_since` (when it entered its status), which also keys GSI3, the worklist of each state oldest first.
+The integration state (decisions §14) lives on the summary beside `body`, not in it: `integration`, its JSON text
+as supplier reads show it (one string attribute: a list page appends it without parsing; states stored before as
+a map read the same), and `integration_since` (when it entered its status), which also keys GSI3, the worklist of
+each state oldest first.
 The account's counts of PENDING and FAILED deliveries (`keys.integration_counts_key`) change in the same
 transaction as the states, each conditional on the delivery's version, so a write is counted exactly once.
 """

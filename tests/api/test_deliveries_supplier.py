@@ -122,40 +122,37 @@ def test_other_accounts_see_nothing(five):
 # --- contention (decisions §8: a 409 only for contention that lasts longer than 5 seconds) ---
 
 
-def _losing_races(monkeypatch, lost: int, seconds_per_look: float = 0.0):
-    """The store answers Stale (another change won) to the first `lost` writes; the service's pauses take no
-    time, and each look at its timer finds `seconds_per_look` gone."""
-    import types
-
+def _losing_races(monkeypatch, fake_clock, lost: int, seconds_per_race: float = 0.0):
+    """The store answers Stale (another change won) to the first `lost` writes, each race taking
+    `seconds_per_race` of the one clock; the service's pauses between attempts are skipped."""
     from chalicelib.service import deliveries as service
     from chalicelib.store import deliveries as store
     from chalicelib.store import outcomes
 
-    real, calls, looks = store.change, [], []
+    real, calls = store.change, []
 
     def change(*args, **kw):
         calls.append(1)
-        return outcomes.Stale() if len(calls) <= lost else real(*args, **kw)
-
-    def monotonic():
-        looks.append(1)
-        return len(looks) * seconds_per_look
+        if len(calls) > lost:
+            return real(*args, **kw)
+        fake_clock.advance(seconds_per_race)
+        return outcomes.Stale()
 
     monkeypatch.setattr(store, "change", change)
-    monkeypatch.setattr(service, "time", types.SimpleNamespace(sleep=lambda seconds: None, monotonic=monotonic))
+    monkeypatch.setattr(service, "_back_off", lambda attempt: None)
     return calls
 
 
-def test_a_response_that_loses_many_races_within_5_seconds_still_gets_in(shop, monkeypatch):
+def test_a_response_that_loses_many_races_within_5_seconds_still_gets_in(shop, monkeypatch, fake_clock):
     delivery = place(shop, [{"id": "beer", "count": 1}])
-    _losing_races(monkeypatch, 60)  # more writers than MAX_ATTEMPTS, all within a moment
+    _losing_races(monkeypatch, fake_clock, 60, seconds_per_race=0.08)  # more writers than MAX_ATTEMPTS, all within a moment
     response = respond(shop, delivery["id"], {"type": "ACCEPT", "reference": "late"})
     assert (response.status_code, response.data["status"], [r["reference"] for r in response.data["responses"]]) == (200, "ACCEPTED", ["late"])
 
 
-def test_a_response_contended_for_more_than_5_seconds_is_409_and_writes_nothing(shop, monkeypatch):
+def test_a_response_contended_for_more_than_5_seconds_is_409_and_writes_nothing(shop, monkeypatch, fake_clock):
     delivery = place(shop, [{"id": "beer", "count": 1}])
-    calls = _losing_races(monkeypatch, 10_000, seconds_per_look=1.0)
+    calls = _losing_races(monkeypatch, fake_clock, 10_000, seconds_per_race=1.0)
     response = respond(shop, delivery["id"], {"type": "ACCEPT", "reference": "never"})
     assert (response.status_code, response.data["type"]) == (409, "conflict")
     assert len(calls) >= 30  # at least MAX_ATTEMPTS, and until the timer showed 5 s gone

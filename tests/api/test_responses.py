@@ -174,6 +174,7 @@ def test_a_delivery_that_keeps_changing_gives_409_and_keeps_nothing(shop, monkey
 
     delivery_id = delivery_in(shop, "REQUESTED")
     monkeypatch.setattr(deliveries, "MAX_ATTEMPTS", 3)
+    monkeypatch.setattr(deliveries, "CONTENTION_SECONDS", 0)  # and no time to keep trying
     monkeypatch.setattr(store, "change", lambda *args, **named: outcomes.Stale())  # every write loses a race
     response = respond(shop, delivery_id, {"type": "ACCEPT"})
     assert response.status_code == 409
