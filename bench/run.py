@@ -25,7 +25,7 @@ TARGETS = {"status_page_spread": 0.10}  # issue 20's figures and targets: bench/
 FAILED_PER_ACCOUNT = 20  # of 300 and of 3000 deliveries: the integration worklist figure
 
 
-def integration_pages(call, meter) -> dict:
+def integration_pages(call, meter, placed: dict) -> dict:
     """decisions §14: the first page of GET /deliveries?integration=FAILED with 20 of 300 and 20 of 3000 deliveries
     FAILED (and of PENDING, whose pages are full in both), one Query of the state's index partition each, so the
     capacities are equal; and the requests of PUT /deliveries/:id/integration and GET /account/integration."""
@@ -36,7 +36,8 @@ def integration_pages(call, meter) -> dict:
     failed = {"status": "FAILED", "message": "unknown article in the ERP"}
     result = {}
     for name, account, token, count in (("small", seed.SMALL, TOKEN, 300), ("large", seed.LARGE, TOKEN + "-large", 3000)):
-        chosen = random.Random(19).sample(range(1, count + 1), FAILED_PER_ACCOUNT)
+        assert len(placed[account]) == count
+        chosen = random.Random(19).sample(sorted(placed[account]), FAILED_PER_ACCOUNT)
         for delivery_id in chosen[1:]:
             deliveries.set_integration(account, str(delivery_id), failed)
         call("GET", "/account/integration", token=token)  # warm the token cache: count the request only
@@ -93,7 +94,7 @@ def main() -> int:
         get_ratio = round(product_row["median_ms"] / floor["median_ms"], 2)
 
         status_pages = world.status_pages(meter)
-        integration = integration_pages(call, meter)
+        integration = integration_pages(call, meter, world.placed)
         fast = fast_paths.compare(server.endpoint)  # cold start, single read and list pages, beside the baseline
         from bench import feed_bench  # the change feed's section (docs/feed.md)
 

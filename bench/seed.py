@@ -17,6 +17,7 @@ USER = {"name": "Bench User", "email": "bench@example.com"}
 class World:
     operations: list  # (name, method, path, body, target requests)
     status_pages: object  # meter -> {"small": capacity, "large": capacity}
+    placed: dict  # account -> the ids of its deliveries (an order answered 409 and placed again leaves a gap)
 
 
 def _catalogue(call) -> None:
@@ -64,7 +65,7 @@ def build(call, token: str) -> World:
     large_token = token + "-large"
     accounts.create_account(LARGE, "Bench supplier, large", large_token)
     _catalogue(lambda method, path, body=None: call(method, path, body, token=large_token))
-    _orders(LARGE, 3000)
+    placed_large = _orders(LARGE, 3000)
 
     latest = placed[-1]
     requested = next(d for d in reversed(placed) if d != latest)
@@ -99,4 +100,4 @@ def build(call, token: str) -> World:
             result[name] = round(meter.capacity, 2)
         return result
 
-    return World(operations, status_pages)
+    return World(operations, status_pages, {SMALL: placed, LARGE: placed_large})
