@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
-
-from typing import TYPE_CHECKING
 
 from ..domain.field_order import PRODUCT
 from ..domain.values import ORDERABLE_STATUSES
