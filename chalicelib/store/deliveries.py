@@ -371,13 +371,6 @@ def _supplier_text(item: dict) -> str:
     return supplier_text(_summary_text(item), _low_level_state_text(item))
 
 
-def _delivery_id_of(text: str) -> int:
-    """The id of a listed summary: the first field of its text (decisions §3), `{"id":<digits>,...`."""
-    if not text.startswith('{"id":'):
-        raise ValueError(f"a stored summary that does not start with its id: {text[:40]!r}")
-    return int(text[6 : text.index(",", 6)])
-
-
 def _listed(
     account: str,
     query: str,
@@ -404,7 +397,7 @@ def _listed(
         cursor,
         index=index,
         decode=decode,
-        last_key=(lambda text: table.to_item(key_of(_delivery_id_of(text)))) if key_of is not None else None,
+        last_key=(lambda text: table.to_item(key_of(int(rendered.id_of(text))))) if key_of is not None else None,
         KeyConditionExpression=f"{key} = :pk",
         ExpressionAttributeValues=table.values(pk=pk),
         ProjectionExpression=f"{read_keys}#body, #doc" + (", #integration" if supplier else ""),

@@ -80,13 +80,6 @@ def get_for_write(account: str, product_id: str) -> tuple[StoredProduct | None, 
     return (from_item(item) if item is not None else None), feed.head_of(batch.pick(found, head_key))
 
 
-def _id_of(product: StoredProduct) -> str:
-    """A listed product's id: the first field of its text (decisions §3); ids need no JSON escapes."""
-    if not product.text.startswith('{"id":"'):
-        raise ValueError(f"a stored product that does not start with its id: {product.text[:40]!r}")
-    return product.text[7 : product.text.index('"', 7)]
-
-
 def list_page(account: str, limit: int, cursor: str | None) -> Page:
     return query_page(
         account,
@@ -94,7 +87,7 @@ def list_page(account: str, limit: int, cursor: str | None) -> Page:
         limit,
         cursor,
         decode=_from_low_level,
-        last_key=lambda product: table.to_item(keys.product_key(account, _id_of(product))),
+        last_key=lambda product: table.to_item(keys.product_key(account, rendered.id_of(product.text)[1:-1])),
         KeyConditionExpression="PK = :pk AND begins_with(SK, :prefix)",
         ProjectionExpression=_READ_PAGE,
         ExpressionAttributeNames=_READ_NAMES,

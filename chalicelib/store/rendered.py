@@ -54,6 +54,14 @@ def document(item: dict, legacy: str = LEGACY) -> dict:
     return item[legacy]
 
 
+def id_of(text: str) -> str:
+    """The `id` a stored document's text starts with (decisions §3: `id` first), as its JSON: digits, or a quoted
+    identifier (ids need no escapes). A page makes its cursor from it, so it reads no key attributes."""
+    if not text.startswith('{"id":'):
+        raise ValueError(f"a stored document that does not start with its id: {text[:40]!r}")
+    return text[6 : text.index(",", 6)]
+
+
 def low_level_text(item: dict, order: Order, legacy: str = LEGACY) -> str:
     """The response JSON of an item as the low-level client answers it ({"body": {"B": ...}}): the list fast path."""
     body = item.get(BODY)
