@@ -18,6 +18,7 @@ which is never smaller than what DynamoDB counts for the same document.
 from .errors import FieldError
 from .rendering import size_in_bytes
 
+CONTENTION_SECONDS = 5.0  # a write answers 409 only once contention has lasted this long (decisions §8)
 PAGE_BYTES = 5 * 1024 * 1024
 PAGE_ITEMS = 100  # the largest `limit` of a list page (decisions §4)
 # A request body (decisions §3; the CSV import has its own); an event body is never larger either (event_policy.py).

@@ -15,6 +15,7 @@ from ..domain.common import parse
 from ..domain.delivery import CustomerActionBody
 from ..domain.errors import Busy, NotFound, invalid
 from ..domain.feed import RESPONSE_CHANGE, Change, ChangeType, delivery_change
+from ..domain.limits import CONTENTION_SECONDS
 from ..domain.order_file import order_file as build_order_file
 from ..domain.timestamps import iso
 from ..store import deliveries, outcomes
@@ -22,7 +23,6 @@ from . import clock, delivery_reads
 from .idempotency import IdempotencyClaim
 
 MAX_ATTEMPTS = 30  # each lost race means another change won, so 30 concurrent changers all get through
-CONTENTION_SECONDS = 5.0  # and more of them too: a 409 only once contention has lasted this long (decisions §8)
 
 
 # Reads live in service/delivery_reads.py (no pydantic on a cold GET); their names stay usable from here.

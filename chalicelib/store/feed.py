@@ -20,6 +20,7 @@ from botocore.exceptions import ClientError
 
 from ..domain.errors import Busy
 from ..domain.feed import RETENTION_DAYS, Change, event_type_of
+from ..domain.limits import CONTENTION_SECONDS
 from ..domain.timestamps import iso
 from . import keys, table
 from .outcomes import Beyond, Expired
@@ -27,7 +28,6 @@ from .outcomes import Beyond, Expired
 # Lost races on the head, each followed by a short random pause (at most 50 ms, so a waiting write keeps its
 # chances against new ones): after 5 s of contention (or that many attempts), Busy (409: nothing was written).
 MAX_ATTEMPTS = 200
-CONTENTION_SECONDS = 5.0
 TRANSACTION_CONFLICT = "TransactionConflict"  # DynamoDB's code when transactions on one item collide
 
 
