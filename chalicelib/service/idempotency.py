@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from ..domain.errors import Busy, Conflict, invalid
+from ..domain.field_order import Order, ordered
+from ..domain.rendering import json_text
 from ..store import idempotency as records
-from ..store import table
 from . import clock
 
 HEADER = "Idempotency-Key"
@@ -35,14 +36,18 @@ class IdempotencyClaim:
     """A claimed key. A use case that writes a transaction may record its answer in it via `completion`."""
 
     record: records.ClaimedKey
+    order: Order | None = None  # the field order the route renders its answer in (decisions §3)
     recorded: bool = field(default=False)
 
     def completion(self, body: dict, status: int = 200) -> records.Completion:
         """`body` as this request's JSON answer, for the store to record in the work's own transaction (if our
         claim still holds then)."""
         self.recorded = True
-        text = table.json_text(body)  # the renderer of first answers too, so a replay is byte for byte the same
-        return records.Completion(self.record, status, JSON_HEADERS, text)
+        return records.Completion(self.record, status, JSON_HEADERS, self.text(body))
+
+    def text(self, body: dict) -> str:
+        """The body as the route answers it (http/responses.to_json), so a replay is byte for byte the same."""
+        return json_text(ordered(body, self.order))
 
 
 def fingerprint(
@@ -68,12 +73,15 @@ def _valid_key(key: str) -> str:
     return key
 
 
-def begin(account: str, scope: str, key: str, request_fingerprint: str) -> IdempotencyClaim | Replay:
-    """Claim the key, or the first answer to replay; Conflict (400) for another request, Busy (409) meanwhile."""
+def begin(
+    account: str, scope: str, key: str, request_fingerprint: str, order: Order | None = None
+) -> IdempotencyClaim | Replay:
+    """Claim the key, or the first answer to replay; Conflict (400) for another request, Busy (409) meanwhile.
+    `order`: the field order of the route's answer, for an answer recorded in the work's transaction."""
     now = int(clock.now().timestamp())
     found = records.claim(account, scope, _valid_key(key), request_fingerprint, now)
     if isinstance(found, records.ClaimedKey):
-        return IdempotencyClaim(found)
+        return IdempotencyClaim(found, order)
     if found.fingerprint != request_fingerprint:
         raise Conflict(f"this {HEADER} was already used with a different request")
     if found.state == records.COMPLETE:

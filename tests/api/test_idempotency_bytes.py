@@ -1,0 +1,79 @@
+"""Idempotency-Key replays are the first answer byte for byte (decisions §11): status, body with its field order,
+Content-Type, for every POST that takes a key."""
+import pytest
+
+from .deliveries_helpers import CONTACT, CUSTOMER, CUSTOMER_TOKEN, USER, place, put_customer, shop  # noqa: F401
+
+# Given in an order unlike the response's, so only a replay rendered like the first answer matches it.
+FULL_ADDRESS = {"country": "FI", "city": "Espoo", "zip": "00200", "address2": "Gate B", "address1": "Dock 4"}
+CSV_FILE = b"Item ID;Item name;Category name\ncola;Cola;Soft drinks\n"
+
+
+def twice(api, path, body=None, key="b-1", **kw):
+    headers = {"Idempotency-Key": key, **kw.pop("headers", {})}
+    first = api.request("POST", path, body, headers=headers, **kw)
+    again = api.request("POST", path, body, headers=headers, **kw)
+    assert again.headers.get("Idempotent-Replayed") == "true"
+    return first, again
+
+
+def assert_same_bytes(first, again):
+    assert again.status_code == first.status_code
+    assert again.headers["Content-Type"] == first.headers["Content-Type"]
+    assert again.body == first.body
+
+
+def profile_read_back_in_another_order():
+    """DynamoDB hands a stored map back in its own order (moto keeps the written one): the customer's profile
+    as DynamoDB may give it."""
+    put_customer(CUSTOMER, contact=dict(reversed(CONTACT.items())), address=FULL_ADDRESS, company="Bar Oy")
+
+
+def test_a_replayed_order_with_full_addresses_is_the_first_answer_byte_for_byte(shop):
+    profile_read_back_in_another_order()
+    body = {
+        "items": [{"id": "beer", "count": 1, "message": "cold"}],
+        "user": USER,
+        "company": "Bar Oy Espoo",
+        "cost_center": "CC-1",
+        "address": FULL_ADDRESS,
+        "message": "back door",
+    }
+    first, again = twice(shop, "/customer/deliveries", body, token=CUSTOMER_TOKEN)
+    assert first.status_code == 200
+    assert_same_bytes(first, again)
+
+
+def test_a_replayed_response_and_cancel_are_the_first_answer_byte_for_byte(shop):
+    profile_read_back_in_another_order()
+    delivery = place(shop, [{"id": "beer", "count": 1}], address=FULL_ADDRESS, company="Bar Oy Espoo")
+    response = {"type": "ACCEPT", "reference": "R", "message": "ok"}
+    first, again = twice(shop, f"/deliveries/{delivery['id']}/responses", response, key="r-1")
+    assert first.status_code == 200
+    assert_same_bytes(first, again)
+    first, again = twice(shop, f"/customer/deliveries/{delivery['id']}/cancel", {"message": "oops"}, key="c-1",
+                         token=CUSTOMER_TOKEN)
+    assert first.status_code == 200
+    assert_same_bytes(first, again)
+
+
+def test_a_replayed_product_and_category_post_are_the_first_answer_byte_for_byte(shop):
+    product = {"name": "Green Tea", "status": "ACTIVE", "id": "tea", "category": "drinks",
+               "vessel": {"unit": "l", "size": 0.5}}
+    first, again = twice(shop, "/products", product, key="p-1")
+    assert first.status_code == 200
+    assert_same_bytes(first, again)
+
+
+@pytest.mark.parametrize("query", ["", "?dry_run=true"])
+def test_a_replayed_import_is_the_first_answer_byte_for_byte(api, query):
+    headers = {"Content-Type": "text/csv; charset=utf-8"}
+    first, again = twice(api, f"/imports/products{query}", raw=CSV_FILE, key="i-1", headers=headers)
+    assert first.status_code == 202
+    assert_same_bytes(first, again)
+
+
+def test_a_replayed_error_keeps_its_status_and_content_type(shop):
+    first, again = twice(shop, "/customer/deliveries", {"items": [], "user": USER}, token=CUSTOMER_TOKEN)
+    assert first.status_code == 400
+    assert (again.status_code, again.headers["Content-Type"]) == (400, "application/problem+json")
