@@ -20,9 +20,10 @@ def _scope(principal: Principal) -> str:
 
 
 def _query(request) -> list[tuple[str, str]]:
-    """Every name/value pair of the query string, repeated names included."""
+    """The query as the service reads it (decisions §11): each name with its last value, as `query_params[name]`
+    gives it to http/params.py, so `?a=1&a=2` is `a=2` and differs from `?a=2&a=1`."""
     found = request.query_params or {}
-    return [(name, value) for name in found for value in found.getlist(name)]
+    return [(name, found[name]) for name in found]
 
 
 def _content_type(header: str | None) -> tuple[str, tuple[tuple[str, str], ...]]:

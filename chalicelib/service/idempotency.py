@@ -58,7 +58,8 @@ def fingerprint(
     content_type: tuple[str, tuple[tuple[str, str], ...]],
     body: bytes,
 ) -> str:
-    """The request as the service reads it (decisions §11): query pairs as a set, Content-Type as parsed."""
+    """The request as the service reads it (decisions §11): query pairs (one per name) as a set, Content-Type as
+    parsed."""
     digest = hashlib.sha256()
     parts = (params or {}, sorted(set(query)), content_type)
     for part in (method, route, *(json.dumps(p, sort_keys=True) for p in parts)):

@@ -77,3 +77,26 @@ def test_a_replayed_error_keeps_its_status_and_content_type(shop):
     first, again = twice(shop, "/customer/deliveries", {"items": [], "user": USER}, token=CUSTOMER_TOKEN)
     assert first.status_code == 400
     assert (again.status_code, again.headers["Content-Type"]) == (400, "application/problem+json")
+
+
+# A repeated query parameter counts as its last value, as the service reads it (decisions §11).
+def upload(api, query, key="q-1"):
+    headers = {"Content-Type": "text/csv; charset=utf-8", "Idempotency-Key": key}
+    return api.request("POST", f"/imports/products{query}", raw=CSV_FILE, headers=headers)
+
+
+def test_a_repeated_parameter_is_read_as_its_last_value(api):
+    dry = upload(api, "?dry_run=false&dry_run=true")
+    assert (dry.status_code, dry.data["dry_run"]) == (202, True)
+    real = upload(api, "?dry_run=true&dry_run=false")
+    assert (real.status_code, real.data["type"]) == (400, "conflict")
+    same = upload(api, "?dry_run=true")  # the request the service read the first time
+    assert (same.status_code, same.headers.get("Idempotent-Replayed")) == (202, "true")
+    assert same.body == dry.body
+
+
+def test_repeated_parameters_in_another_order_are_the_same_request(api):
+    first = upload(api, "?note=a&dry_run=false&dry_run=true")
+    again = upload(api, "?dry_run=false&dry_run=true&note=a")
+    assert (again.status_code, again.headers.get("Idempotent-Replayed")) == (202, "true")
+    assert again.body == first.body
