@@ -47,13 +47,15 @@ def _as_sent(call) -> tuple[tuple[str, tuple[tuple[str, str], ...]], bytes]:
     return _content_type(call.header("content-type")), raw.encode() if isinstance(raw, str) else raw
 
 
-def handle(call, work: Callable[[], Response], reads: Callable | None = None, order: Order | None = None) -> Response:
+def handle(
+    call, work: Callable[[], Response], reads: Callable | None = None, order: Order | None = None, status: int = 200
+) -> Response:
     """Run `work` (which may raise ServiceError) at most once per key and request.
 
     `reads(call)` gives the (Content-Type, body) the route reads out of an envelope, such as the file part of a
     form, whose boundary a client picks anew on each retry; None when it cannot read one (the route then answers
-    the malformed request itself, and its answer is compared as sent). `order`: the field order `work` renders
-    its answer in, so an answer recorded inside the work's transaction has the same bytes."""
+    the malformed request itself, and its answer is compared as sent). `order`, `status`: the field order and
+    status of `work`'s answer of success, so an answer recorded inside the work's transaction has the same bytes."""
     key = call.header(idempotency.HEADER)
     if key is None:
         return work()
@@ -63,7 +65,7 @@ def handle(call, work: Callable[[], Response], reads: Callable | None = None, or
         request.method, request.path, request.uri_params, _query(request), content_type, body
     )
     try:
-        outcome = idempotency.begin(call.account, _scope(call.principal), key, fingerprint, order)
+        outcome = idempotency.begin(call.account, _scope(call.principal), key, fingerprint, order, status)
     except ServiceError as error:
         return from_error(error)
     if isinstance(outcome, idempotency.Replay):

@@ -11,7 +11,7 @@ contended) or a 5xx the key is released, so a retry does the work and gets the r
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Callable, Iterable
 
 from ..domain.errors import Busy, Conflict, invalid
 from ..domain.field_order import Order, ordered
@@ -37,13 +37,16 @@ class IdempotencyClaim:
 
     record: records.ClaimedKey
     order: Order | None = None  # the field order the route renders its answer in (decisions §3)
+    status: int = 200  # the route's status of success
+    headers_of: Callable[[dict], dict] | None = None  # the headers the route adds to an answer (a Location)
     recorded: bool = field(default=False)
 
-    def completion(self, body: dict, status: int = 200) -> records.Completion:
-        """`body` as this request's JSON answer, for the store to record in the work's own transaction (if our
-        claim still holds then)."""
+    def completion(self, body: dict) -> records.Completion:
+        """`body` as this request's JSON answer of success, for the store to record in the work's own
+        transaction (if our claim still holds then)."""
         self.recorded = True
-        return records.Completion(self.record, status, JSON_HEADERS, self.text(body))
+        headers = {**JSON_HEADERS, **(self.headers_of(body) if self.headers_of else {})}
+        return records.Completion(self.record, self.status, headers, self.text(body))
 
     def text(self, body: dict) -> str:
         """The body as the route answers it (http/responses.to_json), so a replay is byte for byte the same."""
@@ -75,14 +78,15 @@ def _valid_key(key: str) -> str:
 
 
 def begin(
-    account: str, scope: str, key: str, request_fingerprint: str, order: Order | None = None
+    account: str, scope: str, key: str, request_fingerprint: str, order: Order | None = None, status: int = 200
 ) -> IdempotencyClaim | Replay:
     """Claim the key, or the first answer to replay; Conflict (400) for another request, Busy (409) meanwhile.
-    `order`: the field order of the route's answer, for an answer recorded in the work's transaction."""
+    `order`, `status`: the field order and status of the route's answer, for one recorded in the work's
+    transaction."""
     now = int(clock.now().timestamp())
     found = records.claim(account, scope, _valid_key(key), request_fingerprint, now)
     if isinstance(found, records.ClaimedKey):
-        return IdempotencyClaim(found, order)
+        return IdempotencyClaim(found, order, status)
     if found.fingerprint != request_fingerprint:
         raise Conflict(f"this {HEADER} was already used with a different request")
     if found.state == records.COMPLETE:

@@ -100,3 +100,32 @@ def test_repeated_parameters_in_another_order_are_the_same_request(api):
     again = upload(api, "?dry_run=false&dry_run=true&note=a")
     assert (again.status_code, again.headers.get("Idempotent-Replayed")) == (202, "true")
     assert again.body == first.body
+
+
+def test_an_import_records_its_answer_in_the_write_that_queues_it(api, monkeypatch):
+    """A request that dies right after queueing the import: the key's claim is taken over after 60 s, and the
+    retry replays the first answer instead of queueing the import again (decisions §11)."""
+    import datetime as dt
+
+    from chalicelib.service import idempotency
+    from tests.conftest import clock_at
+
+    clock = clock_at(monkeypatch, dt.datetime(2026, 5, 4, 9, 30, tzinfo=dt.timezone.utc))
+
+    def crash(*args, **kwargs):
+        raise RuntimeError("the process dies after the queueing write")
+
+    monkeypatch.setattr(idempotency, "finish", crash)
+    monkeypatch.setattr(idempotency, "abandon", crash)
+    with pytest.raises(RuntimeError):
+        first = upload(api, "")
+        assert first.status_code == 500  # the test client may answer instead of raising
+        raise RuntimeError
+    (queued,) = api.get("/imports/products").data["imports"]
+    monkeypatch.undo()
+    clock = clock_at(monkeypatch, clock.now() + dt.timedelta(seconds=61))  # the claim may now be taken over
+    retried = upload(api, "")
+    assert (retried.status_code, retried.headers.get("Idempotent-Replayed")) == (202, "true")
+    assert retried.data["id"] == queued["id"]
+    assert retried.headers["Location"] == f"/imports/products/{queued['id']}"
+    assert [i["id"] for i in api.get("/imports/products").data["imports"]] == [queued["id"]]
