@@ -27,6 +27,7 @@ from .common import (
 )
 from . import limits
 from .customer import Address, Contact
+from .deposit_types import DeliveryDeposits, DepositEntry, Empties, ItemDeposit
 from .delivery_summary import without_items
 from .identifiers import DELIVERY_ID_DIGITS
 from .integration import Integration
@@ -99,12 +100,15 @@ class OrderBody(Shape):
 
     type: literal(DeliveryType) = DELIVERY.value
     scheduled: Scheduled | None = None
-    items: Annotated[list[OrderItem], Field(min_length=1, max_length=limits.ORDER_ITEMS)]
+    items: Annotated[list[OrderItem], Field(max_length=limits.ORDER_ITEMS)] = Field(
+        default_factory=list, description="At least one item, unless a RETURN carries only empties"
+    )
     message: Text | None = None
     cost_center: ShortText | None = None
     company: ShortText | None = None
     address: Address | None = None
     user: User
+    empties: Empties | None = Field(default=None, description="What the customer will hand back (decisions §15)")
 
 
 class ResponseItemBody(Shape):
@@ -123,6 +127,9 @@ class ResponseBody(Shape):
     items: Annotated[list[ResponseItemBody], Field(max_length=limits.ORDER_ITEMS)] | None = None
     user: User | None = None
     message: Text | None = None
+    empties: Empties | None = Field(
+        default=None, description="ACCEPT and UPDATE: what the supplier collects, replacing what was announced"
+    )
 
 
 class CustomerActionBody(Shape):
@@ -153,6 +160,7 @@ class RequestItem(Shape):
     price: int | None = Field(description="Expected unit price in cents; null when the product has no price")
     price_per: literal(PricePer) | None = None
     message: str | None = None
+    deposits: list[ItemDeposit] | None = None
 
 
 class DeliveryRequestSummary(Shape):
@@ -164,10 +172,22 @@ class DeliveryRequestSummary(Shape):
     scheduled: Scheduled | None
     user: User
     message: str | None = None
+    deposits: list[DepositEntry] | None = None
+    empties: list[DepositEntry] | None = None
 
 
-class DeliveryRequest(DeliveryRequestSummary):
+class DeliveryRequest(Shape):
+    timestamp: str
+    company: str | None
+    customer_id: str | None
+    cost_center: str | None
+    address: Address | None
+    scheduled: Scheduled | None
+    user: User
+    message: str | None = None
     items: list[RequestItem]
+    deposits: list[DepositEntry] | None = None
+    empties: list[DepositEntry] | None = None
 
 
 class ResponseItem(Shape):
@@ -186,6 +206,7 @@ class DeliveryResponse(Shape):
     items: list[ResponseItem] | None = None
     user: User | None = None
     message: str | None = None
+    empties: list[DepositEntry] | None = None
 
 
 class CustomerAction(Shape):
@@ -211,6 +232,7 @@ class Delivery(DeliverySummary):
     """A delivery in full, as GET /deliveries/:id shows it."""
 
     request: DeliveryRequest
+    deposits: DeliveryDeposits | None = None
 
 
 class DeliveryList(Shape):
@@ -278,8 +300,13 @@ def customer_action(now: dt.datetime, body: CustomerActionBody, fallback_user: d
 
 def parse_response(data: Any) -> ResponseBody:
     response = parse(ResponseBody, data)
+    errors = []
     if response.type == REJECT and response.scheduled is not None:
-        raise ValidationFailed([FieldError("scheduled", "is not allowed with a REJECT response")])
+        errors.append(FieldError("scheduled", "is not allowed with a REJECT response"))
+    if response.type == REJECT and response.empties is not None:
+        errors.append(FieldError("empties", "is not allowed with a REJECT response"))
+    if errors:
+        raise ValidationFailed(errors)
     return response
 
 
@@ -334,7 +361,7 @@ def response_items(body: ResponseBody, request_items: list[dict]) -> list[dict] 
     return result
 
 
-def build_response(body: ResponseBody, items: list[dict] | None, now: dt.datetime) -> dict:
+def build_response(body: ResponseBody, items: list[dict] | None, now: dt.datetime, empties: list[dict] | None = None) -> dict:
     """The response as the delivery stores it; its timestamp is the server's."""
     response = {"type": body.type, "timestamp": timestamp(now)}
     if body.reference is not None:
@@ -347,6 +374,8 @@ def build_response(body: ResponseBody, items: list[dict] | None, now: dt.datetim
         response["user"] = dump(body.user)
     if body.message is not None:
         response["message"] = body.message
+    if empties is not None:
+        response["empties"] = empties
     return response
 
 

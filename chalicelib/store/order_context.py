@@ -6,7 +6,7 @@ take more than one request.
 """
 from dataclasses import dataclass, field
 
-from . import batch, keys, rendered, settings
+from . import batch, deposits, keys, rendered, settings
 
 
 @dataclass(frozen=True)
@@ -16,6 +16,7 @@ class OrderContext:
     products: dict[str, dict] = field(default_factory=dict)  # id -> product document (StoredProduct.data)
     customer_pricing: dict[str, dict] = field(default_factory=dict)  # product id -> {price?, pricing?}
     price_groups: dict[str, dict] = field(default_factory=dict)  # product id -> {group: {price?, pricing?}}
+    deposit_types: dict[str, dict] = field(default_factory=dict)  # deposit id -> {name, price, refs}
 
 
 def load(
@@ -25,16 +26,19 @@ def load(
     *,
     read_products: bool = True,
     read_pricing: bool = True,
+    read_deposits: bool = False,
 ) -> OrderContext:
     """Products, pricing and price groups that do not exist are absent from their maps.
 
     read_products=False when the caller already holds the products (a catalogue page); read_pricing=False
-    when prices do not matter (delivery dates).
+    when prices do not matter (delivery dates); read_deposits: the account's deposit types too (one item,
+    decisions §15: an order reads them in the same request).
     """
     product_ids = list(dict.fromkeys(product_ids))
     settings_key = settings.deliveries_key(account)
     customer_key = keys.customer_key(account, customer_id) if customer_id is not None else None
     wanted = [settings_key] + ([customer_key] if customer_key else [])
+    wanted += [keys.deposit_types_key(account)] if read_deposits else []
     for product_id in product_ids:
         if read_products:
             wanted.append(keys.product_key(account, product_id))
@@ -61,4 +65,5 @@ def load(
             else {}
         ),
         price_groups=by_product(lambda pid: keys.price_groups_key(account, pid)) if read_pricing else {},
+        deposit_types=deposits.types_in(found, account) if read_deposits else {},
     )
