@@ -254,3 +254,81 @@ def test_a_receive_moving_balances_makes_no_more_requests(drinks):
     with dynamodb_calls() as moving:
         drinks.post(f"/customer/deliveries/{charged['id']}/receive", {}, token=CUSTOMER_TOKEN)
     assert moving == without
+
+
+def test_order_file_rows(drinks):
+    delivery = place(drinks, [{"id": "lager", "count": 1, "bundle": CRATE}], empties=[{"id": "keg", "count": 2}])
+    text = drinks.client.http.get(f"/deliveries/{delivery['id']}/csv", headers={"Authorization": "token test-supplier-token", "Accept": "text/csv"}).body.decode("utf-8-sig")
+    lines = text.split("\n")
+    i = delivery["id"]
+    assert lines[-4:] == [
+        f"{i},bottle,Bottle,,,,,,,,20,,8,,deposit",
+        f"{i},crate,Crate,,,,,,,,1,,150,,deposit",
+        f"{i},keg,Keg,,,,,,,,-2,,3000,,empties",
+        "",
+    ]
+    assert lines[-5].startswith(f"{i},lager,Lager 0.5,")
+
+
+def test_order_file_without_deposits_has_no_such_rows(drinks):
+    delivery = place(drinks, [{"id": "water", "count": 1}])
+    text = drinks.client.http.get(f"/deliveries/{delivery['id']}/csv", headers={"Authorization": "token test-supplier-token", "Accept": "text/csv"}).body.decode("utf-8-sig")
+    assert "deposit" not in text and "empties" not in text
+
+
+def test_adjustments(drinks):
+    body = {"id": "crate", "count": 12, "message": "opening balance"}
+    response = drinks.post(f"/customers/{CUSTOMER}/deposits", body)
+    assert response.status_code == 200, response.data
+    assert response.data == balances(drinks)
+    assert {b["id"]: b["balance"] for b in response.data["deposits"]}["crate"] == 12
+    assert list(response.data) == ["deposits", "total"] and list(response.data["deposits"][0]) == ["id", "name", "price", "balance"]
+    response = drinks.post(f"/customers/{CUSTOMER}/deposits", {**body, "count": -100_000, "message": "x" * 500})
+    assert response.status_code == 200
+    assert response.data["total"] == (12 - 100_000) * 150
+    changes = drinks.get("/changes?include=data").data["changes"]
+    assert [(c["type"], c["resource"], c["id"]) for c in changes[-2:]] == [("customer-deposits.updated", "customer-deposits", CUSTOMER)] * 2
+    assert changes[-1]["data"] == response.data
+
+
+@pytest.mark.parametrize(
+    "body, paths",
+    [
+        ({"id": "crate", "count": 0, "message": "m"}, ["count"]),
+        ({"id": "crate", "count": 100_001, "message": "m"}, ["count"]),
+        ({"id": "crate", "count": -100_001, "message": "m"}, ["count"]),
+        ({"id": "crate", "count": 1.5, "message": "m"}, ["count"]),
+        ({"id": "crate", "count": 1, "message": ""}, ["message"]),
+        ({"id": "crate", "count": 1, "message": "x" * 501}, ["message"]),
+        ({"id": "crate", "count": 1}, ["message"]),
+        ({"id": "nope", "count": 1, "message": "m"}, ["id"]),
+        ({"count": 1, "message": "m"}, ["id"]),
+    ],
+)
+def test_bad_adjustments(drinks, body, paths):
+    response = drinks.post(f"/customers/{CUSTOMER}/deposits", body)
+    assert response.status_code == 400, response.data
+    assert problem_paths(response) == paths
+    assert balances(drinks)["total"] == 0
+
+
+def test_unknown_customer(drinks):
+    assert drinks.get("/customers/nobody/deposits").status_code == 404
+    assert drinks.post("/customers/nobody/deposits", {"id": "crate", "count": 1, "message": "m"}).status_code == 404
+
+
+def test_customers_read_only_their_own(drinks):
+    assert drinks.post(f"/customers/{CUSTOMER}/deposits", {"id": "crate", "count": 1, "message": "m"}, token=CUSTOMER_TOKEN).status_code == 403
+    assert drinks.get(f"/customers/{CUSTOMER}/deposits", token=CUSTOMER_TOKEN).status_code == 403
+    assert drinks.get("/customer/deposits").status_code == 403
+
+
+def test_webhook_event_data_carries_deposits(drinks):
+    drinks.put("/account/settings/webhooks", {"url": "https://example.com/hook", "events": ["delivery.requested", "customer-deposits.updated"]})
+    delivery = place(drinks, [{"id": "lager", "count": 1, "bundle": CRATE}])
+    from chalicelib.store import events
+
+    (event,) = [e for e in drinks.get("/account/events").data["events"] if e["type"] == "delivery.requested"]
+    assert event["delivery_id"] == delivery["id"]
+    data = events.delivery_of({"account": "acme", "delivery_id": delivery["id"]})
+    assert data["deposits"] == delivery["deposits"]
