@@ -41,6 +41,8 @@ TAGS = {
     "Customer ordering": "What a customer token may do: browse the catalogue, order, cancel and receive.",
     "Webhooks": "Where events are sent, the log of their attempts, and the events themselves.",
     "Imports": "Catalogue imports from CSV files.",
+    "Deposits": "Deposit types of returnable packaging (bottles, crates, kegs, pallets) and each customer's "
+    "balance of them.",
     "Changes": "The change feed: every change to the account's data, in order, to keep another system in step.",
     "Service": "The service's own description: this document and its page for people.",
 }
@@ -51,6 +53,8 @@ TAG_OF_PATH = (
     ("/products/{product_id}/price-groups", "Pricing"),
     ("/products", "Products"),
     ("/categories", "Categories"),
+    ("/deposits", "Deposits"),
+    ("/customers/{customer_id}/deposits", "Deposits"),
     ("/customers", "Customers"),
     ("/customer/", "Customer ordering"),
     ("/deliveries", "Deliveries"),
@@ -73,6 +77,7 @@ def tag_of(path: str) -> str | None:
 PATH_PARAMETERS = {
     "product_id": "The product's id (`[a-zA-Z0-9_-]`).",
     "category_id": "The category's id (`[a-zA-Z0-9_-]`).",
+    "deposit_id": "The deposit type's id (`[a-zA-Z0-9_-]`, 1 to 64 characters).",
     "customer_id": "The customer's id (`[a-zA-Z0-9_-]`).",
     "delivery_id": "The delivery's numeric id.",
     "token_id": "The token's id, as POST /customers/{customer_id}/tokens returned it.",
