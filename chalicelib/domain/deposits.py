@@ -102,7 +102,7 @@ def _items_now(delivery: dict) -> list[tuple[str, object, dict | None, object]]:
         said = latest.get(item["id"], {})
         count = said.get("count", item["count"])
         bundle = said["bundle"] if "bundle" in said else item.get("bundle")
-        result.append((item["id"], count, bundle, said.get("vessel_count", item["vessel_count"])))
+        result.append((item["id"], count, bundle, said.get("vessel_count", item.get("vessel_count", count))))
     return result
 
 
@@ -151,7 +151,8 @@ def with_deposits(delivery: dict, basis: dict | None) -> dict:
     """The delivery as single reads show it: `deposits` after the interface's fields (before `integration`),
     absent when there is nothing to show."""
     shown = {k: v for k, v in delivery.items() if k not in ("deposits", "integration")}
-    deposits = delivery_deposits(shown, basis)
+    collected = any("empties" in response for response in delivery.get("responses") or ())
+    deposits = delivery_deposits(shown, basis) if basis or collected else None
     if deposits is not None:
         shown["deposits"] = deposits
     if "integration" in delivery:

@@ -84,3 +84,22 @@ def test_never_with_order_by_kg(api, types):
 def test_a_type_deleted_is_no_longer_accepted(api, types):
     assert api.delete("/deposits/pallet").status_code == 204
     assert problem_paths(api.put("/products/beer", beer())) == ["bundles[1].deposit"]
+
+
+def test_catalogue_import_keeps_deposits_of_kept_packaging(api, types, fake_clock):
+    from tests.api.test_imports import imported
+
+    api.put("/products/beer", beer())
+    header = "Item ID;Item name;Category ID;Vessel size;Vessel unit;Vessel type;Bundle size;Bundle type;Price\n"
+    report = imported(api, header + "beer;Lager 0.5;drinks;0,5;l;BO;20;CR;1,10\n")
+    assert report["updated"] == 1, report
+    product = api.get("/products/beer").data
+    assert product["vessel"]["deposit"] == "bottle"
+    assert product["bundles"] == [{"type": "CR", "size": 20, "deposit": "crate"}]
+    # The pallet is gone from the product, so its type may go; the crate is still named.
+    assert api.delete("/deposits/pallet").status_code == 204
+    assert api.delete("/deposits/crate").status_code == 400
+    report = imported(api, header + "beer;Lager 0.5;drinks;0,5;l;BO;24;CT;1,10\n")
+    assert api.get("/products/beer").data["bundles"] == [{"type": "CT", "size": 24}]
+    assert api.delete("/deposits/crate").status_code == 204
+    assert api.delete("/deposits/bottle").status_code == 400
