@@ -332,3 +332,15 @@ def test_webhook_event_data_carries_deposits(drinks):
     assert event["delivery_id"] == delivery["id"]
     data = events.delivery_of({"account": "acme", "delivery_id": delivery["id"]})
     assert data["deposits"] == delivery["deposits"]
+
+
+def test_the_readme_session(drinks):
+    """README "Deposits and empties": a crate, a pallet with 30 crates announced and 28 collected, the balance."""
+    crate = place(drinks, [{"id": "lager", "count": 1, "bundle": CRATE}])
+    pallet = place(drinks, [{"id": "lager", "count": 1, "bundle": PALLET}], empties=[{"id": "crate", "count": 30}])
+    assert respond(drinks, pallet["id"], {"type": "ACCEPT", "empties": [{"id": "crate", "count": 28}]}).status_code == 200
+    for delivery in (crate, pallet):
+        assert drinks.post(f"/customer/deliveries/{delivery['id']}/receive", {}, token=CUSTOMER_TOKEN).status_code == 200
+    held = balances(drinks)
+    assert {b["id"]: b["balance"] for b in held["deposits"]} == {"bottle": 820, "crate": 13, "keg": 0, "pallet": 1}
+    assert held["total"] == 820 * 8 + 13 * 150 + 1500 == 10010
