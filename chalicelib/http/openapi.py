@@ -38,7 +38,8 @@ from .openapi_text import (
     WEBHOOK_HEADERS,
     tag_of,
 )
-from .registry import OPERATIONS, Operation
+from .registry import Operation
+from .route_table import all_operations
 from .responses import JSON, PROBLEM
 
 API_VERSION = "1.1.0"
@@ -468,7 +469,7 @@ def build(operations: list[Operation]) -> dict:
 @functools.cache
 def document_json() -> str:
     """The document of every registered route, serialised once per process."""
-    return json.dumps(build(list(OPERATIONS)), separators=(",", ":"))
+    return json.dumps(build(list(all_operations())), separators=(",", ":"))
 
 
 def document() -> dict:

@@ -4,6 +4,7 @@ A new operation adds here what it lacks (tests/api/test_examples.py names it): i
 its path parameters in PATH_PARAMETERS, its query parameters in QUERY_PARAMETERS; a response that is not a
 model (a file, a page) in RESPONSE_CONTENT.
 """
+from ..domain import feed
 from ..domain.delivery import STATUSES
 from ..domain.event_policy import EventType
 from ..domain.integration_status import STATUSES as INTEGRATION_STATUSES
@@ -94,8 +95,8 @@ QUERY_PARAMETERS = {
         "schema": {"oneOf": [{"type": "integer", "minimum": 0}, {"type": "string", "enum": ["latest"]}]},
     },
     "limit": {
-        "description": "At most this many entries (1 to 1000).",
-        "schema": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100},
+        "description": f"At most this many entries (1 to {feed.MAX_PAGE}).",
+        "schema": {"type": "integer", "minimum": 1, "maximum": feed.MAX_PAGE, "default": feed.DEFAULT_PAGE},
     },
     "include": {
         "description": "`data` adds each entry's resource as its GET answers now (null when it no longer exists); "

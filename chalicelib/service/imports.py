@@ -21,6 +21,7 @@ from ..domain.catalogue_import import ImportRow, ImportStatus, Outcome
 from ..domain.errors import NotFound, UnsupportedMediaType, ValidationFailed
 from ..domain.field_order import IMPORT_SUMMARY_FIELDS
 from ..domain.identifiers import is_identifier
+from ..domain.limits import IMPORT_CHUNK_SECONDS
 from ..domain.product import validate_product
 from ..store import categories, imports, outcomes, product_images, products, table
 from ..store.events import iso
@@ -30,7 +31,6 @@ from .paging import paged
 
 log = logging.getLogger("supplier-ordering.imports")
 
-CHUNK_SECONDS = 5.0  # the longest a chunk may take; no chunk starts with less time than this left
 LEASE_MARGIN = dt.timedelta(seconds=60)  # past a slice's end, before another job may take the import over
 WINDOW_SLACK = 8  # rows read beyond what the last chunk's transaction held, so chunks grow back when they can
 MAX_STALLS = 5  # claims in a row without progress before the import is failed
@@ -133,7 +133,7 @@ def _run(
     with ThreadPoolExecutor(max_workers=1) as ahead:
         upcoming = None
         while claimed.next_row < rows.total:
-            if clock.after(CHUNK_SECONDS) > until:
+            if clock.after(IMPORT_CHUNK_SECONDS) > until:
                 return claimed
             start = claimed.next_row
             chunk = rows.take(start, window)

@@ -18,7 +18,7 @@ def _keys(account: str, entry: dict) -> list[dict]:
     if resource == Resource.CUSTOMER:
         return [keys.customer_key(account, ident)]
     if resource == Resource.CUSTOMER_PRICING:
-        return [keys.customer_pricing_key(account, ident, entry["customer_id"])]
+        return [keys.customer_pricing_key(account, ident, entry["customer_id"]), keys.product_key(account, ident)]
     if resource == Resource.PRICE_GROUPS:
         return [keys.product_key(account, ident), keys.price_groups_key(account, ident)]
     if resource == Resource.SETTINGS:
@@ -43,7 +43,10 @@ def _shown(entry: dict, items: list[dict | None]):
     if resource == Resource.CATEGORY:
         return {"id": keys.category_id_of(first), "name": first["name"]}
     if resource == Resource.PRICE_GROUPS:
-        return items[1]["data"] if items[1] is not None else {}
+        return items[1]["data"] if products.belongs(items[1], first.get(products.BORN)) else {}
+    if resource == Resource.CUSTOMER_PRICING:
+        product = items[1]
+        return first["data"] if product is not None and products.belongs(first, product.get(products.BORN)) else None
     if resource == Resource.SETTINGS and ident == SETTINGS_WEBHOOKS:
         return first.get("data")
     if resource == Resource.DELIVERY:

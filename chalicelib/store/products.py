@@ -26,20 +26,32 @@ changes = lazy("chalicelib.domain.feed")
 outcomes = lazy("chalicelib.store.outcomes")
 deposits = lazy("chalicelib.store.deposits")
 
+BORN = "born"  # the revision that created the product, kept on it and on its pricing items
+
+
+def belongs(pricing_item: dict | None, product_born: str | None) -> bool:
+    """Whether a pricing item (decoded) is the pricing of the product born `product_born`, not of an earlier product
+    of the same id (deleted, then created again): such pricing counts as none (store/pricing.py)."""
+    return pricing_item is not None and pricing_item.get(BORN) == product_born
+
+
 # What a page fetches: every attribute of a Query's items costs botocore a parse, so a page asks for the document
 # alone (and the index keys where they are not made from the id). A single GetItem asks for the whole item: the few
 # index attributes of one item cost less to parse than a projection costs to send (bench/README.md).
-_READ_PAGE = "#body, #data"
-_READ_NAMES = {"#body": rendered.BODY, "#data": rendered.LEGACY}
+_READ_PAGE = "#body, #data, #born"
+_READ_NAMES = {"#body": rendered.BODY, "#data": rendered.LEGACY, "#born": BORN}
 
 
 class StoredProduct:
     """A plain class, not a dataclass: its class is built on every cold start (a dataclass's costs ~0.6 ms)."""
 
-    def __init__(self, text: str, revision: str | None, used: bool = False):
+    def __init__(self, text: str, revision: str | None, used: bool = False, born: str | None = None):
         self.text = text  # the product's JSON as GET answers it
         self.revision = revision  # None on list pages, which show no ETag
         self.used = used
+        # The revision that created it (None for products created before `born` was kept): pricing belongs to one
+        # product of an id, so a product created again after a delete inherits none (store/pricing.py).
+        self.born = born
 
     @functools.cached_property
     def data(self) -> dict:
@@ -49,7 +61,7 @@ class StoredProduct:
 
 def from_item(item: dict) -> StoredProduct:
     """A product item decoded by table.from_item, in either stored form."""
-    stored = StoredProduct(rendered.text(item, PRODUCT), item["rev"], bool(item.get("used")))
+    stored = StoredProduct(rendered.text(item, PRODUCT), item["rev"], bool(item.get("used")), item.get(BORN))
     if rendered.BODY not in item:
         stored.__dict__["data"] = item[rendered.LEGACY]  # already decoded: spare parsing it back
     return stored
@@ -57,9 +69,12 @@ def from_item(item: dict) -> StoredProduct:
 
 def _from_low_level(item: dict) -> StoredProduct:
     """A product item as the low-level client answers it: no TypeDeserializer, no Decimal, no re-rendering."""
-    revision, used = item.get("rev"), item.get("used")
+    revision, used, born = item.get("rev"), item.get("used"), item.get(BORN)
     return StoredProduct(
-        rendered.low_level_text(item, PRODUCT), revision and revision["S"], bool(used and used.get("BOOL"))
+        rendered.low_level_text(item, PRODUCT),
+        revision and revision["S"],
+        bool(used and used.get("BOOL")),
+        born and born["S"],
     )
 
 
@@ -143,8 +158,9 @@ def write_operation(
     """
     index_set, removals = _index_attributes(account, data, image_due)
     document_set, document_removals = rendered.product_attributes(data)
+    born = {BORN: revision} if create_only else {}
     expression, names, values = _update_expression(
-        {**document_set, "rev": revision, **index_set}, removals + document_removals
+        {**document_set, "rev": revision, **born, **index_set}, removals + document_removals
     )
     update = {
         "TableName": table.name(),

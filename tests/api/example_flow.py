@@ -12,7 +12,7 @@ import re
 from chalicelib.http.imports import EXAMPLE_FILE
 from chalicelib.http.openapi_text import EXAMPLE_EXEMPT
 from chalicelib.jobs import imports as import_jobs
-from chalicelib.http.registry import OPERATIONS
+from chalicelib.http.route_table import all_operations
 from chalicelib.service import clock
 from tests.conftest import clock_at
 
@@ -62,7 +62,7 @@ WEBHOOK = {"url": "https://hooks.aurora.example/supplier", "method": "POST", "he
 
 
 def _operation_of(method: str, path: str):
-    for operation in OPERATIONS:
+    for operation in all_operations():
         pattern = "^" + re.sub(r"{\w+}", "[^/]+", operation.path) + "$"
         if operation.method == method and re.match(pattern, path.split("?")[0]):
             return operation
