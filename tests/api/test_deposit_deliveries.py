@@ -324,14 +324,22 @@ def test_customers_read_only_their_own(drinks):
 
 
 def test_webhook_event_data_carries_deposits(drinks):
-    drinks.put("/account/settings/webhooks", {"url": "https://example.com/hook", "events": ["delivery.requested", "customer-deposits.updated"]})
-    delivery = place(drinks, [{"id": "lager", "count": 1, "bundle": CRATE}])
+    import json
+
+    from chalicelib.service.changes import event_body
     from chalicelib.store import events
 
-    (event,) = [e for e in drinks.get("/account/events").data["events"] if e["type"] == "delivery.requested"]
-    assert event["delivery_id"] == delivery["id"]
-    data = events.delivery_of({"account": "acme", "delivery_id": delivery["id"]})
-    assert data["deposits"] == delivery["deposits"]
+    hook = {"url": "https://example.com/hook", "events": ["request-delivery", "delivery.delivered", "customer-deposits.updated"]}
+    assert drinks.put("/account/settings/webhooks", hook).status_code == 200
+    delivery = place(drinks, [{"id": "lager", "count": 1, "bundle": CRATE}])
+    drinks.post(f"/customer/deliveries/{delivery['id']}/receive", {}, token=CUSTOMER_TOKEN)
+    drinks.post(f"/customers/{CUSTOMER}/deposits", {"id": "keg", "count": 1, "message": "found one"})
+    listed = drinks.get("/account/events").data["events"]
+    assert [e["type"] for e in listed] == ["customer-deposits.updated", "delivery.delivered", "request-delivery"]
+    bodies = [json.loads(event_body(events.get("acme", e["id"]))) for e in listed]
+    assert bodies[2]["data"]["deposits"] == delivery["deposits"]
+    assert bodies[1]["data"]["deposits"] == delivery["deposits"]
+    assert bodies[0]["data"] == balances(drinks)
 
 
 def test_the_readme_session(drinks):
