@@ -13,29 +13,46 @@ from .common import (
     BundleCode,
     Cents,
     FieldError,
-    IsoDate,
     Number,
     PositiveNumber,
     Shape,
     ShortText,
     Text,
-    TimeOfDay,
     ValidationFailed,
     dump,
     is_whole,
     parse,
 )
 from . import limits
-from .customer import Address, Contact
-from .deposit_types import DeliveryDeposits, DepositEntry, Empties, ItemDeposit
+from .customer import Address
+from .deposit_types import Empties
 from .delivery_summary import without_items
 from .identifiers import DELIVERY_ID_DIGITS
-from .integration import Integration
-from .product import ItemBundle, Vessel, bundle_size_errors, pallet_bundle_errors
+from .product import ItemBundle, bundle_size_errors, pallet_bundle_errors
 from .product import vessel_count as product_vessel_count
 from .rendering import size_in_bytes
 from .timestamps import iso
-from .values import OrderBy, PricePer, is_by_kg, literal
+from .values import is_by_kg, literal
+
+# The shapes deliveries are shown in live in delivery_views.py; their names stay importable from here.
+from .delivery_views import (  # noqa: F401
+    CustomerAction,
+    Delivery,
+    DeliveryCustomer,
+    DeliveryList,
+    DeliveryRequest,
+    DeliveryRequestSummary,
+    DeliveryResponse,
+    DeliverySummary,
+    PlacedDeliveries,
+    RequestItem,
+    ResponseItem,
+    Scheduled,
+    SupplierDelivery,
+    SupplierDeliveryList,
+    SupplierDeliverySummary,
+    User,
+)
 
 # The status machine has its own module; its names stay importable from here.
 from .delivery_status import (  # noqa: F401
@@ -61,15 +78,6 @@ from .delivery_status import (  # noqa: F401
 
 
 # --- shared value shapes ---
-
-# The sender of an order or a response has the shape of a customer's contact, checked by the same rules.
-User = Contact
-
-
-class Scheduled(Shape):
-    date: IsoDate
-    time: TimeOfDay | None = None
-
 
 # --- request bodies ---
 
@@ -137,128 +145,6 @@ class CustomerActionBody(Shape):
 
     user: User | None = None
     message: Text | None = None
-
-
-# --- response bodies (what the routes return; they feed the OpenAPI document) ---
-
-
-class DeliveryCustomer(Shape):
-    id: str | None
-    company: str | None
-    address: Address | None
-    contact: Contact | None
-
-
-class RequestItem(Shape):
-    id: str
-    name: str
-    order_by: literal(OrderBy) | None = None
-    vessel: Vessel | None
-    count: float
-    bundle: ItemBundle | None
-    vessel_count: float
-    price: int | None = Field(description="Expected unit price in cents; null when the product has no price")
-    price_per: literal(PricePer) | None = None
-    message: str | None = None
-    deposits: list[ItemDeposit] | None = None
-
-
-class DeliveryRequestSummary(Shape):
-    timestamp: str
-    company: str | None
-    customer_id: str | None
-    cost_center: str | None
-    address: Address | None
-    scheduled: Scheduled | None
-    user: User
-    message: str | None = None
-    deposits: list[DepositEntry] | None = None
-    empties: list[DepositEntry] | None = None
-
-
-class DeliveryRequest(Shape):
-    timestamp: str
-    company: str | None
-    customer_id: str | None
-    cost_center: str | None
-    address: Address | None
-    scheduled: Scheduled | None
-    user: User
-    message: str | None = None
-    items: list[RequestItem]
-    deposits: list[DepositEntry] | None = None
-    empties: list[DepositEntry] | None = None
-
-
-class ResponseItem(Shape):
-    id: str
-    count: float | None = None
-    bundle: ItemBundle | None = None
-    vessel_count: float
-    price: int | None = None
-
-
-class DeliveryResponse(Shape):
-    type: literal(ResponseType)
-    timestamp: str
-    reference: str | None = None
-    scheduled: Scheduled | None = None
-    items: list[ResponseItem] | None = None
-    user: User | None = None
-    message: str | None = None
-    empties: list[DepositEntry] | None = None
-
-
-class CustomerAction(Shape):
-    timestamp: str
-    user: Contact | None
-    message: str | None
-
-
-class DeliverySummary(Shape):
-    """A delivery as lists show it: the request without its items."""
-
-    id: int
-    type: literal(DeliveryType)
-    status: literal(DeliveryStatus)
-    customer: DeliveryCustomer
-    request: DeliveryRequestSummary
-    responses: list[DeliveryResponse]
-    cancelled: CustomerAction | None = None
-    received: CustomerAction | None = None
-
-
-class Delivery(DeliverySummary):
-    """A delivery in full, as GET /deliveries/:id shows it."""
-
-    request: DeliveryRequest
-    deposits: DeliveryDeposits | None = None
-
-
-class DeliveryList(Shape):
-    deliveries: list[DeliverySummary]
-    cursor: str | None = None
-
-
-class SupplierDeliverySummary(DeliverySummary):
-    """A delivery as the supplier's lists show it: with its integration state (decisions §14)."""
-
-    integration: Integration
-
-
-class SupplierDelivery(Delivery):
-    """A delivery in full as the supplier reads it: with its integration state (decisions §14)."""
-
-    integration: Integration
-
-
-class SupplierDeliveryList(Shape):
-    deliveries: list[SupplierDeliverySummary]
-    cursor: str | None = None
-
-
-class PlacedDeliveries(Shape):
-    deliveries: list[Delivery]
 
 
 # --- values ---
