@@ -28,7 +28,7 @@ def charge_item(product: dict, shown: dict) -> dict | None:
 def order_errors(body, deposit_types: dict) -> list[FieldError]:
     """The order's empties; items are required unless the order is a RETURN."""
     errors = []
-    if not body.items and body.type != "RETURN":
+    if not body.items and (body.type != "RETURN" or not body.empties):
         errors.append(FieldError("items", "must hold at least one item (only a RETURN may carry empties alone)"))
     errors += empties_errors(body.empties or [], deposit_types, "empties", 1)
     return errors

@@ -118,6 +118,8 @@ def test_other_orders_need_an_item(drinks):
     assert problem_paths(response) == ["items"]
     response = drinks.post("/customer/deliveries", {"user": USER}, token=CUSTOMER_TOKEN)
     assert problem_paths(response) == ["items"]
+    response = drinks.post("/customer/deliveries", {"type": "RETURN", "user": USER, "empties": []}, token=CUSTOMER_TOKEN)
+    assert problem_paths(response) == ["items"]  # a return of nothing
 
 
 def test_a_return_gives_back_what_its_items_carry(drinks):
