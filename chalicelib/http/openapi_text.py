@@ -140,6 +140,13 @@ OPERATION_NOTES = {
         f"{IMPORT_ROWS:,} rows. `GET /imports/products/{{import_id}}` lists the first {IMPORT_LISTED_ERRORS:,} "
         "errors in file order; `error_count` counts them all."
     ),
+    "put_deposit": "An account has at most 200 deposit types: a new id beyond that is a 400 naming `id`. The same "
+    "name and price again change nothing.",
+    "delete_deposit": "400 `conflict` while a product's vessel or bundle names the type, or a customer's balance of "
+    "it is not 0.",
+    "adjust_customer_deposits": "Adds `count` (non-zero, -100,000 to 100,000) to the customer's balance of one "
+    "deposit type, for opening balances and corrections; a balance may go below 0. Answers the balances as the GET "
+    "does.",
 }
 
 # Problems an operation answers beyond those every operation of its kind does (429: a per-account rate,
