@@ -71,3 +71,55 @@ def test_adjusting_an_unknown_customer_or_type(engine):
     assert deposits.any_balance(ACCOUNT, "crate") is False
     assert deposits.adjust(ACCOUNT, "bar", "crate", 2, NOW) is None
     assert deposits.any_balance(ACCOUNT, "crate") is True
+
+
+@pytest.fixture
+def local_api(engine, monkeypatch):
+    """The app on DynamoDB Local (the real engine's rules for nested paths, ADD and transactions)."""
+    if engine == "moto":
+        pytest.skip("the API flows run on moto in tests/api; here on DynamoDB Local")
+    from chalice.test import Client
+
+    from app import app
+    from chalicelib.http import auth
+    from chalicelib.service import accounts
+    from chalicelib.store import tokens
+    from tests.conftest import SUPPLIER_TOKEN, Api, clock_at
+
+    clock_at(monkeypatch, NOW)
+    auth.forget_all()
+    accounts.create_account(ACCOUNT, "Acme", SUPPLIER_TOKEN)
+    with Client(app) as client:
+        api = Api(client, SUPPLIER_TOKEN)
+        assert api.put("/categories/drinks", {"name": "Drinks"}).status_code == 200
+        address = {"address1": "Main 1", "zip": "00100", "city": "Helsinki", "country": "FI"}
+        assert api.put("/customers/bar", {"name": "Bar", "address": address}).status_code == 200
+        tokens.create(ACCOUNT, "customer", "bar", secret="bar-token")
+        yield api
+    auth.forget_all()
+
+
+def test_the_whole_flow_on_dynamodb_local(local_api):
+    api = local_api
+    for deposit_id, price in (("bottle", 8), ("crate", 150), ("pallet", 1500)):
+        assert api.put(f"/deposits/{deposit_id}", {"name": deposit_id.title(), "price": price}).status_code == 200
+    lager = {"status": "ACTIVE", "category": "drinks", "name": "Lager", "price": 95,
+             "vessel": {"size": 0.5, "unit": "l", "deposit": "bottle"},
+             "bundles": [{"type": "CR", "size": 20, "deposit": "crate"}, {"type": "PX", "size": 40, "deposit": "pallet"}]}
+    assert api.put("/products/lager", lager).status_code == 200
+    user = {"name": "Ana", "email": "ana@bar.example"}
+    placed = api.post("/customer/deliveries", {"user": user, "items": [{"id": "lager", "count": 1, "bundle": {"type": "PX", "size": 40}}],
+                                               "empties": [{"id": "crate", "count": 30}]}, token="bar-token")
+    assert placed.status_code == 200, placed.data
+    delivery_id = placed.data["deliveries"][0]["id"]
+    answered = api.post(f"/deliveries/{delivery_id}/responses", {"type": "ACCEPT", "empties": [{"id": "crate", "count": 28}]})
+    assert answered.data["deposits"]["returned"] == [{"id": "crate", "name": "Crate", "price": 150, "count": 28}]
+    assert api.post(f"/customer/deliveries/{delivery_id}/receive", {}, token="bar-token").status_code == 200
+    assert api.post("/customers/bar/deposits", {"id": "pallet", "count": -1, "message": "pallet swapped"}).status_code == 200
+    held = api.get("/customers/bar/deposits").data
+    assert {b["id"]: b["balance"] for b in held["deposits"]} == {"bottle": 800, "crate": 12, "pallet": 0}
+    assert held["total"] == 800 * 8 + 12 * 150
+    assert api.delete("/deposits/pallet").status_code == 400  # the product names it
+    api.patch("/products/lager", {"bundles": [{"type": "CR", "size": 20, "deposit": "crate"}]})
+    assert api.delete("/deposits/pallet").status_code == 204
+    assert api.delete("/deposits/crate").status_code == 400
