@@ -120,8 +120,17 @@ def respond(account: str, delivery_id: str, data, idempotency: IdempotencyClaim 
     """Append a supplier response and move the status per decisions §8; the delivery in full."""
     body = delivery.parse_response(data)
     stored = _read(account, delivery_id, consistent=True)
-    items = delivery.response_items(body, stored.delivery["request"]["items"])
-    empties = _collected(account, body)
+    items, empties, errors = None, None, []
+    try:
+        items = delivery.response_items(body, stored.delivery["request"]["items"])
+    except ValidationFailed as failed:
+        errors += failed.errors
+    try:
+        empties = _collected(account, body)
+    except ValidationFailed as failed:
+        errors += failed.errors
+    if errors:  # every field problem at once (decisions §3)
+        raise ValidationFailed(errors)
     return _change(
         account,
         stored,

@@ -191,6 +191,12 @@ def test_bad_response_empties(drinks, empties, paths):
     assert problem_paths(response) == paths
 
 
+def test_item_and_empties_errors_together(drinks):
+    delivery = place(drinks, [{"id": "lager", "count": 1}])
+    response = respond(drinks, delivery["id"], {"type": "ACCEPT", "items": [{"id": "nope"}], "empties": [{"id": "nope", "count": 1}]})
+    assert problem_paths(response) == ["items[0].id", "empties[0].id"]
+
+
 def test_a_type_first_named_by_a_response_takes_its_price_then(drinks):
     delivery = place(drinks, [{"id": "lager", "count": 1}])
     drinks.put("/deposits/keg", {"name": "Keg", "price": 3300})
