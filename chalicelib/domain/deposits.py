@@ -114,6 +114,19 @@ def _empties_now(delivery: dict) -> list[dict]:
     return delivery["request"].get("empties") or []
 
 
+def known_types(delivery: dict, basis: dict | None) -> dict[str, dict]:
+    """The name and price of each deposit type the delivery has named so far, as it was when first named (the
+    order's packaging and lists, then each response's empties): a delivery's prices never change later."""
+    known: dict[str, dict] = {}
+    named = [*((basis or {}).get("types") or {}).items()]
+    lists = [delivery["request"].get("deposits"), delivery["request"].get("empties")]
+    lists += [response.get("empties") for response in delivery.get("responses") or ()]
+    named += [(entry["id"], entry) for entry_list in lists for entry in entry_list or ()]
+    for deposit_id, entry in named:
+        known.setdefault(deposit_id, {"name": entry["name"], "price": int(entry["price"])})
+    return known
+
+
 def delivery_deposits(delivery: dict, basis: dict | None) -> dict | None:
     """The delivery's `deposits` object, `{"charged", "returned", "total"}`; None when both lists are empty."""
     basis = basis or {}
@@ -123,8 +136,8 @@ def delivery_deposits(delivery: dict, basis: dict | None) -> dict | None:
         for deposit, n in item_charges(packaging.get(item_id), count, bundle, vessels).items():
             add(charged, deposit, n)
     empties = _empties_now(delivery)
-    for entry in empties:  # the name and price as the empties' list states them
-        types[entry["id"]] = {"name": entry["name"], "price": entry["price"]}
+    for entry in empties:  # a type the order did not name: as the list states it
+        types.setdefault(entry["id"], {"name": entry["name"], "price": entry["price"]})
     returned = counts_of(empties)
     if delivery.get("type") == "RETURN":  # what a return's items carry comes back
         for deposit, n in charged.items():

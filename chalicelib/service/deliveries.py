@@ -126,7 +126,7 @@ def respond(account: str, delivery_id: str, data, idempotency: IdempotencyClaim 
     except ValidationFailed as failed:
         errors += failed.errors
     try:
-        empties = _collected(account, body)
+        empties = _collected(account, body, deposits.known_types(stored.delivery, stored.deposit_basis))
     except ValidationFailed as failed:
         errors += failed.errors
     if errors:  # every field problem at once (decisions §3)
@@ -141,15 +141,16 @@ def respond(account: str, delivery_id: str, data, idempotency: IdempotencyClaim 
     )
 
 
-def _collected(account: str, body) -> list[dict] | None:
-    """A response's empties with the types' names and prices now; the types are read only when it has some."""
+def _collected(account: str, body, known: dict) -> list[dict] | None:
+    """A response's empties, each type with the name and price the delivery first named it with, or as it is now
+    when this response names it first (decisions §15); the types are read only when it has some."""
     if body.empties is None:
         return None
     types = deposit_store.read_types(account) if body.empties else {}
     errors = deposit_shapes.empties_errors(body.empties, types, "empties", 0)
     if errors:
         raise ValidationFailed(errors)
-    return deposit_shapes.empties_entries(body.empties, types)
+    return deposit_shapes.empties_entries(body.empties, {**types, **known})
 
 
 def _customer_action(field: str, next_status: Callable[[str], str]):

@@ -197,6 +197,16 @@ def test_item_and_empties_errors_together(drinks):
     assert problem_paths(response) == ["items[0].id", "empties[0].id"]
 
 
+def test_a_type_the_order_named_keeps_its_price_in_responses(drinks):
+    delivery = place(drinks, [{"id": "lager", "count": 1, "bundle": CRATE}], empties=[{"id": "keg", "count": 1}])
+    drinks.put("/deposits/crate", {"name": "Crate new", "price": 999})
+    drinks.put("/deposits/keg", {"name": "Keg new", "price": 1})
+    answered = respond(drinks, delivery["id"], {"type": "ACCEPT", "empties": [{"id": "crate", "count": 2}, {"id": "keg", "count": 1}]}).data
+    assert answered["responses"][0]["empties"] == [{**CRATE_E, "count": 2}, {"id": "keg", "name": "Keg", "price": 3000, "count": 1}]
+    assert answered["deposits"]["charged"] == delivery["deposits"]["charged"]
+    assert answered["deposits"]["total"] == 20 * 8 + 150 - 300 - 3000
+
+
 def test_a_type_first_named_by_a_response_takes_its_price_then(drinks):
     delivery = place(drinks, [{"id": "lager", "count": 1}])
     drinks.put("/deposits/keg", {"name": "Keg", "price": 3300})
