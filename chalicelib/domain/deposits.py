@@ -116,14 +116,13 @@ def _empties_now(delivery: dict) -> list[dict]:
 
 def known_types(delivery: dict, basis: dict | None) -> dict[str, dict]:
     """The name and price of each deposit type the delivery has named so far, as it was when first named (the
-    order's packaging and lists, then each response's empties): a delivery's prices never change later."""
+    order's deposits and empties, then each response's empties): a delivery's prices never change later.
+    (`basis` is what charges are counted from; a type only its packaging knows is not named yet.)"""
     known: dict[str, dict] = {}
-    named = [*((basis or {}).get("types") or {}).items()]
     lists = [delivery["request"].get("deposits"), delivery["request"].get("empties")]
     lists += [response.get("empties") for response in delivery.get("responses") or ()]
-    named += [(entry["id"], entry) for entry_list in lists for entry in entry_list or ()]
-    for deposit_id, entry in named:
-        known.setdefault(deposit_id, {"name": entry["name"], "price": int(entry["price"])})
+    for entry in (entry for entry_list in lists for entry in entry_list or ()):
+        known.setdefault(entry["id"], {"name": entry["name"], "price": int(entry["price"])})
     return known
 
 
@@ -136,14 +135,14 @@ def delivery_deposits(delivery: dict, basis: dict | None) -> dict | None:
         for deposit, n in item_charges(packaging.get(item_id), count, bundle, vessels).items():
             add(charged, deposit, n)
     empties = _empties_now(delivery)
-    for entry in empties:  # a type the order did not name: as the list states it
-        types.setdefault(entry["id"], {"name": entry["name"], "price": entry["price"]})
+    stated = {entry["id"]: {"name": entry["name"], "price": entry["price"]} for entry in empties}
     returned = counts_of(empties)
     if delivery.get("type") == "RETURN":  # what a return's items carry comes back
         for deposit, n in charged.items():
             add(returned, deposit, n)
         charged = {}
-    charged_list, returned_list = entries(charged, types), entries(returned, types)
+    # What comes back at the price its list states (as first named); what is charged as the order saw it.
+    charged_list, returned_list = entries(charged, {**stated, **types}), entries(returned, {**types, **stated})
     if not charged_list and not returned_list:
         return None
     return {"charged": charged_list, "returned": returned_list, "total": total_of(charged_list, returned_list)}

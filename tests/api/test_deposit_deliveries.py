@@ -208,10 +208,16 @@ def test_a_type_the_order_named_keeps_its_price_in_responses(drinks):
 
 
 def test_a_type_first_named_by_a_response_takes_its_price_then(drinks):
-    delivery = place(drinks, [{"id": "lager", "count": 1}])
+    delivery = place(drinks, [{"id": "lager", "count": 1}])  # bottles only: crates are not named yet
     drinks.put("/deposits/keg", {"name": "Keg", "price": 3300})
-    answered = respond(drinks, delivery["id"], {"type": "ACCEPT", "empties": [{"id": "keg", "count": 1}]}).data
-    assert answered["deposits"]["returned"] == [{"id": "keg", "name": "Keg", "price": 3300, "count": 1}]
+    drinks.put("/deposits/crate", {"name": "Crate", "price": 160})
+    answered = respond(drinks, delivery["id"], {"type": "ACCEPT", "empties": [{"id": "keg", "count": 1}, {"id": "crate", "count": 1}]}).data
+    assert answered["deposits"]["returned"] == [
+        {"id": "crate", "name": "Crate", "price": 160, "count": 1}, {"id": "keg", "name": "Keg", "price": 3300, "count": 1}
+    ]
+    drinks.put("/deposits/keg", {"name": "Keg", "price": 1})
+    again = respond(drinks, delivery["id"], {"type": "UPDATE", "empties": [{"id": "keg", "count": 2}]}).data
+    assert again["deposits"]["returned"] == [{"id": "keg", "name": "Keg", "price": 3300, "count": 2}]
 
 
 def balances(api, token=None):
