@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field, TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema
 
 from ..domain.delivery import Delivery
+from ..domain.deposit_types import DEPOSIT_ID_LENGTH
 from ..domain.event_policy import RETRY_WINDOW, SEND_TIMEOUT
 from ..domain.idempotency import REPLAY_WINDOW
 from ..domain.identifiers import DELIVERY_ID_DIGITS, ID_MAX_LENGTH, ID_PATTERN
@@ -152,9 +153,11 @@ PATH_PARAMETER_SCHEMAS = {
     "category_id": ID_SCHEMA,
     "customer_id": ID_SCHEMA,
     "import_id": ID_SCHEMA,
+    "deposit_id": {**ID_SCHEMA, "maxLength": DEPOSIT_ID_LENGTH},
     "delivery_id": {"type": "integer", "minimum": 1, "maximum": 10**DELIVERY_ID_DIGITS - 1},
     "token_id": {"type": "string", "minLength": 1, "maxLength": ID_MAX_LENGTH},
     "event_id": {"type": "string", "minLength": 1},
+    "asset": {"type": "string", "minLength": 1},
 }
 
 ETAG_HEADER = {"description": "Version of the resource, for If-Match.", "schema": {"type": "string"}}
@@ -199,6 +202,8 @@ def missing_documentation(operations: list[Operation]) -> list[str]:
         for name in PATH_PARAMETER.findall(op.path):
             if name not in PATH_PARAMETERS:
                 found.append(f"{where}: path parameter {name} has no description in PATH_PARAMETERS (openapi_text.py)")
+            if name not in PATH_PARAMETER_SCHEMAS:
+                found.append(f"{where}: path parameter {name} has no type in PATH_PARAMETER_SCHEMAS (openapi.py)")
         for name in op.query:
             if name not in QUERY_PARAMETERS:
                 found.append(f"{where}: query parameter {name} has no entry in QUERY_PARAMETERS (openapi_text.py)")

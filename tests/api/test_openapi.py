@@ -95,8 +95,9 @@ def test_path_parameters_are_typed_as_the_ids_the_api_answers(doc):
     }
     assert schemas[("/deliveries/{delivery_id}", "delivery_id")] == {"type": "integer", "minimum": 1, "maximum": 999999999999}
     assert {s["type"] for (_, name), s in schemas.items() if name == "delivery_id"} == {"integer"}
-    for name in ("product_id", "customer_id", "import_id"):
+    for name in ("product_id", "customer_id", "import_id", "deposit_id"):
         assert {s.get("pattern") for (_, n), s in schemas.items() if n == name} == {"^[a-zA-Z0-9_-]+$"}, name
+    assert schemas[("/deposits/{deposit_id}", "deposit_id")]["maxLength"] == 64
 
 
 def test_delivery_paths_answer_404_for_what_is_no_integer_id(api):
