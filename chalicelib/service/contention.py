@@ -1,22 +1,19 @@
 """Retrying a write that lost a race (decisions §8): keep trying until contention has lasted CONTENTION_SECONDS
-of the one clock (so a test moves it), then give up with a 409 the client may retry."""
-import random
+of the one clock (so a test moves it), then give up with a 409 the client may retry. The service's policy on the
+one retry helper, domain/retry.py."""
 import time
 from typing import Iterator
 
+from ..domain import retry
 from ..domain.limits import CONTENTION_SECONDS
 from . import clock
 
 
-def attempts(minimum: int) -> Iterator[int]:
-    """Attempt numbers: at least `minimum`, and on until contention has lasted CONTENTION_SECONDS."""
-    give_up_at = clock.after(CONTENTION_SECONDS)
-    attempt = 0
-    while attempt < minimum or clock.now() < give_up_at:
-        yield attempt
-        attempt += 1
+def attempts(minimum: int, seconds: float = CONTENTION_SECONDS) -> Iterator[int]:
+    """Attempt numbers: at least `minimum`, and on until contention has lasted `seconds` of the one clock."""
+    return retry.attempts(clock.now, minimum, seconds)
 
 
 def back_off(attempt: int) -> None:
     """A short random pause after a lost race, growing to 0.2 s, so the racers spread out."""
-    time.sleep(random.uniform(0, min(0.005 * 2**attempt, 0.2)))
+    retry.back_off(attempt, time.sleep, first=0.005, cap=0.2)

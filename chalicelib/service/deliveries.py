@@ -5,10 +5,9 @@ Every change is one transaction through the change feed (store/feed.py: its entr
 change wins the race we re-read and evaluate the transition again, so concurrent changes serialise: none is
 lost and none skips the state machine.
 """
-import time
 from typing import Callable
 
-from ..domain import delivery, deposits, retry
+from ..domain import delivery, deposits
 from ..domain import deposit_types as deposit_shapes
 from ..domain.common import ValidationFailed
 from ..domain import integration as integration_state
@@ -21,7 +20,7 @@ from ..domain.order_file import order_file as build_order_file
 from ..domain.timestamps import iso
 from ..store import deliveries, outcomes
 from ..store import deposits as deposit_store
-from . import clock, delivery_reads
+from . import clock, contention, delivery_reads
 from .idempotency import IdempotencyClaim
 
 MAX_ATTEMPTS = 30  # each lost race means another change won, so 30 concurrent changers all get through
@@ -104,11 +103,11 @@ def _balances_moved(account: str, changed: dict) -> dict | None:
 def _attempts():
     """Attempt numbers: at least MAX_ATTEMPTS, and on until contention has lasted CONTENTION_SECONDS (of the one
     clock, so a test moves it)."""
-    return retry.attempts(clock.now, MAX_ATTEMPTS, CONTENTION_SECONDS)
+    return contention.attempts(MAX_ATTEMPTS, CONTENTION_SECONDS)
 
 
 def _back_off(attempt: int) -> None:
-    retry.back_off(attempt, time.sleep, first=0.005, cap=0.2)
+    contention.back_off(attempt)
 
 
 def respond(account: str, delivery_id: str, data, idempotency: IdempotencyClaim | None = None) -> dict:

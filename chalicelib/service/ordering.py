@@ -3,9 +3,8 @@ one BatchGetItem for everything the order is checked against, one UpdateItem for
 TransactWriteItems creating the deliveries, their feed entries (which make their events, store/feed.py), their
 integration counts and the products' "used" flags together; the feed adds one GetItem of the account's feed head.
 """
-import time
 
-from ..domain import integration, retry
+from ..domain import integration
 from ..domain.common import FieldError, ValidationFailed, parse
 from ..domain.delivery import OrderBody
 from ..domain.deposit_orders import BASIS
@@ -15,7 +14,7 @@ from ..domain.feed import ChangeType, delivery_change
 from ..domain.ordering import plan_order
 from ..domain.timestamps import iso
 from ..store import deliveries, order_context, outcomes
-from . import clock
+from . import clock, contention
 from .deliveries import raise_for
 from .idempotency import IdempotencyClaim
 
@@ -37,13 +36,13 @@ def place_order(account: str, customer_id: str, data, idempotency: IdempotencyCl
     counts = {name: n * len(placed) for name, n in integration.count_changes(None, integration.PENDING).items()}
     requested = deliveries.IntegrationWrite(dict(integration.REQUESTED_STATE), iso(now), counts)
     changes = [delivery_change(ChangeType.DELIVERY_REQUESTED, delivery) for delivery in placed]
-    for attempt in retry.attempts(clock.now, CONTENDED_ATTEMPTS, 0):
+    for attempt in contention.attempts(CONTENDED_ATTEMPTS, seconds=0):
         outcome = deliveries.place(
             account, placed, order.product_ids, claim, requested, changes=changes, now=now, bases=bases
         )
         if not isinstance(outcome, outcomes.Contended):
             break
-        retry.back_off(attempt, time.sleep, first=0.005, cap=0.2)
+        contention.back_off(attempt)
     else:
         raise Busy("many orders and changes of this account are being written at once; try again")
     if outcome is None:
