@@ -48,6 +48,13 @@ CUSTOM_PROPERTIES_BYTES = 20_000  # all custom_properties of a product together
 # both of these full is about 41,000 bytes, within LISTED_BYTES for the customer list.
 DATED_RULES = 500  # entries of delivery_date_overrides, and of dates_with_no_delivery
 
+# Deposits and empties (decisions §15).
+DEPOSIT_TYPES = 200  # per account: all of them live in one item (store/deposits.py), 200 x ~450 bytes at most
+DEPOSIT_PRICE = 100_000  # cents
+DEPOSIT_COUNT = 100_000  # an entry of empties; an adjustment is -DEPOSIT_COUNT..DEPOSIT_COUNT
+EMPTIES = 50  # entries of an order's or a response's empties
+ADJUSTMENT_MESSAGE_LENGTH = 500
+
 # Deliveries.
 MESSAGE_LENGTH = 2_000  # order, item, response, cancel and receive messages
 ORDER_ITEMS = 50  # lines per order: 2 items per delivery + 1 event per delivery + 1 per product + 1 claim <= 100

@@ -7,7 +7,7 @@ take more than one request.
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from . import batch, keys, products, rendered, settings
+from . import batch, deposits, keys, products, rendered, settings
 
 
 @dataclass(frozen=True)
@@ -17,6 +17,7 @@ class OrderContext:
     products: dict[str, dict] = field(default_factory=dict)  # id -> product document (StoredProduct.data)
     customer_pricing: dict[str, dict] = field(default_factory=dict)  # product id -> {price?, pricing?}
     price_groups: dict[str, dict] = field(default_factory=dict)  # product id -> {group: {price?, pricing?}}
+    deposit_types: dict[str, dict] = field(default_factory=dict)  # deposit id -> {name, price, refs}
 
 
 def load(
@@ -27,17 +28,21 @@ def load(
     read_products: bool = True,
     read_pricing: bool = True,
     born: Mapping[str, str | None] | None = None,
+    read_deposits: bool = False,
 ) -> OrderContext:
     """Products, pricing and price groups that do not exist are absent from their maps; so is pricing of an
     earlier product of the same id (store/products.py `belongs`).
 
     read_products=False when the caller already holds the products (a catalogue page), then `born` gives each
-    product's (StoredProduct.born); read_pricing=False when prices do not matter (delivery dates).
+    product's (StoredProduct.born); read_pricing=False when prices do not matter (delivery dates);
+    read_deposits: the account's deposit types too (one item, decisions §15: an order reads them in the same
+    request).
     """
     product_ids = list(dict.fromkeys(product_ids))
     settings_key = settings.deliveries_key(account)
     customer_key = keys.customer_key(account, customer_id) if customer_id is not None else None
     wanted = [settings_key] + ([customer_key] if customer_key else [])
+    wanted += [keys.deposit_types_key(account)] if read_deposits else []
     for product_id in product_ids:
         if read_products:
             wanted.append(keys.product_key(account, product_id))
@@ -77,4 +82,5 @@ def load(
             else {}
         ),
         price_groups=pricing_by_product(lambda pid: keys.price_groups_key(account, pid)) if read_pricing else {},
+        deposit_types=deposits.types_in(found, account) if read_deposits else {},
     )
