@@ -37,6 +37,13 @@ def is_success(status_code: int) -> bool:
     return status_code in SUCCESS_STATUSES
 
 
+def attempt_order(event: dict) -> tuple:
+    """The order in which an account's due events are attempted (decisions §13): by feed `sequence`, so one
+    write's events (an import chunk, a split order) and writes whose clocks were read out of order go out in the
+    order of the chain; events from before the feed (no sequence) first, by creation."""
+    return (int(event.get("sequence", 0)), event["created_at"], event["event_id"])
+
+
 def retry_delay(attempts: int) -> dt.timedelta:
     """Wait after the attempts-th failed attempt: 30 s, 1 min, 2 min, ... at most 6 h."""
     return min(FIRST_RETRY * 2 ** min(attempts - 1, 20), LONGEST_RETRY)

@@ -54,7 +54,7 @@ class Dispatcher:
             if sending.is_due(event):
                 found.setdefault(event["event_id"], event)
         by_account: dict[str, list[dict]] = defaultdict(list)
-        for event in sorted(found.values(), key=lambda e: (e["created_at"], e["event_id"])):  # in order per delivery
+        for event in found.values():  # send_turn orders each account's events
             by_account[event["account"]].append(event)
         with self._lock:
             accounts = [account for account in by_account if account not in self._busy]

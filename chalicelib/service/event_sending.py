@@ -176,10 +176,10 @@ def send_turn(
     `deadline`; returns counts of what happened. `transport` replaces the outbound HTTP client (benchmarks)."""
     transport = transport or outbound.request
     summary = defaultdict(int, due=len(due))
-    resends = [event for event in due if event.get("resend")]
+    due = sorted(due, key=policy.attempt_order)
     if lane is not None and lane.parked_until > iso(clock.now()):
-        for event in resends:  # asked for: tried even while the account is parked
-            _send(event, settings_store.get(account), summary, transport)
+        # Resends are asked for: tried even while the account is parked, within the turn's budget and cap.
+        _send_within(account, [event for event in due if event.get("resend")], deadline, summary, transport)
         held = [event for event in due if not event.get("resend")]
         _hold(held, parse_iso(lane.parked_until), lane.reason, deadline, summary)
         return _counts(summary)
@@ -201,6 +201,18 @@ def send_turn(
             events.unpark(account)
             lane = None
     return _counts(summary)
+
+
+def _send_within(account: str, due: list[dict], deadline, summary: dict, transport: Transport) -> None:
+    """Send at most PER_TURN of `due`, none started after `deadline`; the rest wait for the next turn."""
+    hook = settings_store.get(account) if due else None
+    for event in due[:PER_TURN]:
+        if deadline is not None and clock.now() >= deadline:
+            return
+        try:
+            _send(event, hook, summary, transport)
+        except Exception:  # noqa: BLE001 - one event's trouble never stops the others
+            log.exception("event %s: could not be processed; its lease will bring it back", event["event_id"])
 
 
 def _counts(summary: dict) -> dict:

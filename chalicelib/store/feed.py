@@ -30,6 +30,13 @@ from .outcomes import Beyond, Expired
 MAX_ATTEMPTS = 200
 TRANSACTION_CONFLICT = "TransactionConflict"  # DynamoDB's code when transactions on one item collide
 
+# What `commit` adds to a caller's transaction, for callers that size theirs (store/imports.py): the head, and for
+# each change its entry and, when the webhook selection takes its type, its event (§13: at most one). The
+# selection may change between a caller's sizing and the commit, so every change counts its event.
+HEAD_ITEMS = 1
+ITEMS_PER_CHANGE = 2
+BYTES_PER_CHANGE = 1_000  # an entry and an event item, at most
+
 
 class FeedBusy(Busy):
     """The account's feed head kept moving for about 5 s: so many writes at once that ours did not get in."""

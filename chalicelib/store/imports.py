@@ -326,19 +326,21 @@ class Committed:
 
 def fitting(claimed: ClaimedImport, rows: list[ChunkRow]) -> int:
     """How many leading rows fit one transaction (at least one): items and bytes, error entries included."""
-    # The checkpoint and the feed head; each write adds its product and its feed entry, each first-seen category
-    # its check or creation and (when created) its entry; the first write with deposits the types' reference counts.
-    items, size, seen, listed, error_bytes = 2, 0, set(), claimed.counts.get("error_count", 0), 0
+    # The checkpoint and what the feed adds (store/feed.py: the head; per change its entry and event). Each write
+    # is a product and a change; each first-seen category its check or creation and (when created) a change; the
+    # first write with deposits the types' reference counts.
+    items, size, seen, listed, error_bytes = 1 + feed.HEAD_ITEMS, 0, set(), claimed.counts.get("error_count", 0), 0
     references = False
     for count, row in enumerate(rows):
         extra_items, extra_size = 0, 0
         if row.write is not None:
-            extra_items, extra_size = 2, row.write.size + FEED_ENTRY_BYTES
+            extra_items, extra_size = 1 + feed.ITEMS_PER_CHANGE, row.write.size + feed.BYTES_PER_CHANGE
             if not references and (row.write.deposits_before or products.deposits_named(row.write.data)):
                 extra_items, references = extra_items + 1, True
             category = row.write.data.get("category")
             if category is not None and category not in seen:
-                extra_items, extra_size = extra_items + 2, extra_size + CATEGORY_ITEM_BYTES + FEED_ENTRY_BYTES
+                extra_items += 1 + feed.ITEMS_PER_CHANGE
+                extra_size += CATEGORY_ITEM_BYTES + feed.BYTES_PER_CHANGE
         kept = row.errors[: max(0, IMPORT_LISTED_ERRORS - listed)]
         new_error_bytes = error_bytes + sum(size_in_bytes(e) + 1 for e in kept)
         error_items = -(-new_error_bytes // (ERROR_ITEM_BYTES - 2_000)) if new_error_bytes else 0
@@ -397,9 +399,6 @@ def _checkpoint_update(claimed: ClaimedImport, progress: dict) -> dict:
             **table.values(token=claimed.lease, seen=claimed.next_row, zero=0),
         },
     }
-
-
-FEED_ENTRY_BYTES = 300  # what a feed entry adds to a transaction, at most
 
 
 def _feed_changes(rows: list[ChunkRow], new_categories: dict[str, str]) -> list[Change]:

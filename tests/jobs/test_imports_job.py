@@ -231,3 +231,57 @@ def test_the_make_run_loop_runs_imports_until_stopped(api):
         loop.join(timeout=10)
     assert not loop.is_alive()
     assert report(api, import_id)["created"] == 3
+
+
+PRODUCT_EVENTS = ["product.created", "product.updated", "product.deleted", "category.created", "category.updated"]
+
+
+def outbox(account: str = "acme") -> list[dict]:
+    from chalicelib.store import events as outbox_store, keys, table
+
+    found, request = [], {
+        "TableName": table.name(), "KeyConditionExpression": "PK = :pk",
+        "ExpressionAttributeValues": table.values(pk=keys.events_pk(account)),
+    }  # fmt: skip
+    while True:
+        response = table.client().query(**request)
+        found += [table.from_item(item) for item in response["Items"]]
+        if "LastEvaluatedKey" not in response:
+            return [e for e in found if e.get("resource") == "product"]
+        request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+
+@pytest.mark.parametrize("count", [60])
+def test_an_import_with_every_product_event_selected_writes_every_row_with_one_event_each(api, count):
+    settings = {"url": "http://127.0.0.1:9/hook", "events": PRODUCT_EVENTS}
+    assert api.request("PUT", "/account/settings/webhooks", body=settings).status_code == 200
+    import_id = upload(api, catalogue(count))
+    for _ in range(20):
+        if report(api, import_id)["status"] != "RUNNING":
+            break
+        run(seconds=600)
+    done = report(api, import_id)
+    assert (done["status"], done["created"], done["invalid"]) == ("DONE", count, 0)
+    made = outbox()
+    assert sorted(e["resource_id"] for e in made) == [f"p{n:04d}" for n in range(count)]
+    assert {e["type"] for e in made} == {"product.created"}
+
+
+def test_5000_rows_with_every_category_new_are_chunked_within_one_transaction_each():
+    """moto copies the table on every transaction, so 5,000 rows end to end take minutes there: the chunks the
+    import would commit are sized here, each with everything the feed adds (head, entry and event a change)."""
+    claimed = store.ClaimedImport("acme", "import", "lease", False, 5_000, (0,), 0, 0, {"error_count": 0})
+    rows = [
+        store.ChunkRow("created", write=store.ProductWrite({"id": f"p{n}", "category": f"c{n % 700}", "name": "x", "status": "ACTIVE"}, None), new_category=(f"c{n % 700}", "C") if n < 700 else None)
+        for n in range(5_000)
+    ]
+    start, chunks = 0, 0
+    while start < len(rows):
+        window = rows[start : start + store.MAX_CHUNK_ROWS]
+        fits = store.fitting(claimed, window)
+        progress, errors, new = store._progress(claimed, window[:fits])
+        items = store.chunk_items(claimed, window[:fits], progress, errors, new)
+        changes = store._feed_changes(window[:fits], new)
+        assert len(items) + 1 + 2 * len(changes) <= store.MAX_TRANSACTION_ITEMS
+        start, chunks = start + fits, chunks + 1
+    assert chunks < 5_000 / 15

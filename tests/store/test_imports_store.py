@@ -2,7 +2,7 @@
 product writes are conditional on what was read (decisions §12)."""
 import datetime as dt
 
-from chalicelib.store import categories, imports, outcomes, products, table
+from chalicelib.store import categories, feed, imports, outcomes, products, table
 from tests.store.conftest import ACCOUNT, sample_product
 
 NOW = dt.datetime(2026, 5, 4, 10, 0, tzinfo=dt.timezone.utc)
@@ -52,21 +52,43 @@ def test_rows_are_stored_in_pieces_below_the_item_limit(engine):
         assert "missing" in str(error)
 
 
+PRODUCT_EVENTS = ["product.created", "product.updated", "product.deleted", "category.created"]
+
+
+def events_of(account: str) -> list[dict]:
+    found, request = [], {
+        "TableName": table.name(), "KeyConditionExpression": "PK = :pk",
+        "ExpressionAttributeValues": table.values(pk=imports.keys.events_pk(account)),
+    }  # fmt: skip
+    while True:
+        response = table.client().query(**request)
+        found += [table.from_item(item) for item in response["Items"]]
+        if "LastEvaluatedKey" not in response:
+            return found
+        request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+
 def test_a_chunk_commits_its_products_errors_and_checkpoint_together(engine, drinks):
+    # Every product event selected: each written row makes an entry and an event in the chunk's transaction.
+    feed.commit(ACCOUNT, [], [], NOW, head_sets={"events": PRODUCT_EVENTS})
     job = claimed(engine, rows=[[n] for n in range(49)])
     rows = [created(sample_product(f"p{n:03d}")) for n in range(48)]
     errors = [{"row": 2, "column": "Price", "message": "must be a decimal number"}]
     outcome = imports.commit(job, rows + [imports.ChunkRow("invalid", errors)], NOW)
-    # 48 products with their feed entries, the category's check (and room for its entry), the checkpoint and the
-    # feed head: 100 items, so the error row waits.
-    assert isinstance(outcome, imports.Committed) and outcome.rows == 48
-    assert len(imports.stored_products(ACCOUNT, [f"p{n:03d}" for n in range(48)])) == 48
+    # 31 products with their entries and events, the category's check (and room for its entry and event), the
+    # checkpoint and the feed head: 100 items at most, so the rest waits.
+    assert isinstance(outcome, imports.Committed) and outcome.rows == 31
+    assert len(imports.stored_products(ACCOUNT, [f"p{n:03d}" for n in range(48)])) == 31
     record = imports.get(ACCOUNT, job.id)
-    assert (record["next_row"], record["created"], record["error_count"]) == (48, 48, 0)
-    outcome = imports.commit(outcome.claimed, [imports.ChunkRow("invalid", errors)], NOW)
+    assert (record["next_row"], record["created"], record["error_count"]) == (31, 31, 0)
+    outcome = imports.commit(outcome.claimed, rows[31:] + [imports.ChunkRow("invalid", errors)], NOW)
+    assert outcome.rows == 18
     record = imports.get(ACCOUNT, job.id)
     assert (record["next_row"], record["created"], record["invalid"], record["error_count"]) == (49, 48, 1, 1)
     assert imports.listed_errors(ACCOUNT, job.id, 10) == errors
+    made = events_of(ACCOUNT)
+    assert sorted(e["resource_id"] for e in made) == [f"p{n:03d}" for n in range(48)]
+    assert {e["type"] for e in made} == {"product.created"}
 
 
 def test_a_product_changed_since_it_was_read_cancels_the_chunk(engine, drinks):
@@ -148,9 +170,10 @@ def test_error_entries_are_split_by_bytes_and_list_in_file_order(engine):
 def test_a_chunk_takes_only_what_one_transaction_holds():
     job = imports.ClaimedImport(ACCOUNT, "import", "lease", False, 98, (0,), 0, 0, {"error_count": 0})
     rows = [created(sample_product(f"p{n}", category=f"c{n}")) for n in range(98)]
-    assert imports.fitting(job, rows) == 24  # a product, its entry, its category's check and entry; checkpoint, head
-    big = [created(sample_product(f"p{n}", name="é" * 35_000)) for n in range(98)]
-    assert imports.fitting(job, big) == imports.TRANSACTION_BYTES // 70_000  # bytes hold it back first
+    # A product, its entry and event, its category's check, entry and event; the checkpoint and the head.
+    assert imports.fitting(job, rows) == 16
+    big = [created(sample_product(f"p{n}", name="é" * 60_000)) for n in range(98)]
+    assert imports.fitting(job, big) == imports.TRANSACTION_BYTES // 121_000  # bytes hold it back first
     assert imports.fitting(job, big[:1]) == 1
     assert imports.fitting(job, [imports.ChunkRow("invalid", [{"row": 1, "column": None, "message": "m"}])] * 200) == 200  # errors share items
 
