@@ -20,9 +20,9 @@ class World:
     placed: dict  # account -> the ids of its deliveries (an order answered 409 and placed again leaves a gap)
 
 
-def _catalogue(call) -> None:
-    call("PUT", "/categories/beer", {"name": "Beer"})
-    for n in range(1, 11):
+def put_products(call, numbers) -> None:
+    """Lagers p<nnnn> in crates of 24 and pallets of 40 crates, one PUT each."""
+    for n in numbers:
         product = {
             "id": f"p{n:04d}", "status": "ACTIVE", "category": "beer", "name": f"Lager {n}",
             "vessel": {"size": 0.33, "unit": "l", "type": "BO"},
@@ -32,11 +32,25 @@ def _catalogue(call) -> None:
         }
         status, _ = call("PUT", f"/products/{product['id']}", product)
         assert status == 200, status
+
+
+def _catalogue(call) -> None:
+    call("PUT", "/categories/beer", {"name": "Beer"})
+    put_products(call, range(1, 11))
     call("PUT", "/customers/c1", {"name": "Bar One", "company": "Bar One Oy", "contact": USER,
                                   "address": {"address1": "Main St 1", "zip": "00100", "city": "Helsinki", "country": "FI"}})
     call("PATCH", "/customers/c1", {"price_group": "gold"})
     call("PUT", "/products/p0001/customer-pricing/c1", {"price": 140})
     call("PUT", "/products/p0002/price-groups", {"gold": {"price": 145}})
+    # Deposits (decisions §15): a lager whose bottles, crates and pallets carry theirs.
+    for deposit_id, price in (("bottle", 8), ("crate", 150), ("pallet", 1500)):
+        call("PUT", f"/deposits/{deposit_id}", {"name": deposit_id.title(), "price": price})
+    status, _ = call("PUT", "/products/d0001", {
+        "status": "ACTIVE", "category": "beer", "name": "Lager with deposits", "price": 150,
+        "vessel": {"size": 0.5, "unit": "l", "type": "BO", "deposit": "bottle"},
+        "bundles": [{"type": "CR", "size": 20, "deposit": "crate"}, {"type": "PX", "size": 40, "deposit": "pallet"}],
+    })  # fmt: skip
+    assert status == 200, status
 
 
 def _orders(account: str, count: int) -> list[int]:
@@ -71,6 +85,12 @@ def build(call, token: str) -> World:
     requested = next(d for d in reversed(placed) if d != latest)
     as_customer = customer_token
     order = {"items": [{"id": "p0004", "count": 3}], "user": USER}
+    # An order with deposits makes the requests an order makes; a receive that moves balances those of one that
+    # does not (decisions §15, issue 27).
+    deposit_order = {"items": [{"id": "d0001", "count": 1, "bundle": {"type": "PX", "size": 40}}],
+                     "empties": [{"id": "crate", "count": 10}], "user": USER}
+    plain_receipt = ordering.place_order(SMALL, "c1", order)[0]["id"]
+    deposit_receipt = ordering.place_order(SMALL, "c1", deposit_order)[0]["id"]
     operations = [
         ("GET /products/:id", "GET", "/products/p0001", None, 1),
         ("GET /products (page)", "GET", "/products", None, 1),
@@ -86,6 +106,11 @@ def build(call, token: str) -> World:
         ("GET /deliveries?status=ACCEPTED (page)", "GET", "/deliveries?status=ACCEPTED", None, 1),
         ("POST /deliveries/:id/responses", "POST", f"/deliveries/{requested}/responses", {"type": "ACCEPT"}, 2),
         ("POST /customer/deliveries (order)", "POST", "/customer/deliveries", order, 3, as_customer),
+        ("POST /customer/deliveries (order with deposits)", "POST", "/customer/deliveries", deposit_order, 3, as_customer),
+        ("POST /customer/deliveries/:id/receive", "POST", f"/customer/deliveries/{plain_receipt}/receive", {}, 3, as_customer),
+        ("POST /customer/deliveries/:id/receive (moves balances)", "POST", f"/customer/deliveries/{deposit_receipt}/receive", {}, 3, as_customer),
+        ("GET /deposits (page)", "GET", "/deposits", None, 1),
+        ("GET /customers/:id/deposits", "GET", "/customers/c1/deposits", None, 1),
         ("GET /customer/products (page)", "GET", "/customer/products", None, None, as_customer),
         ("GET /customer/delivery-dates", "GET", "/customer/delivery-dates?products=p0001&days=14", None, 1, as_customer),
     ]

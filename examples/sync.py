@@ -1,7 +1,8 @@
 """Keep an ERP's copy of a supplier account in step: a reference client of the change feed (decisions §13).
 
-Mirrors the account's catalogue (products, categories) and deliveries into a SQLite file, from
-`GET /changes?include=data`. Standard library and `requests` only.
+Mirrors the account's catalogue (products, categories, deposit types), deliveries and each customer's deposit
+balances (decisions §15) into a SQLite file, from `GET /changes?include=data`. Standard library and `requests`
+only.
 
     python examples/sync.py --base-url http://127.0.0.1:8000 --token dev-supplier-token --db erp.sqlite
 
@@ -19,6 +20,9 @@ How it stays exact:
   killed between the two acknowledges on its next run. The PUT appends a `delivery.integration` entry whose data
   is IMPORTED, which the mirror stores without acknowledging again. A 409 (the customer changed the delivery
   meanwhile) is left alone: the customer's change comes through the feed, PENDING, and is acknowledged then.
+- Balances (`deposit_balances`: customer id -> {deposit id: balance}, zeros left out; names and prices are in `deposits`) change
+  with an adjustment (`customer-deposits.updated`, whose data is the customer's balances) and when a delivery is
+  received (its `delivery.delivered` entry): then the mirror reads that customer's balances as they are now.
 - A webhook's `previous_sequence` is only a hint (`webhook_hint`): when it is past what the mirror holds, read
   the feed now instead of waiting for the next poll. The feed, not the webhook, is the source of truth.
 """
@@ -31,7 +35,13 @@ import time
 
 import requests
 
-MIRRORED = {"product": "products", "category": "categories", "delivery": "deliveries"}
+MIRRORED = {
+    "product": "products",
+    "category": "categories",
+    "delivery": "deliveries",
+    "deposit": "deposits",
+    "customer-deposits": "deposit_balances",
+}
 PAGE = 1000
 LIST_PAGE = 100
 
@@ -87,6 +97,22 @@ def position(db: sqlite3.Connection) -> int | None:
     return row[0] if row else None
 
 
+def held(balances: dict | None) -> dict | None:
+    """A customer's balances as the mirror keeps them: deposit id -> balance, those not 0 (the types hold names
+    and prices)."""
+    if balances is None:
+        return None
+    return {entry["id"]: entry["balance"] for entry in balances["deposits"] if entry["balance"]}
+
+
+def balances_of(client: Client, customer_id: str) -> dict | None:
+    response = client.get(f"/customers/{customer_id}/deposits")
+    if response.status_code == 404:
+        return None
+    response.raise_for_status()
+    return held(response.json())
+
+
 def _store(db: sqlite3.Connection, table: str, ident: str, data) -> None:
     if data is None:
         db.execute(f"DELETE FROM {table} WHERE id = ?", (ident,))
@@ -117,13 +143,19 @@ def full_resync(client: Client, db: sqlite3.Connection) -> int:
         "products": list(client.listing("/products", "products")),
         "categories": list(client.listing("/categories", "categories")),
         "deliveries": list(client.listing("/deliveries", "deliveries")),
+        "deposits": list(client.listing("/deposits", "deposits")),
     }
+    customers = [customer["id"] for customer in client.listing("/customers", "customers")]
+    balances = {customer_id: balances_of(client, customer_id) for customer_id in customers}
     db.execute("BEGIN")
     db.execute("DELETE FROM to_acknowledge")
     for table, items in lists.items():
         db.execute(f"DELETE FROM {table}")
         for item in items:
             _store(db, table, str(item["id"]), item)
+    db.execute("DELETE FROM deposit_balances")
+    for customer_id, balance in balances.items():
+        _store(db, "deposit_balances", customer_id, balance)
     db.execute("INSERT OR REPLACE INTO position (id, after) VALUES (1, ?)", (start,))
     db.execute("COMMIT")
     return start
@@ -146,8 +178,14 @@ def follow(client: Client, db: sqlite3.Connection, die_after: int | None = None)
         db.execute("BEGIN")
         for change in page["changes"]:
             table = MIRRORED.get(change["resource"])
+            data = change.get("data")
+            if table == "deposit_balances":
+                data = held(data)
             if table is not None:
-                _store(db, table, change["id"], change.get("data"))
+                _store(db, table, change["id"], data)
+            customer_id = ((data or {}).get("request") or {}).get("customer_id")
+            if change["type"] == "delivery.delivered" and customer_id is not None:
+                _store(db, "deposit_balances", customer_id, balances_of(client, customer_id))
             applied += 1
             if die_after is not None and applied >= die_after:
                 os._exit(137)  # the test's "kill -9" in the middle of a page: the page is rolled back

@@ -111,3 +111,82 @@ def test_allowed_imports_pass(tmp_path, monkeypatch):
     monkeypatch.setitem(globals(), "ROOT", tmp_path)
     monkeypatch.setitem(globals(), "PACKAGE", tmp_path / "chalicelib")
     assert violations() == []
+
+
+# No circle (issue 26): a module never reaches itself through its imports, eager, deferred or lazy alike.
+
+
+def _module_of(name: str, modules: set[str]) -> str | None:
+    """The chalicelib module a dotted name lands in ("chalicelib.store.feed.commit" -> "chalicelib.store.feed")."""
+    while name:
+        if name in modules:
+            return name
+        name = name.rpartition(".")[0]
+    return None
+
+
+def import_graph() -> dict[str, set[str]]:
+    paths = {_module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+    modules = {name.removesuffix(".__init__") for name in paths}
+    graph = {}
+    for name, path in paths.items():
+        module = name.removesuffix(".__init__")
+        targets = {_module_of(imported_name, modules) for _, imported_name in imported(path)}
+        # A package's __init__ is imported on the way to each of its modules; it is not an edge of the circle.
+        graph[module] = {t for t in targets if t and t != module and not module.startswith(t + ".")}
+    return graph
+
+
+def circles() -> list[list[str]]:
+    """Each strongly connected group of two or more modules (Tarjan), sorted, as one circle to report."""
+    graph, index, low, stack, on_stack, found = import_graph(), {}, {}, [], set(), []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+def test_no_module_reaches_itself_through_its_imports():
+    assert circles() == []
+
+
+@pytest.mark.parametrize(
+    "sources",
+    [
+        {"a": "from . import b\n", "b": "def f():\n    from . import a\n"},
+        {"a": "from ..lazy import lazy\nb = lazy('chalicelib.store.b')\n", "b": "from .a import thing\n"},
+        {"a": "from .b import x\n", "b": "from .c import y\n", "c": "from chalicelib.store import a\n"},
+    ],
+    ids=["deferred", "lazy", "three"],
+)
+def test_a_circle_is_found_however_it_is_imported(tmp_path, monkeypatch, sources):
+    package = tmp_path / "chalicelib" / "store"
+    package.mkdir(parents=True)
+    (tmp_path / "chalicelib" / "lazy.py").write_text("def lazy(name): ...\n")
+    for name, source in sources.items():
+        (package / f"{name}.py").write_text(source)
+    monkeypatch.setitem(globals(), "ROOT", tmp_path)
+    monkeypatch.setitem(globals(), "PACKAGE", tmp_path / "chalicelib")
+    assert circles() == [sorted(f"chalicelib.store.{name}" for name in sources)]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from chalicelib.store import feed, keys, table
 from tests.api.customer_support import make_product
-from tests.api.deliveries_helpers import CUSTOMER_TOKEN, place, respond, shop  # noqa: F401 - a fixture
+from tests.api.deliveries_helpers import CUSTOMER, CUSTOMER_TOKEN, place, respond, shop  # noqa: F401 - a fixture
 from tests.api.http_server import serving
 from tests.conftest import SUPPLIER_TOKEN
 
@@ -26,7 +26,7 @@ def mirror(db: Path) -> dict:
     with sqlite3.connect(db) as conn:
         return {
             table_name: {row[0]: json.loads(row[1]) for row in conn.execute(f"SELECT id, doc FROM {table_name}")}
-            for table_name in ("products", "categories", "deliveries")
+            for table_name in ("products", "categories", "deliveries", "deposits", "deposit_balances")
         }
 
 
@@ -42,6 +42,10 @@ def assert_mirrors_the_lists(api, db: Path) -> None:
     deliveries = api.get("/deliveries?limit=100").data["deliveries"]
     assert found["products"] == {p["id"]: p for p in products}
     assert found["categories"] == {c["id"]: c for c in categories}
+    assert found["deposits"] == {d["id"]: d for d in api.get("/deposits?limit=100").data["deposits"]}
+    customers = [c["id"] for c in api.get("/customers?limit=100").data["customers"]]
+    balances = {c: api.get(f"/customers/{c}/deposits").data["deposits"] for c in customers}
+    assert found["deposit_balances"] == {c: {d["id"]: d["balance"] for d in held if d["balance"]} for c, held in balances.items()}
     assert {k: v["status"] for k, v in found["deliveries"].items()} == {str(d["id"]): d["status"] for d in deliveries}
     # What it mirrored it acknowledged (decisions §14), and it mirrors the acknowledged state.
     assert {d["integration"]["status"] for d in deliveries} <= {"IMPORTED"}
@@ -58,6 +62,12 @@ def changes_in_the_middle(api) -> None:
     make_product(api, "chips", price=250)
     api.patch("/products/beer", {"price": 175})
     api.delete("/products/old")
+    api.put("/deposits/crate", {"name": "Crate", "price": 150})
+    api.post(f"/customers/{CUSTOMER}/deposits", {"id": "crate", "count": 4, "message": "opening balance"})
+    api.put("/deposits/keg", {"name": "Keg", "price": 3000})
+    api.patch("/products/beer", {"bundles": [{"type": "CT", "size": 24, "deposit": "crate"}]})
+    third = place(api, [{"id": "beer", "count": 2, "bundle": {"type": "CT", "size": 24}}], empties=[{"id": "keg", "count": 1}])
+    api.post(f"/customer/deliveries/{third['id']}/receive", {}, token=CUSTOMER_TOKEN)
 
 
 def test_sync_mirrors_resumes_after_a_kill_and_resyncs_after_feed_expired(shop, tmp_path):

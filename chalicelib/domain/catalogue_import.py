@@ -21,8 +21,8 @@ from .common import parse as parse_shape
 from .errors import FieldError, ValidationFailed
 from .identifiers import ID_MAX_LENGTH
 from .limits import (
+    CHARSETS,
     IMPORT_CHARSET_NAMES,
-    IMPORT_CHARSETS,
     IMPORT_ERROR_BYTES,
     IMPORT_FILE_BYTES,
     IMPORT_LISTED_ERRORS,
@@ -36,7 +36,7 @@ MAX_FILE_BYTES = IMPORT_FILE_BYTES
 MAX_ROWS = IMPORT_ROWS
 MAX_ROW_CHARS = 32_768  # keeps every row far below DynamoDB's 400 KB item, whatever its cells hold
 MAX_LISTED_ERRORS = IMPORT_LISTED_ERRORS  # errors listed by GET /imports/products/:id; error_count counts all
-CHARSETS, CHARSET_NAMES = IMPORT_CHARSETS, IMPORT_CHARSET_NAMES
+CHARSET_NAMES = IMPORT_CHARSET_NAMES
 BOM = "\ufeff"
 
 

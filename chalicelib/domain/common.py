@@ -28,7 +28,7 @@ Identifier = Annotated[str, Strict(), Field(min_length=1, max_length=ID_MAX_LENG
 
 
 Text = Annotated[str, Strict(), Field(max_length=limits.MESSAGE_LENGTH)]
-ShortText = Annotated[str, Strict(), Field(min_length=1, max_length=256)]
+ShortText = Annotated[str, Strict(), Field(min_length=1, max_length=limits.SHORT_TEXT_CHARS)]
 Cents = Annotated[int, Strict(), Field(ge=0, le=10**12)]
 
 

@@ -13,28 +13,46 @@ from .common import (
     BundleCode,
     Cents,
     FieldError,
-    IsoDate,
     Number,
     PositiveNumber,
     Shape,
     ShortText,
     Text,
-    TimeOfDay,
     ValidationFailed,
     dump,
     is_whole,
     parse,
 )
 from . import limits
-from .customer import Address, Contact
+from .customer import Address
+from .deposit_types import Empties
 from .delivery_summary import without_items
 from .identifiers import DELIVERY_ID_DIGITS
-from .integration import Integration
-from .product import ItemBundle, Vessel, bundle_size_errors, pallet_bundle_errors
+from .product import ItemBundle, bundle_size_errors, pallet_bundle_errors
 from .product import vessel_count as product_vessel_count
 from .rendering import size_in_bytes
 from .timestamps import iso
-from .values import OrderBy, PricePer, is_by_kg, literal
+from .values import is_by_kg, literal
+
+# The shapes deliveries are shown in live in delivery_views.py; their names stay importable from here.
+from .delivery_views import (  # noqa: F401
+    CustomerAction,
+    Delivery,
+    DeliveryCustomer,
+    DeliveryList,
+    DeliveryRequest,
+    DeliveryRequestSummary,
+    DeliveryResponse,
+    DeliverySummary,
+    PlacedDeliveries,
+    RequestItem,
+    ResponseItem,
+    Scheduled,
+    SupplierDelivery,
+    SupplierDeliveryList,
+    SupplierDeliverySummary,
+    User,
+)
 
 # The status machine has its own module; its names stay importable from here.
 from .delivery_status import (  # noqa: F401
@@ -60,15 +78,6 @@ from .delivery_status import (  # noqa: F401
 
 
 # --- shared value shapes ---
-
-# The sender of an order or a response has the shape of a customer's contact, checked by the same rules.
-User = Contact
-
-
-class Scheduled(Shape):
-    date: IsoDate
-    time: TimeOfDay | None = None
-
 
 # --- request bodies ---
 
@@ -99,12 +108,15 @@ class OrderBody(Shape):
 
     type: literal(DeliveryType) = DELIVERY.value
     scheduled: Scheduled | None = None
-    items: Annotated[list[OrderItem], Field(min_length=1, max_length=limits.ORDER_ITEMS)]
+    items: Annotated[list[OrderItem], Field(max_length=limits.ORDER_ITEMS)] = Field(
+        default_factory=list, description="At least one item, unless a RETURN carries only empties"
+    )
     message: Text | None = None
     cost_center: ShortText | None = None
     company: ShortText | None = None
     address: Address | None = None
     user: User
+    empties: Empties | None = Field(default=None, description="What the customer will hand back (decisions §15)")
 
 
 class ResponseItemBody(Shape):
@@ -123,6 +135,9 @@ class ResponseBody(Shape):
     items: Annotated[list[ResponseItemBody], Field(max_length=limits.ORDER_ITEMS)] | None = None
     user: User | None = None
     message: Text | None = None
+    empties: Empties | None = Field(
+        default=None, description="ACCEPT and UPDATE: what the supplier collects, replacing what was announced"
+    )
 
 
 class CustomerActionBody(Shape):
@@ -130,113 +145,6 @@ class CustomerActionBody(Shape):
 
     user: User | None = None
     message: Text | None = None
-
-
-# --- response bodies (what the routes return; they feed the OpenAPI document) ---
-
-
-class DeliveryCustomer(Shape):
-    id: str | None
-    company: str | None
-    address: Address | None
-    contact: Contact | None
-
-
-class RequestItem(Shape):
-    id: str
-    name: str
-    order_by: literal(OrderBy) | None = None
-    vessel: Vessel | None
-    count: float
-    bundle: ItemBundle | None
-    vessel_count: float
-    price: int | None = Field(description="Expected unit price in cents; null when the product has no price")
-    price_per: literal(PricePer) | None = None
-    message: str | None = None
-
-
-class DeliveryRequestSummary(Shape):
-    timestamp: str
-    company: str | None
-    customer_id: str | None
-    cost_center: str | None
-    address: Address | None
-    scheduled: Scheduled | None
-    user: User
-    message: str | None = None
-
-
-class DeliveryRequest(DeliveryRequestSummary):
-    items: list[RequestItem]
-
-
-class ResponseItem(Shape):
-    id: str
-    count: float | None = None
-    bundle: ItemBundle | None = None
-    vessel_count: float
-    price: int | None = None
-
-
-class DeliveryResponse(Shape):
-    type: literal(ResponseType)
-    timestamp: str
-    reference: str | None = None
-    scheduled: Scheduled | None = None
-    items: list[ResponseItem] | None = None
-    user: User | None = None
-    message: str | None = None
-
-
-class CustomerAction(Shape):
-    timestamp: str
-    user: Contact | None
-    message: str | None
-
-
-class DeliverySummary(Shape):
-    """A delivery as lists show it: the request without its items."""
-
-    id: int
-    type: literal(DeliveryType)
-    status: literal(DeliveryStatus)
-    customer: DeliveryCustomer
-    request: DeliveryRequestSummary
-    responses: list[DeliveryResponse]
-    cancelled: CustomerAction | None = None
-    received: CustomerAction | None = None
-
-
-class Delivery(DeliverySummary):
-    """A delivery in full, as GET /deliveries/:id shows it."""
-
-    request: DeliveryRequest
-
-
-class DeliveryList(Shape):
-    deliveries: list[DeliverySummary]
-    cursor: str | None = None
-
-
-class SupplierDeliverySummary(DeliverySummary):
-    """A delivery as the supplier's lists show it: with its integration state (decisions §14)."""
-
-    integration: Integration
-
-
-class SupplierDelivery(Delivery):
-    """A delivery in full as the supplier reads it: with its integration state (decisions §14)."""
-
-    integration: Integration
-
-
-class SupplierDeliveryList(Shape):
-    deliveries: list[SupplierDeliverySummary]
-    cursor: str | None = None
-
-
-class PlacedDeliveries(Shape):
-    deliveries: list[Delivery]
 
 
 # --- values ---
@@ -278,8 +186,13 @@ def customer_action(now: dt.datetime, body: CustomerActionBody, fallback_user: d
 
 def parse_response(data: Any) -> ResponseBody:
     response = parse(ResponseBody, data)
+    errors = []
     if response.type == REJECT and response.scheduled is not None:
-        raise ValidationFailed([FieldError("scheduled", "is not allowed with a REJECT response")])
+        errors.append(FieldError("scheduled", "is not allowed with a REJECT response"))
+    if response.type == REJECT and response.empties is not None:
+        errors.append(FieldError("empties", "is not allowed with a REJECT response"))
+    if errors:
+        raise ValidationFailed(errors)
     return response
 
 
@@ -334,7 +247,7 @@ def response_items(body: ResponseBody, request_items: list[dict]) -> list[dict] 
     return result
 
 
-def build_response(body: ResponseBody, items: list[dict] | None, now: dt.datetime) -> dict:
+def build_response(body: ResponseBody, items: list[dict] | None, now: dt.datetime, empties: list[dict] | None = None) -> dict:
     """The response as the delivery stores it; its timestamp is the server's."""
     response = {"type": body.type, "timestamp": timestamp(now)}
     if body.reference is not None:
@@ -347,6 +260,8 @@ def build_response(body: ResponseBody, items: list[dict] | None, now: dt.datetim
         response["user"] = dump(body.user)
     if body.message is not None:
         response["message"] = body.message
+    if empties is not None:
+        response["empties"] = empties
     return response
 
 

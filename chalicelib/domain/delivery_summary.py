@@ -7,4 +7,5 @@ def without_items(delivery: dict) -> dict:
     if "request" not in delivery:
         return delivery
     request = {k: v for k, v in delivery["request"].items() if k != "items"}
-    return {**delivery, "request": request}
+    # `deposits` (decisions §15) is counted on single reads from what the summary keeps: never in the summary.
+    return {**{k: v for k, v in delivery.items() if k != "deposits"}, "request": request}

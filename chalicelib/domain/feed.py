@@ -19,6 +19,8 @@ class Resource(StrEnum):
     PRICE_GROUPS = "price-groups"
     SETTINGS = "settings"
     DELIVERY = "delivery"
+    DEPOSIT = "deposit"  # decisions §15
+    CUSTOMER_DEPOSITS = "customer-deposits"  # `id` the customer id
 
 
 class ChangeType(StrEnum):
@@ -41,6 +43,10 @@ class ChangeType(StrEnum):
     DELIVERY_CANCELLED = "delivery.cancelled"
     DELIVERY_DELIVERED = "delivery.delivered"
     DELIVERY_INTEGRATION = "delivery.integration"  # PUT /deliveries/:id/integration (§14)
+    DEPOSIT_CREATED = "deposit.created"  # decisions §15
+    DEPOSIT_UPDATED = "deposit.updated"
+    DEPOSIT_DELETED = "deposit.deleted"
+    CUSTOMER_DEPOSITS_UPDATED = "customer-deposits.updated"  # an adjustment of a customer's balance
 
     @property
     def resource(self) -> Resource:

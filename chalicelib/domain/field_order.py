@@ -54,9 +54,11 @@ def ordered(value: Any, order: "Order | None") -> Any:
 RULE = Record(("lead_days", "cutoff"))
 RULES_BY_KEY = Map(RULE)
 SCHEDULE_FIELDS = {"delivery_days": RULES_BY_KEY, "delivery_date_overrides": RULES_BY_KEY}
-VESSEL = Record(("id", "size", "unit", "type"))
+VESSEL = Record(("id", "size", "unit", "type", "deposit"))  # deposit: extension (decisions §15)
 PALLET_BUNDLE = Record(("id", "type", "size"))
-BUNDLE = Record(("id", "id_override", "type", "size", "unit", "pallet_bundle"), {"pallet_bundle": PALLET_BUNDLE})
+BUNDLE = Record(
+    ("id", "id_override", "type", "size", "unit", "pallet_bundle", "deposit"), {"pallet_bundle": PALLET_BUNDLE}
+)
 PRICE_POINT = Record(("from", "price"))
 DATE_OVERRIDE = Record(("from_date", "to_date", "price_points"), {"price_points": PRICE_POINT})
 SCALED_PRICING = Record(
@@ -125,30 +127,36 @@ ACCOUNT_DELIVERY_SETTINGS = Record(
 PRICE_LEVEL = Record(("price", "pricing"), {"pricing": SCALED_PRICING})
 SCHEDULED = Record(("date", "time"))
 USER = CONTACT
+ITEM_DEPOSIT = Record(("id", "count"))
+DEPOSIT_ENTRY = Record(("id", "name", "price", "count"))  # extension (decisions §15)
 REQUEST_ITEM = Record(
-    ("id", "name", "order_by", "vessel", "count", "bundle", "vessel_count", "price", "price_per", "message"),
-    {"vessel": VESSEL, "bundle": BUNDLE},
+    ("id", "name", "order_by", "vessel", "count", "bundle", "vessel_count", "price", "price_per", "message", "deposits"),
+    {"vessel": VESSEL, "bundle": BUNDLE, "deposits": ITEM_DEPOSIT},
 )
 DELIVERY_REQUEST = Record(
-    ("timestamp", "company", "customer_id", "cost_center", "address", "scheduled", "user", "message", "items"),
-    {"address": ADDRESS, "scheduled": SCHEDULED, "user": USER, "items": REQUEST_ITEM},
+    ("timestamp", "company", "customer_id", "cost_center", "address", "scheduled", "user", "message", "items",
+     "deposits", "empties"),
+    {"address": ADDRESS, "scheduled": SCHEDULED, "user": USER, "items": REQUEST_ITEM, "deposits": DEPOSIT_ENTRY,
+     "empties": DEPOSIT_ENTRY},
 )
 RESPONSE_ITEM = Record(("id", "count", "bundle", "vessel_count", "price"), {"bundle": BUNDLE})
 DELIVERY_RESPONSE = Record(
-    ("type", "timestamp", "reference", "scheduled", "items", "user", "message"),
-    {"scheduled": SCHEDULED, "items": RESPONSE_ITEM, "user": USER},
+    ("type", "timestamp", "reference", "scheduled", "items", "user", "message", "empties"),
+    {"scheduled": SCHEDULED, "items": RESPONSE_ITEM, "user": USER, "empties": DEPOSIT_ENTRY},
 )
+DELIVERY_DEPOSITS = Record(("charged", "returned", "total"), {"charged": DEPOSIT_ENTRY, "returned": DEPOSIT_ENTRY})
 DELIVERY_CUSTOMER = Record(("id", "company", "address", "contact"), {"address": ADDRESS, "contact": CONTACT})
 CUSTOMER_ACTION = Record(("timestamp", "user", "message"), {"user": USER})
 INTEGRATION = Record(("status", "reference", "message", "updated"))  # extension (decisions §14)
 DELIVERY = Record(
-    ("id", "type", "status", "customer", "request", "responses", "cancelled", "received", "integration"),
+    ("id", "type", "status", "customer", "request", "responses", "cancelled", "received", "deposits", "integration"),
     {
         "customer": DELIVERY_CUSTOMER,
         "request": DELIVERY_REQUEST,
         "responses": DELIVERY_RESPONSE,
         "cancelled": CUSTOMER_ACTION,
         "received": CUSTOMER_ACTION,  # extension
+        "deposits": DELIVERY_DEPOSITS,  # extension (decisions §15), single reads only
         "integration": INTEGRATION,  # extension, supplier reads only
     },
 )
@@ -169,6 +177,10 @@ IMPORT_SUMMARY_FIELDS = (
     "categories_created", "error_count", "submitted_at", "finished_at", "reason",
 )
 IMPORT = Record(IMPORT_SUMMARY_FIELDS + ("errors",), {"errors": Record(("row", "column", "message"))})
+
+
+DEPOSIT = Record(("id", "name", "price"))
+CUSTOMER_DEPOSITS = Record(("deposits", "total"), {"deposits": Record(("id", "name", "price", "balance"))})
 
 
 def page(name: str, item: Order) -> Record:
@@ -202,6 +214,9 @@ BY_MODEL: dict[str, Order] = {
     "EventList": page("events", EVENT),
     "ImportReport": IMPORT,
     "ImportList": page("imports", Record(IMPORT_SUMMARY_FIELDS)),
+    "Deposit": DEPOSIT,
+    "DepositList": page("deposits", DEPOSIT),
+    "CustomerDeposits": CUSTOMER_DEPOSITS,
     "ChangePage": Record(
         ("changes", "last_sequence", "max_sequence"),
         {"changes": Record(("sequence", "type", "resource", "id", "at", "status", "integration", "customer_id", "data"))},
@@ -216,4 +231,6 @@ FEED_DATA: dict[str, Order] = {
     "customer-pricing": PRICE_LEVEL,
     "price-groups": Map(PRICE_LEVEL),
     "delivery": DELIVERY,
+    "deposit": DEPOSIT,
+    "customer-deposits": CUSTOMER_DEPOSITS,
 }

@@ -19,6 +19,9 @@ from .errors import FieldError
 from .rendering import size_in_bytes
 
 CONTENTION_SECONDS = 5.0  # a write answers 409 only once contention has lasted this long (decisions §8)
+IMAGE_DOWNLOAD_SECONDS = 15  # an image download's timeout (decisions §10)
+IMPORT_CHUNK_SECONDS = 5.0  # the longest an import chunk may take; no chunk starts with less time than this left
+SHORT_TEXT_CHARS = 256  # a short text field (an image's etag, a name); an image's own ETag longer than this is hashed
 PAGE_BYTES = 5 * 1024 * 1024
 PAGE_ITEMS = 100  # the largest `limit` of a list page (decisions §4)
 # A request body (decisions §3; the CSV import has its own); an event body is never larger either (event_policy.py).
@@ -44,6 +47,13 @@ CUSTOM_PROPERTIES_BYTES = 20_000  # all custom_properties of a product together
 # Customers (and the dated rules of products and the account): a customer with its profile at its longest and
 # both of these full is about 41,000 bytes, within LISTED_BYTES for the customer list.
 DATED_RULES = 500  # entries of delivery_date_overrides, and of dates_with_no_delivery
+
+# Deposits and empties (decisions §15).
+DEPOSIT_TYPES = 200  # per account: all of them live in one item (store/deposits.py), 200 x ~450 bytes at most
+DEPOSIT_PRICE = 100_000  # cents
+DEPOSIT_COUNT = 100_000  # an entry of empties; an adjustment is -DEPOSIT_COUNT..DEPOSIT_COUNT
+EMPTIES = 50  # entries of an order's or a response's empties
+ADJUSTMENT_MESSAGE_LENGTH = 500
 
 # Deliveries.
 MESSAGE_LENGTH = 2_000  # order, item, response, cancel and receive messages
@@ -84,8 +94,9 @@ IMPORT_REPORT_BYTES = 1024 * 1024
 IMPORT_LISTED_ERRORS = 1_000
 IMPORT_ERROR_BYTES = 1_000
 IMPORT_QUOTED_CHARS = 100  # characters of a cell an error message quotes
-# The charsets an import file may come in (the Content-Type's or the form part's), and how we decode them. Here,
-# not in catalogue_import.py, so that http/ names them without loading pydantic on a cold start.
-IMPORT_CHARSETS = {"utf-8": "utf-8", "utf8": "utf-8", "latin1": "latin-1", "iso-8859-1": "latin-1", "latin-1": "latin-1"}
+# The charsets an import file may come in (the Content-Type's or the form part's) and the order file's `encoding`
+# (decisions §8, §12): each name a client may give, in lower case, and the codec it means. Here, not in
+# catalogue_import.py, so that http/ names them without loading pydantic on a cold start.
+CHARSETS = {"utf-8": "utf-8", "utf8": "utf-8", "latin1": "latin1", "latin-1": "latin1", "iso-8859-1": "latin1"}
 IMPORT_CHARSET_NAMES = "utf-8 or latin1 (iso-8859-1)"
 assert IMPORT_LISTED_ERRORS * (IMPORT_ERROR_BYTES + 1) + 2_000 < IMPORT_REPORT_BYTES

@@ -83,10 +83,23 @@ def _item_row(delivery_id, item: dict) -> list:
     ]  # fmt: skip
 
 
+def _deposit_rows(delivery: dict) -> list[list]:
+    """After the items (decisions §15): one row per charged deposit type, then one per returned type with a
+    negative count; the item columns they do not use stay empty."""
+    deposits = delivery.get("deposits") or {}
+    rows = []
+    for key, sign, message in (("charged", 1, "deposit"), ("returned", -1, "empties")):
+        for entry in deposits.get(key, ()):
+            rows.append([delivery["id"], entry["id"], entry["name"], *[None] * 7, sign * entry["count"], None,
+                         entry["price"], None, message])  # fmt: skip
+    return rows
+
+
 def order_file_text(delivery: dict) -> str:
     rows = [_row(ORDER_COLUMNS), _row(_order_row(delivery), ORDER_COLUMNS), _row([])]
     rows.append(_row(ITEM_COLUMNS))
     rows += [_row(_item_row(delivery["id"], item), ITEM_COLUMNS) for item in delivery["request"]["items"]]
+    rows += [_row(row, ITEM_COLUMNS) for row in _deposit_rows(delivery)]
     return "".join(rows)
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Protocol
 
-from . import pricing, schedule
+from . import deposit_orders, pricing, schedule
 from .common import FieldError, ValidationFailed, dump
 from .delivery import (
     REQUESTED,
@@ -43,6 +43,9 @@ class OrderContext(Protocol):
 
     @property
     def price_groups(self) -> dict: ...  # product id -> {group: {price?, pricing?}}
+
+    @property
+    def deposit_types(self) -> dict: ...  # deposit id -> {name, price} (decisions §15)
 
 
 @dataclass(frozen=True)
@@ -121,15 +124,16 @@ def _request_item(product: dict, item: OrderItem, bundle: dict | None, price: in
     shown = {"id": (bundle or {}).get("id_override") or product["id"], "name": product["name"]}
     if product.get("order_by"):
         shown["order_by"] = product["order_by"]
-    shown["vessel"] = None if is_by_kg(product) else product.get("vessel")
+    shown["vessel"] = None if is_by_kg(product) else deposit_orders.without_deposits(product.get("vessel"))
     shown["count"] = item.count
-    shown["bundle"] = shown_bundle(bundle)
+    shown["bundle"] = deposit_orders.without_deposits(shown_bundle(bundle))
     shown["vessel_count"] = vessel_count(item.count, bundle)
     shown["price"] = price
     if product.get("price_per"):
         shown["price_per"] = product["price_per"]
     if item.message:
         shown["message"] = item.message
+    deposit_orders.charge_item(product, shown)
     return shown
 
 
@@ -143,6 +147,7 @@ def plan_order(body: OrderBody, customer_id: str, context: OrderContext, now: dt
     errors = []
     if body.message and not settings.get("allow_delivery_comments"):
         errors.append(FieldError("message", "the supplier does not allow comments on deliveries"))
+    errors += deposit_orders.order_errors(body, context.deposit_types)
     order_date = schedule.local_now(now, schedule.account_timezone(settings)).date()
     scheduled_date = dt.date.fromisoformat(body.scheduled.date) if body.scheduled else None
     lines: dict[str, list[_Line]] = {ACTIVE: [], OUT_OF_STOCK: []}
@@ -176,9 +181,12 @@ def plan_order(body: OrderBody, customer_id: str, context: OrderContext, now: dt
         raise ValidationFailed(errors)
     deliveries = []
     for stock, scheduled in ((ACTIVE, body.scheduled), (OUT_OF_STOCK, None)):
-        if lines[stock]:
+        if lines[stock] or (stock == ACTIVE and not body.items):  # a RETURN of empties only
             items = [line.item for line in lines[stock]]
             deliveries.append(_delivery(body, customer_id, customer, address, scheduled, items, now))
+            packagings = {line.item["id"]: deposit_orders.deposit_packaging(line.product) for line in lines[stock]}
+            empties = body.empties if len(deliveries) == 1 else None  # they come back once, with the first
+            deposit_orders.finish(deliveries[-1], packagings, context.deposit_types, empties)
     size_errors = order_size_errors(deliveries)
     if size_errors:
         raise ValidationFailed(size_errors)

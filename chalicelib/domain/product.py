@@ -27,6 +27,7 @@ from .common import (
 from . import limits
 from .pricing import smallest_positive_from
 from .scaled_pricing import ScaledPricing, level_size_errors, pricing_errors
+from .deposit_types import DepositId
 from .values import DEFAULT_ORDER_BY, OrderBy, PricePer, ProductStatus, literal
 
 MAX_CUSTOM_PROPERTIES = limits.CUSTOM_PROPERTIES
@@ -37,6 +38,7 @@ class Vessel(Shape):
     size: PositiveNumber
     unit: Literal["l", "dl", "cl", "ml", "kg", "g", "quantity"]
     type: PackagingCode | None = None
+    deposit: DepositId | None = Field(default=None, description="The id of the deposit type one vessel carries (decisions §15)")
 
 
 class PalletBundle(Shape):
@@ -52,6 +54,9 @@ class Bundle(Shape):
     size: PositiveNumber
     unit: Literal["kg"] | None = None
     pallet_bundle: PalletBundle | None = None
+    deposit: DepositId | None = Field(
+        default=None, description="The id of the deposit type one bundle (a pallet: the pallet itself) carries (decisions §15)"
+    )
 
 
 # A bundle as a delivery item shows it: the product's bundle without its id_override (that is the item's id).
@@ -60,7 +65,7 @@ ItemBundle = create_model(
     "ItemBundle",
     __base__=Shape,
     __doc__="A bundle as a delivery item shows it (the product's bundle without its id_override).",
-    **{name: (field.annotation, field) for name, field in Bundle.model_fields.items() if name != "id_override"},
+    **{name: (field.annotation, field) for name, field in Bundle.model_fields.items() if name not in ("id_override", "deposit")},
 )
 
 
@@ -212,6 +217,29 @@ def _select_pallet_bundles(product: Product) -> None:
             bundle.pallet_bundle = PalletBundle(id=only.id, type=only.type, size=only.size)
 
 
+def deposit_paths(product: Product | dict) -> dict[str, str]:
+    """The deposit types a product's packaging names, by the path of the field (decisions §15)."""
+    data = dump(product) if isinstance(product, Product) else product
+    paths = {}
+    if (data.get("vessel") or {}).get("deposit"):
+        paths["vessel.deposit"] = data["vessel"]["deposit"]
+    for i, bundle in enumerate(data.get("bundles") or ()):
+        if bundle.get("deposit"):
+            paths[f"bundles[{i}].deposit"] = bundle["deposit"]
+    return paths
+
+
+def check_deposits(data: dict, deposit_types: dict) -> None:
+    """Every deposit type the packaging names must exist (ValidationFailed naming each field otherwise)."""
+    errors = [
+        FieldError(path, "is not a deposit type of this supplier")
+        for path, deposit_id in deposit_paths(data).items()
+        if deposit_id not in deposit_types
+    ]
+    if errors:
+        raise ValidationFailed(errors)
+
+
 def _rule_errors(product: Product) -> list[FieldError]:
     errors = []
     order_by = product.order_by or DEFAULT_ORDER_BY
@@ -228,6 +256,8 @@ def _rule_errors(product: Product) -> list[FieldError]:
                 FieldError("min_order_count", "must equal the smallest positive 'from' of the price points")
             )
     errors += _bundle_errors(product)
+    if order_by == OrderBy.KG:
+        errors += [FieldError(path, "is not allowed when order_by is kg") for path in deposit_paths(product)]
     errors += _custom_property_errors(product.custom_properties or {})
     return errors
 

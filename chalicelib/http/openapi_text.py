@@ -4,6 +4,7 @@ A new operation adds here what it lacks (tests/api/test_examples.py names it): i
 its path parameters in PATH_PARAMETERS, its query parameters in QUERY_PARAMETERS; a response that is not a
 model (a file, a page) in RESPONSE_CONTENT.
 """
+from ..domain import feed
 from ..domain.delivery import STATUSES
 from ..domain.event_policy import EventType
 from ..domain.integration_status import STATUSES as INTEGRATION_STATUSES
@@ -41,6 +42,8 @@ TAGS = {
     "Customer ordering": "What a customer token may do: browse the catalogue, order, cancel and receive.",
     "Webhooks": "Where events are sent, the log of their attempts, and the events themselves.",
     "Imports": "Catalogue imports from CSV files.",
+    "Deposits": "Deposit types of returnable packaging (bottles, crates, kegs, pallets) and each customer's "
+    "balance of them.",
     "Changes": "The change feed: every change to the account's data, in order, to keep another system in step.",
     "Service": "The service's own description: this document and its page for people.",
 }
@@ -51,6 +54,8 @@ TAG_OF_PATH = (
     ("/products/{product_id}/price-groups", "Pricing"),
     ("/products", "Products"),
     ("/categories", "Categories"),
+    ("/deposits", "Deposits"),
+    ("/customers/{customer_id}/deposits", "Deposits"),
     ("/customers", "Customers"),
     ("/customer/", "Customer ordering"),
     ("/deliveries", "Deliveries"),
@@ -73,6 +78,7 @@ def tag_of(path: str) -> str | None:
 PATH_PARAMETERS = {
     "product_id": "The product's id (`[a-zA-Z0-9_-]`).",
     "category_id": "The category's id (`[a-zA-Z0-9_-]`).",
+    "deposit_id": "The deposit type's id (`[a-zA-Z0-9_-]`, 1 to 64 characters).",
     "customer_id": "The customer's id (`[a-zA-Z0-9_-]`).",
     "delivery_id": "The delivery's numeric id.",
     "token_id": "The token's id, as POST /customers/{customer_id}/tokens returned it.",
@@ -89,8 +95,8 @@ QUERY_PARAMETERS = {
         "schema": {"oneOf": [{"type": "integer", "minimum": 0}, {"type": "string", "enum": ["latest"]}]},
     },
     "limit": {
-        "description": "At most this many entries (1 to 1000).",
-        "schema": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100},
+        "description": f"At most this many entries (1 to {feed.MAX_PAGE}).",
+        "schema": {"type": "integer", "minimum": 1, "maximum": feed.MAX_PAGE, "default": feed.DEFAULT_PAGE},
     },
     "include": {
         "description": "`data` adds each entry's resource as its GET answers now (null when it no longer exists); "
@@ -134,6 +140,13 @@ OPERATION_NOTES = {
         f"{IMPORT_ROWS:,} rows. `GET /imports/products/{{import_id}}` lists the first {IMPORT_LISTED_ERRORS:,} "
         "errors in file order; `error_count` counts them all."
     ),
+    "put_deposit": "An account has at most 200 deposit types: a new id beyond that is a 400 naming `id`. The same "
+    "name and price again change nothing.",
+    "delete_deposit": "400 `conflict` while a product's vessel or bundle names the type, or a customer's balance of "
+    "it is not 0.",
+    "adjust_customer_deposits": "Adds `count` (non-zero, -100,000 to 100,000) to the customer's balance of one "
+    "deposit type, for opening balances and corrections; a balance may go below 0. Answers the balances as the GET "
+    "does.",
 }
 
 # Problems an operation answers beyond those every operation of its kind does (429: a per-account rate,

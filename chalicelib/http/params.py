@@ -4,7 +4,7 @@ from typing import Mapping
 
 from ..domain.errors import FieldError, ValidationFailed
 from ..domain.identifiers import is_identifier
-from ..domain.limits import DEFAULT_DAYS, MAX_DAYS, PAGE_ITEMS
+from ..domain.limits import CHARSETS, DEFAULT_DAYS, MAX_DAYS, PAGE_ITEMS
 from ..domain.order_file import ENCODINGS as FILE_ENCODINGS
 
 DEFAULT_LIMIT, MAX_LIMIT = 50, PAGE_ITEMS
@@ -54,12 +54,9 @@ def boolean(query: Mapping[str, str], name: str) -> bool:
     raise ValidationFailed([FieldError(name, "must be true or false")])
 
 
-ENCODINGS = {"utf-8": "utf-8", "utf8": "utf-8", "latin1": "latin1", "latin-1": "latin1", "iso-8859-1": "latin1"}
-
-
 def encoding(query: Mapping[str, str]) -> str:
     """The order file's encoding (any case, default utf-8), as its canonical name: utf-8 or latin1."""
-    name = ENCODINGS.get((query.get("encoding") or "utf-8").lower())
+    name = CHARSETS.get((query.get("encoding") or "utf-8").lower())
     if name is None:
         raise ValidationFailed([FieldError("encoding", f"must be {' or '.join(FILE_ENCODINGS)}")])
     return name

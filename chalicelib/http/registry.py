@@ -43,30 +43,6 @@ def model(reference: type | str | None) -> type | None:
     return load(f"chalicelib.{reference}")
 
 
-class _Operations(list):
-    """Every operation, each route module imported on first reading (http/route_table.py: the app imports a route's
-    module only when the route is first used), so the OpenAPI document and its tests always see them all."""
-
-    _complete = False
-
-    def _all(self) -> None:
-        if not self._complete:
-            type(self)._complete = True
-            from .route_table import load_all  # route modules import this module: import them only when read
-
-            load_all()
-
-    def __iter__(self):
-        self._all()
-        return super().__iter__()
-
-    def __len__(self) -> int:
-        self._all()
-        return super().__len__()
-
-    def __getitem__(self, index):
-        self._all()
-        return super().__getitem__(index)
-
-
-OPERATIONS: list[Operation] = _Operations()
+# Every declared operation, appended by http/endpoint.py as route modules load; route_table.all_operations()
+# loads them all first.
+OPERATIONS: list[Operation] = []

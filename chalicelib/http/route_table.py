@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from ..lazy import lazy
+from .registry import OPERATIONS, Operation
 
 pkgutil = lazy("pkgutil")  # only the discovery of `write` and `check` uses it, never a request
 
@@ -51,12 +52,13 @@ def _on_first_use(path: str, method: str, module: str):
     return view
 
 
-def load_all() -> None:
-    """Import every route module (the OpenAPI document describes them all)."""
+def all_operations() -> list[Operation]:
+    """Every operation, each route module imported first (the OpenAPI document describes them all)."""
     from .routes_generated import ROUTES
 
     for module in sorted({route[2] for route in ROUTES}):
         load(module)
+    return OPERATIONS
 
 
 def discovered() -> list[tuple]:

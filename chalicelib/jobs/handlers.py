@@ -7,6 +7,7 @@ of work joins by adding its Phase here (docs/jobs.md).
 import logging
 
 from ..domain.event_policy import SEND_TIMEOUT_SECONDS
+from ..domain.limits import IMAGE_DOWNLOAD_SECONDS, IMPORT_CHUNK_SECONDS
 from ..lazy import lazy
 from .budget import Phase, run_phases
 
@@ -17,9 +18,6 @@ background = lazy("chalicelib.service.background")
 
 log = logging.getLogger("supplier-ordering.jobs")
 
-IMAGE_TIMEOUT_SECONDS = 15  # service/images.py TIMEOUT_SECONDS (decisions §10)
-IMPORT_CHUNK_SECONDS = 5  # service/imports.py CHUNK_SECONDS: no chunk of an import starts with less time left
-
 EVENTS = Phase(
     "events",
     SEND_TIMEOUT_SECONDS,
@@ -28,7 +26,7 @@ EVENTS = Phase(
 )
 IMAGES = Phase(
     "images",
-    IMAGE_TIMEOUT_SECONDS,
+    IMAGE_DOWNLOAD_SECONDS,
     run=lambda deadline: images.run(deadline=deadline),
     busy=lambda counts: counts["due"] >= images.BATCH,
 )

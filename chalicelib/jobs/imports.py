@@ -15,6 +15,7 @@ import itertools
 import logging
 import threading
 
+from ..domain.limits import IMPORT_CHUNK_SECONDS
 from ..lazy import lazy
 from ..service import clock
 from .turns import rounds
@@ -50,7 +51,7 @@ def advance_imports(deadline: dt.datetime) -> dict:
         for item in round_:
             served[item.account] = next(turns)
             now = clock.now()
-            if now + dt.timedelta(seconds=2 * imports.CHUNK_SECONDS) > deadline:  # set-up and at least one chunk
+            if now + dt.timedelta(seconds=2 * IMPORT_CHUNK_SECONDS) > deadline:  # set-up and at least one chunk
                 return summary
             summary[_slice(item, min(deadline, now + dt.timedelta(seconds=SLICE_SECONDS)))] += 1
 

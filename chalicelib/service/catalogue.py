@@ -62,12 +62,13 @@ def _write(account: str, product_id: str, build, if_match: str | None, create_on
     `build(current data or None)` returns the document to store. The image is queued for download in the same
     write; the image job downloads it (jobs/images.py, service/images.py)."""
     for _ in range(PATCH_ATTEMPTS):
-        current, head = products.get_for_write(account, product_id)
+        current, head, deposit_types = products.get_for_write(account, product_id)
         if current is not None and create_only:
             raise Conflict(f"product {product_id} already exists; use PUT to replace it")
         if if_match is not None and (current is None or if_match != current.revision):
             raise PreconditionFailed(STALE_ETAG)
         data = build(current)
+        product_rules.check_deposits(data, deposit_types)
         if _same(current, data):
             return ProductView(current.data, current.revision)
         now = clock.now()
@@ -80,6 +81,7 @@ def _write(account: str, product_id: str, build, if_match: str | None, create_on
             create_only=current is None,
             expected_revision=current.revision if current is not None else None,
             image_due=now,
+            deposits_before=frozenset(products.deposits_named(current.data)) if current is not None else frozenset(),
         )
         if isinstance(saved, outcomes.NoCategory):
             raise invalid("category", "does not name an existing category")

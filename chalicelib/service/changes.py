@@ -4,7 +4,7 @@ from ..domain.feed import DEFAULT_EVENTS, SETTINGS_WEBHOOKS, Resource
 from ..domain.field_order import BY_MODEL, FEED_DATA, ordered
 from ..domain.limits import PAGE_BYTES
 from ..domain.rendering import json_text
-from ..store import events, feed, feed_data, outcomes
+from ..store import feed, feed_data, outcomes
 from . import clock
 
 DATA_CHUNK = 50  # entries whose resources one BatchGetItem reads (at most two keys each: 100 keys)
@@ -62,10 +62,12 @@ def event_body(event: dict) -> str | None:
     if event.get("sequence") is not None:
         body.update(sequence=int(event["sequence"]), previous_sequence=int(event.get("previous_sequence", 0)))
     if event["type"] in DEFAULT_EVENTS:
-        delivery = events.delivery_of(event)
-        if delivery is None:
+        from ..store import deliveries  # only legacy delivery events read a delivery: GET /changes does not load it
+
+        stored = deliveries.get(event["account"], int(event["delivery_id"]), consistent=True)
+        if stored is None:
             return None
-        body["data"] = ordered(delivery, FEED_DATA[Resource.DELIVERY])
+        body["data"] = ordered(stored.delivery, FEED_DATA[Resource.DELIVERY])
     else:
         entry = {"resource": event["resource"], "id": event["resource_id"]}
         if event.get("customer_id") is not None:

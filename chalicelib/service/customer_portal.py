@@ -16,7 +16,8 @@ def catalogue_page(account: str, customer_id: str, limit: int, cursor: str | Non
     if not page.items:
         return Page([], page.cursor)
     ids = [product.data["id"] for product in page.items]
-    context = order_context.load(account, customer_id, ids, read_products=False)
+    born = {product.data["id"]: product.born for product in page.items}
+    context = order_context.load(account, customer_id, ids, read_products=False, born=born)
     shown = []
     for product in page.items:
         product_id = product.data["id"]

@@ -9,7 +9,9 @@ import random
 import time
 from typing import Callable
 
-from ..domain import delivery
+from ..domain import delivery, deposits
+from ..domain import deposit_types as deposit_shapes
+from ..domain.common import ValidationFailed
 from ..domain import integration as integration_state
 from ..domain.common import parse
 from ..domain.delivery import CustomerActionBody
@@ -19,6 +21,7 @@ from ..domain.limits import CONTENTION_SECONDS
 from ..domain.order_file import order_file as build_order_file
 from ..domain.timestamps import iso
 from ..store import deliveries, outcomes
+from ..store import deposits as deposit_store
 from . import clock, delivery_reads
 from .idempotency import IdempotencyClaim
 
@@ -65,18 +68,21 @@ def _change(
     the same write."""
     for attempt in _attempts():
         now = clock.now()
-        changed = change(stored.delivery, now)
+        changed = deposits.with_deposits(change(stored.delivery, now), stored.deposit_basis)
         integration = _repended(stored, now) if by_customer else None
         written = deliveries.StoredDelivery(
             changed,
             stored.version + 1,
             integration.state if integration is not None else stored.integration,
             integration.since if integration is not None else stored.integration_since,
+            deposit_basis=stored.deposit_basis,
         )
         claim = idempotency.completion(view(written)) if idempotency is not None else None
         # One entry for the whole change, a re-pended integration state included (decisions §13).
         entry = delivery_change(change_type, changed)
-        outcome = deliveries.change(account, changed, stored.version, claim, integration, change=entry, now=now)
+        outcome = deliveries.change(
+            account, changed, stored.version, claim, integration, change=entry, now=now, also=_balances_moved(account, changed)
+        )
         if isinstance(outcome, deliveries.StoredDelivery):
             return view(written)
         if not isinstance(outcome, outcomes.Stale):
@@ -86,6 +92,14 @@ def _change(
         if stored is None:
             raise NotFound(f"delivery {changed['id']} does not exist")
     raise Busy("the delivery is being changed by many requests at once; try again")
+
+
+def _balances_moved(account: str, changed: dict) -> dict | None:
+    """A delivery that becomes DELIVERED moves its customer's deposit balances in the same write (decisions §15)."""
+    customer_id = changed["request"].get("customer_id")
+    if changed["status"] != delivery.DELIVERED or customer_id is None:
+        return None
+    return deposit_store.balance_operation(account, customer_id, deposits.balance_moves(changed.get("deposits")))
 
 
 def _attempts():
@@ -106,15 +120,37 @@ def respond(account: str, delivery_id: str, data, idempotency: IdempotencyClaim 
     """Append a supplier response and move the status per decisions §8; the delivery in full."""
     body = delivery.parse_response(data)
     stored = _read(account, delivery_id, consistent=True)
-    items = delivery.response_items(body, stored.delivery["request"]["items"])
+    items, empties, errors = None, None, []
+    try:
+        items = delivery.response_items(body, stored.delivery["request"]["items"])
+    except ValidationFailed as failed:
+        errors += failed.errors
+    try:
+        empties = _collected(account, body, deposits.known_types(stored.delivery, stored.deposit_basis))
+    except ValidationFailed as failed:
+        errors += failed.errors
+    if errors:  # every field problem at once (decisions §3)
+        raise ValidationFailed(errors)
     return _change(
         account,
         stored,
-        lambda current, now: delivery.respond(current, delivery.build_response(body, items, now)),
+        lambda current, now: delivery.respond(current, delivery.build_response(body, items, now, empties)),
         RESPONSE_CHANGE[body.type],
         idempotency=idempotency,
         view=_supplier_view,
     )
+
+
+def _collected(account: str, body, known: dict) -> list[dict] | None:
+    """A response's empties, each type with the name and price the delivery first named it with, or as it is now
+    when this response names it first (decisions §15); the types are read only when it has some."""
+    if body.empties is None:
+        return None
+    types = deposit_store.read_types(account) if body.empties else {}
+    errors = deposit_shapes.empties_errors(body.empties, types, "empties", 0)
+    if errors:
+        raise ValidationFailed(errors)
+    return deposit_shapes.empties_entries(body.empties, {**types, **known})
 
 
 def _customer_action(field: str, next_status: Callable[[str], str]):

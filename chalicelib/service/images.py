@@ -18,6 +18,7 @@ import logging
 
 from .. import config
 from ..domain.event_policy import error_text
+from ..domain.limits import IMAGE_DOWNLOAD_SECONDS, SHORT_TEXT_CHARS
 from ..domain.timestamps import iso
 from ..adapters import outbound
 from ..store import outcomes, product_images
@@ -26,11 +27,9 @@ from . import clock
 log = logging.getLogger("supplier-ordering.images")
 
 MAX_BYTES = 10 * 1024 * 1024
-TIMEOUT_SECONDS = 15
 MAX_REDIRECTS = 3
 LEASE = dt.timedelta(seconds=60)
 FINISH_ATTEMPTS = 3
-MAX_ETAG = 256  # the product's etag field holds at most 256 characters
 
 
 def _require_image(status: int, headers) -> None:
@@ -56,7 +55,7 @@ def fetch(url: str, now: dt.datetime) -> dict:
         "GET",
         url,
         headers={"Accept": "image/*", "User-Agent": "supplier-ordering-images/1"},
-        timeout=TIMEOUT_SECONDS,
+        timeout=IMAGE_DOWNLOAD_SECONDS,
         allow_private=config.allow_private_image_hosts(),
         max_bytes=MAX_BYTES,
         max_redirects=MAX_REDIRECTS,
@@ -69,7 +68,7 @@ def fetch(url: str, now: dt.datetime) -> dict:
         "content_type": response.headers.get("Content-Type").split(";", 1)[0].strip().lower(),
         "size": len(response.body),
         "sha256": sha256,
-        "etag": etag if 0 < len(etag) <= MAX_ETAG else sha256,
+        "etag": etag if 0 < len(etag) <= SHORT_TEXT_CHARS else sha256,
         "last_modified": _last_modified(response.headers.get("Last-Modified"), now),
         "downloaded_at": iso(now),
     }

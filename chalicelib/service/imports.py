@@ -13,6 +13,7 @@ import datetime as dt
 import logging
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
+from decimal import Decimal
 from functools import partial
 
 from ..domain import catalogue_import
@@ -20,8 +21,9 @@ from ..domain.catalogue_import import ImportRow, ImportStatus, Outcome
 from ..domain.errors import NotFound, UnsupportedMediaType, ValidationFailed
 from ..domain.field_order import IMPORT_SUMMARY_FIELDS
 from ..domain.identifiers import is_identifier
+from ..domain.limits import IMPORT_CHUNK_SECONDS
 from ..domain.product import validate_product
-from ..store import categories, imports, outcomes, product_images, table
+from ..store import categories, imports, outcomes, product_images, products, table
 from ..store.events import iso
 from ..store.paging import Page
 from . import clock
@@ -29,7 +31,6 @@ from .paging import paged
 
 log = logging.getLogger("supplier-ordering.imports")
 
-CHUNK_SECONDS = 5.0  # the longest a chunk may take; no chunk starts with less time than this left
 LEASE_MARGIN = dt.timedelta(seconds=60)  # past a slice's end, before another job may take the import over
 WINDOW_SLACK = 8  # rows read beyond what the last chunk's transaction held, so chunks grow back when they can
 MAX_STALLS = 5  # claims in a row without progress before the import is failed
@@ -132,7 +133,7 @@ def _run(
     with ThreadPoolExecutor(max_workers=1) as ahead:
         upcoming = None
         while claimed.next_row < rows.total:
-            if clock.after(CHUNK_SECONDS) > until:
+            if clock.after(IMPORT_CHUNK_SECONDS) > until:
                 return claimed
             start = claimed.next_row
             chunk = rows.take(start, window)
@@ -175,6 +176,21 @@ def _with_kept_fields(body: dict, existing: imports.Existing | None) -> dict:
     image = stored.get("image")
     if image and body.get("image", {}).get("url") == image["url"]:
         merged["image"] = image  # the same picture: its etag and last_modified stay
+    return _with_kept_deposits(merged, stored)
+
+
+def _with_kept_deposits(merged: dict, stored: dict) -> dict:
+    """The deposit of the vessel, and of each bundle whose type and size the row keeps (decisions §15)."""
+    kept_vessel = (stored.get("vessel") or {}).get("deposit")
+    if kept_vessel and merged.get("vessel"):
+        merged["vessel"] = {**merged["vessel"], "deposit": kept_vessel}
+    stored_bundles = [b for b in stored.get("bundles") or () if b.get("deposit")]
+    bundles = []
+    for bundle in merged.get("bundles") or ():
+        same = next((b for b in stored_bundles if b["type"] == bundle["type"] and Decimal(str(b["size"])) == Decimal(str(bundle["size"]))), None)
+        bundles.append({**bundle, "deposit": same["deposit"]} if same is not None else bundle)
+    if bundles:
+        merged["bundles"] = bundles
     return merged
 
 
@@ -230,6 +246,9 @@ def _evaluate(claimed: imports.ClaimedImport, stored_rows: list, now: dt.datetim
             # Nothing is written, so a category to create is counted once: at the first row that needs it.
             results.append(imports.ChunkRow(outcome.value, new_category=new_category if decided.first_use else None))
             continue
-        write = imports.ProductWrite(data, current.product.revision if current else None, _image_due(data, current, now))
+        before = frozenset(products.deposits_named(current.product.data)) if current else frozenset()
+        write = imports.ProductWrite(
+            data, current.product.revision if current else None, _image_due(data, current, now), deposits_before=before
+        )
         results.append(imports.ChunkRow(outcome.value, write=write, new_category=new_category))
     return results

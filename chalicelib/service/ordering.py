@@ -9,6 +9,8 @@ import time
 from ..domain import integration
 from ..domain.common import FieldError, ValidationFailed, parse
 from ..domain.delivery import OrderBody
+from ..domain.deposit_orders import BASIS
+from ..domain.deposits import with_deposits
 from ..domain.errors import Busy
 from ..domain.feed import ChangeType, delivery_change
 from ..domain.ordering import plan_order
@@ -25,24 +27,28 @@ def place_order(account: str, customer_id: str, data, idempotency: IdempotencyCl
     """The deliveries created, in full; ValidationFailed with one error per problem."""
     body = parse(OrderBody, data)
     now = clock.now()
-    context = order_context.load(account, customer_id, [item.id for item in body.items])
+    context = order_context.load(account, customer_id, [item.id for item in body.items], read_deposits=True)
     order = plan_order(body, customer_id, context, now)
+    bases = [delivery.pop(BASIS, None) for delivery in order.deliveries]
     ids = deliveries.allocate_ids(account, len(order.deliveries))
     placed = [{"id": delivery_id, **delivery} for delivery_id, delivery in zip(ids, order.deliveries)]
-    claim = idempotency.completion({"deliveries": placed}) if idempotency is not None else None
+    answer = [with_deposits(delivery, basis) for delivery, basis in zip(placed, bases)]
+    claim = idempotency.completion({"deliveries": answer}) if idempotency is not None else None
     # Each new delivery is PENDING (decisions §14), counted in the same transaction.
     counts = {name: n * len(placed) for name, n in integration.count_changes(None, integration.PENDING).items()}
     requested = deliveries.IntegrationWrite(dict(integration.REQUESTED_STATE), iso(now), counts)
     changes = [delivery_change(ChangeType.DELIVERY_REQUESTED, delivery) for delivery in placed]
     for attempt in range(CONTENDED_ATTEMPTS):
-        outcome = deliveries.place(account, placed, order.product_ids, claim, requested, changes=changes, now=now)
+        outcome = deliveries.place(
+            account, placed, order.product_ids, claim, requested, changes=changes, now=now, bases=bases
+        )
         if not isinstance(outcome, outcomes.Contended):
             break
         time.sleep(random.uniform(0, min(0.005 * 2**attempt, 0.2)))
     else:
         raise Busy("many orders and changes of this account are being written at once; try again")
     if outcome is None:
-        return placed
+        return answer
     if isinstance(outcome, outcomes.ProductsGone):  # deleted between our read and our write
         message = "is not a product of this supplier"
         paths = [f"items[{i}].id" for i, item in enumerate(body.items) if item.id in outcome.product_ids]

@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Callable
 from botocore.exceptions import ClientError
 
 from ..domain.delivery_summary import without_items
+from ..domain.deposits import with_deposits
+from ..domain.rendering import json_text
 from ..domain.field_order import DELIVERY
 from ..domain.integration_status import state_text, supplier_text
 from ..lazy import lazy
@@ -48,6 +50,7 @@ idempotency = lazy("chalicelib.store.idempotency")
 
 COUNTER = "DELIVERY"
 LEGACY = "doc"  # the summary's map before `body`
+DEPOSIT_BASIS = "deposit_basis"  # JSON text: what the delivery's deposits are counted from (decisions §15)
 INTEGRATION = "integration"  # the state, beside the document (never in it: customers' lists read the same text)
 _READ_NAMES = {"#body": rendered.BODY, "#doc": LEGACY}
 
@@ -59,6 +62,7 @@ class StoredDelivery:
     integration: dict | None = None  # None: stored before integration states existed (decisions §14)
     integration_since: str | None = None
     feed_head: feed.Head | None = None  # the account's feed head, when read with the delivery
+    deposit_basis: dict | None = None  # what its deposits are counted from (domain/deposits.py), beside the document
 
 
 @dataclass(frozen=True)
@@ -126,7 +130,9 @@ def _counts_operation(account: str, counts: dict) -> dict | None:
     }
 
 
-def _create_operations(account: str, delivery: dict, integration: IntegrationWrite | None) -> list[dict]:
+def _create_operations(
+    account: str, delivery: dict, integration: IntegrationWrite | None, basis: dict | None = None
+) -> list[dict]:
     """Transaction items that create a delivery (given in full, with its request items)."""
     delivery_id = delivery["id"]
     customer_id = delivery["request"].get("customer_id")
@@ -138,6 +144,8 @@ def _create_operations(account: str, delivery: dict, integration: IntegrationWri
     }
     if integration is not None:
         summary.update(_integration_attributes(account, delivery_id, integration))
+    if basis is not None:  # beside the document, never in it: lists do not show deposits (decisions §15)
+        summary[DEPOSIT_BASIS] = json_text(basis)
     if customer_id is not None:
         summary.update(keys.delivery_customer_gsi(account, customer_id, delivery_id))
     items = {**keys.delivery_items_key(account, delivery_id), "items": delivery["request"]["items"]}
@@ -156,11 +164,15 @@ def place(
     *,
     changes: list[Change] | None = None,
     now: dt.datetime,
+    bases: list[dict | None] | None = None,
 ) -> None | Stale | ProductsGone | LostClaim | TooLarge | Contended:
     """Create the deliveries of one order, in one transaction with the "used" flags of their products, the
     integration counts, the Idempotency-Key answer and their feed entries (which make their events); None when
     written. `integration` is each new delivery's state, its `counts` those of the whole order."""
-    operations = [op for delivery in deliveries for op in _create_operations(account, delivery, integration)]
+    bases = bases or [None] * len(deliveries)
+    operations = [
+        op for delivery, basis in zip(deliveries, bases) for op in _create_operations(account, delivery, integration, basis)
+    ]
     counts = _counts_operation(account, integration.counts) if integration is not None else None
     operations += [counts] if counts is not None else []
     first_product = len(operations)
@@ -183,10 +195,14 @@ def place(
 
 
 def _stored(summary: dict, items: list | None) -> StoredDelivery:
+    """The delivery of a summary item; read in full (with its items), with its `deposits` (decisions §15)."""
     delivery = rendered.document(summary, LEGACY)
+    basis = json.loads(summary[DEPOSIT_BASIS]) if DEPOSIT_BASIS in summary else None
     if items is not None:
-        delivery = {**delivery, "request": {**delivery["request"], "items": items}}
-    return StoredDelivery(delivery, int(summary["version"]), _state(summary), summary.get("integration_since"))
+        delivery = with_deposits({**delivery, "request": {**delivery["request"], "items": items}}, basis)
+    return StoredDelivery(
+        delivery, int(summary["version"]), _state(summary), summary.get("integration_since"), deposit_basis=basis
+    )
 
 
 def _state(summary: dict) -> dict | None:
@@ -254,12 +270,14 @@ def change(
     change: Change | None = None,
     now: dt.datetime,
     head: feed.Head | None = None,
+    also: dict | None = None,
 ) -> StoredDelivery | Stale | LostClaim | TooLarge:
     """Store the changed delivery if nobody changed it since `expected_version`; with its new integration state
     and counts, its Idempotency-Key answer and its feed entry (and the event it makes) in the same write. Lost to
-    another write (its version or a transaction): Stale."""
+    another write (its version or a transaction): Stale. `also`: one more transaction item that belongs to the
+    change (a receive's move of the customer's deposit balances)."""
     change = change or feed_changes.delivery_change(feed_changes.STATUS_CHANGE[delivery["status"]], delivery)
-    return _write(account, delivery["id"], expected_version, delivery, integration, claim, [change], now, head)
+    return _write(account, delivery["id"], expected_version, delivery, integration, claim, [change], now, head, also=also)
 
 
 def set_integration(
@@ -279,7 +297,7 @@ def set_integration(
 
 
 def _write(
-    account, delivery_id, expected_version, delivery, integration, claim, changes, now, head, unchanged=None
+    account, delivery_id, expected_version, delivery, integration, claim, changes, now, head, unchanged=None, also=None
 ):
     update = _update_operation(account, delivery_id, expected_version, delivery, integration)
     written = StoredDelivery(
@@ -287,9 +305,11 @@ def _write(
         expected_version + 1,
         integration.state if integration is not None else None,
         integration.since if integration is not None else None,
+        deposit_basis=None,
     )
     counts = _counts_operation(account, integration.counts) if integration is not None else None
     others = [counts] if counts is not None else []
+    others += [also] if also is not None else []
     if not others and claim is None and not changes:
         try:
             table.client().update_item(**update["Update"])

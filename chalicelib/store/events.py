@@ -32,7 +32,6 @@ from ..domain.event_policy import MAX_LOGGED_ATTEMPTS, EventStatus
 from ..domain.feed import Change, Resource
 from ..domain.timestamps import iso, parse_iso
 from . import batch, keys, table
-from . import deliveries as delivery_store
 from .outcomes import Gone, LostLease, Stale, Throttled, TooLarge
 from .paging import Page, query_page
 
@@ -110,12 +109,6 @@ def get(account: str, event_id: str) -> dict | None:
         TableName=table.name(), Key=table.to_item(keys.event_key(account, sort_key)), ConsistentRead=True
     )
     return _event(table.from_item(response["Item"])) if "Item" in response else None
-
-
-def delivery_of(event: dict) -> dict | None:
-    """The delivery the event names, in full as the supplier API shows it now; None when it is gone."""
-    stored = delivery_store.get(event["account"], int(event["delivery_id"]), consistent=True)
-    return stored.delivery if stored is not None else None
 
 
 def due(now: dt.datetime, limit: int) -> list[dict]:

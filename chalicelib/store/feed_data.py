@@ -5,7 +5,7 @@ when it no longer exists. The webhook settings come back as stored: the service 
 """
 from ..domain.feed import SETTINGS_DELIVERIES, SETTINGS_WEBHOOKS, Resource
 from ..domain.integration_status import supplier_view
-from . import batch, deliveries, keys, products, settings
+from . import batch, deliveries, deposits, keys, products, settings
 
 
 def _keys(account: str, entry: dict) -> list[dict]:
@@ -18,17 +18,24 @@ def _keys(account: str, entry: dict) -> list[dict]:
     if resource == Resource.CUSTOMER:
         return [keys.customer_key(account, ident)]
     if resource == Resource.CUSTOMER_PRICING:
-        return [keys.customer_pricing_key(account, ident, entry["customer_id"])]
+        return [keys.customer_pricing_key(account, ident, entry["customer_id"]), keys.product_key(account, ident)]
     if resource == Resource.PRICE_GROUPS:
         return [keys.product_key(account, ident), keys.price_groups_key(account, ident)]
     if resource == Resource.SETTINGS:
         return [settings.deliveries_key(account) if ident == SETTINGS_DELIVERIES else keys.webhooks_key(account)]
+    if resource == Resource.DEPOSIT:
+        return [keys.deposit_types_key(account)]
+    if resource == Resource.CUSTOMER_DEPOSITS:
+        return deposits.balances_keys(account, ident)
     return [keys.delivery_key(account, int(ident)), keys.delivery_items_key(account, int(ident))]
 
 
 def _shown(entry: dict, items: list[dict | None]):
     resource, ident = entry["resource"], entry["id"]
     first = items[0]
+    if resource == Resource.DEPOSIT:
+        found = deposits.types_of(first).get(ident)
+        return deposits.public(ident, found) if found is not None else None
     if resource == Resource.SETTINGS and ident == SETTINGS_DELIVERIES:
         return settings.with_defaults(first["data"] if first else None)
     if first is None:
@@ -36,12 +43,19 @@ def _shown(entry: dict, items: list[dict | None]):
     if resource == Resource.CATEGORY:
         return {"id": keys.category_id_of(first), "name": first["name"]}
     if resource == Resource.PRICE_GROUPS:
-        return items[1]["data"] if items[1] is not None else {}
+        return items[1]["data"] if products.belongs(items[1], first.get(products.BORN)) else {}
+    if resource == Resource.CUSTOMER_PRICING:
+        product = items[1]
+        return first["data"] if product is not None and products.belongs(first, product.get(products.BORN)) else None
     if resource == Resource.SETTINGS and ident == SETTINGS_WEBHOOKS:
         return first.get("data")
     if resource == Resource.DELIVERY:
         stored = deliveries._stored(first, (items[1] or {}).get("items", []))
         return supplier_view(stored.delivery, stored.integration)  # as the supplier GET shows it
+    if resource == Resource.CUSTOMER_DEPOSITS:  # as GET /customers/:id/deposits answers
+        from ..domain.deposits import balances
+
+        return balances(deposits.types_of(items[1]), deposits.held_in(items[2]))
     if resource == Resource.PRODUCT:
         return products.from_item(first).data  # either stored form (store/rendered.py)
     return first["data"]

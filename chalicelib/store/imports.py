@@ -28,7 +28,7 @@ from ..domain.feed import Change, ChangeType, product_change
 from ..domain.limits import IMPORT_LISTED_ERRORS
 from ..domain.rendering import size_in_bytes
 from ..domain.timestamps import iso
-from . import batch, categories, feed, keys, products, table
+from . import batch, categories, deposits, feed, keys, products, table
 from .outcomes import LostLease, Stale
 from .paging import Page, query_page
 
@@ -92,6 +92,7 @@ class ProductWrite:
     data: dict
     expected_revision: str | None
     image_due: dt.datetime | None = None
+    deposits_before: frozenset = frozenset()  # the deposit types the stored product names (decisions §15)
 
     @cached_property
     def size(self) -> int:
@@ -315,12 +316,15 @@ class Committed:
 def fitting(claimed: ClaimedImport, rows: list[ChunkRow]) -> int:
     """How many leading rows fit one transaction (at least one): items and bytes, error entries included."""
     # The checkpoint and the feed head; each write adds its product and its feed entry, each first-seen category
-    # its check or creation and (when created) its entry.
+    # its check or creation and (when created) its entry; the first write with deposits the types' reference counts.
     items, size, seen, listed, error_bytes = 2, 0, set(), claimed.counts.get("error_count", 0), 0
+    references = False
     for count, row in enumerate(rows):
         extra_items, extra_size = 0, 0
         if row.write is not None:
             extra_items, extra_size = 2, row.write.size + FEED_ENTRY_BYTES
+            if not references and (row.write.deposits_before or products.deposits_named(row.write.data)):
+                extra_items, references = extra_items + 1, True
             category = row.write.data.get("category")
             if category is not None and category not in seen:
                 extra_items, extra_size = extra_items + 2, extra_size + CATEGORY_ITEM_BYTES + FEED_ENTRY_BYTES
@@ -414,7 +418,21 @@ def chunk_items(claimed: ClaimedImport, rows: list[ChunkRow], progress: dict, er
     items += [categories.create_operation(account, c, name) for c, name in new_categories.items()]
     checked = sorted({w.data["category"] for w in writes if w.data.get("category") is not None} - set(new_categories))
     items += [categories.exists_check(account, c) for c in checked]
-    return items + _error_puts(claimed, progress, error_items)
+    refs = _deposit_references(account, writes)
+    return items + ([refs] if refs is not None else []) + _error_puts(claimed, progress, error_items)
+
+
+def _deposit_references(account: str, writes: list[ProductWrite]) -> dict | None:
+    """The reference counts the chunk's writes move, in one item (store/deposits.py)."""
+    deltas, named = {}, set()
+    for write in writes:
+        after = products.deposits_named(write.data)
+        for deposit_id in after - write.deposits_before:
+            deltas[deposit_id] = deltas.get(deposit_id, 0) + 1
+            named.add(deposit_id)
+        for deposit_id in write.deposits_before - after:
+            deltas[deposit_id] = deltas.get(deposit_id, 0) - 1
+    return deposits.refs_operation(account, deltas, named)
 
 
 def _error_puts(claimed: ClaimedImport, progress: dict, error_items: list[list[dict]]) -> list[dict]:

@@ -255,3 +255,17 @@ def feed_pk(account: str) -> str:
 
 def feed_entry_key(account: str, sequence: int) -> dict:
     return {"PK": feed_pk(account), "SK": padded_id(sequence)}
+
+
+DEPOSIT_BALANCE_PREFIX = "DEPBAL#"
+
+
+def deposit_types_key(account: str) -> dict:
+    """All deposit types of an account in one item (at most 200, decisions §15): an order reads them with its
+    products, in the same BatchGetItem."""
+    return {"PK": account_pk(account), "SK": "DEPOSITS"}
+
+
+def deposit_balance_key(account: str, customer_id: str) -> dict:
+    """One customer's balances, one number attribute per deposit type (store/deposits.py)."""
+    return {"PK": account_pk(account), "SK": f"{DEPOSIT_BALANCE_PREFIX}{customer_id}"}

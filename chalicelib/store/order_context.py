@@ -5,8 +5,9 @@ pricing of each product and each product's price-group map. Chunked by 100 keys,
 take more than one request.
 """
 from dataclasses import dataclass, field
+from typing import Mapping
 
-from . import batch, keys, rendered, settings
+from . import batch, deposits, keys, products, rendered, settings
 
 
 @dataclass(frozen=True)
@@ -16,6 +17,7 @@ class OrderContext:
     products: dict[str, dict] = field(default_factory=dict)  # id -> product document (StoredProduct.data)
     customer_pricing: dict[str, dict] = field(default_factory=dict)  # product id -> {price?, pricing?}
     price_groups: dict[str, dict] = field(default_factory=dict)  # product id -> {group: {price?, pricing?}}
+    deposit_types: dict[str, dict] = field(default_factory=dict)  # deposit id -> {name, price, refs}
 
 
 def load(
@@ -25,16 +27,22 @@ def load(
     *,
     read_products: bool = True,
     read_pricing: bool = True,
+    born: Mapping[str, str | None] | None = None,
+    read_deposits: bool = False,
 ) -> OrderContext:
-    """Products, pricing and price groups that do not exist are absent from their maps.
+    """Products, pricing and price groups that do not exist are absent from their maps; so is pricing of an
+    earlier product of the same id (store/products.py `belongs`).
 
-    read_products=False when the caller already holds the products (a catalogue page); read_pricing=False
-    when prices do not matter (delivery dates).
+    read_products=False when the caller already holds the products (a catalogue page), then `born` gives each
+    product's (StoredProduct.born); read_pricing=False when prices do not matter (delivery dates);
+    read_deposits: the account's deposit types too (one item, decisions §15: an order reads them in the same
+    request).
     """
     product_ids = list(dict.fromkeys(product_ids))
     settings_key = settings.deliveries_key(account)
     customer_key = keys.customer_key(account, customer_id) if customer_id is not None else None
     wanted = [settings_key] + ([customer_key] if customer_key else [])
+    wanted += [keys.deposit_types_key(account)] if read_deposits else []
     for product_id in product_ids:
         if read_products:
             wanted.append(keys.product_key(account, product_id))
@@ -51,14 +59,28 @@ def load(
     def by_product(key_of) -> dict[str, dict]:
         return {pid: value for pid in product_ids if (value := data(key_of(pid))) is not None}
 
+    def born_of(product_id: str) -> str | None:
+        if not read_products:
+            return (born or {}).get(product_id)
+        item = batch.pick(found, keys.product_key(account, product_id))
+        return item.get(products.BORN) if item is not None else None
+
+    def pricing_by_product(key_of) -> dict[str, dict]:
+        return {
+            pid: rendered.document(item)
+            for pid in product_ids
+            if products.belongs(item := batch.pick(found, key_of(pid)), born_of(pid))
+        }
+
     return OrderContext(
         settings=settings.with_defaults(data(settings_key)),
         customer=data(customer_key),
         products=by_product(lambda pid: keys.product_key(account, pid)) if read_products else {},
         customer_pricing=(
-            by_product(lambda pid: keys.customer_pricing_key(account, pid, customer_id))
+            pricing_by_product(lambda pid: keys.customer_pricing_key(account, pid, customer_id))
             if read_pricing and customer_id is not None
             else {}
         ),
-        price_groups=by_product(lambda pid: keys.price_groups_key(account, pid)) if read_pricing else {},
+        price_groups=pricing_by_product(lambda pid: keys.price_groups_key(account, pid)) if read_pricing else {},
+        deposit_types=deposits.types_in(found, account) if read_deposits else {},
     )

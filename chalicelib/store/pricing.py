@@ -3,6 +3,10 @@
 Writes are a transaction with checks that the product still exists with the `order_by` the pricing was
 validated against (and, for customer pricing, that the customer exists), so a product or customer that went
 away, or a product switched between vessel and kg, never gets pricing validated against the old state.
+
+Pricing belongs to one product of an id: each pricing item keeps the product's `born` (the revision that created
+it) and counts only beside a product born the same (`belongs`). So a product deleted and created again inherits no
+pricing, whether or not the delete's purge of the old items (housekeeping, after the delete's transaction) ran.
 """
 import datetime as dt
 import json
@@ -14,7 +18,7 @@ from ..domain.feed import Change, ChangeType
 from ..domain.values import DEFAULT_ORDER_BY
 from . import batch, customers, feed, keys, table
 from .outcomes import Gone, Stale, TooLarge
-from .products import StoredProduct, from_item
+from .products import BORN, StoredProduct, belongs, from_item
 
 MAX_DOCUMENT_BYTES = 350_000
 
@@ -36,10 +40,11 @@ def _read(account: str, product_id: str, customer_id: str | None, pricing_key: d
     product = batch.pick(found, wanted[0])
     pricing = batch.pick(found, pricing_key)
     customer = batch.pick(found, wanted[3]) if customer_id is not None else None
+    product = from_item(product) if product else None
     return Read(
-        product=from_item(product) if product else None,
+        product=product,
         customer=customer["data"] if customer else None,
-        data=pricing["data"] if pricing else None,
+        data=pricing["data"] if product is not None and belongs(pricing, product.born) else None,
         head=feed.head_of(batch.pick(found, head_key)),
     )
 
@@ -54,22 +59,29 @@ def read_price_groups(account: str, product_id: str) -> Read:
     return _read(account, product_id, None, keys.price_groups_key(account, product_id))
 
 
-def _product_check(account: str, product_id: str, order_by: str) -> dict:
+def _product_check(account: str, product_id: str, order_by: str, born: str | None) -> dict:
     # order_by beside the product's body (store/rendered.py), or inside `data` on items written before that form.
     same_order_by = "(order_by = :order_by OR #data.order_by = :order_by)"
     if order_by == DEFAULT_ORDER_BY:  # the default: stored products may leave it out
         same_order_by = (
             f"((attribute_not_exists(order_by) AND attribute_not_exists(#data.order_by)) OR {same_order_by})"
         )
+    # The very product the pricing was validated against, not one created again with its id meanwhile.
+    same_product = "#born = :born" if born is not None else "attribute_not_exists(#born)"
+    values = {"order_by": order_by, **({"born": born} if born is not None else {})}
     return {
         "ConditionCheck": {
             "TableName": table.name(),
             "Key": table.to_item(keys.product_key(account, product_id)),
-            "ConditionExpression": f"attribute_exists(PK) AND {same_order_by}",
-            "ExpressionAttributeNames": {"#data": "data"},
-            "ExpressionAttributeValues": table.values(order_by=order_by),
+            "ConditionExpression": f"attribute_exists(PK) AND {same_order_by} AND {same_product}",
+            "ExpressionAttributeNames": {"#data": "data", "#born": BORN},
+            "ExpressionAttributeValues": table.values(**values),
         }
     }
+
+
+def _born(read: Read | None) -> str | None:
+    return read.product.born if read is not None and read.product is not None else None
 
 
 def _put(
@@ -83,7 +95,9 @@ def _put(
     # DynamoDB items hold at most 400 KB; JSON text is a close enough measure of an item's size.
     if len(json.dumps(data, default=str, separators=(",", ":"))) > MAX_DOCUMENT_BYTES:
         return TooLarge()
-    put = {"Put": {"TableName": table.name(), "Item": table.to_item({**key, "data": data})}}
+    born = _born(read)
+    item = {**key, "data": data, **({BORN: born} if born is not None else {})}
+    put = {"Put": {"TableName": table.name(), "Item": table.to_item(item)}}
     try:
         feed.commit(account, [put, *checks], [change], now, read.head if read is not None else None)
     except ClientError as error:
@@ -100,7 +114,7 @@ def put_customer_pricing(
         account,
         keys.customer_pricing_key(account, product_id, customer_id),
         level,
-        [_product_check(account, product_id, order_by), customers.exists_check(account, customer_id)],
+        [_product_check(account, product_id, order_by, _born(read)), customers.exists_check(account, customer_id)],
         Change(ChangeType.CUSTOMER_PRICING_UPDATED, product_id, customer_id=customer_id),
         now,
         read,
@@ -114,7 +128,7 @@ def put_price_groups(
         account,
         keys.price_groups_key(account, product_id),
         groups,
-        [_product_check(account, product_id, order_by)],
+        [_product_check(account, product_id, order_by, _born(read))],
         Change(ChangeType.PRICE_GROUPS_UPDATED, product_id),
         now,
         read,
@@ -124,15 +138,21 @@ def put_price_groups(
 def delete_customer_pricing(
     account: str, product_id: str, customer_id: str, now: dt.datetime
 ) -> None | Gone:
-    """Gone when the customer had no pricing of this product."""
+    """Gone when the customer had no pricing of this product (an earlier product's pricing counts as none)."""
+    read = read_customer_pricing(account, product_id, customer_id)  # with the head: the write needs no other read
+    if read.data is None:
+        return Gone()
+    born = _born(read)
     doomed = {
         "TableName": table.name(),
         "Key": table.to_item(keys.customer_pricing_key(account, product_id, customer_id)),
-        "ConditionExpression": "attribute_exists(PK)",
+        "ConditionExpression": "attribute_exists(PK) AND " + ("#born = :born" if born is not None else "attribute_not_exists(#born)"),
+        "ExpressionAttributeNames": {"#born": BORN},
+        **({"ExpressionAttributeValues": table.values(born=born)} if born is not None else {}),
     }
     change = Change(ChangeType.CUSTOMER_PRICING_DELETED, product_id, customer_id=customer_id)
     try:
-        feed.commit(account, [{"Delete": doomed}], [change], now)
+        feed.commit(account, [{"Delete": doomed}], [change], now, read.head)
     except ClientError as error:
         if table.CONDITION_FAILED in table.cancellation_codes(error):
             return Gone()
@@ -141,8 +161,9 @@ def delete_customer_pricing(
 
 
 def delete_all_of_product(account: str, product_id: str) -> None:
-    """Remove every customer pricing and the price groups of a deleted product, so a product later created with
-    the same id does not inherit them. Pricing writes check the product exists, so none can slip in after."""
+    """Housekeeping after a product's delete: remove its customer pricing and price groups. Nothing depends on it
+    (a product created again with the id is born anew, so the old items no longer count: `belongs`); it only
+    frees their space. Pricing writes check the product exists, so none can slip in after."""
     pk = keys.product_pricing_pk(account, product_id)
     request = {
         "TableName": table.name(),

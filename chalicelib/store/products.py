@@ -24,21 +24,34 @@ feed = lazy("chalicelib.store.feed")
 batch = lazy("chalicelib.store.batch")
 changes = lazy("chalicelib.domain.feed")
 outcomes = lazy("chalicelib.store.outcomes")
+deposits = lazy("chalicelib.store.deposits")
+
+BORN = "born"  # the revision that created the product, kept on it and on its pricing items
+
+
+def belongs(pricing_item: dict | None, product_born: str | None) -> bool:
+    """Whether a pricing item (decoded) is the pricing of the product born `product_born`, not of an earlier product
+    of the same id (deleted, then created again): such pricing counts as none (store/pricing.py)."""
+    return pricing_item is not None and pricing_item.get(BORN) == product_born
+
 
 # What a page fetches: every attribute of a Query's items costs botocore a parse, so a page asks for the document
 # alone (and the index keys where they are not made from the id). A single GetItem asks for the whole item: the few
 # index attributes of one item cost less to parse than a projection costs to send (bench/README.md).
-_READ_PAGE = "#body, #data"
-_READ_NAMES = {"#body": rendered.BODY, "#data": rendered.LEGACY}
+_READ_PAGE = "#body, #data, #born"
+_READ_NAMES = {"#body": rendered.BODY, "#data": rendered.LEGACY, "#born": BORN}
 
 
 class StoredProduct:
     """A plain class, not a dataclass: its class is built on every cold start (a dataclass's costs ~0.6 ms)."""
 
-    def __init__(self, text: str, revision: str | None, used: bool = False):
+    def __init__(self, text: str, revision: str | None, used: bool = False, born: str | None = None):
         self.text = text  # the product's JSON as GET answers it
         self.revision = revision  # None on list pages, which show no ETag
         self.used = used
+        # The revision that created it (None for products created before `born` was kept): pricing belongs to one
+        # product of an id, so a product created again after a delete inherits none (store/pricing.py).
+        self.born = born
 
     @functools.cached_property
     def data(self) -> dict:
@@ -48,7 +61,7 @@ class StoredProduct:
 
 def from_item(item: dict) -> StoredProduct:
     """A product item decoded by table.from_item, in either stored form."""
-    stored = StoredProduct(rendered.text(item, PRODUCT), item["rev"], bool(item.get("used")))
+    stored = StoredProduct(rendered.text(item, PRODUCT), item["rev"], bool(item.get("used")), item.get(BORN))
     if rendered.BODY not in item:
         stored.__dict__["data"] = item[rendered.LEGACY]  # already decoded: spare parsing it back
     return stored
@@ -56,9 +69,12 @@ def from_item(item: dict) -> StoredProduct:
 
 def _from_low_level(item: dict) -> StoredProduct:
     """A product item as the low-level client answers it: no TypeDeserializer, no Decimal, no re-rendering."""
-    revision, used = item.get("rev"), item.get("used")
+    revision, used, born = item.get("rev"), item.get("used"), item.get(BORN)
     return StoredProduct(
-        rendered.low_level_text(item, PRODUCT), revision and revision["S"], bool(used and used.get("BOOL"))
+        rendered.low_level_text(item, PRODUCT),
+        revision and revision["S"],
+        bool(used and used.get("BOOL")),
+        born and born["S"],
     )
 
 
@@ -72,12 +88,14 @@ def get(account: str, product_id: str, consistent: bool = False) -> StoredProduc
     return _from_low_level(item) if item is not None else None
 
 
-def get_for_write(account: str, product_id: str) -> tuple[StoredProduct | None, feed.Head]:
-    """The product and the account's feed head, read consistently in one BatchGetItem (what a write starts from)."""
-    product_key, head_key = keys.product_key(account, product_id), feed.head_key(account)
-    found = batch.get_items([product_key, head_key], consistent=True)
+def get_for_write(account: str, product_id: str) -> tuple[StoredProduct | None, feed.Head, dict]:
+    """The product, the account's feed head and its deposit types, read consistently in one BatchGetItem (what a
+    write starts from)."""
+    product_key, head_key, types_key = keys.product_key(account, product_id), feed.head_key(account), keys.deposit_types_key(account)
+    found = batch.get_items([product_key, head_key, types_key], consistent=True)
     item = batch.pick(found, product_key)
-    return (from_item(item) if item is not None else None), feed.head_of(batch.pick(found, head_key))
+    deposit_types = deposits.types_of(batch.pick(found, types_key))
+    return (from_item(item) if item is not None else None), feed.head_of(batch.pick(found, head_key)), deposit_types
 
 
 def list_page(account: str, limit: int, cursor: str | None) -> Page:
@@ -140,8 +158,9 @@ def write_operation(
     """
     index_set, removals = _index_attributes(account, data, image_due)
     document_set, document_removals = rendered.product_attributes(data)
+    born = {BORN: revision} if create_only else {}
     expression, names, values = _update_expression(
-        {**document_set, "rev": revision, **index_set}, removals + document_removals
+        {**document_set, "rev": revision, **born, **index_set}, removals + document_removals
     )
     update = {
         "TableName": table.name(),
@@ -167,9 +186,12 @@ def _category_check(account: str, category_id: str) -> dict:
 
 
 def _refusal(codes: list[str], create_only: bool) -> NoCategory | Taken | Stale | None:
-    """Why a save's transaction [product update, category check] was cancelled; the category first."""
+    """Why a save's transaction [product update, category check, deposit references?] was cancelled; the
+    category first; a deposit type deleted meanwhile reads as Stale (read again, validate again)."""
     if len(codes) > 1 and codes[1] == table.CONDITION_FAILED:
         return outcomes.NoCategory()
+    if len(codes) > 2 and codes[2] == table.CONDITION_FAILED:
+        return outcomes.Stale()
     if codes[0] == table.CONDITION_FAILED:
         return outcomes.Taken() if create_only else outcomes.Stale()
     return None
@@ -185,6 +207,7 @@ def save(
     create_only: bool = False,
     expected_revision: str | None = None,
     image_due: dt.datetime | None = None,
+    deposits_before: frozenset = frozenset(),
 ) -> str | Taken | Stale | NoCategory:
     """Create or replace a product, checking in the same transaction that its category exists, with its feed entry.
 
@@ -194,10 +217,13 @@ def save(
     update = write_operation(
         account, data, revision, create_only=create_only, expected_revision=expected_revision, image_due=image_due
     )
+    operations = [{"Update": update}, {"ConditionCheck": _category_check(account, data["category"])}]
+    refs = deposits.product_operation(account, set(deposits_before), deposits_named(data))
+    operations += [refs] if refs is not None else []
     try:
         feed.commit(
             account,
-            [{"Update": update}, {"ConditionCheck": _category_check(account, data["category"])}],
+            operations,
             [change or changes.product_change("created" if create_only else "updated", data["id"])],
             now,
             head,
@@ -211,23 +237,44 @@ def save(
     return revision
 
 
+def deposits_named(data: dict) -> set[str]:
+    """The deposit types a product document's packaging names (decisions §15)."""
+    named = {(data.get("vessel") or {}).get("deposit")} | {b.get("deposit") for b in data.get("bundles") or ()}
+    return {d for d in named if d}
+
+
 def delete(
     account: str, product_id: str, now: dt.datetime, expected_revision: str | None = None
 ) -> None | Gone | InUse | Stale:
-    """Delete an unused product with its feed entry; None when deleted, else why not (Gone, InUse, Stale)."""
+    """Delete an unused product with its feed entry; None when deleted, else why not (Gone, InUse, Stale).
+    A product whose packaging names deposit types gives their references back in the same transaction,
+    conditional on the revision read (a change meanwhile makes us read again)."""
+    for _ in range(5):
+        current = get(account, product_id, consistent=True)
+        if current is None:
+            return outcomes.Gone()
+        named = deposits_named(current.data)
+        refused = _delete(account, product_id, now, expected_revision or (current.revision if named else None), named)
+        if not (isinstance(refused, outcomes.Stale) and expected_revision is None):
+            return refused
+    return outcomes.Stale()
+
+
+def _delete(account: str, product_id: str, now: dt.datetime, expected_revision: str | None, named: set[str]):
     condition = "attribute_exists(PK) AND (attribute_not_exists(used) OR used = :false)"
-    named = {"false": False}
+    named_values = {"false": False}
     if expected_revision is not None:
         condition += " AND rev = :expected"
-        named["expected"] = expected_revision
+        named_values["expected"] = expected_revision
     doomed = {
         "TableName": table.name(),
         "Key": table.to_item(keys.product_key(account, product_id)),
         "ConditionExpression": condition,
-        "ExpressionAttributeValues": table.values(**named),
+        "ExpressionAttributeValues": table.values(**named_values),
     }
+    refs = deposits.product_operation(account, named, set())
     try:
-        feed.commit(account, [{"Delete": doomed}], [changes.product_change("deleted", product_id)], now)
+        feed.commit(account, [{"Delete": doomed}] + ([refs] if refs else []), [changes.product_change("deleted", product_id)], now)
     except ClientError as error:
         if table.CONDITION_FAILED not in table.cancellation_codes(error):
             raise

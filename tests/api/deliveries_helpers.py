@@ -8,7 +8,7 @@ import datetime as dt
 import pytest
 
 from tests.conftest import clock_at
-from chalicelib.store import keys, table, tokens
+from chalicelib.store import keys, products, table, tokens
 
 ACCOUNT = "acme"
 CUSTOMER = "c1"
@@ -50,12 +50,19 @@ def put_settings(**data) -> None:
     put_item({**keys.settings_key(ACCOUNT, "DELIVERIES"), "data": {"timezone": "UTC", **data}})
 
 
+def _born(product_id: str) -> dict:
+    """Pricing belongs to the product born as it is now (store/products.py `belongs`)."""
+    found = table.client().get_item(TableName=table.name(), Key=table.to_item(keys.product_key(ACCOUNT, product_id)))
+    born = found.get("Item", {}).get(products.BORN)
+    return {products.BORN: born["S"]} if born else {}
+
+
 def put_customer_pricing(product_id: str, customer_id: str, **data) -> None:
-    put_item({**keys.customer_pricing_key(ACCOUNT, product_id, customer_id), "data": data})
+    put_item({**keys.customer_pricing_key(ACCOUNT, product_id, customer_id), "data": data, **_born(product_id)})
 
 
 def put_price_groups(product_id: str, groups: dict) -> None:
-    put_item({**keys.price_groups_key(ACCOUNT, product_id), "data": groups})
+    put_item({**keys.price_groups_key(ACCOUNT, product_id), "data": groups, **_born(product_id)})
 
 
 def put_product(api, product_id: str, data: dict) -> None:

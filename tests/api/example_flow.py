@@ -12,7 +12,7 @@ import re
 from chalicelib.http.imports import EXAMPLE_FILE
 from chalicelib.http.openapi_text import EXAMPLE_EXEMPT
 from chalicelib.jobs import imports as import_jobs
-from chalicelib.http.registry import OPERATIONS
+from chalicelib.http.route_table import all_operations
 from chalicelib.service import clock
 from tests.conftest import clock_at
 
@@ -62,7 +62,7 @@ WEBHOOK = {"url": "https://hooks.aurora.example/supplier", "method": "POST", "he
 
 
 def _operation_of(method: str, path: str):
-    for operation in OPERATIONS:
+    for operation in all_operations():
         pattern = "^" + re.sub(r"{\w+}", "[^/]+", operation.path) + "$"
         if operation.method == method and re.match(pattern, path.split("?")[0]):
             return operation
@@ -114,6 +114,11 @@ def record_examples(api, monkeypatch) -> dict[str, dict]:
     call("PATCH", "/customers/aurora", {"price_group": "bars", "dates_with_no_delivery": ["2026-12-24"]})
     call("GET", "/customers/aurora")
     call("GET", "/customers")
+    call("PUT", "/deposits/crate", {"name": "Crate (20 bottles)", "price": 150})
+    call("GET", "/deposits/crate")
+    call("GET", "/deposits?limit=1")
+    call("POST", "/customers/aurora/deposits", {"id": "crate", "count": 12, "message": "Opening balance, counted on 2026-05-01"})
+    call("GET", "/customers/aurora/deposits")
     call("PUT", "/products/cola-1-5/customer-pricing/aurora", PRICING)
     call("GET", "/products/cola-1-5/customer-pricing/aurora")
     call("PUT", "/products/cola-1-5/price-groups", {"bars": {"price": 180}})
@@ -126,6 +131,7 @@ def record_examples(api, monkeypatch) -> dict[str, dict]:
     as_customer = {"token": token}
     call("GET", "/customer/products", **as_customer)
     call("GET", "/customer/delivery-dates?products=cola-1-5&days=7", **as_customer)
+    call("GET", "/customer/deposits", **as_customer)
     placed = call("POST", "/customer/deliveries", ORDER, **as_customer)
     delivery_id = placed["deliveries"][0]["id"]
     call("GET", "/customer/deliveries", **as_customer)

@@ -249,3 +249,43 @@ def test_deleting_the_product_removes_its_pricing(ready):
     make_product(ready, "beer", price=250)
     assert ready.get(PATH).status_code == 404
     assert ready.get("/products/beer/price-groups").data == {}
+
+
+def test_a_product_created_again_inherits_no_pricing_even_when_the_purge_never_ran(ready, monkeypatch):
+    """Issue 26: a kill -9 between the delete's transaction and the purge of its pricing leaves the old items in the
+    table; they belong to the deleted product and count as none for a product created again with the id."""
+    ready.patch("/customers/bar-1", {"price_group": "gold"})
+    assert ready.put(PATH, {"price": 1200}).status_code == 200
+    assert ready.put("/products/beer/price-groups", {"gold": {"price": 1100}}).status_code == 200
+    monkeypatch.setattr("chalicelib.store.pricing.delete_all_of_product", lambda account, product_id: None)
+    assert ready.delete("/products/beer").status_code == 204
+    make_product(ready, "beer", price=250)
+    head = ready.get("/changes?after=latest").data["max_sequence"]
+
+    assert ready.get(PATH).status_code == 404
+    assert ready.get("/products/beer/price-groups").data == {}
+    token = customer_token(ready, "bar-1")
+    shown = ready.get("/customer/products", token=token).data["products"]
+    assert [(p["id"], p["price"]) for p in shown] == [("beer", 250)]
+    assert ready.delete(PATH).status_code == 404
+    changes = ready.get("/changes?include=data").data["changes"]
+    assert [c["data"] for c in changes if c["resource"] == "customer-pricing"] == [None]
+    assert ready.get(f"/changes?after={head}").data["changes"] == []  # the refused delete appended nothing
+
+    assert ready.put(PATH, {"price": 900}).status_code == 200
+    assert ready.get(PATH).data == {"price": 900}
+    assert [(p["id"], p["price"]) for p in ready.get("/customer/products", token=token).data["products"]] == [("beer", 900)]
+
+
+def test_pricing_validated_against_a_deleted_product_is_not_written_for_one_created_again(ready, monkeypatch):
+    """The pricing write's check names the product born then: a product created again meanwhile refuses it."""
+    from chalicelib.store import pricing
+
+    read = pricing.read_customer_pricing("acme", "beer", "bar-1")
+    assert ready.delete("/products/beer").status_code == 204
+    make_product(ready, "beer", price=250)
+    from chalicelib.service import clock
+
+    written = pricing.put_customer_pricing("acme", "beer", "bar-1", {"price": 1}, "vessel", clock.now(), read)
+    assert isinstance(written, pricing.Stale)
+    assert ready.get(PATH).status_code == 404

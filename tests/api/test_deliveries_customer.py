@@ -490,8 +490,8 @@ def test_a_product_deleted_while_ordering_is_reported_and_nothing_is_written(sho
 
     real_load = ordering.order_context.load
 
-    def load_then_delete(account, customer_id, product_ids):
-        context = real_load(account, customer_id, product_ids)
+    def load_then_delete(account, customer_id, product_ids, **options):
+        context = real_load(account, customer_id, product_ids, **options)
         assert shop.delete("/products/cheese").status_code == 204
         return context
 

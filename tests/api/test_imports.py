@@ -78,7 +78,7 @@ def test_progress_is_visible_while_running(api, monkeypatch):
     response = upload(api, "Item ID;Item name;Category name;Price\n" + rows)
     import_id = response.data["id"]
     # The slice's time runs out after one chunk: the clock passes the deadline when that chunk commits.
-    monkeypatch.setattr("chalicelib.service.imports.CHUNK_SECONDS", 0.0)
+    monkeypatch.setattr("chalicelib.service.imports.IMPORT_CHUNK_SECONDS", 0.0)
     original = store.commit_chunk
     commits = {"n": 0}
 

@@ -6,10 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from chalicelib.domain import event_policy
+from chalicelib.domain import event_policy, limits
 from chalicelib.jobs import budget, handlers
-from chalicelib.service import clock, images
-from chalicelib.service import imports as import_service
+from chalicelib.service import clock
 
 CONFIG = Path(__file__).resolve().parents[2] / ".chalice" / "config.json"
 
@@ -33,8 +32,8 @@ def test_every_phase_can_start_work_and_record_its_last_step_before_the_function
 
 def test_the_longest_steps_are_the_jobs_own_timeouts():
     assert handlers.EVENTS.longest_step_seconds == event_policy.SEND_TIMEOUT_SECONDS
-    assert handlers.IMAGES.longest_step_seconds == images.TIMEOUT_SECONDS
-    assert handlers.IMPORTS.longest_step_seconds == import_service.CHUNK_SECONDS
+    assert handlers.IMAGES.longest_step_seconds == limits.IMAGE_DOWNLOAD_SECONDS
+    assert handlers.IMPORTS.longest_step_seconds == limits.IMPORT_CHUNK_SECONDS
 
 
 pytestmark = pytest.mark.usefixtures("fake_clock")

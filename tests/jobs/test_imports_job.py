@@ -5,6 +5,7 @@ import threading
 
 import pytest
 
+from chalicelib.domain.limits import IMPORT_CHUNK_SECONDS
 from chalicelib.jobs import imports as job
 from chalicelib.service import clock
 from chalicelib.service import imports as service
@@ -143,7 +144,7 @@ def test_25_large_imports_of_one_account_do_not_hold_up_anothers_small_import(ap
     big = [upload(api, catalogue(100, prefix=f"b{n:02d}-")) for n in range(25)]
     clock.current().advance(1)
     small = upload(api, catalogue(2, prefix="o"), token=OTHER_TOKEN)
-    assert run(seconds=job.SLICE_SECONDS + 2 * service.CHUNK_SECONDS)["done"] == 1
+    assert run(seconds=job.SLICE_SECONDS + 2 * IMPORT_CHUNK_SECONDS)["done"] == 1
     finished = report(api, small, token=OTHER_TOKEN)
     assert finished["status"] == "DONE" and finished["created"] == 2
     waited = dt.datetime.fromisoformat(finished["finished_at"]) - dt.datetime.fromisoformat(finished["submitted_at"])
@@ -183,7 +184,7 @@ def test_an_import_that_keeps_crashing_its_job_fails_with_the_reason(api, monkey
 
 def test_no_slice_starts_a_chunk_past_its_deadline(api):
     upload(api, catalogue(3))
-    assert run(seconds=service.CHUNK_SECONDS / 2)["due"] == 1
+    assert run(seconds=IMPORT_CHUNK_SECONDS / 2)["due"] == 1
     assert all_products(api) == []  # not even claimed: too little time left
 
 

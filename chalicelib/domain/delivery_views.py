@@ -1,0 +1,139 @@
+"""The shapes in which deliveries are shown (response bodies; they feed the OpenAPI document), apart from the
+request bodies and the rules in domain/delivery.py."""
+from pydantic import Field
+
+from .common import IsoDate, Shape, TimeOfDay
+from .customer import Address, Contact
+from .delivery_status import DeliveryStatus, DeliveryType, ResponseType
+from .deposit_types import DeliveryDeposits, DepositEntry, ItemDeposit
+from .integration import Integration
+from .product import ItemBundle, Vessel
+from .values import OrderBy, PricePer, literal
+
+# The sender of an order or a response has the shape of a customer's contact, checked by the same rules.
+User = Contact
+
+
+class Scheduled(Shape):
+    date: IsoDate
+    time: TimeOfDay | None = None
+
+
+
+class DeliveryCustomer(Shape):
+    id: str | None
+    company: str | None
+    address: Address | None
+    contact: Contact | None
+
+
+class RequestItem(Shape):
+    id: str
+    name: str
+    order_by: literal(OrderBy) | None = None
+    vessel: Vessel | None
+    count: float
+    bundle: ItemBundle | None
+    vessel_count: float
+    price: int | None = Field(description="Expected unit price in cents; null when the product has no price")
+    price_per: literal(PricePer) | None = None
+    message: str | None = None
+    deposits: list[ItemDeposit] | None = None
+
+
+class DeliveryRequestSummary(Shape):
+    timestamp: str
+    company: str | None
+    customer_id: str | None
+    cost_center: str | None
+    address: Address | None
+    scheduled: Scheduled | None
+    user: User
+    message: str | None = None
+    deposits: list[DepositEntry] | None = None
+    empties: list[DepositEntry] | None = None
+
+
+class DeliveryRequest(Shape):
+    timestamp: str
+    company: str | None
+    customer_id: str | None
+    cost_center: str | None
+    address: Address | None
+    scheduled: Scheduled | None
+    user: User
+    message: str | None = None
+    items: list[RequestItem]
+    deposits: list[DepositEntry] | None = None
+    empties: list[DepositEntry] | None = None
+
+
+class ResponseItem(Shape):
+    id: str
+    count: float | None = None
+    bundle: ItemBundle | None = None
+    vessel_count: float
+    price: int | None = None
+
+
+class DeliveryResponse(Shape):
+    type: literal(ResponseType)
+    timestamp: str
+    reference: str | None = None
+    scheduled: Scheduled | None = None
+    items: list[ResponseItem] | None = None
+    user: User | None = None
+    message: str | None = None
+    empties: list[DepositEntry] | None = None
+
+
+class CustomerAction(Shape):
+    timestamp: str
+    user: Contact | None
+    message: str | None
+
+
+class DeliverySummary(Shape):
+    """A delivery as lists show it: the request without its items."""
+
+    id: int
+    type: literal(DeliveryType)
+    status: literal(DeliveryStatus)
+    customer: DeliveryCustomer
+    request: DeliveryRequestSummary
+    responses: list[DeliveryResponse]
+    cancelled: CustomerAction | None = None
+    received: CustomerAction | None = None
+
+
+class Delivery(DeliverySummary):
+    """A delivery in full, as GET /deliveries/:id shows it."""
+
+    request: DeliveryRequest
+    deposits: DeliveryDeposits | None = None
+
+
+class DeliveryList(Shape):
+    deliveries: list[DeliverySummary]
+    cursor: str | None = None
+
+
+class SupplierDeliverySummary(DeliverySummary):
+    """A delivery as the supplier's lists show it: with its integration state (decisions §14)."""
+
+    integration: Integration
+
+
+class SupplierDelivery(Delivery):
+    """A delivery in full as the supplier reads it: with its integration state (decisions §14)."""
+
+    integration: Integration
+
+
+class SupplierDeliveryList(Shape):
+    deliveries: list[SupplierDeliverySummary]
+    cursor: str | None = None
+
+
+class PlacedDeliveries(Shape):
+    deliveries: list[Delivery]

@@ -1,0 +1,181 @@
+"""The deposit arithmetic of decisions §15, pure and without pydantic (a cold GET of a delivery runs it).
+
+Counts are whole numbers (products ordered by kg carry no deposit), so everything here is an int.
+
+Words used:
+- packaging: the deposits of a product's packaging as the order saw it, `{"vessel": id?, "bundles": [{"type",
+  "size", "id"?, "deposit"?}]}` (deposit_packaging makes it from a product document);
+- counts: `{deposit id: count}`;
+- an entry: `{"id", "name", "price", "count"}`, as `request.deposits`, `request.empties` and a response's
+  `empties` show it;
+- basis: what a delivery keeps beside its document to count its deposits on every read, `{"packaging": {item
+  id: packaging}, "types": {deposit id: {"name", "price"}}}` (types as the order, or a later response, saw them).
+"""
+from decimal import Decimal
+
+PALLET = "PX"
+
+
+def _whole(number) -> int:
+    return int(Decimal(str(number)))
+
+
+def deposit_packaging(product: dict) -> dict | None:
+    """The deposits of a product's packaging; None when it names none."""
+    vessel = (product.get("vessel") or {}).get("deposit")
+    bundles = [
+        {"type": b["type"], "size": b["size"], **({"id": b["id"]} if b.get("id") else {}), "deposit": b["deposit"]}
+        for b in product.get("bundles") or ()
+        if b.get("deposit")
+    ]
+    if vessel is None and not bundles:
+        return None
+    return {**({"vessel": vessel} if vessel else {}), "bundles": bundles}
+
+
+def _bundle_deposit(packaging: dict, bundle: dict) -> str | None:
+    """The deposit of the product's bundle that an item's bundle (type and size, id when given) is."""
+    for known in packaging.get("bundles", ()):
+        if known["type"] != bundle.get("type") or Decimal(str(known["size"])) != Decimal(str(bundle.get("size"))):
+            continue
+        if bundle.get("id") is not None and known.get("id") is not None and known["id"] != bundle["id"]:
+            continue
+        return known["deposit"]
+    return None
+
+
+def add(counts: dict, deposit: str | None, count: int) -> None:
+    if deposit is not None and count:
+        counts[deposit] = counts.get(deposit, 0) + count
+
+
+def item_charges(packaging: dict | None, count, bundle: dict | None, vessel_count) -> dict[str, int]:
+    """What one item is charged: vessel deposit x vessel_count; the bundle's deposit x count; for a pallet also
+    the deposit of the bundle on it x count x the pallet's size."""
+    charges: dict[str, int] = {}
+    if not packaging:
+        return charges
+    add(charges, packaging.get("vessel"), _whole(vessel_count))
+    if bundle is not None:
+        count = _whole(count)
+        add(charges, _bundle_deposit(packaging, bundle), count)
+        stacked = bundle.get("pallet_bundle")
+        if bundle.get("type") == PALLET and stacked:
+            add(charges, _bundle_deposit(packaging, stacked), count * _whole(bundle["size"]))
+    return charges
+
+
+def as_list(counts: dict[str, int]) -> list[dict]:
+    """`[{"id", "count"}]` in id order, entries of count 0 left out (an item's `deposits`)."""
+    return [{"id": d, "count": counts[d]} for d in sorted(counts) if counts[d]]
+
+
+def entries(counts: dict[str, int], types: dict[str, dict], keep_zero: bool = False) -> list[dict]:
+    """Entries with the name and price of `types`, in id order."""
+    return [
+        {"id": d, "name": types[d]["name"], "price": types[d]["price"], "count": counts[d]}
+        for d in sorted(counts)
+        if keep_zero or counts[d]
+    ]
+
+
+def total_of(charged: list[dict], returned: list[dict]) -> int:
+    return sum(e["count"] * e["price"] for e in charged) - sum(e["count"] * e["price"] for e in returned)
+
+
+def counts_of(entry_list: list[dict] | None) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for entry in entry_list or ():
+        add(counts, entry["id"], int(entry["count"]))
+    return counts
+
+
+def _items_now(delivery: dict) -> list[tuple[str, object, dict | None, object]]:
+    """Each request item as it now stands: (id, count, bundle, vessel_count) as the latest response listing it
+    states them, otherwise as requested."""
+    latest: dict[str, dict] = {}
+    for response in delivery.get("responses") or ():
+        for item in response.get("items") or ():
+            latest[item["id"]] = item
+    result = []
+    for item in delivery["request"].get("items") or ():
+        said = latest.get(item["id"], {})
+        count = said.get("count", item["count"])
+        bundle = said["bundle"] if "bundle" in said else item.get("bundle")
+        result.append((item["id"], count, bundle, said.get("vessel_count", item.get("vessel_count", count))))
+    return result
+
+
+def _empties_now(delivery: dict) -> list[dict]:
+    """What comes back: the latest response that carries `empties`, otherwise the request's."""
+    for response in reversed(delivery.get("responses") or ()):
+        if "empties" in response:
+            return response["empties"]
+    return delivery["request"].get("empties") or []
+
+
+def known_types(delivery: dict, basis: dict | None) -> dict[str, dict]:
+    """The name and price of each deposit type the delivery has named so far, as it was when first named (the
+    order's deposits and empties, then each response's empties): a delivery's prices never change later.
+    (`basis` is what charges are counted from; a type only its packaging knows is not named yet.)"""
+    known: dict[str, dict] = {}
+    lists = [delivery["request"].get("deposits"), delivery["request"].get("empties")]
+    lists += [response.get("empties") for response in delivery.get("responses") or ()]
+    for entry in (entry for entry_list in lists for entry in entry_list or ()):
+        known.setdefault(entry["id"], {"name": entry["name"], "price": int(entry["price"])})
+    return known
+
+
+def delivery_deposits(delivery: dict, basis: dict | None) -> dict | None:
+    """The delivery's `deposits` object, `{"charged", "returned", "total"}`; None when both lists are empty."""
+    basis = basis or {}
+    packaging, types = basis.get("packaging") or {}, dict(basis.get("types") or {})
+    charged: dict[str, int] = {}
+    for item_id, count, bundle, vessels in _items_now(delivery):
+        for deposit, n in item_charges(packaging.get(item_id), count, bundle, vessels).items():
+            add(charged, deposit, n)
+    empties = _empties_now(delivery)
+    stated = {entry["id"]: {"name": entry["name"], "price": entry["price"]} for entry in empties}
+    returned = counts_of(empties)
+    if delivery.get("type") == "RETURN":  # what a return's items carry comes back
+        for deposit, n in charged.items():
+            add(returned, deposit, n)
+        charged = {}
+    # What comes back at the price its list states (as first named); what is charged as the order saw it.
+    charged_list, returned_list = entries(charged, {**stated, **types}), entries(returned, {**types, **stated})
+    if not charged_list and not returned_list:
+        return None
+    return {"charged": charged_list, "returned": returned_list, "total": total_of(charged_list, returned_list)}
+
+
+def balance_moves(deposits: dict | None) -> dict[str, int]:
+    """What receiving the delivery adds to the customer's balances: charged counts up, returned counts down."""
+    moves: dict[str, int] = {}
+    if deposits:
+        for entry in deposits["charged"]:
+            add(moves, entry["id"], entry["count"])
+        for entry in deposits["returned"]:
+            add(moves, entry["id"], -entry["count"])
+    return {d: n for d, n in moves.items() if n}
+
+
+def with_deposits(delivery: dict, basis: dict | None) -> dict:
+    """The delivery as single reads show it: `deposits` after the interface's fields (before `integration`),
+    absent when there is nothing to show."""
+    shown = {k: v for k, v in delivery.items() if k not in ("deposits", "integration")}
+    collected = any("empties" in response for response in delivery.get("responses") or ())
+    deposits = delivery_deposits(shown, basis) if basis or collected else None
+    if deposits is not None:
+        shown["deposits"] = deposits
+    if "integration" in delivery:
+        shown["integration"] = delivery["integration"]
+    return shown
+
+
+def balances(types: dict[str, dict], held: dict[str, int]) -> dict:
+    """`{"deposits": [{"id", "name", "price", "balance"}], "total"}`: every type in id order, 0 included."""
+    listed = [
+        {"id": d, "name": types[d]["name"], "price": types[d]["price"], "balance": int(held.get(d, 0))}
+        for d in sorted(types)
+    ]
+    return {"deposits": listed, "total": sum(e["balance"] * e["price"] for e in listed)}

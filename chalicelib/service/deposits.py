@@ -1,0 +1,89 @@
+"""Use cases of deposit types and customers' balances (decisions §15)."""
+from ..domain.errors import Conflict, NotFound, invalid
+from ..domain.identifiers import is_identifier
+from ..domain.limits import DEPOSIT_TYPES
+from ..lazy import lazy
+from ..store import cursor as cursors
+from ..store import deposits, outcomes
+from ..store.paging import Page
+from . import clock
+from .paging import paged
+
+shapes = lazy("chalicelib.domain.common")
+deposit_shapes = lazy("chalicelib.domain.deposit_types")
+arithmetic = lazy("chalicelib.domain.deposits")
+
+LIST_QUERY = "deposits"
+
+
+def _gone(deposit_id: str) -> NotFound:
+    return NotFound(f"deposit type {deposit_id} does not exist")
+
+
+def put_deposit(account: str, deposit_id: str, body) -> dict:
+    if not is_identifier(deposit_id) or len(deposit_id) > deposit_shapes.DEPOSIT_ID_LENGTH:
+        raise invalid("id", deposit_shapes.DEPOSIT_ID_RULE)
+    parsed = shapes.parse(deposit_shapes.DepositBody, body)
+    if parsed.id is not None and parsed.id != deposit_id:
+        raise invalid("id", "must equal the id in the URL")
+    saved = deposits.put(account, deposit_id, parsed.name, parsed.price, clock.now())
+    if isinstance(saved, deposits.Full):
+        raise invalid("id", f"an account has at most {DEPOSIT_TYPES} deposit types")
+    return saved
+
+
+def get_deposit(account: str, deposit_id: str) -> dict:
+    found = deposits.read_types(account).get(deposit_id) if is_identifier(deposit_id) else None
+    if found is None:
+        raise _gone(deposit_id)
+    return deposits.public(deposit_id, found)
+
+
+@paged
+def list_deposits(account: str, limit: int, cursor: str | None) -> Page:
+    """A page of the account's types by id: they are one item, so a page is a slice of it after the cursor's id."""
+    after = cursors.decode(account, LIST_QUERY, cursor)["after"] if cursor else None
+    types = deposits.read_types(account)
+    ids = [d for d in sorted(types) if after is None or d > after]
+    shown = [deposits.public(d, types[d]) for d in ids[:limit]]
+    more = len(ids) > limit
+    return Page(shown, cursors.encode(account, LIST_QUERY, {"after": ids[limit - 1]}) if more else None)
+
+
+def delete_deposit(account: str, deposit_id: str) -> None:
+    get_deposit(account, deposit_id)
+    if deposits.any_balance(account, deposit_id):
+        raise Conflict(f"deposit type {deposit_id} is in a customer's balance and cannot be deleted")
+    refused = deposits.delete(account, deposit_id, clock.now())
+    if isinstance(refused, outcomes.Gone):
+        raise _gone(deposit_id)
+    if isinstance(refused, outcomes.InUse):
+        raise Conflict(f"deposit type {deposit_id} is named by a product's packaging and cannot be deleted")
+
+
+def _customer_gone(customer_id: str) -> NotFound:
+    return NotFound(f"customer {customer_id} does not exist")
+
+
+def customer_balances(account: str, customer_id: str) -> dict:
+    """GET /customers/:id/deposits and GET /customer/deposits: every type with this customer's balance."""
+    read = deposits.read_balances(account, customer_id) if is_identifier(customer_id) else None
+    if read is None:
+        raise _customer_gone(customer_id)
+    return arithmetic.balances(*read)
+
+
+def adjust_balance(account: str, customer_id: str, body) -> dict:
+    """POST /customers/:id/deposits: add a count (an opening balance, a correction) to one balance."""
+    if not is_identifier(customer_id):
+        raise _customer_gone(customer_id)
+    adjustment = shapes.parse(deposit_shapes.Adjustment, body)
+    errors = deposit_shapes.adjustment_errors(adjustment)
+    if errors:
+        raise shapes.ValidationFailed(errors)
+    refused = deposits.adjust(account, customer_id, adjustment.id, adjustment.count, clock.now())
+    if isinstance(refused, outcomes.Gone):
+        raise _customer_gone(customer_id)
+    if isinstance(refused, outcomes.Stale):
+        raise invalid("id", "is not a deposit type of this supplier")
+    return customer_balances(account, customer_id)

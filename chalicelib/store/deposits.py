@@ -1,0 +1,233 @@
+"""Deposit types and balances (decisions §15).
+
+- All deposit types of an account are one item (`keys.deposit_types_key`): a map `types` of id ->
+  {"name", "price", "refs"} and `count`. At most 200 types of at most ~450 bytes fit far inside 400 KB, and an
+  order reads them in the BatchGetItem it makes anyway (store/order_context.py). `refs` counts the products whose
+  vessel or bundles name the type: each product write moves it in the product's own transaction, conditional on
+  the type existing, and a delete is conditional on `refs = 0`, so no product can name a deleted type.
+- A customer's balances are one item (`keys.deposit_balance_key`), one number attribute per type (`D#<id>`),
+  moved with ADD inside the receive's (or the adjustment's) transaction: concurrent receives of one customer add
+  up, none is lost.
+"""
+import datetime as dt
+
+from botocore.exceptions import ClientError
+
+from ..domain.feed import Change, ChangeType
+from ..domain.limits import DEPOSIT_TYPES
+from . import batch, feed, keys, table
+from .outcomes import Gone, InUse, Refusal, Stale
+
+BALANCE_PREFIX = "D#"
+PUT_ATTEMPTS = 5
+
+
+class Full(Refusal):
+    """The account holds the most deposit types it may."""
+
+
+def types_of(item: dict | None) -> dict[str, dict]:
+    return {d: {"name": t["name"], "price": int(t["price"]), "refs": int(t.get("refs", 0))} for d, t in ((item or {}).get("types") or {}).items()}
+
+
+def public(deposit_id: str, entry: dict) -> dict:
+    return {"id": deposit_id, "name": entry["name"], "price": int(entry["price"])}
+
+
+def types_in(found: dict, account: str) -> dict[str, dict]:
+    """The deposit types in the items of a BatchGetItem that asked for `keys.deposit_types_key`."""
+    return types_of(batch.pick(found, keys.deposit_types_key(account)))
+
+
+def read_types(account: str, consistent: bool = False) -> dict[str, dict]:
+    response = table.client().get_item(
+        TableName=table.name(), Key=table.to_item(keys.deposit_types_key(account)), ConsistentRead=consistent
+    )
+    return types_of(table.from_item(response["Item"]) if "Item" in response else None)
+
+
+def _update(account: str, expression: str, condition: str, names: dict, values: dict) -> dict:
+    return {
+        "TableName": table.name(),
+        "Key": table.to_item(keys.deposit_types_key(account)),
+        "UpdateExpression": expression,
+        "ConditionExpression": condition,
+        "ExpressionAttributeNames": {"#t": "types", **names},
+        "ExpressionAttributeValues": table.values(**values),
+    }
+
+
+def put(account: str, deposit_id: str, name: str, price: int, now: dt.datetime) -> dict | Full:
+    """Create or change a type; the same name and price again write nothing (and append no feed entry)."""
+    types_key, head_key = keys.deposit_types_key(account), feed.head_key(account)
+    for _ in range(PUT_ATTEMPTS):
+        found = batch.get_items([types_key, head_key], consistent=True)
+        item = batch.pick(found, types_key)
+        types = types_of(item)
+        current = types.get(deposit_id)
+        if current is not None and current["name"] == name and current["price"] == price:
+            return public(deposit_id, current)
+        if current is None and len(types) >= DEPOSIT_TYPES:
+            return Full()
+        if item is None:
+            whole = {**types_key, "types": {deposit_id: {"name": name, "price": price, "refs": 0}}, "count": 1}
+            write = {"Put": {"TableName": table.name(), "Item": table.to_item(whole), "ConditionExpression": "attribute_not_exists(PK)"}}
+        elif current is None:
+            write = {"Update": _update(
+                account,
+                "SET #t.#d = :entry ADD #count :one",
+                "attribute_not_exists(#t.#d) AND #count = :seen",
+                {"#d": deposit_id, "#count": "count"},
+                {"entry": {"name": name, "price": price, "refs": 0}, "one": 1, "seen": int(item.get("count", 0))},
+            )}
+        else:
+            write = {"Update": _update(
+                account,
+                "SET #t.#d.#n = :name, #t.#d.#p = :price",
+                "attribute_exists(#t.#d)",
+                {"#d": deposit_id, "#n": "name", "#p": "price"},
+                {"name": name, "price": price},
+            )}
+        kind = ChangeType.DEPOSIT_UPDATED if current is not None else ChangeType.DEPOSIT_CREATED
+        try:
+            feed.commit(account, [write], [Change(kind, deposit_id)], now, feed.head_of(batch.pick(found, head_key)))
+            return {"id": deposit_id, "name": name, "price": price}
+        except ClientError as error:
+            if table.CONDITION_FAILED not in table.cancellation_codes(error):
+                raise
+    raise feed.FeedBusy()
+
+
+def delete(account: str, deposit_id: str, now: dt.datetime) -> None | Gone | InUse:
+    """Delete a type no product names; None when deleted. (Balances are checked before: any_balance.)"""
+    write = _update(
+        account,
+        "REMOVE #t.#d ADD #count :minus",
+        "attribute_exists(#t.#d) AND #t.#d.#r = :zero",
+        {"#d": deposit_id, "#count": "count", "#r": "refs"},
+        {"minus": -1, "zero": 0},
+    )
+    try:
+        feed.commit(account, [{"Update": write}], [Change(ChangeType.DEPOSIT_DELETED, deposit_id)], now)
+    except ClientError as error:
+        if table.CONDITION_FAILED not in table.cancellation_codes(error):
+            raise
+        return InUse() if deposit_id in read_types(account, consistent=True) else Gone()
+    return None
+
+
+def any_balance(account: str, deposit_id: str) -> bool:
+    """Whether any customer's balance of the type is not zero: a Query of the account's balance items that
+    DynamoDB filters, reading only their keys."""
+    request = {
+        "TableName": table.name(),
+        "KeyConditionExpression": "PK = :pk AND begins_with(SK, :prefix)",
+        "FilterExpression": "attribute_exists(#b) AND #b <> :zero",
+        "ProjectionExpression": "PK, SK",
+        "ExpressionAttributeNames": {"#b": BALANCE_PREFIX + deposit_id},
+        "ExpressionAttributeValues": table.values(pk=keys.account_pk(account), prefix=keys.DEPOSIT_BALANCE_PREFIX, zero=0),
+        "ConsistentRead": True,
+    }
+    while True:
+        response = table.client().query(**request)
+        if response.get("Items"):
+            return True
+        if "LastEvaluatedKey" not in response:
+            return False
+        request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+
+# Products: the reference counts, moved in the product's own transaction.
+
+
+def refs_operation(account: str, deltas: dict[str, int], named: set[str] = frozenset()) -> dict | None:
+    """The transaction item that moves the reference counts of deposit types by `deltas`; each type in `named`
+    (those a write newly names) must exist when it commits. None when nothing moves."""
+    deltas = {d: n for d, n in deltas.items() if n}
+    if not deltas:
+        return None
+    names, values, sets, conditions = {"#t": "types", "#r": "refs"}, {}, [], []
+    for i, deposit_id in enumerate(sorted(deltas)):
+        names[f"#d{i}"], values[f"n{i}"] = deposit_id, deltas[deposit_id]
+        sets.append(f"#t.#d{i}.#r = #t.#d{i}.#r + :n{i}")
+        if deposit_id in named:
+            conditions.append(f"attribute_exists(#t.#d{i})")
+    return {
+        "Update": {
+            "TableName": table.name(),
+            "Key": table.to_item(keys.deposit_types_key(account)),
+            "UpdateExpression": "SET " + ", ".join(sets),
+            "ConditionExpression": " AND ".join(conditions) if conditions else "attribute_exists(PK)",
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": table.values(**values),
+        }
+    }
+
+
+def product_operation(account: str, before: set[str], after: set[str]) -> dict | None:
+    """The reference counts of one product write: +1 (the type must exist) for each type it names now and did
+    not, -1 for each it no longer names."""
+    deltas = {**{d: 1 for d in after - before}, **{d: -1 for d in before - after}}
+    return refs_operation(account, deltas, after - before)
+
+
+# Balances.
+
+
+def balance_operation(account: str, customer_id: str, moves: dict[str, int]) -> dict | None:
+    """The transaction item that adds `moves` ({deposit id: count}) to the customer's balances."""
+    moves = {d: n for d, n in moves.items() if n}
+    if not moves:
+        return None
+    names = {f"#b{i}": BALANCE_PREFIX + d for i, d in enumerate(sorted(moves))}
+    values = {f"b{i}": moves[d] for i, d in enumerate(sorted(moves))}
+    return {
+        "Update": {
+            "TableName": table.name(),
+            "Key": table.to_item(keys.deposit_balance_key(account, customer_id)),
+            "UpdateExpression": "ADD " + ", ".join(f"#b{i} :b{i}" for i in range(len(moves))),
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": table.values(**values),
+        }
+    }
+
+
+def held_in(item: dict | None) -> dict[str, int]:
+    return {k[len(BALANCE_PREFIX):]: int(v) for k, v in (item or {}).items() if k.startswith(BALANCE_PREFIX)}
+
+
+def balances_keys(account: str, customer_id: str) -> list[dict]:
+    """What GET /customers/:id/deposits reads, in one BatchGetItem: the customer, the types, the balances."""
+    return [keys.customer_key(account, customer_id), keys.deposit_types_key(account), keys.deposit_balance_key(account, customer_id)]
+
+
+def read_balances(account: str, customer_id: str) -> tuple[dict[str, dict], dict[str, int]] | None:
+    """(types, balances) of an existing customer, read consistently in one request; None: no such customer."""
+    customer, types, balance = balances_keys(account, customer_id)
+    found = batch.get_items([customer, types, balance], consistent=True)
+    if batch.pick(found, customer) is None:
+        return None
+    return types_of(batch.pick(found, types)), held_in(batch.pick(found, balance))
+
+
+def adjust(account: str, customer_id: str, deposit_id: str, count: int, now: dt.datetime) -> None | Gone | Stale:
+    """Add `count` to one balance, with its feed entry: Gone when the customer does not exist, Stale when the type
+    does not (both checked in the same transaction)."""
+    operations = [
+        balance_operation(account, customer_id, {deposit_id: count}),
+        {"ConditionCheck": {
+            "TableName": table.name(),
+            "Key": table.to_item(keys.customer_key(account, customer_id)),
+            "ConditionExpression": "attribute_exists(PK)",
+        }},
+        {"ConditionCheck": _update(account, "", "attribute_exists(#t.#d)", {"#d": deposit_id}, {})},
+    ]
+    del operations[2]["ConditionCheck"]["UpdateExpression"], operations[2]["ConditionCheck"]["ExpressionAttributeValues"]
+    try:
+        feed.commit(account, operations, [Change(ChangeType.CUSTOMER_DEPOSITS_UPDATED, customer_id)], now)
+    except ClientError as error:
+        codes = table.cancellation_codes(error)
+        if len(codes) < 3 or table.CONDITION_FAILED not in codes:
+            raise
+        return Gone() if codes[1] == table.CONDITION_FAILED else Stale()
+    return None

@@ -1,0 +1,125 @@
+"""Deposit types and balances in the table (store/deposits.py), on moto and on DynamoDB Local: the reference
+counts that keep a named type from being deleted, and balances that add up under concurrent writes."""
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from decimal import Decimal
+
+from chalicelib.store import deposits, outcomes, products
+from tests.store.conftest import ACCOUNT, NOW, sample_product
+
+
+def bottled(product_id="cola", deposit="bottle"):
+    return sample_product(product_id, vessel={"size": Decimal("1.5"), "unit": "l", "deposit": deposit})
+
+
+def test_types_are_created_changed_and_counted(engine):
+    assert deposits.put(ACCOUNT, "bottle", "Bottle", 8, NOW) == {"id": "bottle", "name": "Bottle", "price": 8}
+    assert deposits.put(ACCOUNT, "crate", "Crate", 150, NOW) == {"id": "crate", "name": "Crate", "price": 150}
+    assert deposits.put(ACCOUNT, "crate", "Crate", 160, NOW)["price"] == 160
+    assert deposits.read_types(ACCOUNT, consistent=True) == {
+        "bottle": {"name": "Bottle", "price": 8, "refs": 0},
+        "crate": {"name": "Crate", "price": 160, "refs": 0},
+    }
+
+
+def test_a_named_type_stays_until_no_product_names_it(engine, drinks):
+    deposits.put(ACCOUNT, "bottle", "Bottle", 8, NOW)
+    assert isinstance(products.save(ACCOUNT, bottled("cola"), now=NOW, create_only=True), str)
+    assert isinstance(products.save(ACCOUNT, bottled("fanta"), now=NOW, create_only=True), str)
+    assert deposits.read_types(ACCOUNT, consistent=True)["bottle"]["refs"] == 2
+    assert deposits.delete(ACCOUNT, "bottle", NOW) == outcomes.InUse()
+    assert products.delete(ACCOUNT, "cola", NOW) is None
+    revision = products.get(ACCOUNT, "fanta", consistent=True).revision
+    saved = products.save(ACCOUNT, sample_product("fanta"), now=NOW, expected_revision=revision, deposits_before=frozenset({"bottle"}))
+    assert isinstance(saved, str)
+    assert deposits.read_types(ACCOUNT, consistent=True)["bottle"]["refs"] == 0
+    assert deposits.delete(ACCOUNT, "bottle", NOW) is None
+    assert deposits.delete(ACCOUNT, "bottle", NOW) == outcomes.Gone()
+
+
+def test_a_product_naming_a_type_deleted_after_its_read_is_not_written(engine, drinks):
+    deposits.put(ACCOUNT, "bottle", "Bottle", 8, NOW)
+    deposits.put(ACCOUNT, "crate", "Crate", 150, NOW)
+    assert deposits.delete(ACCOUNT, "bottle", NOW) is None  # between the service's check and its write
+    assert products.save(ACCOUNT, bottled("cola"), now=NOW, create_only=True) == outcomes.Stale()
+    assert products.get(ACCOUNT, "cola", consistent=True) is None
+
+
+def test_concurrent_adjustments_of_one_customer_all_count(engine):
+    if engine == "moto":
+        pytest.skip("moto's transactions are not thread-safe; DynamoDB Local's are")
+    deposits.put(ACCOUNT, "crate", "Crate", 150, NOW)
+    from chalicelib.store import keys, table
+
+    table.client().put_item(TableName=table.name(), Item=table.to_item({**keys.customer_key(ACCOUNT, "bar"), "data": {"id": "bar", "name": "Bar"}}))
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda n: deposits.adjust(ACCOUNT, "bar", "crate", n, NOW), range(1, 17)))
+    assert results == [None] * 16
+    types, held = deposits.read_balances(ACCOUNT, "bar")
+    assert held == {"crate": sum(range(1, 17))}
+
+
+def test_adjusting_an_unknown_customer_or_type(engine):
+    deposits.put(ACCOUNT, "crate", "Crate", 150, NOW)
+    assert deposits.adjust(ACCOUNT, "nobody", "crate", 1, NOW) == outcomes.Gone()
+    from chalicelib.store import keys, table
+
+    table.client().put_item(TableName=table.name(), Item=table.to_item({**keys.customer_key(ACCOUNT, "bar"), "data": {"id": "bar", "name": "Bar"}}))
+    assert deposits.adjust(ACCOUNT, "bar", "keg", 1, NOW) == outcomes.Stale()
+    assert deposits.read_balances(ACCOUNT, "bar") == ({"crate": {"name": "Crate", "price": 150, "refs": 0}}, {})
+    assert deposits.any_balance(ACCOUNT, "crate") is False
+    assert deposits.adjust(ACCOUNT, "bar", "crate", 2, NOW) is None
+    assert deposits.any_balance(ACCOUNT, "crate") is True
+
+
+@pytest.fixture
+def local_api(engine, monkeypatch):
+    """The app on DynamoDB Local (the real engine's rules for nested paths, ADD and transactions)."""
+    if engine == "moto":
+        pytest.skip("the API flows run on moto in tests/api; here on DynamoDB Local")
+    from chalice.test import Client
+
+    from app import app
+    from chalicelib.http import auth
+    from chalicelib.service import accounts
+    from chalicelib.store import tokens
+    from tests.conftest import SUPPLIER_TOKEN, Api, clock_at
+
+    clock_at(monkeypatch, NOW)
+    auth.forget_all()
+    accounts.create_account(ACCOUNT, "Acme", SUPPLIER_TOKEN)
+    with Client(app) as client:
+        api = Api(client, SUPPLIER_TOKEN)
+        assert api.put("/categories/drinks", {"name": "Drinks"}).status_code == 200
+        address = {"address1": "Main 1", "zip": "00100", "city": "Helsinki", "country": "FI"}
+        assert api.put("/customers/bar", {"name": "Bar", "address": address}).status_code == 200
+        tokens.create(ACCOUNT, "customer", "bar", secret="bar-token")
+        yield api
+    auth.forget_all()
+
+
+def test_the_whole_flow_on_dynamodb_local(local_api):
+    api = local_api
+    for deposit_id, price in (("bottle", 8), ("crate", 150), ("pallet", 1500)):
+        assert api.put(f"/deposits/{deposit_id}", {"name": deposit_id.title(), "price": price}).status_code == 200
+    lager = {"status": "ACTIVE", "category": "drinks", "name": "Lager", "price": 95,
+             "vessel": {"size": 0.5, "unit": "l", "deposit": "bottle"},
+             "bundles": [{"type": "CR", "size": 20, "deposit": "crate"}, {"type": "PX", "size": 40, "deposit": "pallet"}]}
+    assert api.put("/products/lager", lager).status_code == 200
+    user = {"name": "Ana", "email": "ana@bar.example"}
+    placed = api.post("/customer/deliveries", {"user": user, "items": [{"id": "lager", "count": 1, "bundle": {"type": "PX", "size": 40}}],
+                                               "empties": [{"id": "crate", "count": 30}]}, token="bar-token")
+    assert placed.status_code == 200, placed.data
+    delivery_id = placed.data["deliveries"][0]["id"]
+    answered = api.post(f"/deliveries/{delivery_id}/responses", {"type": "ACCEPT", "empties": [{"id": "crate", "count": 28}]})
+    assert answered.data["deposits"]["returned"] == [{"id": "crate", "name": "Crate", "price": 150, "count": 28}]
+    assert api.post(f"/customer/deliveries/{delivery_id}/receive", {}, token="bar-token").status_code == 200
+    assert api.post("/customers/bar/deposits", {"id": "pallet", "count": -1, "message": "pallet swapped"}).status_code == 200
+    held = api.get("/customers/bar/deposits").data
+    assert {b["id"]: b["balance"] for b in held["deposits"]} == {"bottle": 800, "crate": 12, "pallet": 0}
+    assert held["total"] == 800 * 8 + 12 * 150
+    assert api.delete("/deposits/pallet").status_code == 400  # the product names it
+    api.patch("/products/lager", {"bundles": [{"type": "CR", "size": 20, "deposit": "crate"}]})
+    assert api.delete("/deposits/pallet").status_code == 204
+    assert api.delete("/deposits/crate").status_code == 400
