@@ -354,3 +354,152 @@ def test_25_queued_imports_of_one_account_do_not_hold_up_another_accounts_small_
         table.reset_client()
         code = runner.stop()
     assert code == 0, runner.output()
+
+
+# --- CONCURRENCY: several API processes on the one port, like Lambda instances behind API Gateway (decisions §1) ---
+
+API_MODULE = b"chalicelib.localdev.api_server"
+
+
+def api_processes_of(runner_pid: int) -> set[int]:
+    """The API processes the runner started: its children running api_server."""
+    pids = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                if parent == runner_pid and API_MODULE in (entry / "cmdline").read_bytes():
+                    pids.add(int(entry.name))
+            except (OSError, ValueError, IndexError):
+                pass
+    return pids
+
+
+def still_running(pids: set[int]) -> set[int]:
+    """Those of the API processes that still run (a zombie has no command line; a reused pid runs something else)."""
+    running = set()
+    for pid in pids:
+        try:
+            if API_MODULE in Path(f"/proc/{pid}/cmdline").read_bytes():
+                running.add(pid)
+        except OSError:
+            pass
+    return running
+
+
+def wait_until_gone(pids: set[int], data_dir: Path, seconds: float = 30) -> None:
+    """A bound on the wait for the API processes and DynamoDB Local (found by its data directory) to end."""
+    deadline = time.monotonic() + seconds
+    while (still_running(pids) or processes_mentioning(str(data_dir))) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert still_running(pids) == set() and processes_mentioning(str(data_dir)) == []
+
+
+def instances_answering(base_url: str, rounds: int = 20, width: int = 12) -> tuple[set[str], list]:
+    """Which processes answer bursts of concurrent requests (X-Local-Instance, enabled for tests only), burst after
+    burst until three distinct ones were seen or `rounds` ran out; and every answer that was not a 200."""
+    seen: set[str] = set()
+    failures: list = []
+    for _ in range(rounds):
+        results = all_at_once(
+            [lambda: requests.get(f"{base_url}/products", headers={**auth(), "Connection": "close"}, timeout=60)] * width
+        )
+        for result in results:
+            if isinstance(result, Exception) or result.status_code != 200:
+                failures.append(result)
+            else:
+                seen.add(result.headers["X-Local-Instance"])
+        if len(seen) >= 3:
+            break
+    return seen, failures
+
+
+@pytest.mark.skipif(
+    not dynamodb_local.java_available() or dynamodb_local.find_jar() is None,
+    reason="needs java 17+ and DynamoDB Local (npm ci)",
+)
+def test_three_instances_share_the_port_and_a_kill_9_leaves_nothing_behind(tmp_path):
+    env = runner_env(LOCAL_DATA_DIR=str(tmp_path), CONCURRENCY="3", LOCAL_INSTANCE_HEADER="1")
+    runner, base_url = start(env)
+    try:
+        assert "Starting the API on port " + env["PORT"] + ": 3 instances (CONCURRENCY) ..." in runner.output()
+        assert "3 API processes" in runner.wait_for("Instances:")
+        instances = api_processes_of(runner.process.pid)
+        assert len(instances) == 3
+        assert requests.put(f"{base_url}/categories/kept", json={"name": "Kept"}, headers=auth(), timeout=10).ok
+        # Concurrent requests are answered by every one of the three processes, and by no other.
+        seen, failures = instances_answering(base_url)
+        assert failures == []
+        assert seen == {str(pid) for pid in instances}
+
+        # The runner killed: its API processes and DynamoDB Local end too, and the port is free again.
+        runner.process.kill()
+        runner.process.wait(timeout=30)
+        wait_until_gone(instances, tmp_path)
+    finally:
+        runner.stop()
+
+    # Started afresh on the same port and data; then every process of it killed at once.
+    runner, _ = start(env)
+    try:
+        assert "Table local-run-test found." in runner.output()
+        instances = api_processes_of(runner.process.pid)
+        java = processes_mentioning(str(tmp_path))
+        assert (len(instances), len(java)) == (3, 1)
+        for pid in [runner.process.pid, *instances, *java]:
+            os.kill(pid, signal.SIGKILL)
+        runner.process.wait(timeout=30)
+        wait_until_gone(instances, tmp_path)
+    finally:
+        runner.stop()
+
+    # And once more: it starts cleanly, the data is there, and SIGTERM stops every process and DynamoDB Local.
+    runner, _ = start(env)
+    try:
+        again = requests.get(f"{base_url}/categories/kept", headers=auth(), timeout=10)
+        assert (again.status_code, again.json()) == (200, {"id": "kept", "name": "Kept"})
+        instances = api_processes_of(runner.process.pid)
+        assert len(instances) == 3
+    finally:
+        code = runner.stop()
+    assert code == 0, runner.output()
+    assert still_running(instances) == set()
+    assert processes_mentioning(str(tmp_path)) == []
+
+
+def test_concurrency_1_serves_with_one_process(tmp_path):
+    # Without java (the in-memory store starts at once): what is tested here is the API processes.
+    env = runner_env(PATH=str(Path(sys.executable).parent), LOCAL_DATA_DIR=str(tmp_path), CONCURRENCY="1", LOCAL_INSTANCE_HEADER="1")
+    runner, base_url = start(env)
+    try:
+        assert "1 instance (CONCURRENCY)" in runner.output()
+        assert "1 API process," in runner.wait_for("Instances:")
+        instances = api_processes_of(runner.process.pid)
+        assert len(instances) == 1
+        seen, failures = instances_answering(base_url, rounds=1)
+        assert (seen, failures) == ({str(pid) for pid in instances}, [])
+    finally:
+        code = runner.stop()
+    assert code == 0, runner.output()
+    assert still_running(instances) == set()
+
+
+def test_answers_carry_no_instance_header_unless_a_test_asks(runner_table):
+    status, headers, _ = raw_request(runner_table, "GET", "/products", "no-such-token")
+    assert status == 401 and "X-Local-Instance" not in headers
+
+
+@pytest.mark.parametrize("value", ["0", "65", "four", "2.5", "-3"])
+def test_a_bad_concurrency_is_refused_before_anything_starts(value):
+    finished = subprocess.run(
+        [sys.executable, "-m", "chalicelib.localdev.run"],
+        cwd=REPO_ROOT,
+        env=runner_env(CONCURRENCY=value),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert finished.returncode == 2
+    assert finished.stderr == f"error: CONCURRENCY must be a whole number from 1 to 64 (API processes), not {value!r}\n"
+    assert finished.stdout == ""

@@ -1,8 +1,8 @@
-"""`chalice local`, made to behave like API Gateway in front of one Lambda instance.
+"""`chalice local`, made to behave like API Gateway in front of Lambda instances, one instance per process.
 
     python -m chalicelib.localdev.api_server local --stage local --port 8000 ...   (the arguments of `chalice`)
 
-Three changes to chalice local's server (decisions §1, §3):
+Changes to chalice local's server (decisions §1, §3):
 - Every HTTP method reaches the app. http.server answers a method it has no `do_<METHOD>` for, such as TRACE,
   itself with a 501 HTML page; here the app answers 405 or 404 as problem+json.
 - The app handles one request at a time, as one Lambda instance does. chalice local runs each connection in
@@ -14,9 +14,20 @@ Three changes to chalice local's server (decisions §1, §3):
   the app gets in AWS.
 - A listen backlog of 1024 instead of http.server's 5, so a burst of new connections waits in the queue
   instead of being reset.
+- Several instances on one port (`make run`, CONCURRENCY): run.py binds the listening socket once and starts
+  this server in that many processes, each given the socket's descriptor in LOCAL_API_LISTEN_FD. The kernel
+  hands each new connection to one process waiting in accept(), and a process waits until its app is idle
+  before it accepts, so a new connection goes to a free instance when there is one, as API Gateway sends a
+  request to a free Lambda instance. Each process writes one byte to LOCAL_API_READY_FD once its app is loaded,
+  starts accepting once run.py has made the socket listen, and exits soon after run.py is gone.
+- LOCAL_INSTANCE_HEADER=1 (tests only) adds `X-Local-Instance: <pid>` to every answer, so a test can see which
+  process answered; nothing sets it otherwise, and the deployed service never runs this module.
 """
+import os
+import socket
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler
 from urllib.parse import unquote
 
@@ -24,6 +35,9 @@ from chalice import local
 from chalice.cli import main
 
 LISTEN_BACKLOG = 1024
+LISTEN_FD_VARIABLE = "LOCAL_API_LISTEN_FD"
+READY_FD_VARIABLE = "LOCAL_API_READY_FD"
+INSTANCE_HEADER = os.environ.get("LOCAL_INSTANCE_HEADER") == "1"
 
 
 class OneRequestAtATimeGateway(local.LocalGateway):
@@ -58,6 +72,11 @@ class Handler(local.ChaliceRequestHandler):
         self.send_response(code)
         self._send_headers(headers)
 
+    def end_headers(self) -> None:
+        if INSTANCE_HEADER:
+            self.send_header("X-Local-Instance", str(os.getpid()))
+        super().end_headers()
+
     def __getattr__(self, name: str):
         if name.startswith("do_"):
             return self._generic_handle
@@ -65,11 +84,61 @@ class Handler(local.ChaliceRequestHandler):
 
 
 class Server(local.ThreadedHTTPServer):
+    """Binds its own socket, or, given LOCAL_API_LISTEN_FD, serves on the one that run.py bound for every instance."""
+
     request_queue_size = LISTEN_BACKLOG
+
+    def __init__(self, server_address, handler_class) -> None:
+        inherited = os.environ.pop(LISTEN_FD_VARIABLE, None)
+        self.shared = inherited is not None
+        self.parent = os.getppid()
+        super().__init__(server_address, handler_class, bind_and_activate=not self.shared)
+        if self.shared:
+            self.socket.close()
+            self.socket = socket.socket(fileno=int(inherited))
+            # Every instance waits in select() on this socket and all of them wake for a new connection: the
+            # one that takes it wins, the others' accept() must return at once instead of waiting for the next.
+            self.socket.setblocking(False)
+            self.server_address = self.socket.getsockname()
+            self.server_name, self.server_port = self.server_address[0], self.server_address[1]
+
+    def get_request(self):
+        if self.shared:
+            # A busy instance leaves new connections to idle ones: it accepts only once its app is free.
+            with OneRequestAtATimeGateway._app_lock:
+                pass
+        request, address = super().get_request()
+        if self.shared:
+            request.setblocking(True)  # where accept() passes the listening socket's O_NONBLOCK on (BSD, macOS)
+        return request, address
+
+    def service_actions(self) -> None:
+        # Called at least every half second: run.py gone (killed) means stop, where PR_SET_PDEATHSIG did not.
+        if self.shared and os.getppid() != self.parent:
+            os._exit(1)
+
+    def wait_until_listening(self) -> None:
+        """run.py makes the shared socket listen once every instance is ready; until then a connection is refused."""
+        while not self.socket.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN):
+            self.service_actions()
+            time.sleep(0.05)
+
+
+class DevServer(local.LocalDevServer):
+    def serve_forever(self) -> None:
+        if not self.server.shared:
+            super().serve_forever()
+            return
+        ready = os.environ.pop(READY_FD_VARIABLE, None)
+        if ready is not None:
+            os.write(int(ready), b".")
+            os.close(int(ready))
+        self.server.wait_until_listening()
+        self.server.serve_forever()  # run.py prints the address once for all instances
 
 
 def create_local_server(app_obj, config, host: str, port: int) -> local.LocalDevServer:
-    return local.LocalDevServer(app_obj, config, host, port, handler_cls=Handler, server_cls=Server)
+    return DevServer(app_obj, config, host, port, handler_cls=Handler, server_cls=Server)
 
 
 # The chalice command line builds its server through this module function.

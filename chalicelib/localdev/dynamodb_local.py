@@ -5,7 +5,9 @@ run directly with java (so the package's node version requirement does not matte
     ... use server.endpoint ...
     server.stop()
 """
+import functools
 import http.client
+import os
 import shutil
 import signal
 import socket
@@ -49,14 +51,17 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _die_with_parent() -> None:
+def _die_with_parent(parent: int | None = None) -> None:
     """Runs in the child before exec: on Linux, have the kernel stop java if the Python parent dies,
-    so a killed test run or runner never leaves DynamoDB Local behind."""
+    so a killed test run or runner never leaves DynamoDB Local behind. Given the parent's pid, the child also
+    exits at once if the parent died before the request took effect (the kernel would not signal it then)."""
     if sys.platform.startswith("linux"):
         import ctypes
 
         PR_SET_PDEATHSIG = 1
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if parent is not None and os.getppid() != parent:
+        os._exit(1)
 
 
 class DynamoDBLocal:
@@ -146,7 +151,7 @@ def _start(java: str, jar: Path, db_path: Path | None, port: int, timeout: float
         stdout=log_file,
         stderr=subprocess.STDOUT,
         start_new_session=True,  # Ctrl-C goes to the runner, which stops java in order
-        preexec_fn=_die_with_parent,
+        preexec_fn=functools.partial(_die_with_parent, os.getpid()),
     )
     server = DynamoDBLocal(process, port, log_file)
     deadline = time.monotonic() + timeout

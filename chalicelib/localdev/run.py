@@ -5,12 +5,20 @@
 Starts a local DynamoDB (Amazon DynamoDB Local with its data under .data/, or, without Java, an in-memory moto
 server that keeps nothing), creates the table and the account `demo` with the supplier token from
 SUPPLIER_TOKEN, then serves the API with `chalice local` on http://127.0.0.1:${PORT:-8000} until Ctrl-C or
-SIGTERM. Every other setting (TABLE_NAME, SIGNING_SECRET, TIMEZONE, ...) reaches the API through the
-environment, which the API process inherits.
+SIGTERM: CONCURRENCY (default 4) API processes on that one port, each one request at a time like one Lambda
+instance, and one set of background loops (events, images, imports) in this process beside them. Every other
+setting (TABLE_NAME, SIGNING_SECRET, TIMEZONE, ...) reaches the API through the environment, which the API
+processes inherit.
+
+This process binds the port once and every API process inherits the listening socket: the kernel queues
+connections (backlog 1024) and hands each to one process waiting in accept(), as API Gateway hands a request to
+a free instance. Each API process stops when this one is gone, even killed (PR_SET_PDEATHSIG, and a check of
+its parent every half second), so nothing keeps the port after a kill -9.
 """
 import functools
 import logging
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -27,6 +35,7 @@ from . import dynamodb_local
 
 REPO_ROOT = dynamodb_local.REPO_ROOT
 DEFAULT_PORT = 8000
+DEFAULT_CONCURRENCY, MAX_CONCURRENCY = 4, 64
 DEFAULT_TOKEN = "dev-supplier-token"
 ACCOUNT_ID, ACCOUNT_NAME = "demo", "Demo supplier"
 API_START_TIMEOUT_SECONDS = 60.0
@@ -78,22 +87,35 @@ def loud_warning(lines: list[str]) -> None:
     say(border, sys.stderr)
 
 
-def port_is_free(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the API server binds it
-        try:
-            sock.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
-
-
-def port_answers(port: int) -> bool:
+def concurrency(value: str | None) -> int:
+    """The number of API processes from CONCURRENCY (unset or empty: the default); ValueError says what is wrong."""
+    if not (value or "").strip():
+        return DEFAULT_CONCURRENCY
     try:
-        socket.create_connection(("127.0.0.1", port), timeout=1).close()
-    except OSError:
-        return False
-    return True
+        count = int(value.strip())
+    except ValueError:
+        count = 0
+    if not 1 <= count <= MAX_CONCURRENCY:
+        raise ValueError(f"CONCURRENCY must be a whole number from 1 to {MAX_CONCURRENCY} (API processes), not {value!r}")
+    return count
+
+
+def bind(port: int) -> socket.socket:
+    """The API's socket on 127.0.0.1, bound but not yet listening (connections are refused until the API serves).
+
+    One socket bound here and inherited by every API process, not a proxy of our own: the kernel already spreads
+    connections over processes waiting in accept(), with nothing of ours to add latency, buffer or fail.
+    OSError when the port is in use.
+    """
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        # A restart right after a stop (or a kill -9) reuses the port despite connections still in TIME_WAIT.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", port))
+    except (OSError, OverflowError) as error:
+        sock.close()
+        raise OSError(str(error)) from error
+    return sock
 
 
 def start_store(stoppers: list[Callable[[], None]]) -> tuple[str, bool]:
@@ -145,23 +167,22 @@ def prepare_data(token: str) -> None:
     accounts.create_account(ACCOUNT_ID, ACCOUNT_NAME, token)
 
 
-def start_api(port: int, stoppers: list[Callable[[], None]]) -> subprocess.Popen:
+def start_api(listener: socket.socket, count: int, stoppers: list[Callable[[], None]]) -> list[subprocess.Popen]:
+    """`count` API processes on the listener, which listens once every one of them has loaded the app."""
+    from .api_server import LISTEN_BACKLOG, LISTEN_FD_VARIABLE, READY_FD_VARIABLE
+
+    port = listener.getsockname()[1]
     # `chalice local`, with every HTTP method passed to the app (api_server.py says why).
     command = [sys.executable, "-m", "chalicelib.localdev.api_server"] + [
         "local", "--stage", "local", "--host", "127.0.0.1", "--port", str(port), "--no-autoreload"
     ]
-    process = subprocess.Popen(
-        command,
-        cwd=REPO_ROOT,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        stdin=subprocess.DEVNULL,
-        start_new_session=True,  # Ctrl-C reaches only this runner, which stops the API itself
-        preexec_fn=dynamodb_local._die_with_parent,
-    )
+    processes: list[subprocess.Popen] = []
 
     def stop() -> None:
-        if process.poll() is None:
-            process.terminate()
+        for process in processes:
+            if process.poll() is None:
+                process.terminate()
+        for process in processes:
             try:
                 process.wait(timeout=10)
             except subprocess.TimeoutExpired:
@@ -169,14 +190,46 @@ def start_api(port: int, stoppers: list[Callable[[], None]]) -> subprocess.Popen
                 process.wait()
 
     stoppers.append(stop)
-    deadline = time.monotonic() + API_START_TIMEOUT_SECONDS
-    while not port_answers(port):
-        if process.poll() is not None:
-            raise StartupFailed(f"chalice local exited with code {process.returncode} before it served")
-        if time.monotonic() > deadline:
-            raise StartupFailed(f"chalice local did not answer on port {port} within {API_START_TIMEOUT_SECONDS:.0f} s")
-        time.sleep(0.2)
-    return process
+    ready_read, ready_write = os.pipe()  # each process writes one byte to it once it has loaded the app
+    try:
+        for _ in range(count):
+            processes.append(subprocess.Popen(
+                command,
+                cwd=REPO_ROOT,
+                env={
+                    **os.environ,
+                    "PYTHONUNBUFFERED": "1",
+                    LISTEN_FD_VARIABLE: str(listener.fileno()),
+                    READY_FD_VARIABLE: str(ready_write),
+                },
+                stdin=subprocess.DEVNULL,
+                pass_fds=(listener.fileno(), ready_write),
+                start_new_session=True,  # Ctrl-C reaches only this runner, which stops the API itself
+                preexec_fn=functools.partial(dynamodb_local._die_with_parent, os.getpid()),
+            ))
+    finally:
+        os.close(ready_write)
+    try:
+        ready = 0
+        deadline = time.monotonic() + API_START_TIMEOUT_SECONDS
+        while ready < count:
+            exited = [process for process in processes if process.poll() is not None]
+            if exited:
+                raise StartupFailed(f"an API process (chalice local) exited with code {exited[0].returncode} before it served")
+            if time.monotonic() > deadline:
+                raise StartupFailed(f"{count - ready} of {count} API processes not ready within {API_START_TIMEOUT_SECONDS:.0f} s")
+            if select.select([ready_read], [], [], 0.2)[0]:
+                byte_per_process = os.read(ready_read, count)
+                ready += len(byte_per_process)
+                if not byte_per_process:  # end of file: a process exited without its byte, poll() says which
+                    time.sleep(0.05)
+    finally:
+        os.close(ready_read)
+    try:
+        listener.listen(LISTEN_BACKLOG)
+    except OSError as error:  # another runner bound the same port meanwhile and listens on it
+        raise StartupFailed(f"port {port} on 127.0.0.1 cannot be used ({error}); stop what uses it or set PORT") from error
+    return processes
 
 
 def start_background_loops(stop_event: threading.Event, stoppers: list[Callable[[], None]]) -> None:
@@ -199,35 +252,46 @@ def serve() -> int:
         say(f"error: PORT must be a number, not {os.environ['PORT']!r}", sys.stderr)
         return 2
     token = os.environ.get("SUPPLIER_TOKEN") or DEFAULT_TOKEN
+    try:
+        instances = concurrency(os.environ.get("CONCURRENCY"))
+    except ValueError as error:
+        say(f"error: {error}", sys.stderr)
+        return 2
     if not is_secret(token):
         say(f"error: SUPPLIER_TOKEN {SECRET_RULE}, or no request could log in with it", sys.stderr)
         return 2
-    if not port_is_free(port):
-        say(f"error: port {port} on 127.0.0.1 is in use; stop what uses it or set PORT", sys.stderr)
+    try:
+        listener = bind(port)
+    except OSError as error:
+        say(f"error: port {port} on 127.0.0.1 cannot be used ({error}); stop what uses it or set PORT", sys.stderr)
         return 1
+    port = listener.getsockname()[1]
 
-    stoppers: list[Callable[[], None]] = []
+    stoppers: list[Callable[[], None]] = [listener.close]
     signal.signal(signal.SIGTERM, _raise_stop)
     try:
         allow_local_receivers()
         endpoint, persistent = start_store(stoppers)
         use_local_endpoint(endpoint)
         prepare_data(token)
-        say(f"Starting the API on port {port} ...")
-        api = start_api(port, stoppers)
+        say(f"Starting the API on port {port}: {instances} instance{'s' if instances > 1 else ''} (CONCURRENCY) ...")
+        api = start_api(listener, instances, stoppers)
+        listener.close()  # the API processes hold it; with all of them gone the port is free
         start_background_loops(threading.Event(), stoppers)
         base_url = f"http://127.0.0.1:{port}"
         say()
         say("Supplier Ordering Service is running" + ("" if persistent else " (IN MEMORY: nothing is persisted)"))
         say(f"  Base URL:       {base_url}")
         say(f"  Supplier token: {token}   (account {ACCOUNT_ID})")
+        say(f"  Instances:      {instances} API process{'es' if instances > 1 else ''}, one request at a time each (CONCURRENCY)")
         say(f"  DynamoDB:       {endpoint}" + ("" if persistent else "   (in memory)"))
         say(f"  Try:            curl -H 'Authorization: token {token}' {base_url}/products")
         say("Press Ctrl-C to stop.")
         say()
-        while api.poll() is None:
+        while all(process.poll() is None for process in api):
             time.sleep(0.3)
-        say(f"error: the API process exited with code {api.returncode}; stopping", sys.stderr)
+        gone = next(process for process in api if process.poll() is not None)
+        say(f"error: an API process (pid {gone.pid}) exited with code {gone.returncode}; stopping", sys.stderr)
         return 1
     except (KeyboardInterrupt, Stop):
         say("\nStopping ...")

@@ -6,7 +6,8 @@ import threading
 from decimal import Decimal
 from typing import Any
 
-import boto3
+import botocore.loaders
+import botocore.session
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.config import Config
 
@@ -18,6 +19,9 @@ _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
 _client = None
 _lock = threading.Lock()
+# botocore's service models (DynamoDB's API, endpoint rules, waiters), read from disk once per process: each new
+# session would parse them again. A Lambda instance makes one client; tests make one per test (reset_client).
+_models = botocore.loaders.create_loader()
 
 
 def client():
@@ -25,7 +29,9 @@ def client():
     if _client is None:
         with _lock:
             if _client is None:
-                _client = boto3.session.Session().client(
+                session = botocore.session.get_session()  # what boto3.client() makes, with the models shared
+                session.register_component("data_loader", _models)
+                _client = session.create_client(
                     "dynamodb",
                     region_name=os.environ.get("AWS_DEFAULT_REGION") or os.environ.get("AWS_REGION") or "us-east-1",
                     config=Config(retries={"mode": "standard", "max_attempts": 4}, tcp_keepalive=True),
