@@ -41,19 +41,23 @@ def test_create_account_with_a_new_token_for_a_new_account(accounts_ready, capsy
 
 
 @pytest.mark.parametrize(
-    "secret", ["has space", "x" * 513, "", " lead", "trail ", "tab\tinside", "line\nbreak", "nul\x00", "del\x7f"]
+    "secret",
+    [
+        "has space", "x" * 513, "", " lead", "trail ", "tab\tinside", "line\nbreak", "nul\x00", "del\x7f",
+        "café", "no\u00a0break", "café-ünïcode", "emoji-\U0001f37a",  # headers are read as latin-1: never logs in
+    ],
 )
 def test_create_account_refuses_a_token_that_could_never_log_in(accounts_ready, capsys, secret):
     assert cli.main(["create-account", "--id", "third", "--token", secret]) == 1
 
     assert capsys.readouterr().err == (
-        "error: 1 field(s) are invalid\n  --token: must be 1 to 512 characters with no spaces or control characters\n"
+        "error: 1 field(s) are invalid\n  --token: must be 1 to 512 printable ASCII characters with no spaces\n"
     )
     assert accounts.get("third") is None
     assert tokens.find(secret) is None
 
 
-@pytest.mark.parametrize("secret", ["x" * 512, "a", "dev-token_with.punctuation~!#$%&'*+/=?^`|", "café-ünïcode"])
+@pytest.mark.parametrize("secret", ["x" * 512, "a", "dev-token_with.punctuation~!#$%&'*+/=?^`|"])
 def test_a_token_the_cli_registers_logs_in(api, capsys, secret):
     assert cli.main(["create-account", "--id", "third", "--token", secret]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == secret
@@ -62,7 +66,7 @@ def test_a_token_the_cli_registers_logs_in(api, capsys, secret):
     assert auth.authenticate(f"token {secret}", "supplier").account == "third"
 
 
-@pytest.mark.parametrize("secret", ["has space", "x" * 513, "tab\tinside"])
+@pytest.mark.parametrize("secret", ["has space", "x" * 513, "tab\tinside", "café", "no\u00a0break"])
 def test_authentication_refuses_what_the_cli_refuses(api, secret):
     response = api.get("/products", token=secret)
     assert response.status_code == 401
@@ -75,7 +79,7 @@ def test_make_run_refuses_a_supplier_token_that_could_never_log_in(monkeypatch, 
     monkeypatch.setenv("SUPPLIER_TOKEN", "has space")
     assert run.serve() == 2
     assert capsys.readouterr().err == (
-        "error: SUPPLIER_TOKEN must be 1 to 512 characters with no spaces or control characters,"
+        "error: SUPPLIER_TOKEN must be 1 to 512 printable ASCII characters with no spaces,"
         " or no request could log in with it\n"
     )
 

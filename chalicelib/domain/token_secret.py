@@ -1,10 +1,11 @@
 """What a token secret may be: the one rule that authentication reads and the admin CLI registers by.
 
-A secret travels in `Authorization: token <secret>`, which is split at its first space and stripped, and header
-values cannot carry control characters; a secret outside this rule could be registered but never log in.
+A secret travels in `Authorization: token <secret>`, which is split at its first space and stripped, header
+values cannot carry control characters, and their bytes are read as latin-1 (a UTF-8 "é" arrives as "Ã©"); a
+secret outside this rule could be registered but never log in.
 """
 MAX_SECRET_LENGTH = 512
-SECRET_RULE = f"must be 1 to {MAX_SECRET_LENGTH} characters with no spaces or control characters"
+SECRET_RULE = f"must be 1 to {MAX_SECRET_LENGTH} printable ASCII characters with no spaces"
 
 
 def is_secret(secret: str | None) -> bool:
@@ -12,6 +13,5 @@ def is_secret(secret: str | None) -> bool:
     return (
         bool(secret)
         and len(secret) <= MAX_SECRET_LENGTH
-        and secret == secret.strip()
-        and not any(c <= " " or c == "\x7f" for c in secret)
+        and all("!" <= c <= "~" for c in secret)
     )

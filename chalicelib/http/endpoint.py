@@ -72,7 +72,8 @@ def endpoint(
                 request.principal = principal  # the request log names the account (logs.py)
                 call = Call(request, principal)
                 if method == "POST" and principal is not None and replayable:
-                    return idempotency.handle(call, lambda: render(handler(call, **params), order), reads)
+                    work = lambda: render(handler(call, **params), order)  # noqa: E731
+                    return idempotency.handle(call, work, reads, order, status)
                 return render(handler(call, **params), order)
             except ServiceError as error:
                 return from_error(error)

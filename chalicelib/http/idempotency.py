@@ -4,6 +4,7 @@ from typing import Callable
 from chalice import Response
 
 from ..domain.errors import ServiceError
+from ..domain.field_order import Order
 from ..service import idempotency
 from ..service.authentication import Principal
 from .responses import from_error
@@ -19,9 +20,10 @@ def _scope(principal: Principal) -> str:
 
 
 def _query(request) -> list[tuple[str, str]]:
-    """Every name/value pair of the query string, repeated names included."""
+    """The query as the service reads it (decisions §11): each name with its last value, as `query_params[name]`
+    gives it to http/params.py, so `?a=1&a=2` is `a=2` and differs from `?a=2&a=1`."""
     found = request.query_params or {}
-    return [(name, value) for name in found for value in found.getlist(name)]
+    return [(name, found[name]) for name in found]
 
 
 def _content_type(header: str | None) -> tuple[str, tuple[tuple[str, str], ...]]:
@@ -45,12 +47,15 @@ def _as_sent(call) -> tuple[tuple[str, tuple[tuple[str, str], ...]], bytes]:
     return _content_type(call.header("content-type")), raw.encode() if isinstance(raw, str) else raw
 
 
-def handle(call, work: Callable[[], Response], reads: Callable | None = None) -> Response:
+def handle(
+    call, work: Callable[[], Response], reads: Callable | None = None, order: Order | None = None, status: int = 200
+) -> Response:
     """Run `work` (which may raise ServiceError) at most once per key and request.
 
     `reads(call)` gives the (Content-Type, body) the route reads out of an envelope, such as the file part of a
     form, whose boundary a client picks anew on each retry; None when it cannot read one (the route then answers
-    the malformed request itself, and its answer is compared as sent)."""
+    the malformed request itself, and its answer is compared as sent). `order`, `status`: the field order and
+    status of `work`'s answer of success, so an answer recorded inside the work's transaction has the same bytes."""
     key = call.header(idempotency.HEADER)
     if key is None:
         return work()
@@ -60,7 +65,7 @@ def handle(call, work: Callable[[], Response], reads: Callable | None = None) ->
         request.method, request.path, request.uri_params, _query(request), content_type, body
     )
     try:
-        outcome = idempotency.begin(call.account, _scope(call.principal), key, fingerprint)
+        outcome = idempotency.begin(call.account, _scope(call.principal), key, fingerprint, order, status)
     except ServiceError as error:
         return from_error(error)
     if isinstance(outcome, idempotency.Replay):

@@ -136,8 +136,14 @@ def import_products(call: Call):
     except TooLarge:
         return problem(413, ProblemType.PAYLOAD_TOO_LARGE, f"the file is limited to {IMPORT_FILE_BYTES} bytes")
     dry_run = params.boolean(call.queries, "dry_run")
-    report = imports.submit(call.account, file, charset, dry_run)
-    return ok(report, status=202, headers={"Location": f"/imports/products/{report['id']}"})
+    if call.idempotency is not None:
+        call.idempotency.headers_of = _location  # the answer recorded with the queued import has it too
+    report = imports.submit(call.account, file, charset, dry_run, call.idempotency)
+    return ok(report, status=202, headers=_location(report))
+
+
+def _location(report: dict) -> dict:
+    return {"Location": f"/imports/products/{report['id']}"}
 
 
 @endpoint(bp, "/imports/products", "GET", response="domain.catalogue_import:ImportList", paged=True)

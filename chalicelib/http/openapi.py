@@ -17,8 +17,10 @@ from pydantic import BaseModel, Field, TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema
 
 from ..domain.delivery import Delivery
+from ..domain.deposit_types import DEPOSIT_ID_LENGTH
 from ..domain.event_policy import RETRY_WINDOW, SEND_TIMEOUT
 from ..domain.idempotency import REPLAY_WINDOW
+from ..domain.identifiers import DELIVERY_ID_DIGITS, ID_MAX_LENGTH, ID_PATTERN
 from ..domain.problems import ProblemType
 from ..domain.product import Product
 from ..domain.timestamps import in_words
@@ -143,6 +145,21 @@ PAGING_PARAMETERS = [
     },
 ]
 
+# Path parameters typed as the ids they name, so a generated client passes back what the API answered (a
+# delivery's id is a number). A value outside these still reaches the route, which answers 404 as before.
+ID_SCHEMA = {"type": "string", "minLength": 1, "maxLength": ID_MAX_LENGTH, "pattern": ID_PATTERN}
+PATH_PARAMETER_SCHEMAS = {
+    "product_id": ID_SCHEMA,
+    "category_id": ID_SCHEMA,
+    "customer_id": ID_SCHEMA,
+    "import_id": ID_SCHEMA,
+    "deposit_id": {**ID_SCHEMA, "maxLength": DEPOSIT_ID_LENGTH},
+    "delivery_id": {"type": "integer", "minimum": 1, "maximum": 10**DELIVERY_ID_DIGITS - 1},
+    "token_id": {"type": "string", "minLength": 1, "maxLength": ID_MAX_LENGTH},
+    "event_id": {"type": "string", "minLength": 1},
+    "asset": {"type": "string", "minLength": 1},
+}
+
 ETAG_HEADER = {"description": "Version of the resource, for If-Match.", "schema": {"type": "string"}}
 IF_MATCH = {
     "name": "If-Match",
@@ -185,6 +202,8 @@ def missing_documentation(operations: list[Operation]) -> list[str]:
         for name in PATH_PARAMETER.findall(op.path):
             if name not in PATH_PARAMETERS:
                 found.append(f"{where}: path parameter {name} has no description in PATH_PARAMETERS (openapi_text.py)")
+            if name not in PATH_PARAMETER_SCHEMAS:
+                found.append(f"{where}: path parameter {name} has no type in PATH_PARAMETER_SCHEMAS (openapi.py)")
         for name in op.query:
             if name not in QUERY_PARAMETERS:
                 found.append(f"{where}: query parameter {name} has no entry in QUERY_PARAMETERS (openapi_text.py)")
@@ -241,8 +260,27 @@ def _open(node: Any) -> None:
             del item["additionalProperties"]
 
 
+def _absent_is_optional(node: Any) -> None:
+    """Request bodies: an optional field carries no `default`, so generators type it optional (openapi-typescript
+    makes every field with a default required). What absence means is the service's, said in words when not null;
+    in a PATCH body absent and null still differ (null stays in the field's type)."""
+    for item in objects_in(node):
+        properties = item.get("properties")
+        if not isinstance(properties, dict) or not all(isinstance(field, dict) for field in properties.values()):
+            continue
+        required = set(item.get("required", ()))
+        for name, field in properties.items():
+            if name in required or "default" not in field:
+                continue
+            default = field.pop("default")
+            if default is not None:
+                shown = default if isinstance(default, str) else json.dumps(default)
+                field["description"] = f"{field.get('description', '')} Absent means `{shown}`.".lstrip()
+
+
 def _schemas(operations: list[Operation]) -> tuple[dict, dict, dict]:
-    """JSON schemas of bodies (strict, as validated) and responses (open to added fields).
+    """JSON schemas of bodies (strict, as validated, optional fields without a default) and responses (open to
+    added fields, as rendered).
 
     A model used both ways gets two components: its own name for the response, `<Name>Input` for the body."""
     wanted: dict[tuple[Any, str], None] = {}
@@ -265,7 +303,9 @@ def _schemas(operations: list[Operation]) -> tuple[dict, dict, dict]:
         definitions[input_name]["title"] = input_name  # generators name classes by title
     for name in written:
         _rename_refs(definitions[inputs_of.get(name, name)], inputs_of)
+        _absent_is_optional(definitions[inputs_of.get(name, name)])
     _rename_refs(list(bodies_.values()), inputs_of)
+    _absent_is_optional(list(bodies_.values()))
     for name in read:
         _open(definitions[name])
     _open(list(responses.values()))
@@ -278,7 +318,8 @@ def _versioned_paths(operations: list[Operation]) -> set[str]:
 
 def _parameters(operation: Operation, versioned: set[str]) -> list[dict]:
     found = [
-        {"name": name, "in": "path", "required": True, "description": PATH_PARAMETERS.get(name, ""), "schema": {"type": "string"}}
+        {"name": name, "in": "path", "required": True, "description": PATH_PARAMETERS.get(name, ""),
+         "schema": dict(PATH_PARAMETER_SCHEMAS.get(name, {"type": "string"}))}
         for name in PATH_PARAMETER.findall(operation.path)
     ]
     if operation.paged:

@@ -13,6 +13,8 @@ PROBLEM = "application/problem+json"
 
 
 def to_json(body, order: Order | None = None) -> str:
+    """The JSON text of a result; an answer recorded for Idempotency-Key in the work's own transaction is
+    rendered the same way (service/idempotency.IdempotencyClaim.text)."""
     return json_text(ordered(body, order))
 
 

@@ -1,13 +1,13 @@
 """Use cases of the catalogue: products and categories."""
 from typing import NamedTuple
 
-from ..domain.errors import Conflict, NotFound, PreconditionFailed, invalid
+from ..domain.errors import Busy, Conflict, NotFound, PreconditionFailed, invalid
 from ..domain.identifiers import ID_RULE, is_identifier
 from ..lazy import lazy
 from ..store import products, rendered, table
 from ..store.paging import Page
 from .paging import paged
-from . import clock
+from . import clock, contention
 
 # Validation needs pydantic; reads do not, so a cold GET never imports it. Nor does a product read need the
 # category and pricing stores.
@@ -19,7 +19,7 @@ product_rules = lazy("chalicelib.domain.product")
 shapes = lazy("chalicelib.domain.common")
 category_shapes = lazy("chalicelib.domain.category")
 
-PATCH_ATTEMPTS = 5
+WRITE_ATTEMPTS = 30  # each lost race means another write won, so many concurrent writers all get through
 STALE_ETAG = "the product was changed since the ETag given in If-Match"
 
 
@@ -57,11 +57,12 @@ def _same(stored: products.StoredProduct | None, data: dict) -> bool:
 
 def _write(account: str, product_id: str, build, if_match: str | None, create_only: bool = False) -> ProductView:
     """Read the product (and the feed head, in the same request), build the new document from it, and save it
-    conditional on what was read, with its feed entry; a concurrent change makes us read again.
+    conditional on what was read, with its feed entry; a concurrent change makes us read again, for as long as
+    any write retries contention (decisions §8): only a stale If-Match is 412 (§11).
 
     `build(current data or None)` returns the document to store. The image is queued for download in the same
     write; the image job downloads it (jobs/images.py, service/images.py)."""
-    for _ in range(PATCH_ATTEMPTS):
+    for attempt in contention.attempts(WRITE_ATTEMPTS):
         current, head, deposit_types = products.get_for_write(account, product_id)
         if current is not None and create_only:
             raise Conflict(f"product {product_id} already exists; use PUT to replace it")
@@ -91,7 +92,8 @@ def _write(account: str, product_id: str, build, if_match: str | None, create_on
             return ProductView(data, saved)
         if if_match is not None:
             raise PreconditionFailed(STALE_ETAG)
-    raise PreconditionFailed("the product kept changing while it was being written; try again")
+        contention.back_off(attempt)
+    raise Busy("the product is being changed by many requests at once; try again")
 
 
 def create_product(account: str, body) -> ProductView:

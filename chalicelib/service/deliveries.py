@@ -5,11 +5,10 @@ Every change is one transaction through the change feed (store/feed.py: its entr
 change wins the race we re-read and evaluate the transition again, so concurrent changes serialise: none is
 lost and none skips the state machine.
 """
-import random
 import time
 from typing import Callable
 
-from ..domain import delivery, deposits
+from ..domain import delivery, deposits, retry
 from ..domain import deposit_types as deposit_shapes
 from ..domain.common import ValidationFailed
 from ..domain import integration as integration_state
@@ -105,15 +104,11 @@ def _balances_moved(account: str, changed: dict) -> dict | None:
 def _attempts():
     """Attempt numbers: at least MAX_ATTEMPTS, and on until contention has lasted CONTENTION_SECONDS (of the one
     clock, so a test moves it)."""
-    give_up_at = clock.after(CONTENTION_SECONDS)
-    attempt = 0
-    while attempt < MAX_ATTEMPTS or clock.now() < give_up_at:
-        yield attempt
-        attempt += 1
+    return retry.attempts(clock.now, MAX_ATTEMPTS, CONTENTION_SECONDS)
 
 
 def _back_off(attempt: int) -> None:
-    time.sleep(random.uniform(0, min(0.005 * 2**attempt, 0.2)))
+    retry.back_off(attempt, time.sleep, first=0.005, cap=0.2)
 
 
 def respond(account: str, delivery_id: str, data, idempotency: IdempotencyClaim | None = None) -> dict:

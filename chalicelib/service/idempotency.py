@@ -11,11 +11,12 @@ contended) or a 5xx the key is released, so a retry does the work and gets the r
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Callable, Iterable
 
 from ..domain.errors import Busy, Conflict, invalid
+from ..domain.field_order import Order, ordered
+from ..domain.rendering import json_text
 from ..store import idempotency as records
-from ..store import table
 from . import clock
 
 HEADER = "Idempotency-Key"
@@ -35,14 +36,21 @@ class IdempotencyClaim:
     """A claimed key. A use case that writes a transaction may record its answer in it via `completion`."""
 
     record: records.ClaimedKey
+    order: Order | None = None  # the field order the route renders its answer in (decisions §3)
+    status: int = 200  # the route's status of success
+    headers_of: Callable[[dict], dict] | None = None  # the headers the route adds to an answer (a Location)
     recorded: bool = field(default=False)
 
-    def completion(self, body: dict, status: int = 200) -> records.Completion:
-        """`body` as this request's JSON answer, for the store to record in the work's own transaction (if our
-        claim still holds then)."""
+    def completion(self, body: dict) -> records.Completion:
+        """`body` as this request's JSON answer of success, for the store to record in the work's own
+        transaction (if our claim still holds then)."""
         self.recorded = True
-        text = table.json_text(body)  # the renderer of first answers too, so a replay is byte for byte the same
-        return records.Completion(self.record, status, JSON_HEADERS, text)
+        headers = {**JSON_HEADERS, **(self.headers_of(body) if self.headers_of else {})}
+        return records.Completion(self.record, self.status, headers, self.text(body))
+
+    def text(self, body: dict) -> str:
+        """The body as the route answers it (http/responses.to_json), so a replay is byte for byte the same."""
+        return json_text(ordered(body, self.order))
 
 
 def fingerprint(
@@ -53,7 +61,8 @@ def fingerprint(
     content_type: tuple[str, tuple[tuple[str, str], ...]],
     body: bytes,
 ) -> str:
-    """The request as the service reads it (decisions §11): query pairs as a set, Content-Type as parsed."""
+    """The request as the service reads it (decisions §11): query pairs (one per name) as a set, Content-Type as
+    parsed."""
     digest = hashlib.sha256()
     parts = (params or {}, sorted(set(query)), content_type)
     for part in (method, route, *(json.dumps(p, sort_keys=True) for p in parts)):
@@ -68,12 +77,16 @@ def _valid_key(key: str) -> str:
     return key
 
 
-def begin(account: str, scope: str, key: str, request_fingerprint: str) -> IdempotencyClaim | Replay:
-    """Claim the key, or the first answer to replay; Conflict (400) for another request, Busy (409) meanwhile."""
+def begin(
+    account: str, scope: str, key: str, request_fingerprint: str, order: Order | None = None, status: int = 200
+) -> IdempotencyClaim | Replay:
+    """Claim the key, or the first answer to replay; Conflict (400) for another request, Busy (409) meanwhile.
+    `order`, `status`: the field order and status of the route's answer, for one recorded in the work's
+    transaction."""
     now = int(clock.now().timestamp())
     found = records.claim(account, scope, _valid_key(key), request_fingerprint, now)
     if isinstance(found, records.ClaimedKey):
-        return IdempotencyClaim(found)
+        return IdempotencyClaim(found, order, status)
     if found.fingerprint != request_fingerprint:
         raise Conflict(f"this {HEADER} was already used with a different request")
     if found.state == records.COMPLETE:

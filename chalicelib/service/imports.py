@@ -18,7 +18,7 @@ from functools import partial
 
 from ..domain import catalogue_import
 from ..domain.catalogue_import import ImportRow, ImportStatus, Outcome
-from ..domain.errors import NotFound, UnsupportedMediaType, ValidationFailed
+from ..domain.errors import Busy, NotFound, UnsupportedMediaType, ValidationFailed
 from ..domain.field_order import IMPORT_SUMMARY_FIELDS
 from ..domain.identifiers import is_identifier
 from ..domain.limits import IMPORT_CHUNK_SECONDS
@@ -27,12 +27,14 @@ from ..store import categories, imports, outcomes, product_images, products, tab
 from ..store.events import iso
 from ..store.paging import Page
 from . import clock
+from .idempotency import IdempotencyClaim
 from .paging import paged
 
 log = logging.getLogger("supplier-ordering.imports")
 
 LEASE_MARGIN = dt.timedelta(seconds=60)  # past a slice's end, before another job may take the import over
 WINDOW_SLACK = 8  # rows read beyond what the last chunk's transaction held, so chunks grow back when they can
+LOST_CLAIM = "another request with this Idempotency-Key took over; retry to get its answer"
 MAX_STALLS = 5  # claims in a row without progress before the import is failed
 # What the file cannot express: kept from the stored product (decisions §12).
 KEPT_FIELDS = ("delivery_days", "delivery_date_overrides", "dates_with_no_delivery", "pricing")
@@ -48,8 +50,11 @@ def view(record: dict, errors: list[dict] | None = None) -> dict:
     return table.plain(body)
 
 
-def submit(account: str, body: bytes, charset: str | None, dry_run: bool) -> dict:
-    """Queue the import of a CSV file (in `charset` if given, else utf-8)."""
+def submit(
+    account: str, body: bytes, charset: str | None, dry_run: bool, idempotency: IdempotencyClaim | None = None
+) -> dict:
+    """Queue the import of a CSV file (in `charset` if given, else utf-8), with the Idempotency-Key answer in
+    the same write."""
     try:
         parsed = catalogue_import.parse(body, charset)
     except catalogue_import.UnknownCharset:
@@ -67,8 +72,11 @@ def submit(account: str, body: bytes, charset: str | None, dry_run: bool) -> dic
         "encoding": parsed.encoding,
         "delimiter": parsed.delimiter,
     }
-    imports.create(account, record, rows, now)
-    return view({**record, "rows": len(rows), "next_row": 0}, [])
+    report = view({**record, "rows": len(rows), "next_row": 0}, [])
+    claim = idempotency.completion(report) if idempotency is not None else None
+    if isinstance(imports.create(account, record, rows, now, claim), outcomes.LostClaim):
+        raise Busy(LOST_CLAIM)
+    return report
 
 
 def get_import(account: str, import_id: str) -> dict:

@@ -3,10 +3,9 @@ one BatchGetItem for everything the order is checked against, one UpdateItem for
 TransactWriteItems creating the deliveries, their feed entries (which make their events, store/feed.py), their
 integration counts and the products' "used" flags together; the feed adds one GetItem of the account's feed head.
 """
-import random
 import time
 
-from ..domain import integration
+from ..domain import integration, retry
 from ..domain.common import FieldError, ValidationFailed, parse
 from ..domain.delivery import OrderBody
 from ..domain.deposit_orders import BASIS
@@ -38,13 +37,13 @@ def place_order(account: str, customer_id: str, data, idempotency: IdempotencyCl
     counts = {name: n * len(placed) for name, n in integration.count_changes(None, integration.PENDING).items()}
     requested = deliveries.IntegrationWrite(dict(integration.REQUESTED_STATE), iso(now), counts)
     changes = [delivery_change(ChangeType.DELIVERY_REQUESTED, delivery) for delivery in placed]
-    for attempt in range(CONTENDED_ATTEMPTS):
+    for attempt in retry.attempts(clock.now, CONTENDED_ATTEMPTS, 0):
         outcome = deliveries.place(
             account, placed, order.product_ids, claim, requested, changes=changes, now=now, bases=bases
         )
         if not isinstance(outcome, outcomes.Contended):
             break
-        time.sleep(random.uniform(0, min(0.005 * 2**attempt, 0.2)))
+        retry.back_off(attempt, time.sleep, first=0.005, cap=0.2)
     else:
         raise Busy("many orders and changes of this account are being written at once; try again")
     if outcome is None:

@@ -28,8 +28,9 @@ from ..domain.feed import Change, ChangeType, product_change
 from ..domain.limits import IMPORT_LISTED_ERRORS
 from ..domain.rendering import size_in_bytes
 from ..domain.timestamps import iso
-from . import batch, categories, deposits, feed, keys, products, table
-from .outcomes import LostLease, Stale
+from . import batch, categories, deposits, feed, idempotency, keys, products, table
+from .idempotency import Completion
+from .outcomes import LostClaim, LostLease, Stale
 from .paging import Page, query_page
 
 PIECE_BYTES = 300_000  # below DynamoDB's 400 KB item limit with room for the key and attribute names
@@ -135,9 +136,11 @@ def _write_batch(requests: list[dict]) -> None:
             raise RuntimeError("DynamoDB left items unprocessed after repeated BatchWriteItem attempts")
 
 
-def create(account: str, record: dict, rows: list, now: dt.datetime) -> None:
+def create(account: str, record: dict, rows: list, now: dt.datetime, claim: Completion | None = None) -> None | LostClaim:
     """Store the rows (JSON values of strings, numbers and lists), then the import item that queues them (an item is only visible once its
-    rows are there)."""
+    rows are there), with the Idempotency-Key answer `claim` in the same write (decisions §11): a request that
+    dies after queueing replays its answer and never queues the import again. LostClaim: another request took
+    the key over, nothing is queued."""
     import_id = record["id"]
     pieces, starts = split_pieces([json.dumps(row, ensure_ascii=False, separators=(",", ":")) for row in rows])
     _write_batch(
@@ -157,9 +160,17 @@ def create(account: str, record: dict, rows: list, now: dt.datetime) -> None:
         "stalls": 0,
         **{name: 0 for name in COUNTS},
     }
-    table.client().put_item(
-        TableName=table.name(), Item=table.to_item(item), ConditionExpression="attribute_not_exists(PK)"
-    )
+    queued = {"TableName": table.name(), "Item": table.to_item(item), "ConditionExpression": "attribute_not_exists(PK)"}
+    if claim is None:
+        table.client().put_item(**queued)
+        return None
+    try:
+        table.client().transact_write_items(TransactItems=[{"Put": queued}, idempotency.complete_operation(claim)])
+    except ClientError as error:
+        if table.cancellation_codes(error)[-1:] == [table.CONDITION_FAILED]:
+            return LostClaim()  # its rows stay unreferenced, as those of an import whose put never ran
+        raise
+    return None
 
 
 def get(account: str, import_id: str, consistent: bool = True) -> dict | None:

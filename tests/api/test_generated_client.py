@@ -101,7 +101,7 @@ def test_a_whole_order_flow_through_the_generated_client(generated, base_url):
     assert [r.type_.value for r in accepted.responses] == ["ACCEPT"]
 
     csv = api("deliveries.delivery_order_file").sync_detailed(
-        str(delivery.id), client=supplier, encoding=models.DeliveryOrderFileEncoding.LATIN1
+        delivery.id, client=supplier, encoding=models.DeliveryOrderFileEncoding.LATIN1
     )
     assert csv.status_code == 200
     assert csv.headers["content-type"] == "text/csv; charset=iso-8859-1"

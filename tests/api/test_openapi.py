@@ -81,8 +81,77 @@ def test_path_parameters_come_from_the_path(doc):
         "in": "path",
         "required": True,
         "description": "The category's id (`[a-zA-Z0-9_-]`).",
-        "schema": {"type": "string"},
+        "schema": {"type": "string", "minLength": 1, "maxLength": 128, "pattern": "^[a-zA-Z0-9_-]+$"},
     }
+
+
+def test_path_parameters_are_typed_as_the_ids_the_api_answers(doc):
+    schemas = {
+        (path, p["name"]): p["schema"]
+        for path, item in doc["paths"].items()
+        for operation in item.values()
+        for p in operation["parameters"]
+        if p["in"] == "path"
+    }
+    assert schemas[("/deliveries/{delivery_id}", "delivery_id")] == {"type": "integer", "minimum": 1, "maximum": 999999999999}
+    assert {s["type"] for (_, name), s in schemas.items() if name == "delivery_id"} == {"integer"}
+    for name in ("product_id", "customer_id", "import_id", "deposit_id"):
+        assert {s.get("pattern") for (_, n), s in schemas.items() if n == name} == {"^[a-zA-Z0-9_-]+$"}, name
+    assert schemas[("/deposits/{deposit_id}", "deposit_id")]["maxLength"] == 64
+
+
+def test_delivery_paths_answer_404_for_what_is_no_integer_id(api):
+    for path in ("/deliveries/abc", "/deliveries/0", "/deliveries/1.5", "/deliveries/-1"):
+        response = api.get(path)
+        assert (response.status_code, response.data["type"]) == (404, "not-found"), path
+
+
+def _request_side(doc):
+    """Component names only request bodies reach (bodies' own refs and what they refer to)."""
+    schemas = doc["components"]["schemas"]
+    pending = [
+        media["schema"]
+        for item in doc["paths"].values()
+        for operation in item.values()
+        for media in operation.get("requestBody", {}).get("content", {}).values()
+    ]
+    seen = set()
+    while pending:
+        for node in openapi.objects_in(pending.pop()):
+            name = node.get("$ref", "").removeprefix(openapi.REF_PREFIX)
+            if name in schemas and name not in seen:
+                seen.add(name)
+                pending.append(schemas[name])
+    return seen
+
+
+def test_optional_request_fields_carry_no_default(doc):
+    schemas = doc["components"]["schemas"]
+    request = _request_side(doc)
+    assert {"NewProduct", "ProductInput", "ProductPatch", "VesselInput", "OrderBody", "BundleChoice"} <= request
+    assert not request & {"Product", "Vessel", "Delivery"}
+    defaulted = [
+        (name, field)
+        for name in request
+        for node in openapi.objects_in(schemas[name])
+        for field, rule in (node.get("properties") or {}).items()
+        if isinstance(rule, dict) and "default" in rule
+    ]
+    assert defaulted == []
+    # What absence means, when it is not null, is said in words.
+    assert schemas["OrderBody"]["properties"]["type"]["description"] == "Absent means `DELIVERY`."
+    assert schemas["WebhookSettings"]["properties"]["method"]["description"].endswith("Absent means `POST`.")
+    # PATCH: a field may be absent (unchanged) or null (cleared), two different things.
+    price = schemas["ProductPatch"]["properties"]["price"]
+    assert "price" not in schemas["ProductPatch"].get("required", []) and {"type": "null"} in price["anyOf"]
+
+
+def test_response_schemas_keep_their_defaults(doc):
+    schemas = doc["components"]["schemas"]
+    assert schemas["Vessel"]["properties"]["id"]["default"] is None
+    assert "default" not in schemas["VesselInput"]["properties"]["id"]
+    assert schemas["Product"]["required"] == schemas["ProductInput"]["required"] == ["status", "category", "name"]
+    assert schemas["Address"]["properties"]["address2"]["default"] is None
 
 
 def test_bodies_and_success_responses_name_the_models(doc):

@@ -406,3 +406,53 @@ def test_if_match_on_a_put_that_would_create_fails(catalogue):
     response = catalogue.put("/products/p1", body, headers={"If-Match": '"0123456789abcdef"'})
     problem(response, 412, "precondition-failed")
     assert catalogue.get("/products/p1").status_code == 404
+
+
+def lose_races(monkeypatch, clock, losses, seconds_each):
+    """The next `losses` saves of a product lose to another write, each costing `seconds_each` of the clock."""
+    from chalicelib.service import contention
+    from chalicelib.store import outcomes
+
+    real, lost = product_store.save, []
+
+    def save(*args, **kwargs):
+        if len(lost) < losses:
+            lost.append(clock.advance(seconds_each))
+            return outcomes.Stale()
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(product_store, "save", save)
+    monkeypatch.setattr(contention, "back_off", lambda attempt: None)
+    return lost
+
+
+def test_without_if_match_contention_is_retried_and_never_412(catalogue, monkeypatch):
+    """decisions §8/§11: 412 is only for a stale If-Match; contention shorter than 5 s is waited out."""
+    import datetime as dt
+
+    from tests.conftest import clock_at
+
+    clock = clock_at(monkeypatch, dt.datetime(2026, 5, 4, 9, 30, tzinfo=dt.timezone.utc))
+    catalogue.post("/products", minimal())
+    lost = lose_races(monkeypatch, clock, losses=45, seconds_each=0.1)  # 4.5 s of lost races
+    put = catalogue.put("/products/p1", minimal(price=5))
+    assert (put.status_code, put.data["price"], len(lost)) == (200, 5, 45)
+    lose_races(monkeypatch, clock, losses=45, seconds_each=0.1)
+    patched = catalogue.patch("/products/p1", {"price": 6})
+    assert (patched.status_code, patched.data["price"]) == (200, 6)
+
+
+def test_contention_lasting_5_seconds_is_409_with_retry_after(catalogue, monkeypatch):
+    import datetime as dt
+
+    from tests.conftest import clock_at
+
+    start = dt.datetime(2026, 5, 4, 9, 30, tzinfo=dt.timezone.utc)
+    clock = clock_at(monkeypatch, start)
+    catalogue.post("/products", minimal())
+    lost = lose_races(monkeypatch, clock, losses=10_000, seconds_each=0.1)
+    response = catalogue.put("/products/p1", minimal(price=5))
+    problem(response, 409, "conflict")
+    assert "Retry-After" in response.headers
+    assert (lost[-1] - start).total_seconds() >= 5
+    assert "price" not in catalogue.get("/products/p1").data  # nothing written

@@ -290,6 +290,33 @@ def test_derived_category_ids_are_valid_and_unique():
     assert other.startswith("soft-drinks-") and other != "soft-drinks"
 
 
+class _NotToWalk(dict):
+    """The targets already planned: looking one up is fine, walking them all (per row: quadratic) is not."""
+
+    def values(self):
+        raise AssertionError("a new name walked every target planned before it")
+
+    items = keys = __iter__ = values
+
+
+def test_a_new_category_name_is_planned_without_walking_the_names_before_it(monkeypatch):
+    """Planning is linear in the rows (issue 24.7): each new name costs one id derivation against a set kept up
+    to date, never a walk of every name planned before it."""
+    plan = ci.CategoryPlan.of({"beer": "Beer"})
+    _settled(plan, None, "Wine")
+    plan.targets = _NotToWalk(plan.targets)
+    derived = []
+    real = ci.derived_category_id
+    monkeypatch.setattr(ci, "derived_category_id", lambda *a, **kw: derived.append(a[0]) or real(*a, **kw))
+    for n in range(200):
+        _settled(plan, None, f"Name {n}", line=n + 3)
+        _settled(plan, None, f"Name {n}", line=n + 3)  # a name seen before is looked up
+    assert derived == [f"Name {n}" for n in range(200)]
+    again = _settled(plan, None, "Wine")
+    assert again.target.create_id == "wine" and again.first_use is False
+    assert len({t.create_id for t in dict.values(plan.targets)}) == 201  # every derived id is unique
+
+
 def test_a_name_no_category_may_have_is_refused():
     plan = ci.CategoryPlan.of({})
     refused = _settled(plan, None, "x" * 65)
