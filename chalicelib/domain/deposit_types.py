@@ -88,16 +88,18 @@ class CustomerDeposits(Shape):
     total: int
 
 
+def _not_zero(count: int) -> int:
+    if count == 0:
+        raise ValueError("must not be 0")
+    return count
+
+
 class Adjustment(Shape):
     """POST /customers/:id/deposits: an opening balance or a correction."""
 
     id: Identifier
-    count: Annotated[int, Strict(), Field(ge=-limits.DEPOSIT_COUNT, le=limits.DEPOSIT_COUNT)]
+    count: Annotated[int, Strict(), Field(ge=-limits.DEPOSIT_COUNT, le=limits.DEPOSIT_COUNT), AfterValidator(_not_zero)]
     message: Annotated[str, Strict(), Field(min_length=1, max_length=limits.ADJUSTMENT_MESSAGE_LENGTH)]
-
-
-def adjustment_errors(adjustment: Adjustment) -> list[FieldError]:
-    return [FieldError("count", "must not be 0")] if adjustment.count == 0 else []
 
 
 def empties_errors(empties: list[Empty], known: dict, path: str, least: int) -> list[FieldError]:

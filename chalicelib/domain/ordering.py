@@ -147,7 +147,6 @@ def plan_order(body: OrderBody, customer_id: str, context: OrderContext, now: dt
     errors = []
     if body.message and not settings.get("allow_delivery_comments"):
         errors.append(FieldError("message", "the supplier does not allow comments on deliveries"))
-    errors += deposit_orders.order_errors(body, context.deposit_types)
     order_date = schedule.local_now(now, schedule.account_timezone(settings)).date()
     scheduled_date = dt.date.fromisoformat(body.scheduled.date) if body.scheduled else None
     lines: dict[str, list[_Line]] = {ACTIVE: [], OUT_OF_STOCK: []}
@@ -177,6 +176,7 @@ def plan_order(body: OrderBody, customer_id: str, context: OrderContext, now: dt
     address = dump(body.address) if body.address else (customer or {}).get("address")
     if address is None:
         errors.append(FieldError("address", "is required because the customer profile has no address"))
+    errors += deposit_orders.order_errors(body, context.deposit_types)  # empties last, as the body lists them
     if errors:
         raise ValidationFailed(errors)
     deliveries = []

@@ -21,11 +21,17 @@ def _gone(deposit_id: str) -> NotFound:
 
 
 def put_deposit(account: str, deposit_id: str, body) -> dict:
+    errors = []  # every wrong field at once (decisions §3): the URL's id, a body id unlike it, name, price
     if not is_identifier(deposit_id) or len(deposit_id) > deposit_shapes.DEPOSIT_ID_LENGTH:
-        raise invalid("id", deposit_shapes.DEPOSIT_ID_RULE)
-    parsed = shapes.parse(deposit_shapes.DepositBody, body)
-    if parsed.id is not None and parsed.id != deposit_id:
-        raise invalid("id", "must equal the id in the URL")
+        errors.append(shapes.FieldError("id", deposit_shapes.DEPOSIT_ID_RULE))
+    elif isinstance(body, dict) and isinstance(body.get("id"), str) and body["id"] != deposit_id:
+        errors.append(shapes.FieldError("id", "must equal the id in the URL"))
+    try:
+        parsed = shapes.parse(deposit_shapes.DepositBody, body)
+    except shapes.ValidationFailed as failed:
+        errors += [e for e in failed.errors if not (errors and e.path == "id")]
+    if errors:
+        raise shapes.ValidationFailed(errors)
     saved = deposits.put(account, deposit_id, parsed.name, parsed.price, clock.now())
     if isinstance(saved, deposits.Full):
         raise invalid("id", f"an account has at most {DEPOSIT_TYPES} deposit types")
@@ -77,10 +83,13 @@ def adjust_balance(account: str, customer_id: str, body) -> dict:
     """POST /customers/:id/deposits: add a count (an opening balance, a correction) to one balance."""
     if not is_identifier(customer_id):
         raise _customer_gone(customer_id)
-    adjustment = shapes.parse(deposit_shapes.Adjustment, body)
-    errors = deposit_shapes.adjustment_errors(adjustment)
-    if errors:
-        raise shapes.ValidationFailed(errors)
+    try:
+        adjustment = shapes.parse(deposit_shapes.Adjustment, body)
+    except shapes.ValidationFailed as failed:  # an unknown deposit id is named with the other wrong fields (§3)
+        given = body.get("id") if isinstance(body, dict) else None
+        if isinstance(given, str) and is_identifier(given) and given not in deposits.read_types(account):
+            raise shapes.ValidationFailed([shapes.FieldError("id", "is not a deposit type of this supplier"), *failed.errors]) from None
+        raise
     refused = deposits.adjust(account, customer_id, adjustment.id, adjustment.count, clock.now())
     if isinstance(refused, outcomes.Gone):
         raise _customer_gone(customer_id)
