@@ -57,7 +57,16 @@ def _seed(call) -> None:
 
     accounts.create_account(ACCOUNT, "Bench supplier", TOKEN)
     seed._catalogue(call)
-    seed.put_products(call, range(11, PAGE_PRODUCTS + 1))
+    for n in range(11, PAGE_PRODUCTS + 1):
+        product = {
+            "id": f"p{n:04d}", "status": "ACTIVE", "category": "beer", "name": f"Lager {n}",
+            "vessel": {"size": 0.33, "unit": "l", "type": "BO"},
+            "bundles": [{"id": "crate", "type": "CT", "size": 24}, {"type": "PX", "size": 40}],
+            "price": 150 + n,
+            "pricing": {"strategy": "INCREMENTAL", "price_points": [{"from": 1, "price": 160}, {"from": 6, "price": 150}]},
+        }
+        status, _ = call("PUT", f"/products/{product['id']}", product)
+        assert status == 200, status
     seed._orders(ACCOUNT, ORDERS)
 
 

@@ -20,9 +20,9 @@ class World:
     placed: dict  # account -> the ids of its deliveries (an order answered 409 and placed again leaves a gap)
 
 
-def put_products(call, numbers) -> None:
-    """Lagers p<nnnn> in crates of 24 and pallets of 40 crates, one PUT each."""
-    for n in numbers:
+def _catalogue(call) -> None:
+    call("PUT", "/categories/beer", {"name": "Beer"})
+    for n in range(1, 11):
         product = {
             "id": f"p{n:04d}", "status": "ACTIVE", "category": "beer", "name": f"Lager {n}",
             "vessel": {"size": 0.33, "unit": "l", "type": "BO"},
@@ -32,11 +32,6 @@ def put_products(call, numbers) -> None:
         }
         status, _ = call("PUT", f"/products/{product['id']}", product)
         assert status == 200, status
-
-
-def _catalogue(call) -> None:
-    call("PUT", "/categories/beer", {"name": "Beer"})
-    put_products(call, range(1, 11))
     call("PUT", "/customers/c1", {"name": "Bar One", "company": "Bar One Oy", "contact": USER,
                                   "address": {"address1": "Main St 1", "zip": "00100", "city": "Helsinki", "country": "FI"}})
     call("PATCH", "/customers/c1", {"price_group": "gold"})
