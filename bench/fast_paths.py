@@ -57,6 +57,7 @@ def _seed(call) -> None:
 
     accounts.create_account(ACCOUNT, "Bench supplier", TOKEN)
     seed._catalogue(call)
+    # Written out, not seed.py's loop: this seed also runs against the baseline tree's bench/seed.py.
     for n in range(11, PAGE_PRODUCTS + 1):
         product = {
             "id": f"p{n:04d}", "status": "ACTIVE", "category": "beer", "name": f"Lager {n}",
