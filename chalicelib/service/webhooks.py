@@ -4,7 +4,7 @@ import math
 from ..domain.errors import NotFound, TooManyRequests
 from ..domain.event_policy import RESEND_WINDOW, RESENDS_PER_WINDOW
 from ..domain.webhook import shown, validate_settings
-from ..store import events, outcomes, webhooks
+from ..store import events, feed_numbering, outcomes, webhooks
 from ..store.paging import Page
 from . import clock
 from .paging import paged
@@ -21,8 +21,7 @@ def get_settings(account: str) -> dict:
 
 def put_settings(account: str, body) -> dict:
     settings = validate_settings(body)
-    # The feed head keeps the selection, so every write knows which events its entries make (store/feed.py).
-    webhook = webhooks.put(account, settings, clock.now(), head_sets={"events": settings["events"]})
+    webhook = webhooks.put(account, settings, clock.now(), selected=settings["events"])
     events.unpark(account)  # a new receiver gets the account's next events at once
     return shown(webhook.settings, webhook.signing_secret)
 
@@ -69,12 +68,14 @@ def _event(item: dict) -> dict:
 
 @paged
 def list_deliveries(account: str, limit: int, cursor: str | None) -> Page:
+    feed_numbering.number(account, clock.now())
     page = events.list_page(account, limit, cursor)
     return Page([_delivery(item) for item in page.items], page.cursor)
 
 
 @paged
 def list_events(account: str, limit: int, cursor: str | None) -> Page:
+    feed_numbering.number(account, clock.now())  # the events of every change committed before the read are listed
     page = events.list_page(account, limit, cursor, query="events")
     return Page([_event(item) for item in page.items], page.cursor)
 

@@ -126,9 +126,17 @@ def delivery_integration_gsi(account: str, status: str, since_iso: str, delivery
     return {"GSI3PK": deliveries_by_integration_pk(account, status), "GSI3SK": f"{since_iso}#{padded_id(delivery_id)}"}
 
 
-def integration_counts_key(account: str) -> dict:
-    """The account's counts of PENDING and FAILED deliveries, kept in the writes that change them."""
-    return {"PK": account_pk(account), "SK": "INTEGRATION#COUNTS"}
+INTEGRATION_COUNT_SHARDS = 16  # a delivery's counts live in shard id % 16, so writes of most deliveries share none
+
+
+def integration_counts_key(account: str, shard: int = 0) -> dict:
+    """One shard of the account's counts of PENDING and FAILED deliveries, kept in the writes that change them and
+    summed on read (shard 0 is the one item of before the shards)."""
+    return {"PK": account_pk(account), "SK": "INTEGRATION#COUNTS" + (f"#{shard}" if shard else "")}
+
+
+def integration_counts_keys(account: str) -> list[dict]:
+    return [integration_counts_key(account, shard) for shard in range(INTEGRATION_COUNT_SHARDS)]
 
 
 def token_key(token_hash: str) -> dict:
@@ -244,7 +252,23 @@ def outbox_lane_key(account: str) -> dict:
 
 
 # The change feed (decisions §13, docs/feed.md): one head item per account holding the last sequence used, and
-# one entry item per sequence in a partition of its own, read in order with one Query.
+# one entry item per sequence in a partition of its own, read in order with one Query. A write commits its change
+# with a pending entry (one item per resource, its changes in commit order) that the sequencer numbers later.
+FEED_PENDING = "FEED#PENDING"  # GSI3PK prefix of accounts with pending entries; GSI3SK <first pending iso>#<account>
+
+
+def feed_pending_pk(account: str) -> str:
+    return f"{account_pk(account)}#PENDING"
+
+
+def feed_pending_key(account: str, resource_key: str) -> dict:
+    return {"PK": feed_pending_pk(account), "SK": resource_key}
+
+
+def feed_pending_gsi(since_iso: str, account: str) -> dict:
+    return {"GSI3PK": queue_partition(FEED_PENDING, account), "GSI3SK": f"{since_iso}#{account}"}
+
+
 def feed_head_key(account: str) -> dict:
     return {"PK": account_pk(account), "SK": "FEED#HEAD"}
 

@@ -10,7 +10,7 @@ from chalicelib.jobs import imports as job
 from chalicelib.service import clock
 from chalicelib.service import imports as service
 from chalicelib.store import imports as store
-from chalicelib.store import products
+from chalicelib.store import feed, products
 
 CSV = {"Content-Type": "text/csv"}
 
@@ -269,7 +269,7 @@ def test_an_import_with_every_product_event_selected_writes_every_row_with_one_e
 
 def test_5000_rows_with_every_category_new_are_chunked_within_one_transaction_each():
     """moto copies the table on every transaction, so 5,000 rows end to end take minutes there: the chunks the
-    import would commit are sized here, each with everything the feed adds (head, entry and event a change)."""
+    import would commit are sized here, each with everything the feed adds (a pending entry a change)."""
     claimed = store.ClaimedImport("acme", "import", "lease", False, 5_000, (0,), 0, 0, {"error_count": 0})
     rows = [
         store.ChunkRow("created", write=store.ProductWrite({"id": f"p{n}", "category": f"c{n % 700}", "name": "x", "status": "ACTIVE"}, None), new_category=(f"c{n % 700}", "C") if n < 700 else None)
@@ -282,6 +282,6 @@ def test_5000_rows_with_every_category_new_are_chunked_within_one_transaction_ea
         progress, errors, new = store._progress(claimed, window[:fits])
         items = store.chunk_items(claimed, window[:fits], progress, errors, new)
         changes = store._feed_changes(window[:fits], new)
-        assert len(items) + 1 + 2 * len(changes) <= store.MAX_TRANSACTION_ITEMS
+        assert len(items) + feed.HEAD_ITEMS + feed.ITEMS_PER_CHANGE * len(changes) <= store.MAX_TRANSACTION_ITEMS
         start, chunks = start + fits, chunks + 1
     assert chunks < 5_000 / 15

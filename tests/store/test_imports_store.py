@@ -2,7 +2,7 @@
 product writes are conditional on what was read (decisions §12)."""
 import datetime as dt
 
-from chalicelib.store import categories, feed, imports, outcomes, products, table
+from chalicelib.store import categories, feed, imports, keys, outcomes, products, table
 from tests.store.conftest import ACCOUNT, sample_product
 
 NOW = dt.datetime(2026, 5, 4, 10, 0, tzinfo=dt.timezone.utc)
@@ -69,26 +69,26 @@ def events_of(account: str) -> list[dict]:
 
 
 def test_a_chunk_commits_its_products_errors_and_checkpoint_together(engine, drinks):
-    # Every product event selected: each written row makes an entry and an event in the chunk's transaction.
-    feed.commit(ACCOUNT, [], [], NOW, head_sets={"events": PRODUCT_EVENTS})
+    # Every product event selected: a written row still adds only its pending entry to the chunk's transaction;
+    # the sequencer puts the events, in transactions of its own (issue 24 point 1).
+    table.client().update_item(
+        TableName=table.name(), Key=table.to_item(keys.webhooks_key(ACCOUNT)),
+        UpdateExpression="SET events = :events", ExpressionAttributeValues=table.values(events=PRODUCT_EVENTS),
+    )  # fmt: skip
     job = claimed(engine, rows=[[n] for n in range(49)])
     rows = [created(sample_product(f"p{n:03d}")) for n in range(48)]
     errors = [{"row": 2, "column": "Price", "message": "must be a decimal number"}]
     outcome = imports.commit(job, rows + [imports.ChunkRow("invalid", errors)], NOW)
-    # 31 products with their entries and events, the category's check (and room for its entry and event), the
-    # checkpoint and the feed head: 100 items at most, so the rest waits.
-    assert isinstance(outcome, imports.Committed) and outcome.rows == 31
-    assert len(imports.stored_products(ACCOUNT, [f"p{n:03d}" for n in range(48)])) == 31
-    record = imports.get(ACCOUNT, job.id)
-    assert (record["next_row"], record["created"], record["error_count"]) == (31, 31, 0)
-    outcome = imports.commit(outcome.claimed, rows[31:] + [imports.ChunkRow("invalid", errors)], NOW)
-    assert outcome.rows == 18
+    # 48 products with their pending entries, the category's check, the error item and the checkpoint: 99 items.
+    assert isinstance(outcome, imports.Committed) and outcome.rows == 49
     record = imports.get(ACCOUNT, job.id)
     assert (record["next_row"], record["created"], record["invalid"], record["error_count"]) == (49, 48, 1, 1)
+    assert len(imports.stored_products(ACCOUNT, [f"p{n:03d}" for n in range(48)])) == 48
     assert imports.listed_errors(ACCOUNT, job.id, 10) == errors
     made = events_of(ACCOUNT)
     assert sorted(e["resource_id"] for e in made) == [f"p{n:03d}" for n in range(48)]
     assert {e["type"] for e in made} == {"product.created"}
+    assert sorted(int(e["sequence"]) for e in made) == list(range(2, 50))  # one event per entry (1: the category)
 
 
 def test_a_product_changed_since_it_was_read_cancels_the_chunk(engine, drinks):
@@ -170,8 +170,9 @@ def test_error_entries_are_split_by_bytes_and_list_in_file_order(engine):
 def test_a_chunk_takes_only_what_one_transaction_holds():
     job = imports.ClaimedImport(ACCOUNT, "import", "lease", False, 98, (0,), 0, 0, {"error_count": 0})
     rows = [created(sample_product(f"p{n}", category=f"c{n}")) for n in range(98)]
-    # A product, its entry and event, its category's check, entry and event; the checkpoint and the head.
-    assert imports.fitting(job, rows) == 16
+    # A product and its pending entry, its category's check and room for the category's pending entry; the
+    # checkpoint: 1 + 4 × 24 <= 100.
+    assert imports.fitting(job, rows) == 24
     big = [created(sample_product(f"p{n}", name="é" * 60_000)) for n in range(98)]
     assert imports.fitting(job, big) == imports.TRANSACTION_BYTES // 121_000  # bytes hold it back first
     assert imports.fitting(job, big[:1]) == 1
