@@ -237,3 +237,34 @@ def adjust(account: str, customer_id: str, deposit_id: str, count: int, now: dt.
         return Gone() if codes[1] == table.CONDITION_FAILED else Stale()
     return None
 
+
+# Data stored before each type had its own item (issue 25).
+
+
+def give_types_their_items(account: str) -> int:
+    """Give each deposit type that has no item of its own one, with the reference count the types item kept for
+    it (exact: until then no product write naming the type commits, as its item is missing); how many it gave
+    one. Each is conditional on the item still missing and the type still existing, so a second run, or a run
+    beside other writes, changes nothing twice."""
+    response = table.client().get_item(TableName=table.name(), Key=table.to_item(keys.deposit_types_key(account)), ConsistentRead=True)
+    legacy = (table.from_item(response["Item"]) if "Item" in response else {}).get("types") or {}
+    given = 0
+    for deposit_id, entry in sorted(legacy.items()):
+        item = {**keys.deposit_type_key(account, deposit_id), "refs": int(entry.get("refs", 0))}
+        exists = {
+            "TableName": table.name(),
+            "Key": table.to_item(keys.deposit_types_key(account)),
+            "ConditionExpression": "attribute_exists(#t.#d)",
+            "ExpressionAttributeNames": {"#t": "types", "#d": deposit_id},
+        }
+        try:
+            table.client().transact_write_items(TransactItems=[
+                {"Put": {"TableName": table.name(), "Item": table.to_item(item), "ConditionExpression": "attribute_not_exists(PK)"}},
+                {"ConditionCheck": exists},
+            ])  # fmt: skip
+        except ClientError as error:
+            if table.CONDITION_FAILED not in table.cancellation_codes(error):
+                raise
+            continue
+        given += 1
+    return given
