@@ -285,9 +285,15 @@ DEPOSIT_BALANCE_PREFIX = "DEPBAL#"
 
 
 def deposit_types_key(account: str) -> dict:
-    """All deposit types of an account in one item (at most 200, decisions §15): an order reads them with its
-    products, in the same BatchGetItem."""
+    """The definitions (name, price) of all deposit types of an account in one item (at most 200, decisions §15):
+    an order reads them with its products, in the same BatchGetItem. Writes of products never touch it."""
     return {"PK": account_pk(account), "SK": "DEPOSITS"}
+
+
+def deposit_type_key(account: str, deposit_id: str) -> dict:
+    """One deposit type's reference count, existing exactly while the type does: what a product write naming the
+    type moves (store/deposits.py), so writes naming different types share no item."""
+    return {"PK": account_pk(account), "SK": f"DEPOSIT#{deposit_id}"}
 
 
 def deposit_balance_key(account: str, customer_id: str) -> dict:

@@ -87,3 +87,31 @@ def test_an_integration_state_takes_two_requests_and_its_overview_two(shop, requ
     with requests:
         assert shop.get("/account/integration").status_code == 200
     assert requests == ["TransactGetItems", "Query"]  # the counts' 16 shards in one snapshot, the oldest
+
+
+def test_deposits_add_no_request_to_an_order_or_a_product_put(shop, requests):
+    """Deposit types are read in the order's own BatchGetItem, and a product's reference counts move in its own
+    transaction (one item per type it names, decisions §15)."""
+    from .deliveries_helpers import put_product
+
+    for deposit_id in ("bottle", "crate"):
+        assert shop.put(f"/deposits/{deposit_id}", body={"name": deposit_id.title(), "price": 10}).status_code == 200
+    plain = {"status": "ACTIVE", "category": "drinks", "name": "Lager", "price": 95, "vessel": {"size": 0.5, "unit": "l"},
+             "bundles": [{"type": "CR", "size": 20}]}
+    deposited = {**plain, "vessel": {**plain["vessel"], "deposit": "bottle"}, "bundles": [{"type": "CR", "size": 20, "deposit": "crate"}]}
+    with requests:
+        put_product(shop, "lager", plain)
+    without = list(requests)
+    with requests:
+        put_product(shop, "bottled", deposited)
+    assert requests == without and len(without) <= 2
+    with requests:
+        assert order(shop, [{"id": "lager", "count": 1, "bundle": {"type": "CR", "size": 20}}]).status_code == 200
+    without = list(requests)
+    with requests:
+        placed = order(shop, [{"id": "bottled", "count": 1, "bundle": {"type": "CR", "size": 20}}], empties=[{"id": "crate", "count": 2}])
+        assert placed.status_code == 200, placed.data
+    assert requests == without and len(without) <= 4
+    assert placed.data["deliveries"][0]["deposits"]["charged"] == [
+        {"id": "bottle", "name": "Bottle", "price": 10, "count": 20}, {"id": "crate", "name": "Crate", "price": 10, "count": 1},
+    ]

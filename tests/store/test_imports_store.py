@@ -179,6 +179,43 @@ def test_a_chunk_takes_only_what_one_transaction_holds():
     assert imports.fitting(job, [imports.ChunkRow("invalid", [{"row": 1, "column": None, "message": "m"}])] * 200) == 200  # errors share items
 
 
+def test_each_deposit_type_a_chunk_names_takes_one_item_once():
+    """Reference counts are one item per deposit type (store/deposits.py): counted once per chunk, however many
+    rows name the type."""
+    job = imports.ClaimedImport(ACCOUNT, "import", "lease", False, 98, (0,), 0, 0, {"error_count": 0})
+    base, per_row = 1 + feed.HEAD_ITEMS + 1 + feed.ITEMS_PER_CHANGE, 1 + feed.ITEMS_PER_CHANGE  # one category
+
+    def bottled(n, deposit):
+        return created(sample_product(f"p{n}", vessel={"size": 1, "unit": "l", "deposit": deposit}))
+
+    own = [bottled(n, f"d{n}") for n in range(98)]
+    assert imports.fitting(job, own) == (imports.MAX_TRANSACTION_ITEMS - base) // (per_row + 1)
+    shared = [bottled(n, "bottle") for n in range(98)]
+    assert imports.fitting(job, shared) == (imports.MAX_TRANSACTION_ITEMS - base - 1) // per_row
+
+
+def test_a_chunk_moves_the_reference_counts_of_the_types_it_names(engine, drinks):
+    from chalicelib.store import deposits
+
+    for deposit_id in ("bottle", "crate"):
+        deposits.put(ACCOUNT, deposit_id, deposit_id.title(), 10, NOW)
+    job = claimed(engine, rows=[[0], [1], [2]])
+    rows = [
+        created(sample_product("cola", vessel={"size": 1, "unit": "l", "deposit": "bottle"})),
+        created(sample_product("fanta", vessel={"size": 1, "unit": "l", "deposit": "bottle"}, bundles=[{"type": "CR", "size": 20, "deposit": "crate"}])),
+        created(sample_product("water")),
+    ]
+    outcome = imports.commit(job, rows, NOW)
+    assert isinstance(outcome, imports.Committed) and outcome.rows == 3
+    assert deposits.delete(ACCOUNT, "bottle", NOW) == outcomes.InUse()
+    assert deposits.delete(ACCOUNT, "crate", NOW) == outcomes.InUse()
+    deposits.put(ACCOUNT, "keg", "Keg", 10, NOW)
+    assert deposits.delete(ACCOUNT, "keg", NOW) is None  # deleted between the job's read and its write
+    later = imports.commit(outcome.claimed, [created(sample_product("beer", vessel={"size": 1, "unit": "l", "deposit": "keg"}))], NOW)
+    assert later == outcomes.Stale()
+    assert products.get(ACCOUNT, "beer", consistent=True) is None
+
+
 def test_an_order_marking_a_product_used_in_between_is_kept(engine, drinks):
     products.save(ACCOUNT, sample_product("cola"), now=NOW)
     read = imports.stored_products(ACCOUNT, ["cola"])["cola"].product
