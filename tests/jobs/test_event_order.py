@@ -58,3 +58,25 @@ def test_a_parked_accounts_resends_keep_to_the_turns_cap_and_deadline():
 
     dispatcher.dispatch_due(deadline=clock.after(12), transport=slow)
     assert len(slow.bodies) == 3  # started at 0, 5 and 10 s; none at 15 s, past the deadline
+
+
+def test_a_resend_queued_while_an_attempt_is_in_flight_gets_its_own_attempt():
+    """Each accepted resend makes its own attempt (§10), also one queued while the previous one is being sent."""
+    configure(url="https://erp.example.com/hook")
+    (event,) = write_events("acme", 1, now=T0)
+    events.queue_resend(events.get("acme", event["event_id"]), T0)
+
+    class QueuesAnotherWhileSending(Receiver):
+        def __call__(self, *args, **kwargs):
+            if not self.bodies:
+                assert not isinstance(events.queue_resend(events.get("acme", event["event_id"]), clock.now()), Exception)
+            return super().__call__(*args, **kwargs)
+
+    receiver = QueuesAnotherWhileSending()
+    dispatch_at(T0 + dt.timedelta(seconds=1), transport=receiver)
+    dispatch_at(T0 + dt.timedelta(seconds=2), transport=receiver)
+    assert dispatch_at(T0 + dt.timedelta(seconds=3), transport=receiver)["due"] == 0
+    assert len(receiver.bodies) == 2
+    stored = events.get("acme", event["event_id"])
+    assert stored["attempts"] == 2 and len(stored["attempt_log"]) == 2 and stored["status"] == "DELIVERED"
+    assert "resends" not in stored and "next_attempt_at" not in stored
