@@ -177,7 +177,7 @@ def send_turn(
     `deadline`; returns counts of what happened. `transport` replaces the outbound HTTP client (benchmarks)."""
     transport = transport or outbound.request
     summary = defaultdict(int, due=len(due))
-    due = sorted(due, key=policy.attempt_order)
+    due = _in_sequence(account, due)
     if lane is not None and lane.parked_until > iso(clock.now()):
         # Resends are asked for: tried even while the account is parked, within the turn's budget and cap.
         _send_within(account, [event for event in due if _resent(event)], deadline, summary, transport)
@@ -206,6 +206,29 @@ def send_turn(
             events.unpark(account)
             lane = None
     return _counts(summary)
+
+
+def _first(event: dict) -> bool:
+    """An event of a feed entry not yet attempted (store/events.first_attempts has it)."""
+    return event.get("sequence") is not None and int(event.get("attempts", 0)) == 0 and event.get("status") == EventStatus.PENDING
+
+
+def _in_sequence(account: str, due: list[dict]) -> list[dict]:
+    """The account's due events in the order they are attempted (decisions §13). The due read orders by time
+    and may stop inside a backlog, holding a later sequence of this account without an earlier one: so its first
+    attempts are those of the account's first-attempt index, read in sequence order, with the due read's (the
+    index may not show them yet) unless they come after a full page of it."""
+    if not any(_first(event) for event in due):
+        return sorted(due, key=policy.attempt_order)
+    page = events.first_attempts(account, PER_TURN)
+    now = clock.now()
+    firsts = {event["event_id"]: event for event in page if events.is_due(event, now)}
+    last = int(page[-1]["sequence"]) if len(page) == PER_TURN else None
+    for event in due:
+        if _first(event) and (last is None or int(event["sequence"]) <= last):
+            firsts.setdefault(event["event_id"], event)
+    others = [event for event in due if not _first(event) and event["event_id"] not in firsts]
+    return sorted(others + list(firsts.values()), key=policy.attempt_order)
 
 
 def _send_within(account: str, due: list[dict], deadline, summary: dict, transport: Transport) -> None:

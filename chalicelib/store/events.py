@@ -13,6 +13,10 @@ Sending state: `status` (PENDING, DELIVERED, FAILED), `attempts` (every try, res
 attempted: each makes its own attempt; an event written before the count carries the flag `resend`, one).
 Pending events, and events with queued resends, carry GSI1PK = OUTBOX#PENDING#<shard of the account> and GSI1SK = <next attempt
 iso>#<account>#<event id>: a sparse index of due work spread over partitions (keys.queue_partitions).
+Events of a feed entry also carry, until their first attempt, GSI2PK = A#<account>#EFIRST and GSI2SK = their
+`sequence` (keys.outbox_first): the due index orders by time, and a due read that stops inside a backlog may
+hold a later sequence of an account without an earlier one; the dispatcher reads the account's first attempts
+from this index instead, in sequence order (`first_attempts`).
 Events leave this module without their keys: the key is rebuilt from `account`, `created_at` and `event_id`.
 
 A dispatcher claims an event by moving `next_attempt_at` (and GSI1SK) to the end of a lease, conditional on the
@@ -84,7 +88,7 @@ def new_event(account: str, event_type: str, data: dict | None, now: dt.datetime
     }
 
 
-_KEYS = ("PK", "SK", "GSI1PK", "GSI1SK")
+_KEYS = ("PK", "SK", "GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK")
 
 
 def _event(item: dict) -> dict:
@@ -100,6 +104,7 @@ def feed_event(
     about_delivery = change.resource == Resource.DELIVERY
     item = new_event(account, event_type, {"id": int(change.id)} if about_delivery else None, now)
     item.update(sequence=sequence, previous_sequence=previous_sequence, resource=str(change.resource), resource_id=change.id)
+    item.update(keys.outbox_first(account, sequence))
     if change.customer_id is not None:
         item["customer_id"] = change.customer_id
     return {"Put": {"TableName": table.name(), "Item": table.to_item(item)}}
@@ -132,6 +137,20 @@ def _resends_as_read(event: dict) -> tuple[str, dict]:
     if "resends" in event:
         return "resends = :seen_resends", {"seen_resends": event["resends"]}
     return "attribute_not_exists(resends)", {}
+
+
+def first_attempts(account: str, limit: int) -> list[dict]:
+    """The account's events not yet attempted, in sequence order: at most `limit`, the earliest (eventually
+    consistent, as the due index)."""
+    first = keys.outbox_first(account, 0)
+    response = table.client().query(
+        TableName=table.name(),
+        IndexName=keys.GSI2,
+        KeyConditionExpression="GSI2PK = :pk",
+        ExpressionAttributeValues=table.values(pk=first["GSI2PK"]),
+        Limit=limit,
+    )
+    return [_event(table.from_item(item)) for item in response.get("Items", [])]
 
 
 def is_due(event: dict, now: dt.datetime) -> bool:
@@ -223,7 +242,7 @@ def record_attempt(
     named.update(status=status.value, one=1, log=log, **_as_read(claimed))
     named["seen"] = claimed["next_attempt_at"]
     sets = ["#status = :status", "attempt_log = :log", last]
-    removals = [_last_removed(entry), "resend"] + (["body"] if compact else [])
+    removals = [_last_removed(entry), "resend", "GSI2PK", "GSI2SK"] + (["body"] if compact else [])
     left = max(queued_resends(claimed) - 1, 0)
     if left:
         sets.append("resends = :left")
@@ -263,7 +282,7 @@ def _log_only(event: dict, entry: dict, tries: int = 5) -> None:
         if current is None:
             return
         log = ((current.get("attempt_log") or []) + [entry])[-MAX_LOGGED_ATTEMPTS:]
-        sets, removals, more = ["attempt_log = :log", last], [_last_removed(entry)], {}
+        sets, removals, more = ["attempt_log = :log", last], [_last_removed(entry), "GSI2PK", "GSI2SK"], {}
         queued = queued_resends(current)
         if spent and queued:
             removals.append("resend")
@@ -393,7 +412,7 @@ def give_up(event: dict, reason: str, now: dt.datetime) -> None | Stale:
     return _conditional_update(
         event,
         # REMOVE first: moto checks the size after each clause (DynamoDB checks the result).
-        "REMOVE next_attempt_at, GSI1PK, GSI1SK, body "
+        "REMOVE next_attempt_at, GSI1PK, GSI1SK, GSI2PK, GSI2SK, body "
         "SET #status = :failed, reason = :reason, finished_at = :finished",
         _AS_READ,
         failed=FAILED.value,

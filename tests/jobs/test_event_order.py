@@ -45,6 +45,24 @@ def test_a_healthy_receiver_sees_an_unbroken_chain_across_writes_and_an_import_c
     assert [body["type"] for body in receiver.bodies] == ["product.created"] * 20 + ["request-delivery"] + ["product.created"] * 3
 
 
+def test_first_attempts_go_in_sequence_order_when_the_backlog_is_larger_than_one_due_read(monkeypatch):
+    """The due read orders by time and takes at most SCAN per queue shard: with a backlog larger than that, it
+    holds the later sequences written with an earlier clock and only some of the earlier ones; they still go
+    out in sequence order (decisions §13)."""
+    monkeypatch.setattr(sending, "SCAN", 5)
+    configure(url="https://erp.example.com/hook", events=["product.created"])
+    feed.commit("acme", [], [product_change("created", f"p{n:02d}") for n in range(30)], T0)  # sequences 1-30
+    feed.commit("acme", [], [product_change("created", f"q{n}") for n in range(3)], T0 - dt.timedelta(seconds=4))
+    receiver = Receiver()
+    dispatch_at(T0 + dt.timedelta(seconds=1), transport=receiver)
+    first = receiver.bodies[0]["sequence"]  # after the settings' own entry
+    assert [body["sequence"] for body in receiver.bodies] == list(range(first, first + sending.PER_TURN))
+    dispatch_at(T0 + dt.timedelta(seconds=2), transport=receiver)
+    assert dispatch_at(T0 + dt.timedelta(seconds=3), transport=receiver)["due"] == 0
+    chain = [(body["previous_sequence"], body["sequence"]) for body in receiver.bodies]
+    assert chain == [(0, first)] + [(n - 1, n) for n in range(first + 1, first + 33)]
+
+
 def test_a_parked_accounts_resends_keep_to_the_turns_cap_and_deadline():
     configure(url="https://erp.example.com/hook")
     queued = [events.queue_resend(event, T0) for event in write_events("acme", 30, now=T0)]
