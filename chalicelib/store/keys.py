@@ -196,6 +196,15 @@ def outbox_due(due_iso: str, account: str, event_id: str) -> str:
     return f"{due_iso}#{account}#{event_id}"
 
 
+SEQUENCE_WIDTH = 15
+
+
+def outbox_first(account: str, sequence: int) -> dict:
+    """GSI2 keys of an event with a feed sequence not yet attempted: the account's first attempts in sequence
+    order (decisions §13), whatever their due times."""
+    return {"GSI2PK": f"{account_pk(account)}#EFIRST", "GSI2SK": str(sequence).zfill(SEQUENCE_WIDTH)}
+
+
 IMAGES_PENDING = "IMAGE#PENDING"  # GSI3PK of products whose image waits for download
 
 
