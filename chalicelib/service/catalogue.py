@@ -56,14 +56,14 @@ def _same(stored: products.StoredProduct | None, data: dict) -> bool:
 
 
 def _write(account: str, product_id: str, build, if_match: str | None, create_only: bool = False) -> ProductView:
-    """Read the product (and the feed head, in the same request), build the new document from it, and save it
+    """Read the product (and the deposit types, in the same request), build the new document from it, and save it
     conditional on what was read, with its feed entry; a concurrent change makes us read again, for as long as
     any write retries contention (decisions §8): only a stale If-Match is 412 (§11).
 
     `build(current data or None)` returns the document to store. The image is queued for download in the same
     write; the image job downloads it (jobs/images.py, service/images.py)."""
     for attempt in contention.attempts(WRITE_ATTEMPTS):
-        current, head, deposit_types = products.get_for_write(account, product_id)
+        current, deposit_types = products.get_for_write(account, product_id)
         if current is not None and create_only:
             raise Conflict(f"product {product_id} already exists; use PUT to replace it")
         if if_match is not None and (current is None or if_match != current.revision):
@@ -78,7 +78,6 @@ def _write(account: str, product_id: str, build, if_match: str | None, create_on
             data,
             change=changes.product_change("updated" if current is not None else "created", product_id),
             now=now,
-            head=head,
             create_only=current is None,
             expected_revision=current.revision if current is not None else None,
             image_due=now,

@@ -186,8 +186,7 @@ def set_integration(account: str, delivery_id: str, data) -> dict:
     delivery it has not seen since, which must stay PENDING.
     """
     body = integration_state.parse_body(data)
-    read = stored = _read(account, delivery_id, consistent=True, with_feed_head=True)
-    head = read.feed_head  # read with the delivery: the PUT is that read and one transaction
+    read = stored = _read(account, delivery_id, consistent=True)  # the PUT is that read and one transaction
     for attempt in _attempts():
         current = integration_state.state_of(stored.integration)
         now = clock.now()
@@ -202,13 +201,12 @@ def set_integration(account: str, delivery_id: str, data) -> dict:
             integration_state.count_changes(before, state["status"]),
         )
         entry = Change(ChangeType.DELIVERY_INTEGRATION, str(stored.delivery["id"]), stored.delivery["status"], integration=state["status"])
-        outcome = deliveries.set_integration(account, stored, write, changes=[entry], now=now, head=head)
+        outcome = deliveries.set_integration(account, stored, write, changes=[entry], now=now)
         if isinstance(outcome, deliveries.StoredDelivery):
             return state
         if not isinstance(outcome, outcomes.Stale):
             raise_for(outcome)
         _back_off(attempt)
-        head = None  # moved too, perhaps: the feed reads it again
         stored = deliveries.refresh(account, stored)
         if stored is None:
             raise NotFound(f"delivery {delivery_id} does not exist")

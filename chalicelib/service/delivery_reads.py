@@ -17,11 +17,10 @@ def number(delivery_id: str) -> int:
 
 
 def read(
-    account: str, delivery_id: str, customer_id: str | None = None, consistent: bool = False, with_feed_head: bool = False
+    account: str, delivery_id: str, customer_id: str | None = None, consistent: bool = False
 ) -> deliveries.StoredDelivery:
-    """The delivery in full; a customer sees only their own (another's reads as missing). `with_feed_head`: the
-    account's feed head read in the same request, for a write that follows."""
-    stored = deliveries.get(account, number(delivery_id), consistent=consistent, with_feed_head=with_feed_head)
+    """The delivery in full; a customer sees only their own (another's reads as missing)."""
+    stored = deliveries.get(account, number(delivery_id), consistent=consistent)
     if stored is None or (customer_id is not None and stored.delivery["request"].get("customer_id") != customer_id):
         raise NotFound(f"delivery {delivery_id} does not exist")
     return stored

@@ -18,7 +18,6 @@ transaction as the states, each conditional on the delivery's version, so a writ
 """
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import json
 import time
@@ -61,7 +60,6 @@ class StoredDelivery:
     version: int
     integration: dict | None = None  # None: stored before integration states existed (decisions §14)
     integration_since: str | None = None
-    feed_head: feed.Head | None = None  # the account's feed head, when read with the delivery
     deposit_basis: dict | None = None  # what its deposits are counted from (domain/deposits.py), beside the document
 
 
@@ -212,21 +210,16 @@ def _state(summary: dict) -> dict | None:
     return json.loads(state) if isinstance(state, str) else state
 
 
-def get(account: str, delivery_id: int, consistent: bool = False, with_feed_head: bool = False) -> StoredDelivery | None:
-    """The delivery in full: summary and items in one BatchGetItem; `with_feed_head`: the account's feed head
-    too (consistent), so a write that follows needs no read of its own."""
+def get(account: str, delivery_id: int, consistent: bool = False) -> StoredDelivery | None:
+    """The delivery in full: summary and items in one BatchGetItem."""
     summary_key = keys.delivery_key(account, delivery_id)
     items_key = keys.delivery_items_key(account, delivery_id)
-    head_key = feed.head_key(account) if with_feed_head else None
-    found = batch.get_items([summary_key, items_key] + ([head_key] if head_key else []), consistent=consistent)
+    found = batch.get_items([summary_key, items_key], consistent=consistent)
     summary = batch.pick(found, summary_key)
     if summary is None:
         return None
     items = (batch.pick(found, items_key) or {}).get("items", [])
-    stored = _stored(summary, items)
-    if head_key is not None:
-        stored = dataclasses.replace(stored, feed_head=feed.head_of(batch.pick(found, head_key)))
-    return stored
+    return _stored(summary, items)
 
 
 def _update_operation(
@@ -270,7 +263,6 @@ def change(
     *,
     change: Change | None = None,
     now: dt.datetime,
-    head: feed.Head | None = None,
     also: dict | None = None,
 ) -> StoredDelivery | Stale | LostClaim | TooLarge:
     """Store the changed delivery if nobody changed it since `expected_version`; with its new integration state
@@ -278,7 +270,7 @@ def change(
     another write (its version or a transaction): Stale. `also`: one more transaction item that belongs to the
     change (a receive's move of the customer's deposit balances)."""
     change = change or feed_changes.delivery_change(feed_changes.STATUS_CHANGE[delivery["status"]], delivery)
-    return _write(account, delivery["id"], expected_version, delivery, integration, claim, [change], now, head, also=also)
+    return _write(account, delivery["id"], expected_version, delivery, integration, claim, [change], now, also=also)
 
 
 def set_integration(
@@ -288,17 +280,16 @@ def set_integration(
     *,
     changes: list[Change] = (),
     now: dt.datetime,
-    head: feed.Head | None = None,
 ) -> StoredDelivery | Stale | TooLarge:
     """Store a new integration state (and its counts and the feed entries of `changes`) if nobody changed the
-    delivery since it was read. `head`: the feed head read with the delivery."""
+    delivery since it was read."""
     return _write(
-        account, stored.delivery["id"], stored.version, None, integration, None, list(changes), now, head, stored.delivery
+        account, stored.delivery["id"], stored.version, None, integration, None, list(changes), now, stored.delivery
     )
 
 
 def _write(
-    account, delivery_id, expected_version, delivery, integration, claim, changes, now, head, unchanged=None, also=None
+    account, delivery_id, expected_version, delivery, integration, claim, changes, now, unchanged=None, also=None
 ):
     update = _update_operation(account, delivery_id, expected_version, delivery, integration)
     written = StoredDelivery(
@@ -321,7 +312,7 @@ def _write(
                 return outcomes.TooLarge()
             raise
         return written
-    outcome = _transact(account, [update] + others, claim, changes, now, head)
+    outcome = _transact(account, [update] + others, claim, changes, now)
     if outcome is None:
         return written
     if isinstance(outcome, list):
@@ -337,14 +328,13 @@ def _transact(
     claim: Completion | None,
     changes: list[Change],
     now: dt.datetime,
-    head: feed.Head | None = None,
 ) -> None | list[str] | LostClaim | TooLarge:
     """Run a transaction (with the feed entries of `changes`) whose last own item records the Idempotency-Key
     answer, if any: None when written, LostClaim when only the claim's condition failed, else the per-item
     cancellation codes to read."""
     try:
         answer = [idempotency.complete_operation(claim)] if claim is not None else []
-        feed.commit(account, operations + answer, changes, now, head)
+        feed.commit(account, operations + answer, changes, now)
     except ClientError as error:
         codes = table.cancellation_codes(error)
         if not codes:

@@ -68,9 +68,9 @@ def _update(account: str, expression: str, condition: str, names: dict, values: 
 
 def put(account: str, deposit_id: str, name: str, price: int, now: dt.datetime) -> dict | Full:
     """Create or change a type; the same name and price again write nothing (and append no feed entry)."""
-    types_key, head_key = keys.deposit_types_key(account), feed.head_key(account)
+    types_key = keys.deposit_types_key(account)
     for _ in range(PUT_ATTEMPTS):
-        found = batch.get_items([types_key, head_key], consistent=True)
+        found = batch.get_items([types_key], consistent=True)
         item = batch.pick(found, types_key)
         types = types_of(item)
         current = types.get(deposit_id)
@@ -100,7 +100,7 @@ def put(account: str, deposit_id: str, name: str, price: int, now: dt.datetime) 
             )}]
         kind = ChangeType.DEPOSIT_UPDATED if current is not None else ChangeType.DEPOSIT_CREATED
         try:
-            feed.commit(account, writes, [Change(kind, deposit_id)], now, feed.head_of(batch.pick(found, head_key)))
+            feed.commit(account, writes, [Change(kind, deposit_id)], now)
             return {"id": deposit_id, "name": name, "price": price}
         except ClientError as error:
             if table.CONDITION_FAILED not in table.cancellation_codes(error):

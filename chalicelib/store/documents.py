@@ -79,7 +79,7 @@ def update(
     """Set and remove fields of the document in one conditional write with its feed entry; the new document.
 
     A missing item stays missing and gives Gone, unless create_with is given: then the item is created holding
-    create_with (which should already include set_fields). The document and the feed head are read first (one
+    create_with (which should already include set_fields). The document is read first (one consistent
     BatchGetItem): a write that changes nothing `shown` (what a GET shows) writes nothing and appends no entry.
     """
     if not set_fields and not remove_fields:
@@ -88,9 +88,8 @@ def update(
         if current is None:
             return create_with if create_with is not None else Gone()
         return current
-    head_key = feed.head_key(entry.account) if entry is not None else None
     for _ in range(CREATE_ATTEMPTS):
-        found = batch.get_items([key] + ([head_key] if head_key else []), consistent=True)
+        found = batch.get_items([key], consistent=True)
         item = batch.pick(found, key)
         current = item.get("data") if item is not None else None
         if current is None and create_with is None:
@@ -112,13 +111,7 @@ def update(
             operation = {"Update": request}
         changes = [entry.created if current is None else entry.updated] if entry is not None else []
         try:
-            feed.commit(
-                entry.account if entry else "",
-                [operation],
-                changes,
-                now,
-                feed.head_of(batch.pick(found, head_key)) if head_key else None,
-            )
+            feed.commit(entry.account if entry else "", [operation], changes, now)
             return changed
         except ClientError as error:
             if table.CONDITION_FAILED not in table.cancellation_codes(error):

@@ -28,24 +28,21 @@ class Read:
     product: StoredProduct | None
     customer: dict | None
     data: dict | None  # the customer's pricing, or the product's price-group map
-    head: feed.Head | None = None  # the account's feed head, for the write that follows the read
 
 
 def _read(account: str, product_id: str, customer_id: str | None, pricing_key: dict) -> Read:
-    head_key = feed.head_key(account)
-    wanted = [keys.product_key(account, product_id), pricing_key, head_key]
+    wanted = [keys.product_key(account, product_id), pricing_key]
     if customer_id is not None:
         wanted.append(keys.customer_key(account, customer_id))
     found = batch.get_items(wanted, consistent=True)
     product = batch.pick(found, wanted[0])
     pricing = batch.pick(found, pricing_key)
-    customer = batch.pick(found, wanted[3]) if customer_id is not None else None
+    customer = batch.pick(found, wanted[2]) if customer_id is not None else None
     product = from_item(product) if product else None
     return Read(
         product=product,
         customer=customer["data"] if customer else None,
         data=pricing["data"] if product is not None and belongs(pricing, product.born) else None,
-        head=feed.head_of(batch.pick(found, head_key)),
     )
 
 
@@ -99,7 +96,7 @@ def _put(
     item = {**key, "data": data, **({BORN: born} if born is not None else {})}
     put = {"Put": {"TableName": table.name(), "Item": table.to_item(item)}}
     try:
-        feed.commit(account, [put, *checks], [change], now, read.head if read is not None else None)
+        feed.commit(account, [put, *checks], [change], now)
     except ClientError as error:
         if table.CONDITION_FAILED in table.cancellation_codes(error):
             return Stale()
@@ -139,7 +136,7 @@ def delete_customer_pricing(
     account: str, product_id: str, customer_id: str, now: dt.datetime
 ) -> None | Gone:
     """Gone when the customer had no pricing of this product (an earlier product's pricing counts as none)."""
-    read = read_customer_pricing(account, product_id, customer_id)  # with the head: the write needs no other read
+    read = read_customer_pricing(account, product_id, customer_id)
     if read.data is None:
         return Gone()
     born = _born(read)
@@ -152,7 +149,7 @@ def delete_customer_pricing(
     }
     change = Change(ChangeType.CUSTOMER_PRICING_DELETED, product_id, customer_id=customer_id)
     try:
-        feed.commit(account, [{"Delete": doomed}], [change], now, read.head)
+        feed.commit(account, [{"Delete": doomed}], [change], now)
     except ClientError as error:
         if table.CONDITION_FAILED in table.cancellation_codes(error):
             return Gone()

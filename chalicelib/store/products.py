@@ -88,14 +88,14 @@ def get(account: str, product_id: str, consistent: bool = False) -> StoredProduc
     return _from_low_level(item) if item is not None else None
 
 
-def get_for_write(account: str, product_id: str) -> tuple[StoredProduct | None, feed.Head, dict]:
-    """The product, the account's feed head and its deposit types, read consistently in one BatchGetItem (what a
-    write starts from)."""
-    product_key, head_key, types_key = keys.product_key(account, product_id), feed.head_key(account), keys.deposit_types_key(account)
-    found = batch.get_items([product_key, head_key, types_key], consistent=True)
+def get_for_write(account: str, product_id: str) -> tuple[StoredProduct | None, dict]:
+    """The product and the account's deposit types, read consistently in one BatchGetItem (what a write starts
+    from)."""
+    product_key, types_key = keys.product_key(account, product_id), keys.deposit_types_key(account)
+    found = batch.get_items([product_key, types_key], consistent=True)
     item = batch.pick(found, product_key)
     deposit_types = deposits.types_of(batch.pick(found, types_key))
-    return (from_item(item) if item is not None else None), feed.head_of(batch.pick(found, head_key)), deposit_types
+    return (from_item(item) if item is not None else None), deposit_types
 
 
 def list_page(account: str, limit: int, cursor: str | None) -> Page:
@@ -203,7 +203,6 @@ def save(
     *,
     change: Change | None = None,
     now: dt.datetime,
-    head: feed.Head | None = None,
     create_only: bool = False,
     expected_revision: str | None = None,
     image_due: dt.datetime | None = None,
@@ -226,7 +225,6 @@ def save(
             operations,
             [change or changes.product_change("created" if create_only else "updated", data["id"])],
             now,
-            head,
         )
     except ClientError as error:
         codes = table.cancellation_codes(error)
