@@ -34,7 +34,7 @@ def advance_imports(deadline: dt.datetime) -> dict:
     """Rounds until `deadline`: each round reads the queue again and gives the oldest due import of every
     account one slice, so an import queued meanwhile gets its turn in the next round. Counts of what happened
     (`due`: how many the first read found)."""
-    summary = {"due": 0, "done": 0, "failed": 0, "paused": 0, "lost": 0, "claimed_elsewhere": 0, "crashed": 0}
+    summary = {"due": 0, **{end.value: 0 for end in imports.TurnEnd}, "crashed": 0}
     served: dict[str, int] = {}  # account -> the number of its latest turn in this run
     turns = itertools.count()
     first = True

@@ -131,7 +131,7 @@ def delete_product(account: str, product_id: str, if_match: str | None) -> None:
         raise Conflict(f"product {product_id} is used by a delivery and cannot be deleted")
     if isinstance(refused, outcomes.Stale):
         raise PreconditionFailed(STALE_ETAG)
-    pricing.delete_all_of_product(account, product_id)
+    pricing.delete_all_of_product(account, product_id, clock.now)
 
 
 def put_category(account: str, category_id: str, body) -> dict:

@@ -10,11 +10,13 @@ again or anew, a check that every other category still exists, error entries and
 or a category changed meanwhile the chunk is read and evaluated again, so nothing done meanwhile is lost.
 """
 import datetime as dt
+import enum
 import logging
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from decimal import Decimal
 from functools import partial
+from typing import Callable
 
 from ..domain import catalogue_import
 from ..domain.catalogue_import import ImportRow, ImportStatus, Outcome
@@ -26,7 +28,7 @@ from ..domain.product import validate_product
 from ..store import categories, imports, outcomes, product_images, products, table
 from ..store.events import iso
 from ..store.paging import Page
-from . import clock
+from . import clock, contention
 from .idempotency import IdempotencyClaim
 from .paging import paged
 
@@ -36,6 +38,7 @@ LEASE_MARGIN = dt.timedelta(seconds=60)  # past a slice's end, before another jo
 WINDOW_SLACK = 8  # rows read beyond what the last chunk's transaction held, so chunks grow back when they can
 LOST_CLAIM = "another request with this Idempotency-Key took over; retry to get its answer"
 MAX_STALLS = 5  # claims in a row without progress before the import is failed
+WRITE_ATTEMPTS = 8  # a chunk whose products or categories changed meanwhile is evaluated again at least this often
 # What the file cannot express: kept from the stored product (decisions §12).
 KEPT_FIELDS = ("delivery_days", "delivery_date_overrides", "dates_with_no_delivery", "pricing")
 
@@ -74,7 +77,7 @@ def submit(
     }
     report = view({**record, "rows": len(rows), "next_row": 0}, [])
     claim = idempotency.completion(report) if idempotency is not None else None
-    if isinstance(imports.create(account, record, rows, now, claim), outcomes.LostClaim):
+    if isinstance(imports.create(account, record, rows, now, claim, clock.now), outcomes.LostClaim):
         raise Busy(LOST_CLAIM)
     return report
 
@@ -100,41 +103,52 @@ def due_imports(limit: int) -> list[imports.QueuedImport]:
     return imports.due(clock.now(), limit)
 
 
-def advance_import(item: imports.QueuedImport, until: dt.datetime) -> str:
-    """Give a due import one turn: claim it, work on it until `until` (a moment of the clock) is near, then
-    give it back to the queue or finish it. The lease is claimed and let go only here.
+class TurnEnd(enum.StrEnum):
+    """How an import's turn ended (the jobs count them by value)."""
 
-    Returns "done", "failed", "paused" (given back to the queue), "lost" (another job took it over) or
-    "claimed_elsewhere" (another job claimed it first)."""
+    DONE = "done"
+    FAILED = "failed"
+    PAUSED = "paused"  # given back to the queue
+    LOST = "lost"  # another job took it over
+    CLAIMED_ELSEWHERE = "claimed_elsewhere"  # another job claimed it first
+    CONTENDED = "contended"  # its rows kept changing: kept until its lease ends, then resumed (and counted a stall)
+
+
+def advance_import(item: imports.QueuedImport, until: dt.datetime) -> TurnEnd:
+    """Give a due import one turn: claim it, work on it until `until` (a moment of the clock) is near, then
+    give it back to the queue or finish it. The lease is claimed and let go only here."""
     now = clock.now()
     claimed = imports.claim(item, until + LEASE_MARGIN)
     if isinstance(claimed, outcomes.Stale):
-        return "claimed_elsewhere"
+        return TurnEnd.CLAIMED_ELSEWHERE
     if claimed.stalls > MAX_STALLS:
         reason = f"processing stopped at row {claimed.next_row + 1} of the file repeatedly"
         imports.finish(claimed, ImportStatus.FAILED.value, clock.now(), reason)
-        return "failed"
-    rows = imports.RowReader(claimed)
+        return TurnEnd.FAILED
+    rows = imports.RowReader(claimed, clock.now)
     try:
-        claimed = _run(claimed, rows, now, until)
+        ran = _run(claimed, rows, now, until)
     except imports.RowsMissing as error:
         imports.finish(claimed, ImportStatus.FAILED.value, clock.now(), str(error))
-        return "failed"
-    if claimed is None:
-        return "lost"
-    if claimed.next_row < rows.total:
-        imports.release(claimed, clock.now())
-        return "paused"
+        return TurnEnd.FAILED
+    if isinstance(ran, outcomes.LostLease):
+        return TurnEnd.LOST
+    if isinstance(ran, outcomes.Contended):
+        log.warning("rows of import %s of %s kept changing while they were imported", item.id, item.account)
+        return TurnEnd.CONTENDED
+    if ran.next_row < rows.total:
+        imports.release(ran, clock.now())
+        return TurnEnd.PAUSED
     rows.delete()
-    imports.finish(claimed, ImportStatus.DONE.value, clock.now())
-    return "done"
+    imports.finish(ran, ImportStatus.DONE.value, clock.now())
+    return TurnEnd.DONE
 
 
 def _run(
     claimed: imports.ClaimedImport, rows: imports.RowReader, now: dt.datetime, until: dt.datetime
-) -> imports.ClaimedImport | None:
-    """Commit chunks until the file is done or `until` is near: the import item after them, None if the lease
-    was lost. The next chunk is read and checked while one is written: it holds other products (an id seen
+) -> imports.ClaimedImport | outcomes.LostLease | outcomes.Contended:
+    """Commit chunks until the file is done or `until` is near: the import item after them, LostLease if the
+    lease was lost, Contended if a chunk's rows kept changing (_commit). The next chunk is read and checked while one is written: it holds other products (an id seen
     twice is an invalid row) and its own write is conditional like every other; the categories the chunk
     written created are no longer to be created by it."""
     window = imports.MAX_CHUNK_ROWS  # rows read per chunk: about as many as the last transaction held
@@ -155,13 +169,28 @@ def _run(
             if start + fits < rows.total:
                 after = rows.take(start + fits, window)  # loaded here: the reader is not shared between threads
                 upcoming = (start + fits, len(after), ahead.submit(_evaluate, claimed, after, now))
-            outcome = imports.commit_chunk(claimed, evaluated, partial(_evaluate, claimed, chunk, now), clock.now())
-            if isinstance(outcome, outcomes.LostLease):
-                return None
+            outcome = _commit(claimed, evaluated, partial(_evaluate, claimed, chunk, now))
+            if isinstance(outcome, (outcomes.LostLease, outcomes.Contended)):
+                return outcome
             if upcoming and outcome.created:
                 upcoming = (*upcoming[:2], ahead.submit(_now_existing, upcoming[2], outcome.created))
             claimed = outcome.claimed
     return claimed
+
+
+def _commit(
+    claimed: imports.ClaimedImport, rows: list[imports.ChunkRow], read_again: Callable[[], list[imports.ChunkRow]]
+) -> imports.Committed | outcomes.LostLease | outcomes.Contended:
+    """Commit the leading rows that fit one transaction; when something they read changed meanwhile,
+    `read_again()` evaluates the same rows anew, so nothing done meanwhile is lost: at least WRITE_ATTEMPTS
+    times and for as long as contention lasts (service/contention.py), then Contended."""
+    for attempt in contention.attempts(WRITE_ATTEMPTS):
+        outcome = imports.commit(claimed, rows, clock.now())
+        if not isinstance(outcome, outcomes.Stale):
+            return outcome
+        contention.back_off(attempt)
+        rows = read_again()
+    return outcomes.Contended()
 
 
 def _now_existing(evaluating: Future, created: frozenset) -> list[imports.ChunkRow]:
@@ -226,9 +255,9 @@ def _evaluate(claimed: imports.ClaimedImport, stored_rows: list, now: dt.datetim
     kept = [ImportRow.from_json(value) for value in stored_rows]
     mapped = [row.mapped() for row in kept]
     ids = [row.product_id for row in mapped if row.body is not None and is_identifier(row.product_id)]
-    existing = imports.stored_products(account, ids) if ids else {}
+    existing = imports.stored_products(account, ids, clock.now) if ids else {}
     wanted = {c for row in kept if row.target for c in (row.target.existing, row.target.create_id) if c}
-    present = categories.existing(account, sorted(wanted)) if wanted else set()
+    present = categories.existing(account, sorted(wanted), clock.now) if wanted else set()
     results = []
     for row, decided in zip(mapped, kept):
         if row.body is None:

@@ -82,9 +82,9 @@ def delete(account: str, category_id: str, now: dt.datetime) -> Gone | None:
     return None
 
 
-def existing(account: str, category_ids: list[str]) -> set[str]:
+def existing(account: str, category_ids: list[str], clock: batch.Clock | None = None) -> set[str]:
     """Which of these categories exist, read consistently (the catalogue import reads its chunk's at once)."""
-    found = batch.get_items([keys.category_key(account, c) for c in category_ids], consistent=True)
+    found = batch.get_items([keys.category_key(account, c) for c in category_ids], consistent=True, clock=clock)
     return {keys.category_id_of(item) for item in found.values()}
 
 

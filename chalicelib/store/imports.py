@@ -18,7 +18,6 @@
 import datetime as dt
 import json
 import secrets
-import time
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
@@ -38,7 +37,6 @@ MAX_TRANSACTION_ITEMS = 100  # DynamoDB's TransactWriteItems limit
 TRANSACTION_BYTES = 3_000_000  # TransactWriteItems takes at most 4 MB; JSON sizes run a little under DynamoDB's
 ERROR_ITEM_BYTES = 300_000  # one item of error entries, below the 400 KB item limit
 CATEGORY_ITEM_BYTES = 1_000  # what a category check or creation adds to a transaction, at most
-WRITE_ATTEMPTS = 8  # transactions cancelled by a concurrent change before the import gives up
 MAX_CHUNK_ROWS = MAX_TRANSACTION_ITEMS - 2  # the most rows one chunk may hold (with its checkpoint and errors)
 COUNTS = ("created", "updated", "unchanged", "invalid", "categories_created", "error_count")
 _LISTED = ("id", "#status", "dry_run", "#rows", "next_row", *COUNTS, "submitted_at", "finished_at", "reason")
@@ -123,31 +121,21 @@ def split_pieces(rows: list[str]) -> tuple[list[str], list[int]]:
     return pieces, starts
 
 
-def _write_batch(requests: list[dict]) -> None:
-    """BatchWriteItem in chunks of 25, retrying what DynamoDB leaves unprocessed."""
-    for start in range(0, len(requests), 25):
-        pending = {table.name(): requests[start : start + 25]}
-        for attempt in range(batch.MAX_ATTEMPTS):
-            pending = table.client().batch_write_item(RequestItems=pending).get("UnprocessedItems") or {}
-            if not pending:
-                break
-            time.sleep(min(0.05 * 2**attempt, 1.0))
-        else:
-            raise RuntimeError("DynamoDB left items unprocessed after repeated BatchWriteItem attempts")
-
-
-def create(account: str, record: dict, rows: list, now: dt.datetime, claim: Completion | None = None) -> None | LostClaim:
+def create(
+    account: str, record: dict, rows: list, now: dt.datetime, claim: Completion | None = None, clock: batch.Clock | None = None
+) -> None | LostClaim:
     """Store the rows (JSON values of strings, numbers and lists), then the import item that queues them (an item is only visible once its
     rows are there), with the Idempotency-Key answer `claim` in the same write (decisions §11): a request that
     dies after queueing replays its answer and never queues the import again. LostClaim: another request took
-    the key over, nothing is queued."""
+    the key over, nothing is queued. `clock`: the caller's, bounding retries of throttled writes (store/batch.py)."""
     import_id = record["id"]
     pieces, starts = split_pieces([json.dumps(row, ensure_ascii=False, separators=(",", ":")) for row in rows])
-    _write_batch(
+    batch.write_items(
         [
             {"PutRequest": {"Item": table.to_item({**keys.import_rows_key(account, import_id, n), "rows": text})}}
             for n, text in enumerate(pieces)
-        ]
+        ],
+        clock,
     )
     item = {
         **keys.import_key(account, import_id),
@@ -223,8 +211,8 @@ class RowsMissing(LookupError):
 class RowReader:
     """The rows of a claimed import, read piece by piece as the import reaches them (not shared between threads)."""
 
-    def __init__(self, claimed: ClaimedImport):
-        self.account, self.id = claimed.account, claimed.id
+    def __init__(self, claimed: ClaimedImport, clock: batch.Clock | None = None):
+        self.account, self.id, self.clock = claimed.account, claimed.id, clock
         self.starts = list(claimed.piece_starts)
         self.total = claimed.rows
         self.loaded: dict[int, list] = {}
@@ -233,7 +221,7 @@ class RowReader:
         wanted = {n: keys.import_rows_key(self.account, self.id, n) for n in numbers if n not in self.loaded}
         if not wanted:
             return
-        found = batch.get_items(list(wanted.values()), consistent=True)
+        found = batch.get_items(list(wanted.values()), consistent=True, clock=self.clock)
         for n, key in wanted.items():
             item = batch.pick(found, key)
             if item is None:
@@ -255,7 +243,7 @@ class RowReader:
         return rows[start - offset : end - offset]
 
     def delete(self) -> None:
-        delete_pieces(self.account, self.id, len(self.starts))
+        delete_pieces(self.account, self.id, len(self.starts), self.clock)
 
 
 @dataclass(frozen=True)
@@ -264,9 +252,9 @@ class Existing:
     image_status: str | None  # the image job's state (store/product_images.py)
 
 
-def stored_products(account: str, product_ids: list[str]) -> dict[str, Existing]:
+def stored_products(account: str, product_ids: list[str], clock: batch.Clock | None = None) -> dict[str, Existing]:
     """The products with these ids that exist, read consistently (their revision guards the write)."""
-    found = batch.get_items([keys.product_key(account, pid) for pid in product_ids], consistent=True)
+    found = batch.get_items([keys.product_key(account, pid) for pid in product_ids], consistent=True, clock=clock)
     result = {}
     for item in found.values():
         stored = products.from_item(item)
@@ -456,7 +444,8 @@ def _error_puts(claimed: ClaimedImport, progress: dict, error_items: list[list[d
 
 
 def commit(claimed: ClaimedImport, rows: list[ChunkRow], now: dt.datetime) -> Committed | Stale | LostLease:
-    """Commit as many leading rows as one transaction holds (at least one): see chunk_items."""
+    """Commit as many leading rows as one transaction holds (at least one): see chunk_items. Stale: a product or
+    category they read changed meanwhile (the service evaluates the rows again and retries)."""
     rows = rows[: fitting(claimed, rows)]
     progress, error_items, new_categories = _progress(claimed, rows)
     items = chunk_items(claimed, rows, progress, error_items, new_categories)
@@ -479,18 +468,6 @@ def commit(claimed: ClaimedImport, rows: list[ChunkRow], now: dt.datetime) -> Co
     created = frozenset() if claimed.dry_run else frozenset(new_categories)
     after = replace(claimed, next_row=progress["next_row"], stalls=0, counts={name: progress[name] for name in COUNTS})
     return Committed(len(rows), after, created)
-
-
-def commit_chunk(claimed: ClaimedImport, rows: list[ChunkRow], read_again, now: dt.datetime) -> Committed | LostLease:
-    """Commit the leading rows of `rows` that fit one transaction; when something they read changed meanwhile,
-    `read_again()` evaluates the same rows anew (up to WRITE_ATTEMPTS times), so nothing done meanwhile is lost."""
-    for attempt in range(WRITE_ATTEMPTS):
-        outcome = commit(claimed, rows, now)
-        if not isinstance(outcome, Stale):
-            return outcome
-        time.sleep(min(0.02 * 2**attempt, 0.5))
-        rows = read_again()
-    raise RuntimeError(f"rows from {claimed.next_row + 1} kept changing while they were imported")
 
 
 def release(claimed: ClaimedImport, due_at: dt.datetime) -> None | LostLease:
@@ -541,7 +518,8 @@ def _update_if(key: dict, expression: str, condition: str, names: dict | None = 
     return table.from_item(response["Attributes"])
 
 
-def delete_pieces(account: str, import_id: str, count: int) -> None:
-    _write_batch(
-        [{"DeleteRequest": {"Key": table.to_item(keys.import_rows_key(account, import_id, n))}} for n in range(count)]
+def delete_pieces(account: str, import_id: str, count: int, clock: batch.Clock | None = None) -> None:
+    batch.write_items(
+        [{"DeleteRequest": {"Key": table.to_item(keys.import_rows_key(account, import_id, n))}} for n in range(count)],
+        clock,
     )

@@ -5,7 +5,7 @@ Callers tell them apart with `isinstance` (or `match`); two answers of the same 
 answers the value, or None when there is none. Exceptions are only for what no caller plans for: a cursor that
 fails its signature (cursor.BadCursor: bad input, decoded at the edge of a list), retries exhausted under
 contention (feed.FeedBusy, documents.KeptChanging), rows of an import gone from under it (imports.RowsMissing),
-and DynamoDB's own errors.
+and DynamoDB's own errors (batch.StillThrottled: it kept throttling through every retry).
 """
 import datetime as dt
 from dataclasses import dataclass

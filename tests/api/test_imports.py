@@ -79,22 +79,22 @@ def test_progress_is_visible_while_running(api, monkeypatch):
     import_id = response.data["id"]
     # The slice's time runs out after one chunk: the clock passes the deadline when that chunk commits.
     monkeypatch.setattr("chalicelib.service.imports.IMPORT_CHUNK_SECONDS", 0.0)
-    original = store.commit_chunk
+    original = store.commit
     commits = {"n": 0}
 
-    def commit_chunk(*args):
+    def commit(*args):
         outcome = original(*args)
         commits["n"] += 1
         if commits["n"] == 1:
             clock.current().advance(1000)
         return outcome
 
-    monkeypatch.setattr(store, "commit_chunk", commit_chunk)
+    monkeypatch.setattr(store, "commit", commit)
     summary = run_jobs()
     assert summary["paused"] == 1
     report = api.get(f"/imports/products/{import_id}").data
     assert report["status"] == "RUNNING" and report["processed"] == 2 and report["created"] == 2
-    monkeypatch.setattr(store, "commit_chunk", original)
+    monkeypatch.setattr(store, "commit", original)
     run_jobs()
     assert counts(api.get(f"/imports/products/{import_id}").data)["created"] == 5
 

@@ -83,8 +83,8 @@ def test_a_category_deleted_between_a_chunks_read_and_its_write_is_created_again
     import_id = upload(api, f"{header}\n{row}\n")
     original, reads = categories.existing, {"n": 0}
 
-    def read_then_delete(account, ids):
-        found = original(account, ids)
+    def read_then_delete(account, ids, *clock):
+        found = original(account, ids, *clock)
         reads["n"] += 1
         if reads["n"] == 1:  # DELETE /categories/beer lands after the chunk read its categories
             assert api.delete("/categories/beer").status_code == 204

@@ -90,8 +90,8 @@ def test_a_row_changed_between_read_and_write_is_read_again_and_nothing_is_lost(
     original = store.stored_products
     reads = {"n": 0}
 
-    def read_then_patch(account, ids):
-        found = original(account, ids)
+    def read_then_patch(account, ids, *clock):
+        found = original(account, ids, *clock)
         reads["n"] += 1
         if reads["n"] == 1:  # a PATCH lands after the import read the products
             response = api.patch("/products/p0001", {"delivery_days": {"2": {"lead_days": 1}}})
@@ -104,6 +104,26 @@ def test_a_row_changed_between_read_and_write_is_read_again_and_nothing_is_lost(
     assert report(api, import_id)["updated"] == 3
     product = api.get("/products/p0001").data
     assert product["price"] == 200 and product["delivery_days"] == {"2": {"lead_days": 1}}
+
+
+def test_rows_that_keep_changing_hold_the_import_until_its_lease_ends_then_it_resumes(api, small_chunks, monkeypatch):
+    import_id = upload(api, catalogue(3))
+    original, tries = store.commit, {"n": 0}
+
+    def always_stale(*args):
+        tries["n"] += 1
+        clock.current().advance(1)  # each lost race takes a second: the 5 s of contention end after the count
+        return store.Stale()
+
+    monkeypatch.setattr(store, "commit", always_stale)
+    monkeypatch.setattr("chalicelib.service.contention.back_off", lambda attempt: None)
+    summary = run()
+    assert (summary["contended"], summary["crashed"], tries["n"]) == (1, 0, service.WRITE_ATTEMPTS)
+    assert report(api, import_id)["processed"] == 0
+    assert run()["due"] == 0  # its lease holds, as after a crash: the stall is counted when it is claimed again
+    monkeypatch.setattr(store, "commit", original)
+    assert run(dt.timedelta(minutes=5))["done"] == 1
+    assert report(api, import_id)["created"] == 3
 
 
 @pytest.fixture
