@@ -140,7 +140,10 @@ def put_category(account: str, category_id: str, body) -> dict:
     category = shapes.parse(category_shapes.CategoryBody, body)
     if category.id is not None and category.id != category_id:
         raise invalid("id", "must equal the id in the URL")
-    return categories.put(account, category_id, category.name, clock.now())
+    saved = categories.put(account, category_id, category.name, clock.now())
+    if isinstance(saved, outcomes.Contended):
+        raise Busy(contention.ACCOUNT_BUSY)
+    return saved
 
 
 def create_category(account: str, body) -> dict:

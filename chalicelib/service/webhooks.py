@@ -1,12 +1,12 @@
 """Use cases of webhooks: configure where events go, and see how their delivery went (decisions §10)."""
 import math
 
-from ..domain.errors import NotFound, TooManyRequests
+from ..domain.errors import Busy, NotFound, TooManyRequests
 from ..domain.event_policy import RESEND_WINDOW, RESENDS_PER_WINDOW
 from ..domain.webhook import shown, validate_settings
 from ..store import events, outcomes, webhooks
 from ..store.paging import Page
-from . import clock
+from . import clock, contention
 from .paging import paged
 
 NOT_CONFIGURED = "no webhook is configured; PUT /account/settings/webhooks to configure one"
@@ -23,6 +23,8 @@ def put_settings(account: str, body) -> dict:
     settings = validate_settings(body)
     # The feed head keeps the selection, so every write knows which events its entries make (store/feed.py).
     webhook = webhooks.put(account, settings, clock.now(), head_sets={"events": settings["events"]})
+    if isinstance(webhook, outcomes.Contended):
+        raise Busy(contention.ACCOUNT_BUSY)
     events.unpark(account)  # a new receiver gets the account's next events at once
     return shown(webhook.settings, webhook.signing_secret)
 

@@ -152,10 +152,12 @@ def create(
     if claim is None:
         table.client().put_item(**queued)
         return None
+    answer = idempotency.complete_operation(claim)
+    operations = [{"Put": queued}, answer]
     try:
-        table.client().transact_write_items(TransactItems=[{"Put": queued}, idempotency.complete_operation(claim)])
+        table.client().transact_write_items(TransactItems=operations)
     except ClientError as error:
-        if table.cancellation_codes(error)[-1:] == [table.CONDITION_FAILED]:
+        if table.cancellation_reasons(error, operations).get(table.item_key(answer)) == table.CONDITION_FAILED:
             return LostClaim()  # its rows stay unreferenced, as those of an import whose put never ran
         raise
     return None
@@ -459,11 +461,11 @@ def commit(claimed: ClaimedImport, rows: list[ChunkRow], now: dt.datetime) -> Co
     except ClientError as error:
         if len(items) == 1 and table.is_conditional_failure(error):
             return LostLease()
-        codes = table.cancellation_codes(error)
-        if not codes:
+        reasons = table.cancellation_reasons(error, items)
+        if not reasons:
             raise
-        if codes[0] == table.CONDITION_FAILED:
-            return LostLease()
+        if reasons.get(table.key_of(keys.import_key(claimed.account, claimed.id))) == table.CONDITION_FAILED:
+            return LostLease()  # the checkpoint's condition: our lease
         return Stale()  # a product or category changed, or an item was busy: read the chunk again
     created = frozenset() if claimed.dry_run else frozenset(new_categories)
     after = replace(claimed, next_row=progress["next_row"], stalls=0, counts={name: progress[name] for name in COUNTS})

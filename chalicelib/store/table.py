@@ -143,6 +143,26 @@ def cancellation_codes(error: Exception) -> list[str]:
     return []
 
 
+def key_of(key: dict) -> tuple[str, str]:
+    """(PK, SK) of a key as keys.py makes it: what cancellation_reasons answers by."""
+    return key["PK"], key["SK"]
+
+
+def item_key(operation: dict) -> tuple[str, str]:
+    """(PK, SK) of the item a transaction operation (Put, Update, Delete, ConditionCheck) writes or checks."""
+    (kind, request), = operation.items()
+    key = request["Item"] if kind == "Put" else request["Key"]
+    return key["PK"]["S"], key["SK"]["S"]
+
+
+def cancellation_reasons(error: Exception, operations: list[dict]) -> dict[tuple[str, str], str]:
+    """The cancellation code of each of `operations` (the caller's, first in the transaction: store/feed.py
+    appends its own after them) by its item's key (item_key), so callers ask about an item, not a position.
+    {} when the error is not a cancelled transaction."""
+    codes = cancellation_codes(error)
+    return {item_key(operation): code for operation, code in zip(operations, codes)}
+
+
 def first_in_index(index: str, partition: str) -> dict | None:
     """The first item of one index partition (one Query, Limit 1), or None when it is empty."""
     found = client().query(

@@ -17,7 +17,7 @@ import datetime as dt
 from .. import config
 from ..domain.feed import SETTINGS_WEBHOOKS, Change, ChangeType
 from . import batch, feed, keys, table
-from .outcomes import Gone
+from .outcomes import Contended, Gone
 
 CHANGE = Change(ChangeType.SETTINGS_UPDATED, SETTINGS_WEBHOOKS)
 WRITE_ATTEMPTS = 5
@@ -53,9 +53,10 @@ def get(account: str) -> Webhook | None:
     return _from_item(account, response["Item"]) if "Item" in response else None
 
 
-def put(account: str, settings: dict, now: dt.datetime, head_sets: dict | None = None) -> Webhook:
+def put(account: str, settings: dict, now: dt.datetime, head_sets: dict | None = None) -> Webhook | Contended:
     """Replace the configuration, with its feed entry; the signing secret stays what it was. The same
-    configuration again writes nothing. `head_sets`: what the feed head keeps of it (the event selection)."""
+    configuration again writes nothing. `head_sets`: what the feed head keeps of it (the event selection).
+    Contended: others kept changing it between our read and our write, WRITE_ATTEMPTS times."""
     key, head_key = keys.webhooks_key(account), feed.head_key(account)
     for _ in range(WRITE_ATTEMPTS):
         found = batch.get_items([key, head_key], consistent=True)
@@ -84,7 +85,7 @@ def put(account: str, settings: dict, now: dt.datetime, head_sets: dict | None =
         except ClientError as error:
             if table.CONDITION_FAILED not in table.cancellation_codes(error):
                 raise
-    raise feed.FeedBusy()
+    return Contended()
 
 
 def _as_head(value):
