@@ -107,7 +107,7 @@ def test_an_import_against_the_arrows_is_found(tmp_path, monkeypatch, layer, sou
 def test_allowed_imports_pass(tmp_path, monkeypatch):
     package = tmp_path / "chalicelib" / "jobs"
     package.mkdir(parents=True)
-    (package / "probe.py").write_text("from ..service import clock\nfrom ..lazy import lazy\nx = lazy('chalicelib.service.imports')\n")
+    (package / "probe.py").write_text("from ..service import clock\nfrom ..lazy import lazy\nx = lazy('chalicelib.service.importing')\n")
     monkeypatch.setitem(globals(), "ROOT", tmp_path)
     monkeypatch.setitem(globals(), "PACKAGE", tmp_path / "chalicelib")
     assert violations() == []

@@ -13,7 +13,7 @@ from .budget import Phase, run_phases
 
 images = lazy("chalicelib.jobs.images")
 webhooks = lazy("chalicelib.jobs.webhooks")
-imports = lazy("chalicelib.jobs.imports")
+import_turns = lazy("chalicelib.jobs.import_turns")
 background = lazy("chalicelib.service.background")
 
 log = logging.getLogger("supplier-ordering.jobs")
@@ -33,8 +33,8 @@ IMAGES = Phase(
 IMPORTS = Phase(
     "imports",
     IMPORT_CHUNK_SECONDS,
-    run=lambda deadline: imports.advance_imports(deadline),
-    loop=lambda stop_event: imports.run_forever(stop_event),
+    run=lambda deadline: import_turns.advance_imports(deadline),
+    loop=lambda stop_event: import_turns.run_forever(stop_event),
 )
 PHASES: list[Phase] = [EVENTS, IMAGES, IMPORTS]
 

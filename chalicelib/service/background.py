@@ -1,7 +1,7 @@
 """What a table stream record asks of the background work: the store reads its image, the jobs schedule it."""
 from dataclasses import dataclass
 
-from ..store import events, imports, product_images
+from ..store import events, import_items, product_images
 
 
 @dataclass(frozen=True)
@@ -15,5 +15,5 @@ def woken(record_name: str, new_image: dict | None) -> Woken:
     """Only new work wakes the jobs, so their own writes (claims, attempts, checkpoints) do not trigger them."""
     image = new_image or {}
     return Woken(
-        events.woken(record_name, image), product_images.woken(record_name, image), imports.woken(record_name, image)
+        events.woken(record_name, image), product_images.woken(record_name, image), import_items.woken(record_name, image)
     )

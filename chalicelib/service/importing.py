@@ -18,14 +18,22 @@ from decimal import Decimal
 from functools import partial
 from typing import Callable
 
-from ..domain import catalogue_import
+from ..domain import catalogue_import, import_file
 from ..domain.catalogue_import import ImportRow, ImportStatus, Outcome
 from ..domain.errors import Busy, NotFound, UnsupportedMediaType, ValidationFailed
 from ..domain.field_order import IMPORT_SUMMARY_FIELDS
 from ..domain.identifiers import is_identifier
 from ..domain.limits import IMPORT_CHUNK_SECONDS
 from ..domain.product import validate_product
-from ..store import categories, import_chunks, import_items, outcomes, product_images, products, table
+from ..store import (
+    categories,
+    import_chunks,
+    import_items,
+    outcomes,
+    product_images,
+    products,
+    table,
+)
 from ..store.events import iso
 from ..store.paging import Page
 from . import clock, contention
@@ -59,10 +67,10 @@ def submit(
     """Queue the import of a CSV file (in `charset` if given, else utf-8), with the Idempotency-Key answer in
     the same write."""
     try:
-        parsed = catalogue_import.parse(body, charset)
-    except catalogue_import.UnknownCharset:
+        parsed = import_file.parse(body, charset)
+    except import_file.UnknownCharset:
         raise UnsupportedMediaType(
-            f"charset {catalogue_import.quoted(str(charset))} is not supported: use {catalogue_import.CHARSET_NAMES}"
+            f"charset {import_file.quoted(str(charset))} is not supported: use {import_file.CHARSET_NAMES}"
         ) from None
     plan = catalogue_import.CategoryPlan.of(categories.all_names(account))
     rows = [plan.settle(record).as_json() for record in parsed.records]
@@ -86,7 +94,7 @@ def get_import(account: str, import_id: str) -> dict:
     record = import_items.get(account, import_id) if is_identifier(import_id) else None
     if record is None:
         raise NotFound(f"import {import_id} does not exist")
-    return view(record, import_items.listed_errors(account, import_id, catalogue_import.MAX_LISTED_ERRORS))
+    return view(record, import_items.listed_errors(account, import_id, import_file.MAX_LISTED_ERRORS))
 
 
 @paged
