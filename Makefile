@@ -40,9 +40,11 @@ browser:
 			echo "chromium not found and cannot be installed here: the /docs rendering test is skipped"; \
 		fi; }
 
-# DynamoDB requests, capacity, latency, cold start and memory per endpoint; writes bench/results.json.
+# DynamoDB requests, capacity, latency, cold start and memory per endpoint; writes bench/results.json. Then one
+# account's write rate against many accounts' over HTTP with several API processes; writes bench/feed_rate.json.
 bench: deps
 	$(PY) bench/run.py
+	$(PY) bench/feed_rate.py
 
 # The CSV catalogue import: rows/s, DynamoDB requests and capacity per row; writes bench/import.json.
 bench-import: deps

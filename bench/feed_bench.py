@@ -3,12 +3,10 @@
 
 - every write of the main table with the feed: its requests against the target "today + 1";
 - a feed page of 1000 entries: requests, capacity and milliseconds, without and with include=data;
-- the write rate of one account with 20 concurrent writers, next to 20 writers on 20 accounts.
+(One account's write rate against many accounts', over HTTP with several API processes: bench/feed_rate.py.)
 """
 import os
 import sys
-import threading
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -22,8 +20,6 @@ BEFORE_FEED = {
     "POST /deliveries/:id/responses": 2,
     "POST /customer/deliveries (order)": 3,
 }
-WRITERS = 20
-WRITES_EACH = int(os.environ.get("BENCH_FEED_WRITES", "15"))
 PAGE_RUNS = int(os.environ.get("BENCH_FEED_PAGE_RUNS", "20"))
 
 
@@ -54,41 +50,10 @@ def feed_page(call, meter, token: str) -> dict:
     return figures
 
 
-def write_rate(accounts: list[str]) -> dict:
-    """WRITERS threads each making WRITES_EACH category writes, on the given accounts (round robin)."""
-    from chalicelib.domain.errors import Busy
-    from chalicelib.service import catalogue
-
-    busy = []
-    barrier = threading.Barrier(WRITERS + 1)
-
-    def writer(n: int):
-        account = accounts[n % len(accounts)]
-        barrier.wait()
-        for k in range(WRITES_EACH):
-            try:
-                catalogue.put_category(account, f"w{n}", {"name": f"W{n} {k}"})
-            except Busy:
-                busy.append(1)
-
-    threads = [threading.Thread(target=writer, args=(n,)) for n in range(WRITERS)]
-    for thread in threads:
-        thread.start()
-    barrier.wait()
-    started = time.perf_counter()
-    for thread in threads:
-        thread.join()
-    seconds = time.perf_counter() - started
-    done = WRITERS * WRITES_EACH - len(busy)
-    return {"writes": done, "busy": len(busy), "seconds": round(seconds, 2), "per_second": round(done / seconds, 1)}
-
-
 def figures(call, meter, token: str, rows: list[dict]) -> dict:
     return {
         "writes": write_rows(rows),
         "feed_page": feed_page(call, meter, token),
-        "rate_one_account": write_rate(["rate-one"]),
-        "rate_twenty_accounts": write_rate([f"rate-{n}" for n in range(WRITERS)]),
     }
 
 
@@ -101,10 +66,6 @@ def print_section(found: dict) -> None:
     for name, page in found["feed_page"].items():
         print(f"GET /changes, {name:30} {page['requests']:>4} req {page['capacity']:>8} RCU "
               f"{page['median_ms']:>8} ms median {page['p95_ms']:>8} ms p95")
-    for name, label in (("rate_one_account", "1 account"), ("rate_twenty_accounts", "20 accounts")):
-        r = found[name]
-        print(f"{WRITERS} writers on {label:12} {r['per_second']:>8} writes/s ({r['writes']} in {r['seconds']} s, "
-              f"{r['busy']} answered 409 Busy)")
 
 
 def main() -> int:

@@ -5,6 +5,7 @@
     python -m chalicelib.cli create-token --account ID
     python -m chalicelib.cli revoke-token --account ID --token-id ID
     python -m chalicelib.cli migrate-integration --account ID [--status PENDING|IMPORTED]
+    python -m chalicelib.cli migrate-deposits --account ID
 
 create-account and create-token print the new token as their last line.
 """
@@ -37,6 +38,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     migrate.add_argument("--account", required=True)
     migrate.add_argument("--status", choices=[str(PENDING), str(IMPORTED)], default=str(PENDING))
+    deposits = commands.add_parser(
+        "migrate-deposits", help="give deposit types stored before they had an item of their own that item (once)"
+    )
+    deposits.add_argument("--account", required=True)
     return parser
 
 
@@ -60,6 +65,9 @@ def run(argv: list[str]) -> int:
     elif args.command == "migrate-integration":
         migrated = migrations.migrate_integration(args.account, args.status)
         print(f"{migrated} deliveries of {args.account} given the integration state {args.status}")
+    elif args.command == "migrate-deposits":
+        migrated = migrations.migrate_deposits(args.account)
+        print(f"{migrated} deposit types of {args.account} given their own item")
     return 0
 
 

@@ -124,3 +124,14 @@ def test_migrate_integration_as_imported(accounts_ready, capsys):
     listed = [json.loads(text) for text in deliveries.list_deliveries("acme", 10, None, None, "IMPORTED").items]
     assert [(d["id"], d["integration"]) for d in listed] == [(1, {"status": "IMPORTED"})]  # JSON texts of the worklist
     assert deliveries.integration_overview("other") == {"pending": 0, "failed": 0, "oldest_pending": None}
+
+
+def test_migrate_deposits_gives_old_deposit_types_their_own_item_once(accounts_ready, capsys):
+    from chalicelib.store import keys, table
+
+    legacy = {"crate": {"name": "Crate", "price": 150, "refs": 0}}
+    table.client().put_item(TableName=table.name(), Item=table.to_item({**keys.deposit_types_key("acme"), "types": legacy, "count": 1}))
+    assert cli.main(["migrate-deposits", "--account", "acme"]) == 0
+    assert capsys.readouterr().out == "1 deposit types of acme given their own item\n"
+    assert cli.main(["migrate-deposits", "--account", "acme"]) == 0
+    assert capsys.readouterr().out == "0 deposit types of acme given their own item\n"

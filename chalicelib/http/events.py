@@ -23,4 +23,4 @@ def list_events(call: Call):
 @endpoint(bp, "/account/events/{event_id}/resend", "POST", response="domain.webhook:Event", status=202)
 def resend_event(call: Call, event_id: str):
     """Send an event again, with the same idempotency_key: 202 at once, the attempt follows within seconds"""
-    return ok(webhooks.resend(call.account, event_id), status=202)
+    return ok(webhooks.resend(call.account, event_id, call.idempotency), status=202)

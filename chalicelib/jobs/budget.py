@@ -32,6 +32,7 @@ class Phase:
     run: Callable[[dt.datetime], dict]
     busy: Callable[[dict], bool] = lambda counts: False
     loop: Callable[[threading.Event], None] | None = None
+    pause: float = 1.0  # `make run`: seconds between runs that left nothing behind
 
     def window(self, seconds: float) -> float:
         """How long this phase may start new work in an invocation that has `seconds` to live."""
@@ -59,11 +60,12 @@ def run_phases(phases: list[Phase], remaining_seconds: float | None = None) -> d
     return results
 
 
-def loop_forever(phase: Phase, stop_event: threading.Event, interval: float = 1.0) -> None:
+def loop_forever(phase: Phase, stop_event: threading.Event, interval: float | None = None) -> None:
     """`make run`: one run after another until stop_event is set; again at once while the phase is busy."""
     if phase.loop is not None:
         phase.loop(stop_event)
         return
+    interval = phase.pause if interval is None else interval
     while not stop_event.is_set():
         busy = False
         try:

@@ -7,7 +7,7 @@ of work joins by adding its Phase here (docs/jobs.md).
 import logging
 
 from ..domain.event_policy import SEND_TIMEOUT_SECONDS
-from ..domain.limits import IMAGE_DOWNLOAD_SECONDS, IMPORT_CHUNK_SECONDS
+from ..domain.limits import IMAGE_DOWNLOAD_SECONDS, IMPORT_CHUNK_SECONDS, NUMBERING_SECONDS
 from ..lazy import lazy
 from .budget import Phase, run_phases
 
@@ -15,6 +15,7 @@ images = lazy("chalicelib.jobs.images")
 webhooks = lazy("chalicelib.jobs.webhooks")
 import_turns = lazy("chalicelib.jobs.import_turns")
 background = lazy("chalicelib.service.background")
+numbering = lazy("chalicelib.service.feed_numbering")
 
 log = logging.getLogger("supplier-ordering.jobs")
 
@@ -36,7 +37,14 @@ IMPORTS = Phase(
     run=lambda deadline: import_turns.advance_imports(deadline),
     loop=lambda stop_event: import_turns.run_forever(stop_event),
 )
-PHASES: list[Phase] = [EVENTS, IMAGES, IMPORTS]
+FEED = Phase(
+    "feed",
+    NUMBERING_SECONDS,
+    run=lambda deadline: numbering.sweep(deadline),
+    busy=lambda counts: counts["left"] > 0,
+    pause=0.25,  # `make run`: pending entries wait at most about this long when nobody reads the feed
+)
+PHASES: list[Phase] = [FEED, EVENTS, IMAGES, IMPORTS]
 
 
 def _remaining_seconds(event) -> float | None:
@@ -46,15 +54,19 @@ def _remaining_seconds(event) -> float | None:
 
 
 def on_table_change(event):
-    new_events, download, queued_import = [], False, False
+    new_events, download, queued_import, pending_feeds = [], False, False, []
     for record in event:
         woken = background.woken(record.event_name, record.new_image)
         if woken.event is not None:
             new_events.append(woken.event)
         download = download or woken.image
         queued_import = queued_import or woken.import_
+        if woken.feed_account is not None:
+            pending_feeds.append(woken.feed_account)
     # Only the batch's events: each account in its own lane, parked accounts' events left for the schedule.
     phases = []
+    if pending_feeds:
+        phases.append(Phase("feed", NUMBERING_SECONDS, lambda deadline: numbering.number_accounts(pending_feeds, deadline)))
     if new_events:
         phases.append(Phase("new events", SEND_TIMEOUT_SECONDS, lambda deadline: webhooks.dispatch_new(new_events, deadline)))
     if download:

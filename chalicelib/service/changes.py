@@ -4,7 +4,7 @@ from ..domain.feed import DEFAULT_EVENTS, SETTINGS_WEBHOOKS, Resource
 from ..domain.field_order import BY_MODEL, FEED_DATA, ordered
 from ..domain.limits import PAGE_BYTES
 from ..domain.rendering import json_text
-from ..store import feed, feed_data, outcomes
+from ..store import feed, feed_data, feed_numbering, outcomes
 from . import clock
 
 DATA_CHUNK = 50  # entries whose resources one BatchGetItem reads (at most two keys each: 100 keys)
@@ -36,7 +36,9 @@ def _with_data(account: str, entries: list[dict]) -> list[dict]:
 
 
 def read_changes(account: str, after: int | None, limit: int, include_data: bool) -> dict:
-    """The entries after `after` (None: `latest`), at most `limit`, with the positions a reader needs."""
+    """The entries after `after` (None: `latest`), at most `limit`, with the positions a reader needs. The
+    account's pending entries are numbered first, so every change committed before the read is in it."""
+    feed_numbering.number(account, clock.now())
     read = feed.read(account, after, limit, clock.now())
     if isinstance(read, outcomes.Beyond):
         raise invalid("after", f"must not be greater than max_sequence ({read.max_sequence})")

@@ -6,7 +6,8 @@ table stream, the schedule) and a queued resend, which the dispatcher sends like
 One account's turn (`send_turn`) sends its due events one at a time, oldest first. A failed attempt parks the
 account until that event's next attempt (the backoff of its attempts): its other due events are postponed to
 then without being tried, and so leave the due index, so neither the sends nor the reads of a failing account
-grow with its backlog. A resend is tried even while its account is parked (someone asked for it).
+grow with its backlog. A resend is tried even while its account is parked (someone asked for it), and each
+accepted resend makes its own attempt: an event with more resends queued is sent again in the same turn.
 
 Nothing poisons the queue: the event item is small whatever the delivery (store/events.py); an event that can
 never be sent (a body over MAX_BODY_BYTES, a refused address, a delivery that is gone) is FAILED at once with
@@ -17,7 +18,7 @@ import base64
 import datetime as dt
 import logging
 import time
-from collections import defaultdict
+from collections import defaultdict, deque
 from dataclasses import dataclass
 from typing import Callable
 
@@ -136,7 +137,7 @@ def record(claimed: dict, result: Attempt, now: dt.datetime) -> tuple[EventStatu
         status, reason = EventStatus(claimed["status"]), claimed.get("reason")
     elif result.outcome == "never":
         status = EventStatus.FAILED
-    elif policy.gives_up(parse_iso(claimed["created_at"]), now) and not claimed.get("resend"):
+    elif policy.gives_up(parse_iso(claimed["created_at"]), now) and not _resent(claimed):
         status, reason = EventStatus.FAILED, f"gave up after {in_words(policy.RETRY_WINDOW)}; the last attempt: {_failure(result.entry)}"
     else:
         status, next_attempt = EventStatus.PENDING, now + policy.retry_delay(attempts)
@@ -176,26 +177,30 @@ def send_turn(
     `deadline`; returns counts of what happened. `transport` replaces the outbound HTTP client (benchmarks)."""
     transport = transport or outbound.request
     summary = defaultdict(int, due=len(due))
-    due = sorted(due, key=policy.attempt_order)
+    due = _in_sequence(account, due)
     if lane is not None and lane.parked_until > iso(clock.now()):
         # Resends are asked for: tried even while the account is parked, within the turn's budget and cap.
-        _send_within(account, [event for event in due if event.get("resend")], deadline, summary, transport)
-        held = [event for event in due if not event.get("resend")]
+        _send_within(account, [event for event in due if _resent(event)], deadline, summary, transport)
+        held = [event for event in due if not _resent(event)]
         _hold(held, parse_iso(lane.parked_until), lane.reason, deadline, summary)
         return _counts(summary)
     hook = settings_store.get(account)
-    for index, event in enumerate(due[:PER_TURN]):
-        if deadline is not None and clock.now() >= deadline:
+    waiting = deque(due)
+    for _ in range(PER_TURN):
+        if not waiting or (deadline is not None and clock.now() >= deadline):
             break
+        event = waiting.popleft()
         try:
-            status, next_attempt = _send(event, hook, summary, transport)
+            status, next_attempt, again = _send(event, hook, summary, transport)
         except Exception:  # noqa: BLE001 - one event's trouble never stops the others
             log.exception("event %s: could not be processed; its lease will bring it back", event["event_id"])
             continue
+        if again is not None:
+            waiting.appendleft(again)
         if status == EventStatus.PENDING and next_attempt is not None:  # a failed attempt parks the account
             reason = summary.pop("last_failure", "")
             events.park(account, next_attempt, reason)
-            _hold([e for e in due[index + 1 :] if not e.get("resend")], next_attempt, reason, deadline, summary)
+            _hold([e for e in waiting if not _resent(e)], next_attempt, reason, deadline, summary)
             return _counts(summary)
         if status == EventStatus.DELIVERED and lane is not None:
             events.unpark(account)
@@ -203,16 +208,44 @@ def send_turn(
     return _counts(summary)
 
 
+def _first(event: dict) -> bool:
+    """An event of a feed entry not yet attempted (store/events.first_attempts has it)."""
+    return event.get("sequence") is not None and int(event.get("attempts", 0)) == 0 and event.get("status") == EventStatus.PENDING
+
+
+def _in_sequence(account: str, due: list[dict]) -> list[dict]:
+    """The account's due events in the order they are attempted (decisions §13). The due read orders by time
+    and may stop inside a backlog, holding a later sequence of this account without an earlier one: so its first
+    attempts are those of the account's first-attempt index, read in sequence order, with the due read's (the
+    index may not show them yet) unless they come after a full page of it."""
+    if not any(_first(event) for event in due):
+        return sorted(due, key=policy.attempt_order)
+    page = events.first_attempts(account, PER_TURN)
+    now = clock.now()
+    firsts = {event["event_id"]: event for event in page if events.is_due(event, now)}
+    last = int(page[-1]["sequence"]) if len(page) == PER_TURN else None
+    for event in due:
+        if _first(event) and (last is None or int(event["sequence"]) <= last):
+            firsts.setdefault(event["event_id"], event)
+    others = [event for event in due if not _first(event) and event["event_id"] not in firsts]
+    return sorted(others + list(firsts.values()), key=policy.attempt_order)
+
+
 def _send_within(account: str, due: list[dict], deadline, summary: dict, transport: Transport) -> None:
     """Send at most PER_TURN of `due`, none started after `deadline`; the rest wait for the next turn."""
     hook = settings_store.get(account) if due else None
-    for event in due[:PER_TURN]:
-        if deadline is not None and clock.now() >= deadline:
+    waiting = deque(due)
+    for _ in range(PER_TURN):
+        if not waiting or (deadline is not None and clock.now() >= deadline):
             return
+        event = waiting.popleft()
         try:
-            _send(event, hook, summary, transport)
+            again = _send(event, hook, summary, transport)[2]
         except Exception:  # noqa: BLE001 - one event's trouble never stops the others
             log.exception("event %s: could not be processed; its lease will bring it back", event["event_id"])
+            continue
+        if again is not None:
+            waiting.appendleft(again)
 
 
 def _counts(summary: dict) -> dict:
@@ -220,18 +253,25 @@ def _counts(summary: dict) -> dict:
     return summary
 
 
-def _send(event: dict, hook, summary, transport: Transport) -> tuple[EventStatus | None, dt.datetime | None]:
+def _resent(event: dict) -> bool:
+    """A resend of the event is queued (its attempt is asked for)."""
+    return events.queued_resends(event) > 0
+
+
+def _send(event: dict, hook, summary, transport: Transport) -> tuple[EventStatus | None, dt.datetime | None, dict | None]:
+    """One attempt: (the event's status after, its next attempt when PENDING, the event again when another
+    resend of it is queued and due now)."""
     claimed = events.claim(event, clock.now() + LEASE)
     if isinstance(claimed, outcomes.Stale):
         summary["claimed_elsewhere"] += 1
-        return None, None
+        return None, None, None
     if isinstance(claimed, outcomes.TooLarge):
         if events.give_up(event, TOO_LARGE_TO_RECORD, clock.now()) is None:
             summary["failed"] += 1
-        return EventStatus.FAILED, None
+        return EventStatus.FAILED, None, None
     result = attempt(claimed, hook, transport)
     status, next_attempt = record(claimed, result, clock.now())
-    if claimed.get("resend") and status == EventStatus.DELIVERED:
+    if _resent(claimed) and status == EventStatus.DELIVERED:
         events.unpark(claimed["account"])  # the receiver works again
     if result.outcome == "delivered":
         summary["delivered"] += 1
@@ -241,7 +281,11 @@ def _send(event: dict, hook, summary, transport: Transport) -> tuple[EventStatus
         summary["retrying" if status == EventStatus.PENDING else "failed"] += 1
     if status == EventStatus.PENDING:
         summary["last_failure"] = _failure(result.entry)
-    return status, next_attempt
+    again = None
+    if events.queued_resends(claimed) > 1:
+        fresh = events.get(claimed["account"], claimed["event_id"])
+        again = fresh if fresh is not None and events.is_due(fresh, clock.now()) else None
+    return status, next_attempt, again
 
 
 def _hold(held: list[dict], until: dt.datetime, reason: str, deadline, summary) -> None:

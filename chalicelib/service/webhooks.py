@@ -4,11 +4,14 @@ import math
 from ..domain.errors import Busy, NotFound, TooManyRequests
 from ..domain.event_policy import RESEND_WINDOW, RESENDS_PER_WINDOW
 from ..domain.webhook import shown, validate_settings
-from ..store import events, outcomes, webhooks
+from ..store import events, feed_numbering, outcomes, webhooks
 from ..store.paging import Page
 from . import clock, contention
+from .idempotency import IdempotencyClaim
 from .paging import paged
 
+LOST_CLAIM = "another request with this Idempotency-Key took over; retry to get its answer"
+KEPT_CHANGING = "the event kept changing while the resend was queued; retry"
 NOT_CONFIGURED = "no webhook is configured; PUT /account/settings/webhooks to configure one"
 
 
@@ -21,8 +24,7 @@ def get_settings(account: str) -> dict:
 
 def put_settings(account: str, body) -> dict:
     settings = validate_settings(body)
-    # The feed head keeps the selection, so every write knows which events its entries make (store/feed.py).
-    webhook = webhooks.put(account, settings, clock.now(), head_sets={"events": settings["events"]})
+    webhook = webhooks.put(account, settings, clock.now(), selected=settings["events"])
     if isinstance(webhook, outcomes.Contended):
         raise Busy(contention.ACCOUNT_BUSY)
     events.unpark(account)  # a new receiver gets the account's next events at once
@@ -71,20 +73,23 @@ def _event(item: dict) -> dict:
 
 @paged
 def list_deliveries(account: str, limit: int, cursor: str | None) -> Page:
+    feed_numbering.number(account, clock.now())
     page = events.list_page(account, limit, cursor)
     return Page([_delivery(item) for item in page.items], page.cursor)
 
 
 @paged
 def list_events(account: str, limit: int, cursor: str | None) -> Page:
+    feed_numbering.number(account, clock.now())  # the events of every change committed before the read are listed
     page = events.list_page(account, limit, cursor, query="events")
     return Page([_event(item) for item in page.items], page.cursor)
 
 
-def resend(account: str, event_id: str) -> dict:
+def resend(account: str, event_id: str, idempotency: IdempotencyClaim | None = None) -> dict:
     """Queue one more attempt with the same idempotency key; the dispatcher makes it within seconds, whatever
-    the event's state (decisions §10). Returns the event as it is once queued. At most RESENDS_PER_WINDOW
-    accepted requests per account in any RESEND_WINDOW."""
+    the event's state, one per accepted request (decisions §10). Returns the event as it is once queued, with
+    the Idempotency-Key answer recorded in the same write (§11). At most RESENDS_PER_WINDOW accepted requests
+    per account in any RESEND_WINDOW."""
     event = events.get(account, event_id)
     if event is None:
         raise NotFound(f"event {event_id} does not exist")
@@ -97,5 +102,12 @@ def resend(account: str, event_id: str) -> dict:
             f"the next is allowed in {seconds} s",
             seconds,
         )
-    queued = events.queue_resend(event, now)
-    return _event(event if isinstance(queued, outcomes.Gone) else queued)
+    answer = (lambda queued: idempotency.completion(_event(queued))) if idempotency is not None else None
+    queued = events.queue_resend(event, now, answer)
+    if isinstance(queued, outcomes.Gone):
+        raise NotFound(f"event {event_id} does not exist")
+    if isinstance(queued, outcomes.LostClaim):
+        raise Busy(LOST_CLAIM)
+    if isinstance(queued, outcomes.Stale):
+        raise Busy(KEPT_CHANGING)
+    return _event(queued)

@@ -112,9 +112,10 @@ def _integration_attributes(account: str, delivery_id: int, write: IntegrationWr
     }
 
 
-def _counts_operation(account: str, counts: dict) -> dict | None:
-    """The transaction item that adds `counts` to the account's integration counts; None when nothing changes.
-    It is unconditional: the delivery's own conditional item in the same transaction makes it count once."""
+def _counts_operation(account: str, delivery_id: int, counts: dict) -> dict | None:
+    """The transaction item that adds `counts` to the account's integration counts, in the shard of `delivery_id`
+    (so writes of other deliveries rarely share it); None when nothing changes. It is unconditional: the
+    delivery's own conditional item in the same transaction makes it count once."""
     counts = {name: n for name, n in counts.items() if n}
     if not counts:
         return None
@@ -122,7 +123,7 @@ def _counts_operation(account: str, counts: dict) -> dict | None:
     return {
         "Update": {
             "TableName": table.name(),
-            "Key": table.to_item(keys.integration_counts_key(account)),
+            "Key": table.to_item(keys.integration_counts_key(account, delivery_id % keys.INTEGRATION_COUNT_SHARDS)),
             "UpdateExpression": "ADD " + ", ".join(f"#{name} :{name}" for name in counts),
             "ExpressionAttributeNames": names,
             "ExpressionAttributeValues": table.values(**counts),
@@ -173,7 +174,7 @@ def place(
     operations = [
         op for delivery, basis in zip(deliveries, bases) for op in _create_operations(account, delivery, integration, basis)
     ]
-    counts = _counts_operation(account, integration.counts) if integration is not None else None
+    counts = _counts_operation(account, deliveries[0]["id"], integration.counts) if integration is not None else None
     operations += [counts] if counts is not None else []
     first_product = len(operations)
     operations += [products.mark_used_operation(account, product_id) for product_id in used_products]
@@ -307,7 +308,7 @@ def _write(
         integration.since if integration is not None else None,
         deposit_basis=None,
     )
-    counts = _counts_operation(account, integration.counts) if integration is not None else None
+    counts = _counts_operation(account, delivery_id, integration.counts) if integration is not None else None
     others = [counts] if counts is not None else []
     others += [also] if also is not None else []
     if not others and claim is None and not changes:
@@ -457,12 +458,12 @@ def list_integration_page(account: str, status: str, limit: int, cursor: str | N
 
 
 def integration_counts(account: str, oldest_of: str) -> IntegrationCounts:
-    """The account's counts (one consistent GetItem) and the oldest delivery of state `oldest_of` (one Query of
-    its index partition, Limit 1)."""
-    found = table.client().get_item(
-        TableName=table.name(), Key=table.to_item(keys.integration_counts_key(account)), ConsistentRead=True
-    ).get("Item")
-    counts = table.from_item(found) if found else {}
+    """The account's counts (its shards summed, read in one TransactGetItems: one serialisable snapshot, so the sum
+    is exact) and the oldest delivery of state `oldest_of` (one Query of its index partition, Limit 1)."""
+    counts = {"pending": 0, "failed": 0}
+    for shard in table.read_together(keys.integration_counts_keys(account)):
+        for name in counts:
+            counts[name] += int(shard.get(name, 0))
     oldest = table.first_in_index(keys.GSI3, keys.deliveries_by_integration_pk(account, oldest_of))
     first = _stored(oldest, None) if oldest is not None else None
     return IntegrationCounts(
@@ -505,7 +506,7 @@ def add_integration(account: str, stored: StoredDelivery, integration: Integrati
             "ExpressionAttributeValues": table.values(**values, one=1),
         }
     }
-    counts = _counts_operation(account, integration.counts)
+    counts = _counts_operation(account, delivery_id, integration.counts)
     for attempt in range(10):  # a conflict means another write held the counts for a moment
         # No feed entry: a GET showed PENDING before (a missing state reads PENDING) and shows it after.
         outcome = _transact(account, [update] + ([counts] if counts is not None else []), None, [], now)

@@ -1,10 +1,13 @@
 """Deposit types and balances (decisions §15).
 
-- All deposit types of an account are one item (`keys.deposit_types_key`): a map `types` of id ->
-  {"name", "price", "refs"} and `count`. At most 200 types of at most ~450 bytes fit far inside 400 KB, and an
-  order reads them in the BatchGetItem it makes anyway (store/order_context.py). `refs` counts the products whose
-  vessel or bundles name the type: each product write moves it in the product's own transaction, conditional on
-  the type existing, and a delete is conditional on `refs = 0`, so no product can name a deleted type.
+- The definitions of all deposit types of an account are one item (`keys.deposit_types_key`): a map `types` of
+  id -> {"name", "price"} and `count`. At most 200 types of at most ~450 bytes fit far inside 400 KB, and an
+  order reads them in the BatchGetItem it makes anyway (store/order_context.py).
+- Each type also has its own item (`keys.deposit_type_key`), created and deleted with the type in one
+  transaction: `refs` counts the products whose vessel or bundles name the type. A product write moves only the
+  items of the types it names (or named), conditional on their existing, so writes of products naming different
+  types, or none, share no item (issue 25); a type's delete is conditional on `refs = 0`, so no product can
+  name a deleted type. Adjusting a balance checks the type's own item too.
 - A customer's balances are one item (`keys.deposit_balance_key`), one number attribute per type (`D#<id>`),
   moved with ADD inside the receive's (or the adjustment's) transaction: concurrent receives of one customer add
   up, none is lost.
@@ -27,7 +30,7 @@ class Full(Refusal):
 
 
 def types_of(item: dict | None) -> dict[str, dict]:
-    return {d: {"name": t["name"], "price": int(t["price"]), "refs": int(t.get("refs", 0))} for d, t in ((item or {}).get("types") or {}).items()}
+    return {d: {"name": t["name"], "price": int(t["price"])} for d, t in ((item or {}).get("types") or {}).items()}
 
 
 def public(deposit_id: str, entry: dict) -> dict:
@@ -44,6 +47,12 @@ def read_types(account: str, consistent: bool = False) -> dict[str, dict]:
         TableName=table.name(), Key=table.to_item(keys.deposit_types_key(account)), ConsistentRead=consistent
     )
     return types_of(table.from_item(response["Item"]) if "Item" in response else None)
+
+
+def _created(account: str, deposit_id: str) -> dict:
+    """The Put of a new type's own item, no product naming it yet."""
+    item = {**keys.deposit_type_key(account, deposit_id), "refs": 0}
+    return {"Put": {"TableName": table.name(), "Item": table.to_item(item), "ConditionExpression": "attribute_not_exists(PK)"}}
 
 
 def _update(account: str, expression: str, condition: str, names: dict, values: dict) -> dict:
@@ -70,27 +79,28 @@ def put(account: str, deposit_id: str, name: str, price: int, now: dt.datetime) 
         if current is None and len(types) >= DEPOSIT_TYPES:
             return Full()
         if item is None:
-            whole = {**types_key, "types": {deposit_id: {"name": name, "price": price, "refs": 0}}, "count": 1}
-            write = {"Put": {"TableName": table.name(), "Item": table.to_item(whole), "ConditionExpression": "attribute_not_exists(PK)"}}
+            whole = {**types_key, "types": {deposit_id: {"name": name, "price": price}}, "count": 1}
+            writes = [{"Put": {"TableName": table.name(), "Item": table.to_item(whole), "ConditionExpression": "attribute_not_exists(PK)"}}]
+            writes.append(_created(account, deposit_id))
         elif current is None:
-            write = {"Update": _update(
+            writes = [{"Update": _update(
                 account,
                 "SET #t.#d = :entry ADD #count :one",
                 "attribute_not_exists(#t.#d) AND #count = :seen",
                 {"#d": deposit_id, "#count": "count"},
-                {"entry": {"name": name, "price": price, "refs": 0}, "one": 1, "seen": int(item.get("count", 0))},
-            )}
+                {"entry": {"name": name, "price": price}, "one": 1, "seen": int(item.get("count", 0))},
+            )}, _created(account, deposit_id)]
         else:
-            write = {"Update": _update(
+            writes = [{"Update": _update(
                 account,
                 "SET #t.#d.#n = :name, #t.#d.#p = :price",
                 "attribute_exists(#t.#d)",
                 {"#d": deposit_id, "#n": "name", "#p": "price"},
                 {"name": name, "price": price},
-            )}
+            )}]
         kind = ChangeType.DEPOSIT_UPDATED if current is not None else ChangeType.DEPOSIT_CREATED
         try:
-            feed.commit(account, [write], [Change(kind, deposit_id)], now, feed.head_of(batch.pick(found, head_key)))
+            feed.commit(account, writes, [Change(kind, deposit_id)], now, feed.head_of(batch.pick(found, head_key)))
             return {"id": deposit_id, "name": name, "price": price}
         except ClientError as error:
             if table.CONDITION_FAILED not in table.cancellation_codes(error):
@@ -100,15 +110,15 @@ def put(account: str, deposit_id: str, name: str, price: int, now: dt.datetime) 
 
 def delete(account: str, deposit_id: str, now: dt.datetime) -> None | Gone | InUse:
     """Delete a type no product names; None when deleted. (Balances are checked before: any_balance.)"""
-    write = _update(
-        account,
-        "REMOVE #t.#d ADD #count :minus",
-        "attribute_exists(#t.#d) AND #t.#d.#r = :zero",
-        {"#d": deposit_id, "#count": "count", "#r": "refs"},
-        {"minus": -1, "zero": 0},
-    )
+    write = _update(account, "REMOVE #t.#d ADD #count :minus", "attribute_exists(#t.#d)", {"#d": deposit_id, "#count": "count"}, {"minus": -1})
+    unnamed = {
+        "TableName": table.name(),
+        "Key": table.to_item(keys.deposit_type_key(account, deposit_id)),
+        "ConditionExpression": "refs = :zero",
+        "ExpressionAttributeValues": table.values(zero=0),
+    }
     try:
-        feed.commit(account, [{"Update": write}], [Change(ChangeType.DEPOSIT_DELETED, deposit_id)], now)
+        feed.commit(account, [{"Update": write}, {"Delete": unnamed}], [Change(ChangeType.DEPOSIT_DELETED, deposit_id)], now)
     except ClientError as error:
         if table.CONDITION_FAILED not in table.cancellation_codes(error):
             raise
@@ -140,35 +150,27 @@ def any_balance(account: str, deposit_id: str) -> bool:
 # Products: the reference counts, moved in the product's own transaction.
 
 
-def refs_operation(account: str, deltas: dict[str, int], named: set[str] = frozenset()) -> dict | None:
-    """The transaction item that moves the reference counts of deposit types by `deltas`; each type in `named`
-    (those a write newly names) must exist when it commits. None when nothing moves."""
-    deltas = {d: n for d, n in deltas.items() if n}
-    if not deltas:
-        return None
-    names, values, sets, conditions = {"#t": "types", "#r": "refs"}, {}, [], []
-    for i, deposit_id in enumerate(sorted(deltas)):
-        names[f"#d{i}"], values[f"n{i}"] = deposit_id, deltas[deposit_id]
-        sets.append(f"#t.#d{i}.#r = #t.#d{i}.#r + :n{i}")
-        if deposit_id in named:
-            conditions.append(f"attribute_exists(#t.#d{i})")
-    return {
-        "Update": {
+def refs_operations(account: str, deltas: dict[str, int]) -> list[dict]:
+    """The transaction items that move the reference counts of deposit types by `deltas`, one per type that
+    moves, in id order; each conditional on its type existing when it commits (a type deleted meanwhile
+    cancels the write)."""
+    return [
+        {"Update": {
             "TableName": table.name(),
-            "Key": table.to_item(keys.deposit_types_key(account)),
-            "UpdateExpression": "SET " + ", ".join(sets),
-            "ConditionExpression": " AND ".join(conditions) if conditions else "attribute_exists(PK)",
-            "ExpressionAttributeNames": names,
-            "ExpressionAttributeValues": table.values(**values),
-        }
-    }
+            "Key": table.to_item(keys.deposit_type_key(account, deposit_id)),
+            "UpdateExpression": "ADD refs :n",
+            "ConditionExpression": "attribute_exists(PK)",
+            "ExpressionAttributeValues": table.values(n=deltas[deposit_id]),
+        }}
+        for deposit_id in sorted(deltas)
+        if deltas[deposit_id]
+    ]  # fmt: skip
 
 
-def product_operation(account: str, before: set[str], after: set[str]) -> dict | None:
-    """The reference counts of one product write: +1 (the type must exist) for each type it names now and did
-    not, -1 for each it no longer names."""
-    deltas = {**{d: 1 for d in after - before}, **{d: -1 for d in before - after}}
-    return refs_operation(account, deltas, after - before)
+def product_operations(account: str, before: set[str], after: set[str]) -> list[dict]:
+    """The reference counts of one product write: +1 for each type it names now and did not, -1 for each it no
+    longer names; the types it keeps naming are not touched."""
+    return refs_operations(account, {**{d: 1 for d in after - before}, **{d: -1 for d in before - after}})
 
 
 # Balances.
@@ -220,9 +222,12 @@ def adjust(account: str, customer_id: str, deposit_id: str, count: int, now: dt.
             "Key": table.to_item(keys.customer_key(account, customer_id)),
             "ConditionExpression": "attribute_exists(PK)",
         }},
-        {"ConditionCheck": _update(account, "", "attribute_exists(#t.#d)", {"#d": deposit_id}, {})},
+        {"ConditionCheck": {
+            "TableName": table.name(),
+            "Key": table.to_item(keys.deposit_type_key(account, deposit_id)),
+            "ConditionExpression": "attribute_exists(PK)",
+        }},
     ]
-    del operations[2]["ConditionCheck"]["UpdateExpression"], operations[2]["ConditionCheck"]["ExpressionAttributeValues"]
     try:
         feed.commit(account, operations, [Change(ChangeType.CUSTOMER_DEPOSITS_UPDATED, customer_id)], now)
     except ClientError as error:
@@ -231,3 +236,35 @@ def adjust(account: str, customer_id: str, deposit_id: str, count: int, now: dt.
             raise
         return Gone() if codes[1] == table.CONDITION_FAILED else Stale()
     return None
+
+
+# Data stored before each type had its own item (issue 25).
+
+
+def give_types_their_items(account: str) -> int:
+    """Give each deposit type that has no item of its own one, with the reference count the types item kept for
+    it (exact: until then no product write naming the type commits, as its item is missing); how many it gave
+    one. Each is conditional on the item still missing and the type still existing, so a second run, or a run
+    beside other writes, changes nothing twice."""
+    response = table.client().get_item(TableName=table.name(), Key=table.to_item(keys.deposit_types_key(account)), ConsistentRead=True)
+    legacy = (table.from_item(response["Item"]) if "Item" in response else {}).get("types") or {}
+    given = 0
+    for deposit_id, entry in sorted(legacy.items()):
+        item = {**keys.deposit_type_key(account, deposit_id), "refs": int(entry.get("refs", 0))}
+        exists = {
+            "TableName": table.name(),
+            "Key": table.to_item(keys.deposit_types_key(account)),
+            "ConditionExpression": "attribute_exists(#t.#d)",
+            "ExpressionAttributeNames": {"#t": "types", "#d": deposit_id},
+        }
+        try:
+            table.client().transact_write_items(TransactItems=[
+                {"Put": {"TableName": table.name(), "Item": table.to_item(item), "ConditionExpression": "attribute_not_exists(PK)"}},
+                {"ConditionCheck": exists},
+            ])  # fmt: skip
+        except ClientError as error:
+            if table.CONDITION_FAILED not in table.cancellation_codes(error):
+                raise
+            continue
+        given += 1
+    return given

@@ -9,9 +9,14 @@ the text to send; they are sent from it).
 
 Sending state: `status` (PENDING, DELIVERED, FAILED), `attempts` (every try, resends included),
 `attempt_log` (the latest attempts {at, status_code | error, duration_ms}), `last_status_code` /
-`last_error`, `reason` (why it was given up), `next_attempt_at`. Pending events, and events whose resend is
-queued (`resend`), carry GSI1PK = OUTBOX#PENDING#<shard of the account> and GSI1SK = <next attempt
+`last_error`, `reason` (why it was given up), `next_attempt_at`, `resends` (accepted resend requests not yet
+attempted: each makes its own attempt; an event written before the count carries the flag `resend`, one).
+Pending events, and events with queued resends, carry GSI1PK = OUTBOX#PENDING#<shard of the account> and GSI1SK = <next attempt
 iso>#<account>#<event id>: a sparse index of due work spread over partitions (keys.queue_partitions).
+Events of a feed entry also carry, until their first attempt, GSI2PK = A#<account>#EFIRST and GSI2SK = their
+`sequence` (keys.outbox_first): the due index orders by time, and a due read that stops inside a backlog may
+hold a later sequence of an account without an earlier one; the dispatcher reads the account's first attempts
+from this index instead, in sequence order (`first_attempts`).
 Events leave this module without their keys: the key is rebuilt from `account`, `created_at` and `event_id`.
 
 A dispatcher claims an event by moving `next_attempt_at` (and GSI1SK) to the end of a lease, conditional on the
@@ -24,6 +29,7 @@ before `parked_until` (jobs/webhooks.py).
 import datetime as dt
 import secrets
 from dataclasses import dataclass
+from typing import Callable
 
 from botocore.exceptions import ClientError
 
@@ -32,7 +38,9 @@ from ..domain.event_policy import MAX_LOGGED_ATTEMPTS, EventStatus
 from ..domain.feed import Change, Resource
 from ..domain.timestamps import iso, parse_iso
 from . import batch, keys, table
-from .outcomes import Gone, LostLease, Stale, Throttled, TooLarge
+from . import idempotency
+from .idempotency import Completion
+from .outcomes import Gone, LostClaim, LostLease, Stale, Throttled, TooLarge
 from .paging import Page, query_page
 
 PENDING, DELIVERED, FAILED = EventStatus.PENDING, EventStatus.DELIVERED, EventStatus.FAILED
@@ -80,7 +88,7 @@ def new_event(account: str, event_type: str, data: dict | None, now: dt.datetime
     }
 
 
-_KEYS = ("PK", "SK", "GSI1PK", "GSI1SK")
+_KEYS = ("PK", "SK", "GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK")
 
 
 def _event(item: dict) -> dict:
@@ -96,6 +104,7 @@ def feed_event(
     about_delivery = change.resource == Resource.DELIVERY
     item = new_event(account, event_type, {"id": int(change.id)} if about_delivery else None, now)
     item.update(sequence=sequence, previous_sequence=previous_sequence, resource=str(change.resource), resource_id=change.id)
+    item.update(keys.outbox_first(account, sequence))
     if change.customer_id is not None:
         item["customer_id"] = change.customer_id
     return {"Put": {"TableName": table.name(), "Item": table.to_item(item)}}
@@ -118,15 +127,41 @@ def due(now: dt.datetime, limit: int) -> list[dict]:
     return [_event(item) for item in table.due_items(keys.GSI1, keys.OUTBOX_PENDING, keys.due_bound(iso(now)), limit)]
 
 
+def queued_resends(event: dict) -> int:
+    """Accepted resend requests of the event not yet attempted."""
+    return int(event.get("resends") or 0) or (1 if event.get("resend") else 0)
+
+
+def _resends_as_read(event: dict) -> tuple[str, dict]:
+    """A condition that the queued resends are still those of `event`."""
+    if "resends" in event:
+        return "resends = :seen_resends", {"seen_resends": event["resends"]}
+    return "attribute_not_exists(resends)", {}
+
+
+def first_attempts(account: str, limit: int) -> list[dict]:
+    """The account's events not yet attempted, in sequence order: at most `limit`, the earliest (eventually
+    consistent, as the due index)."""
+    first = keys.outbox_first(account, 0)
+    response = table.client().query(
+        TableName=table.name(),
+        IndexName=keys.GSI2,
+        KeyConditionExpression="GSI2PK = :pk",
+        ExpressionAttributeValues=table.values(pk=first["GSI2PK"]),
+        Limit=limit,
+    )
+    return [_event(table.from_item(item)) for item in response.get("Items", [])]
+
+
 def is_due(event: dict, now: dt.datetime) -> bool:
-    waiting = event.get("status") == PENDING or bool(event.get("resend"))
+    waiting = event.get("status") == PENDING or queued_resends(event) > 0
     return waiting and "next_attempt_at" in event and event["next_attempt_at"] <= iso(now)
 
 
 def woken(record_name: str, image: dict) -> dict | None:
     """The event a stream record brings to send: a new pending event, or a resend just queued."""
     queued = keys.in_queue((image.get("GSI1PK") or {}).get("S"), keys.OUTBOX_PENDING)
-    if queued and (record_name == "INSERT" or "resend" in image):
+    if queued and (record_name == "INSERT" or "resends" in image or "resend" in image):
         return _event(table.from_item(image))
     return None
 
@@ -195,9 +230,10 @@ def record_attempt(
 ) -> None | LostLease | TooLarge:
     """Store the attempt we claimed and what follows: PENDING until next_attempt, or DELIVERED / FAILED (a
     resend that did not deliver a settled event gives its status as it was). The log keeps the latest
-    MAX_LOGGED_ATTEMPTS attempts, resends included; `attempts` counts all.
+    MAX_LOGGED_ATTEMPTS attempts, resends included; `attempts` counts all. The attempt is a queued resend's, if
+    any: the event stays due now while more are queued, so each accepted resend makes its own attempt.
 
-    Conditional on our claim still holding. When it does not (the lease ran out, a resend delivered it), the
+    Conditional on our claim still holding. When it does not (the lease ran out, a resend was queued), the
     attempt is still counted and logged, and the state is left to whoever changed it (LostLease). TooLarge: the
     item cannot grow; compact=True drops the log and any stored body, for an old event too large to grow.
     """
@@ -206,23 +242,30 @@ def record_attempt(
     named.update(status=status.value, one=1, log=log, **_as_read(claimed))
     named["seen"] = claimed["next_attempt_at"]
     sets = ["#status = :status", "attempt_log = :log", last]
-    removals = [_last_removed(entry), "resend"] + (["body"] if compact else [])
-    if status == PENDING:
-        next_iso = iso(next_attempt)
+    removals = [_last_removed(entry), "resend", "GSI2PK", "GSI2SK"] + (["body"] if compact else [])
+    left = max(queued_resends(claimed) - 1, 0)
+    if left:
+        sets.append("resends = :left")
+        named["left"] = left
+    else:
+        removals.append("resends")
+    if status == PENDING or left:
+        next_iso = iso(now) if left else iso(next_attempt)  # the next queued resend is due at once
         sets += ["next_attempt_at = :next", "GSI1SK = :sk"]
         named.update(next=next_iso, sk=keys.outbox_due(next_iso, claimed["account"], claimed["event_id"]))
     else:
         removals += ["next_attempt_at", "GSI1PK", "GSI1SK"]
-        if status != claimed["status"]:
-            sets.append("finished_at = :finished")
-            named["finished"] = iso(now)
+    if status != PENDING and status != claimed["status"]:
+        sets.append("finished_at = :finished")
+        named["finished"] = iso(now)
     if status == DELIVERED:
         removals.append("reason")
     elif reason is not None:
         sets.append("reason = :reason")
         named["reason"] = reason
+    resends_condition, seen_resends = _resends_as_read(claimed)
     update = f"REMOVE {', '.join(removals)} SET {', '.join(sets)} ADD attempts :one"
-    written = _conditional_update(claimed, update, _AS_READ, **named)
+    written = _conditional_update(claimed, update, f"{_AS_READ} AND {resends_condition}", **named, **seen_resends)
     if isinstance(written, Stale):
         _log_only(claimed, entry)
         return LostLease()
@@ -230,51 +273,94 @@ def record_attempt(
 
 
 def _log_only(event: dict, entry: dict, tries: int = 5) -> None:
-    """Count and log an attempt on an event someone else changed meanwhile (its log still trimmed)."""
+    """Count and log an attempt on an event someone else changed meanwhile (its log still trimmed). An attempt
+    made for a queued resend still uses one up, so the resends queued since get their own."""
     last, named = _last(entry)
+    spent = queued_resends(event) > 0
     for _ in range(tries):
         current = get(event["account"], event["event_id"])
         if current is None:
             return
         log = ((current.get("attempt_log") or []) + [entry])[-MAX_LOGGED_ATTEMPTS:]
+        sets, removals, more = ["attempt_log = :log", last], [_last_removed(entry), "GSI2PK", "GSI2SK"], {}
+        queued = queued_resends(current)
+        if spent and queued:
+            removals.append("resend")
+            if queued > 1:
+                sets.append("resends = :left")
+                more["left"] = queued - 1
+            else:
+                removals.append("resends")
+                if current["status"] != PENDING:  # settled, and no resend left: out of the due queue
+                    removals += ["next_attempt_at", "GSI1PK", "GSI1SK"]
+        resends_condition, seen_resends = _resends_as_read(current)
         written = _conditional_update(
             current,
-            f"SET attempt_log = :log, {last} ADD attempts :one REMOVE {_last_removed(entry)}",
-            "#status = :seen_status AND attempts = :attempts",
+            f"SET {', '.join(sets)} ADD attempts :one REMOVE {', '.join(removals)}",
+            f"#status = :seen_status AND attempts = :attempts AND {resends_condition}",
             log=log,
             one=1,
             attempts=current["attempts"],
             seen_status=current["status"],
             **named,
+            **more,
+            **seen_resends,
         )
         if not isinstance(written, Stale):
             return
 
 
-def queue_resend(event: dict, now: dt.datetime, tries: int = 5) -> dict | Gone:
-    """Put the event in the due queue for one more attempt (decisions §10: resend), whatever its state; the
-    dispatcher sends it like any due event. Returns the event as stored after (as read, when it kept changing);
-    Gone when it is gone."""
+def queue_resend(
+    event: dict, now: dt.datetime, answer: Callable[[dict], Completion] | None = None, tries: int = 5
+) -> dict | Gone | LostClaim | Stale:
+    """Queue one more attempt of the event (decisions §10: resend), whatever its state; the dispatcher sends it
+    like any due event, once per queued resend. Returns the event as stored after; Gone when it is gone, Stale
+    when it kept changing (nothing queued).
+
+    `answer(queued)`: the Idempotency-Key answer of the request, recorded in the same transaction (decisions
+    §11), so a request that dies after queueing replays it and never queues the resend again. LostClaim:
+    another request took the key over, nothing is queued."""
     now_iso = iso(now)
     for _ in range(tries):
-        queued = _conditional_update(
-            event,
-            "SET resend = :true, next_attempt_at = :now, GSI1PK = :pk, GSI1SK = :sk",
-            "attribute_exists(PK) AND #status = :seen_status AND attempts = :attempts",
-            returning=True,
-            true=True,
-            now=now_iso,
-            pk=keys.outbox_pending(event["account"]),
-            sk=keys.outbox_due(now_iso, event["account"], event["event_id"]),
-            seen_status=event["status"],
-            attempts=event["attempts"],
-        )
-        if isinstance(queued, dict):
-            return queued
-        event = get(event["account"], event["event_id"])  # changed meanwhile (an attempt recorded): again
-        if event is None:
-            return Gone()
-    return event
+        queued = {key: value for key, value in event.items() if key != "resend"}
+        queued.update(resends=queued_resends(event) + 1, next_attempt_at=now_iso)
+        resends_condition, seen_resends = _resends_as_read(event)
+        update = {
+            "TableName": table.name(),
+            "Key": _key(event),
+            "UpdateExpression": "REMOVE resend SET resends = :resends, next_attempt_at = :now, GSI1PK = :pk, GSI1SK = :sk",
+            # As read, so the answer shows the event as queued.
+            "ConditionExpression": f"attribute_exists(PK) AND #status = :seen_status AND attempts = :attempts AND {resends_condition}",
+            "ExpressionAttributeNames": {"#status": "status"},
+            "ExpressionAttributeValues": table.values(
+                resends=queued["resends"],
+                now=now_iso,
+                pk=keys.outbox_pending(event["account"]),
+                sk=keys.outbox_due(now_iso, event["account"], event["event_id"]),
+                seen_status=event["status"],
+                attempts=event["attempts"],
+                **seen_resends,
+            ),
+        }
+        try:
+            if answer is None:
+                table.client().update_item(**update)
+            else:
+                operations = [{"Update": update}, idempotency.complete_operation(answer(queued))]
+                table.client().transact_write_items(TransactItems=operations)
+        except ClientError as error:
+            codes = table.cancellation_codes(error)
+            if codes[-1:] == [table.CONDITION_FAILED]:
+                return LostClaim()
+            contended = {table.CONDITION_FAILED, table.TRANSACTION_CONFLICT} & set(codes)
+            if not (contended or table.is_conditional_failure(error) or table.is_transaction_conflict(error)):
+                raise
+            event = get(event["account"], event["event_id"])  # changed meanwhile (an attempt recorded): again
+            if event is None:
+                return Gone()
+            continue
+        return queued
+    return Stale()
 
 
 def accept_resend(account: str, now: dt.datetime, tries: int = 5) -> None | Throttled:
@@ -326,7 +412,7 @@ def give_up(event: dict, reason: str, now: dt.datetime) -> None | Stale:
     return _conditional_update(
         event,
         # REMOVE first: moto checks the size after each clause (DynamoDB checks the result).
-        "REMOVE next_attempt_at, GSI1PK, GSI1SK, body "
+        "REMOVE next_attempt_at, GSI1PK, GSI1SK, GSI2PK, GSI2SK, body "
         "SET #status = :failed, reason = :reason, finished_at = :finished",
         _AS_READ,
         failed=FAILED.value,

@@ -1,17 +1,16 @@
 """The change feed (decisions §13; why it holds is docs/feed.md): the unit of work every write goes through.
 
 A write hands `commit` its own transaction items and the changes they make. `commit` adds, to the same
-TransactWriteItems, the account's feed head moved from the sequence it read to the next ones (conditional on
-it still being that sequence) and one entry item per change. So a change and its entry commit together or not
-at all, and entry n+1 can only commit after entry n: the feed has no gaps and never fills in behind a reader.
+TransactWriteItems, one pending entry per changed resource: an item keyed by the resource whose list `changes`
+gets the change appended. So a change and its pending entry commit together or not at all, and no item is shared
+by writes of different resources (two writes of one resource are serialised by their own conditions anyway, so
+the list holds that resource's changes in the order they committed). The sequencer (store/feed_numbering.py)
+gives pending entries their sequences later, in one conditional move of the account's feed head per batch.
 
-When only the head moved (another write of the account committed first), the same items are sent again with
-the new head, after a short random pause; the write's own conditions decide everything else. Other refusals
-come back as the ClientError DynamoDB raised, with the cancellation reasons of the caller's items only, so the
-caller reads them by the positions it knows.
+Refusals of the caller's items come back as the ClientError DynamoDB raised, with the cancellation reasons of the
+caller's items only, so the caller reads them by the positions it knows.
 """
 import datetime as dt
-import random
 import time
 import uuid
 from dataclasses import dataclass
@@ -19,27 +18,26 @@ from dataclasses import dataclass
 from botocore.exceptions import ClientError
 
 from ..domain.errors import Busy
-from ..domain.feed import RETENTION_DAYS, Change, event_type_of
-from ..domain.limits import CONTENTION_SECONDS
+from ..domain.feed import Change
+from ..domain.limits import FEED_PENDING_PER_RESOURCE
+from ..domain.retry import back_off
 from ..domain.timestamps import iso
 from . import keys, table
 from .outcomes import Beyond, Expired
 
-# Lost races on the head, each followed by a short random pause (at most 50 ms, so a waiting write keeps its
-# chances against new ones): after 5 s of contention (or that many attempts), Busy (409: nothing was written).
-MAX_ATTEMPTS = 200
-TRANSACTION_CONFLICT = "TransactionConflict"  # DynamoDB's code when transactions on one item collide
+# A pending entry being numbered holds its item for a moment: a write of that resource tries again.
+MAX_ATTEMPTS = 10
 
-# What `commit` adds to a caller's transaction, for callers that size theirs (store/imports.py): the head, and for
-# each change its entry and, when the webhook selection takes its type, its event (§13: at most one). The
-# selection may change between a caller's sizing and the commit, so every change counts its event.
-HEAD_ITEMS = 1
-ITEMS_PER_CHANGE = 2
-BYTES_PER_CHANGE = 1_000  # an entry and an event item, at most
+# What `commit` adds to a caller's transaction, for callers that size theirs (store/imports.py): per change at
+# most one pending-entry update (changes of one resource share it), of at most this many bytes.
+HEAD_ITEMS = 0
+ITEMS_PER_CHANGE = 1
+BYTES_PER_CHANGE = 400
 
 
 class FeedBusy(Busy):
-    """The account's feed head kept moving for about 5 s: so many writes at once that ours did not get in."""
+    """The resource's pending entries stayed held, or hold FEED_PENDING_PER_RESOURCE changes that the sequencer has
+    not numbered yet: nothing was written."""
 
     def __init__(self):
         super().__init__("the account is being changed by many requests at once; try again")
@@ -50,24 +48,16 @@ class Head:
     sequence: int  # the last sequence used (0: no entry yet)
     exists: bool
     last_event_sequence: int = 0  # the sequence of the account's latest webhook event (0: none yet)
-    events: tuple[str, ...] | None = None  # the event types the webhook settings select (None: the default)
 
 
 def head_key(account: str) -> dict:
-    """For callers that read the head in a BatchGetItem of their own (consistent), with `head_of`."""
     return keys.feed_head_key(account)
 
 
 def head_of(item: dict | None) -> Head:
     if item is None:
         return Head(0, False)
-    events = item.get("events")
-    return Head(
-        int(item["sequence"]),
-        True,
-        int(item.get("last_event_sequence", 0)),
-        tuple(sorted(events)) if events is not None else None,
-    )
+    return Head(int(item["sequence"]), True, int(item.get("last_event_sequence", 0)))
 
 
 def read_head(account: str) -> Head:
@@ -77,79 +67,49 @@ def read_head(account: str) -> Head:
     return head_of(table.from_item(response["Item"]) if "Item" in response else None)
 
 
-def _head_update(account: str, head: Head, count: int, extra_sets: dict) -> dict:
-    sets = {"sequence": head.sequence + count, **extra_sets}
-    names = {f"#h{i}": name for i, name in enumerate(sets)}
-    update = {
-        "TableName": table.name(),
-        "Key": table.to_item(keys.feed_head_key(account)),
-        "UpdateExpression": "SET " + ", ".join(f"#h{i} = :h{i}" for i in range(len(sets))),
-        "ExpressionAttributeNames": names,
-        "ExpressionAttributeValues": table.values(**{f"h{i}": value for i, value in enumerate(sets.values())}),
+def resource_key(change: Change) -> str:
+    """The pending entry's sort key: one per resource (customer pricing is one per product and customer)."""
+    key = f"{change.resource}#{change.id}"
+    return f"{key}#{change.customer_id}" if change.customer_id is not None else key
+
+
+def pending_change(change: Change, now: dt.datetime) -> dict:
+    """What the entry will say, but its sequence."""
+    pending = {"type": str(change.type), "resource": str(change.resource), "id": change.id, "at": iso(now)}
+    for name in ("status", "customer_id", "integration"):
+        if getattr(change, name) is not None:
+            pending[name] = getattr(change, name)
+    return pending
+
+
+def _pending_update(account: str, key: str, changes: list[Change], now: dt.datetime) -> dict:
+    """Append the changes to the resource's pending entry, refused (nothing written) when it would hold more
+    than FEED_PENDING_PER_RESOURCE: the bound in bytes of an item nobody has numbered for a long time."""
+    gsi = keys.feed_pending_gsi(iso(now), account)
+    return {
+        "Update": {
+            "TableName": table.name(),
+            "Key": table.to_item(keys.feed_pending_key(account, key)),
+            "UpdateExpression": "SET #changes = list_append(if_not_exists(#changes, :none), :new), "
+            "GSI3PK = :queue, GSI3SK = if_not_exists(GSI3SK, :since)",
+            "ConditionExpression": "attribute_not_exists(#changes) OR size(#changes) <= :room",
+            "ExpressionAttributeNames": {"#changes": "changes"},
+            "ExpressionAttributeValues": table.values(
+                none=[],
+                new=[pending_change(change, now) for change in changes],
+                queue=gsi["GSI3PK"],
+                since=gsi["GSI3SK"],
+                room=FEED_PENDING_PER_RESOURCE - len(changes),
+            ),
+        }
     }
-    # A failed condition hands back the head as it is, so a retry needs no second read.
-    update["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
-    if head.exists:
-        update["ConditionExpression"] = "#seq = :seen"
-        update["ExpressionAttributeNames"]["#seq"] = "sequence"
-        update["ExpressionAttributeValues"].update(table.values(seen=head.sequence))
-    else:
-        update["ConditionExpression"] = "attribute_not_exists(PK)"
-    return {"Update": update}
 
 
-def entry_item(account: str, sequence: int, change: Change, now: dt.datetime) -> dict:
-    item = {
-        **keys.feed_entry_key(account, sequence),
-        "sequence": sequence,
-        "type": str(change.type),
-        "resource": str(change.resource),
-        "id": change.id,
-        "at": iso(now),
-        "expires_at": int(now.timestamp()) + RETENTION_DAYS * 86400,  # the table's TTL attribute
-    }
-    if change.status is not None:
-        item["status"] = str(change.status)
-    if change.customer_id is not None:
-        item["customer_id"] = change.customer_id
-    if change.integration is not None:
-        item["integration"] = change.integration
-    return item
-
-
-def _entry_put(item: dict) -> dict:
-    return {"Put": {"TableName": table.name(), "Item": table.to_item(item), "ConditionExpression": "attribute_not_exists(PK)"}}
-
-
-def _events(account: str, head: Head, changes: list[Change], now: dt.datetime) -> tuple[list[dict], int]:
-    """The webhook events the entries make under the selection on the head (at most one each), chained by
-    previous_sequence; and the sequence of the last one (the head's last_event_sequence after the write)."""
-    from . import events  # events reads deliveries, which write through this module
-
-    outbox, last_event = [], head.last_event_sequence
-    for sequence, change in enumerate(changes, head.sequence + 1):
-        event_type = event_type_of(change.type, head.events)
-        if event_type is not None:
-            outbox.append(events.feed_event(account, event_type, change, sequence, last_event, now))
-            last_event = sequence
-    return outbox, last_event
-
-
-def _only_head_moved(codes: list[str], operations: int) -> bool:
-    """True when the caller's items would have gone through: the head (or a collision on it) stopped us."""
-    own = codes[:operations]
-    if table.CONDITION_FAILED in own:
-        return False
-    return any(code in (table.CONDITION_FAILED, TRANSACTION_CONFLICT) for code in codes[operations:])
-
-
-def _head_in(error: ClientError, position: int) -> Head | None:
-    """The head as the failed condition saw it (DynamoDB returns it with ALL_OLD); None: read it again."""
-    reasons = error.response.get("CancellationReasons") or []
-    if position >= len(reasons) or reasons[position].get("Code") != table.CONDITION_FAILED:
-        return None
-    item = reasons[position].get("Item")
-    return head_of(table.from_item(item)) if item else None
+def _pending_updates(account: str, changes: list[Change], now: dt.datetime) -> list[dict]:
+    by_resource: dict[str, list[Change]] = {}
+    for change in changes:
+        by_resource.setdefault(resource_key(change), []).append(change)
+    return [_pending_update(account, key, grouped, now) for key, grouped in by_resource.items()]
 
 
 def _trimmed(error: ClientError, codes: list[str], operations: int) -> ClientError:
@@ -158,47 +118,31 @@ def _trimmed(error: ClientError, codes: list[str], operations: int) -> ClientErr
     return error
 
 
-def commit(
-    account: str,
-    operations: list[dict],
-    changes: list[Change],
-    now: dt.datetime,
-    head: Head | None = None,
-    head_sets: dict | None = None,
-) -> int:
-    """Run the caller's transaction items with one feed entry per change; the last sequence written.
-
-    `head` when the caller already read it (consistently) with its own items; `head_sets`: further attributes the
-    head takes (the webhook event selection). Raises the ClientError of a refusal of the caller's own items.
-    """
-    if not changes and not head_sets:
+def commit(account: str, operations: list[dict], changes: list[Change], now: dt.datetime, head: Head | None = None) -> None:
+    """Run the caller's transaction items with a pending entry per change (`head` is not needed any more and is
+    ignored). Raises the ClientError of a refusal of the caller's own items; FeedBusy when only the pending
+    entries stopped it, again and again."""
+    if not changes:
         if operations:
             table.client().transact_write_items(TransactItems=operations)
-        return head.sequence if head is not None else 0
-    give_up_at = time.monotonic() + CONTENTION_SECONDS
+        return None
+    items = operations + _pending_updates(account, changes, now)
     for attempt in range(MAX_ATTEMPTS):
-        if head is None:
-            head = read_head(account)
-        entries = [entry_item(account, head.sequence + i, change, now) for i, change in enumerate(changes, 1)]
-        outbox, last_event = _events(account, head, changes, now)
-        sets = {**(head_sets or {}), **({"last_event_sequence": last_event} if outbox else {})}
-        items = operations + [_head_update(account, head, len(changes), sets)]
-        items += [_entry_put(entry) for entry in entries] + outbox
         try:
             # A fresh token per attempt: botocore's own retries of this call are then idempotent (a commit whose
-            # answer was lost is not made twice), while our next attempt, with another head, is a new request.
+            # answer was lost is not made twice).
             table.client().transact_write_items(TransactItems=items, ClientRequestToken=uuid.uuid4().hex)
-            return head.sequence + len(changes)
+            return None
         except ClientError as error:
             codes = table.cancellation_codes(error)
-            if not codes or not _only_head_moved(codes, len(operations)):
-                if codes:
-                    raise _trimmed(error, codes, len(operations))
+            if not codes:
                 raise
-            head = _head_in(error, len(operations))
-        if time.monotonic() > give_up_at:
-            break
-        time.sleep(random.uniform(0, min(0.001 * 2**attempt, 0.05)))
+            own, pending = codes[: len(operations)], codes[len(operations) :]
+            if any(code not in ("None", "") for code in own) or table.CONDITION_FAILED in pending:
+                if table.CONDITION_FAILED in pending and all(code in ("None", "") for code in own):
+                    raise FeedBusy() from error  # a resource with FEED_PENDING_PER_RESOURCE changes unnumbered
+                raise _trimmed(error, codes, len(operations))
+        back_off(attempt, time.sleep, first=0.002, cap=0.05)
     raise FeedBusy()
 
 
@@ -220,14 +164,9 @@ def _public(item: dict) -> dict:
     return entry
 
 
-def read(account: str, after: int | None, limit: int, now: dt.datetime) -> Entries | Beyond | Expired:
-    """Entries after `after` (None: the newest position), at most `limit`: one GetItem of the head, then one
-    consistent Query bounded by it, so nothing below max_sequence can still be missing."""
-    newest = read_head(account).sequence
-    if after is None or after == newest:
-        return Entries([], newest)
-    if after > newest:
-        return Beyond(newest)
+def _entries_from(account: str, after: int, newest: int, limit: int, now: dt.datetime) -> tuple[list[dict], bool]:
+    """The unbroken run of entries after `after` (one consistent Query bounded by the head), and whether the
+    first one is there but past its expiry."""
     response = table.client().query(
         TableName=table.name(),
         KeyConditionExpression="PK = :pk AND SK BETWEEN :first AND :last",
@@ -237,16 +176,31 @@ def read(account: str, after: int | None, limit: int, now: dt.datetime) -> Entri
         ConsistentRead=True,
         Limit=limit,
     )
-    entries = []
-    expected = after + 1
-    cutoff = int(now.timestamp())
+    entries, expected, cutoff = [], after + 1, int(now.timestamp())
     for raw in response.get("Items", []):
         item = table.from_item(raw)
-        # TTL deletes late: an entry past `expires_at` counts as gone already, whether or not it was deleted.
-        if int(item["sequence"]) != expected or int(item.get("expires_at", cutoff + 1)) <= cutoff:
-            break
+        if int(item["sequence"]) != expected:
+            break  # a missing number: stop there, never skip it
+        if int(item.get("expires_at", cutoff + 1)) <= cutoff:
+            # TTL deletes late: an entry past `expires_at` counts as gone already, whether or not it was deleted.
+            return entries, not entries
         entries.append(_public(item))
         expected += 1
+    return entries, False
+
+
+def read(account: str, after: int | None, limit: int, now: dt.datetime) -> Entries | Beyond | Expired:
+    """Entries after `after` (None: the newest position), at most `limit`: one GetItem of the head, then one
+    consistent Query bounded by it, so nothing below max_sequence is still to come. A Query may see part of a
+    numbering transaction; when the very next entry is missing it is read once more before it counts as gone."""
+    newest = read_head(account).sequence
+    if after is None or after == newest:
+        return Entries([], newest)
+    if after > newest:
+        return Beyond(newest)
+    entries, expired = _entries_from(account, after, newest, limit, now)
+    if not entries and not expired:
+        entries, expired = _entries_from(account, after, newest, limit, now)
     if not entries:
         return Expired()
     return Entries(entries, newest)

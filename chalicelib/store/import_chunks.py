@@ -83,15 +83,15 @@ def fitting(claimed: ClaimedImport, rows: list[ChunkRow]) -> int:
     """How many leading rows fit one transaction (at least one): items and bytes, error entries included."""
     # The checkpoint and what the feed adds (store/feed.py: the head; per change its entry and event). Each write
     # is a product and a change; each first-seen category its check or creation and (when created) a change; the
-    # first write with deposits the types' reference counts.
+    # deposit type a write names or named its reference count (store/deposits.py).
     items, size, seen, listed, error_bytes = 1 + feed.HEAD_ITEMS, 0, set(), claimed.counts.get("error_count", 0), 0
-    references = False
+    referenced: set[str] = set()
     for count, row in enumerate(rows):
-        extra_items, extra_size = 0, 0
+        extra_items, extra_size, types = 0, 0, set()
         if row.write is not None:
             extra_items, extra_size = 1 + feed.ITEMS_PER_CHANGE, row.write.size + feed.BYTES_PER_CHANGE
-            if not references and (row.write.deposits_before or products.deposits_named(row.write.data)):
-                extra_items, references = extra_items + 1, True
+            types = (row.write.deposits_before | products.deposits_named(row.write.data)) - referenced
+            extra_items += len(types)
             category = row.write.data.get("category")
             if category is not None and category not in seen:
                 extra_items += 1 + feed.ITEMS_PER_CHANGE
@@ -103,6 +103,7 @@ def fitting(claimed: ClaimedImport, rows: list[ChunkRow]) -> int:
             return count
         items, size, error_bytes = items + extra_items, size + extra_size, new_error_bytes
         listed += len(row.errors)
+        referenced |= types
         if row.write is not None and row.write.data.get("category") is not None:
             seen.add(row.write.data["category"])
     return len(rows)
@@ -183,21 +184,19 @@ def chunk_items(claimed: ClaimedImport, rows: list[ChunkRow], progress: dict, er
     items += [categories.create_operation(account, c, name) for c, name in new_categories.items()]
     checked = sorted({w.data["category"] for w in writes if w.data.get("category") is not None} - set(new_categories))
     items += [categories.exists_check(account, c) for c in checked]
-    refs = _deposit_references(account, writes)
-    return items + ([refs] if refs is not None else []) + _error_puts(claimed, progress, error_items)
+    return items + _deposit_references(account, writes) + _error_puts(claimed, progress, error_items)
 
 
-def _deposit_references(account: str, writes: list[ProductWrite]) -> dict | None:
-    """The reference counts the chunk's writes move, in one item (store/deposits.py)."""
-    deltas, named = {}, set()
+def _deposit_references(account: str, writes: list[ProductWrite]) -> list[dict]:
+    """The reference counts the chunk's writes move, one item per deposit type (store/deposits.py)."""
+    deltas = {}
     for write in writes:
         after = products.deposits_named(write.data)
         for deposit_id in after - write.deposits_before:
             deltas[deposit_id] = deltas.get(deposit_id, 0) + 1
-            named.add(deposit_id)
         for deposit_id in write.deposits_before - after:
             deltas[deposit_id] = deltas.get(deposit_id, 0) - 1
-    return deposits.refs_operation(account, deltas, named)
+    return deposits.refs_operations(account, deltas)
 
 
 def _error_puts(claimed: ClaimedImport, progress: dict, error_items: list[list[dict]]) -> list[dict]:

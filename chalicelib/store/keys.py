@@ -126,9 +126,17 @@ def delivery_integration_gsi(account: str, status: str, since_iso: str, delivery
     return {"GSI3PK": deliveries_by_integration_pk(account, status), "GSI3SK": f"{since_iso}#{padded_id(delivery_id)}"}
 
 
-def integration_counts_key(account: str) -> dict:
-    """The account's counts of PENDING and FAILED deliveries, kept in the writes that change them."""
-    return {"PK": account_pk(account), "SK": "INTEGRATION#COUNTS"}
+INTEGRATION_COUNT_SHARDS = 16  # a delivery's counts live in shard id % 16, so writes of most deliveries share none
+
+
+def integration_counts_key(account: str, shard: int = 0) -> dict:
+    """One shard of the account's counts of PENDING and FAILED deliveries, kept in the writes that change them and
+    summed on read (shard 0 is the one item of before the shards)."""
+    return {"PK": account_pk(account), "SK": "INTEGRATION#COUNTS" + (f"#{shard}" if shard else "")}
+
+
+def integration_counts_keys(account: str) -> list[dict]:
+    return [integration_counts_key(account, shard) for shard in range(INTEGRATION_COUNT_SHARDS)]
 
 
 def token_key(token_hash: str) -> dict:
@@ -188,6 +196,15 @@ def outbox_due(due_iso: str, account: str, event_id: str) -> str:
     return f"{due_iso}#{account}#{event_id}"
 
 
+SEQUENCE_WIDTH = 15
+
+
+def outbox_first(account: str, sequence: int) -> dict:
+    """GSI2 keys of an event with a feed sequence not yet attempted: the account's first attempts in sequence
+    order (decisions §13), whatever their due times."""
+    return {"GSI2PK": f"{account_pk(account)}#EFIRST", "GSI2SK": str(sequence).zfill(SEQUENCE_WIDTH)}
+
+
 IMAGES_PENDING = "IMAGE#PENDING"  # GSI3PK of products whose image waits for download
 
 
@@ -244,7 +261,23 @@ def outbox_lane_key(account: str) -> dict:
 
 
 # The change feed (decisions §13, docs/feed.md): one head item per account holding the last sequence used, and
-# one entry item per sequence in a partition of its own, read in order with one Query.
+# one entry item per sequence in a partition of its own, read in order with one Query. A write commits its change
+# with a pending entry (one item per resource, its changes in commit order) that the sequencer numbers later.
+FEED_PENDING = "FEED#PENDING"  # GSI3PK prefix of accounts with pending entries; GSI3SK <first pending iso>#<account>
+
+
+def feed_pending_pk(account: str) -> str:
+    return f"{account_pk(account)}#PENDING"
+
+
+def feed_pending_key(account: str, resource_key: str) -> dict:
+    return {"PK": feed_pending_pk(account), "SK": resource_key}
+
+
+def feed_pending_gsi(since_iso: str, account: str) -> dict:
+    return {"GSI3PK": queue_partition(FEED_PENDING, account), "GSI3SK": f"{since_iso}#{account}"}
+
+
 def feed_head_key(account: str) -> dict:
     return {"PK": account_pk(account), "SK": "FEED#HEAD"}
 
@@ -261,9 +294,15 @@ DEPOSIT_BALANCE_PREFIX = "DEPBAL#"
 
 
 def deposit_types_key(account: str) -> dict:
-    """All deposit types of an account in one item (at most 200, decisions §15): an order reads them with its
-    products, in the same BatchGetItem."""
+    """The definitions (name, price) of all deposit types of an account in one item (at most 200, decisions §15):
+    an order reads them with its products, in the same BatchGetItem. Writes of products never touch it."""
     return {"PK": account_pk(account), "SK": "DEPOSITS"}
+
+
+def deposit_type_key(account: str, deposit_id: str) -> dict:
+    """One deposit type's reference count, existing exactly while the type does: what a product write naming the
+    type moves (store/deposits.py), so writes naming different types share no item."""
+    return {"PK": account_pk(account), "SK": f"DEPOSIT#{deposit_id}"}
 
 
 def deposit_balance_key(account: str, customer_id: str) -> dict:

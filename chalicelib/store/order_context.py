@@ -17,7 +17,7 @@ class OrderContext:
     products: dict[str, dict] = field(default_factory=dict)  # id -> product document (StoredProduct.data)
     customer_pricing: dict[str, dict] = field(default_factory=dict)  # product id -> {price?, pricing?}
     price_groups: dict[str, dict] = field(default_factory=dict)  # product id -> {group: {price?, pricing?}}
-    deposit_types: dict[str, dict] = field(default_factory=dict)  # deposit id -> {name, price, refs}
+    deposit_types: dict[str, dict] = field(default_factory=dict)  # deposit id -> {name, price}
 
 
 def load(

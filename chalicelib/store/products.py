@@ -185,12 +185,12 @@ def _category_check(account: str, category_id: str) -> dict:
     }
 
 
-def _refusal(codes: list[str], create_only: bool) -> NoCategory | Taken | Stale | None:
-    """Why a save's transaction [product update, category check, deposit references?] was cancelled; the
-    category first; a deposit type deleted meanwhile reads as Stale (read again, validate again)."""
+def _refusal(codes: list[str], create_only: bool, references: int) -> NoCategory | Taken | Stale | None:
+    """Why a save's transaction [product update, category check, `references` deposit references] was
+    cancelled; the category first; a deposit type deleted meanwhile reads as Stale (read again, validate again)."""
     if len(codes) > 1 and codes[1] == table.CONDITION_FAILED:
         return outcomes.NoCategory()
-    if len(codes) > 2 and codes[2] == table.CONDITION_FAILED:
+    if table.CONDITION_FAILED in codes[2 : 2 + references]:
         return outcomes.Stale()
     if codes[0] == table.CONDITION_FAILED:
         return outcomes.Taken() if create_only else outcomes.Stale()
@@ -218,8 +218,8 @@ def save(
         account, data, revision, create_only=create_only, expected_revision=expected_revision, image_due=image_due
     )
     operations = [{"Update": update}, {"ConditionCheck": _category_check(account, data["category"])}]
-    refs = deposits.product_operation(account, set(deposits_before), deposits_named(data))
-    operations += [refs] if refs is not None else []
+    refs = deposits.product_operations(account, set(deposits_before), deposits_named(data))
+    operations += refs
     try:
         feed.commit(
             account,
@@ -230,7 +230,7 @@ def save(
         )
     except ClientError as error:
         codes = table.cancellation_codes(error)
-        refusal = _refusal(codes, create_only) if codes else None
+        refusal = _refusal(codes, create_only, len(refs)) if codes else None
         if refusal is None:
             raise
         return refusal
@@ -272,9 +272,9 @@ def _delete(account: str, product_id: str, now: dt.datetime, expected_revision: 
         "ConditionExpression": condition,
         "ExpressionAttributeValues": table.values(**named_values),
     }
-    refs = deposits.product_operation(account, named, set())
+    refs = deposits.product_operations(account, named, set())
     try:
-        feed.commit(account, [{"Delete": doomed}] + ([refs] if refs else []), [changes.product_change("deleted", product_id)], now)
+        feed.commit(account, [{"Delete": doomed}] + refs, [changes.product_change("deleted", product_id)], now)
     except ClientError as error:
         if table.CONDITION_FAILED not in table.cancellation_codes(error):
             raise

@@ -3,6 +3,7 @@ environment (tests and `make run` set the endpoint first) and loads DynamoDB's s
 import os
 import secrets
 import threading
+import time
 from decimal import Decimal
 from typing import Any
 
@@ -10,9 +11,11 @@ import botocore.loaders
 import botocore.session
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.config import Config
+from botocore.exceptions import ClientError
 
 from .. import config
 from ..domain.rendering import json_text  # noqa: F401  (callers in store/ and jobs/ import it from here)
+from ..domain.retry import back_off
 from . import keys
 
 _serializer = TypeSerializer()
@@ -161,6 +164,24 @@ def cancellation_reasons(error: Exception, operations: list[dict]) -> dict[tuple
     {} when the error is not a cancelled transaction."""
     codes = cancellation_codes(error)
     return {item_key(operation): code for operation, code in zip(operations, codes)}
+
+
+READ_TOGETHER_ATTEMPTS = 10
+
+
+def read_together(item_keys: list[dict]) -> list[dict]:
+    """The items of `item_keys` (at most 100) as one serialisable snapshot (TransactGetItems), {} for a missing one.
+    A write in flight on one of them cancels the read: it is tried again after a short pause."""
+    request = [{"Get": {"TableName": name(), "Key": to_item(key)}} for key in item_keys]
+    for attempt in range(READ_TOGETHER_ATTEMPTS):
+        try:
+            responses = client().transact_get_items(TransactItems=request)["Responses"]
+            return [from_item(found["Item"]) if "Item" in found else {} for found in responses]
+        except ClientError as error:
+            if not cancellation_codes(error) or attempt == READ_TOGETHER_ATTEMPTS - 1:
+                raise
+        back_off(attempt, time.sleep, first=0.005, cap=0.1)
+    raise AssertionError("unreachable")
 
 
 def first_in_index(index: str, partition: str) -> dict | None:

@@ -5,14 +5,13 @@ random bytes drawn on the first PUT and kept for good. The signing secret itself
 derived from SIGNING_SECRET and the salt (decisions §1), so a copy of the table alone cannot forge events.
 """
 import base64
+import datetime as dt
 import hashlib
 import hmac
 import secrets
 from dataclasses import dataclass
 
 from botocore.exceptions import ClientError
-
-import datetime as dt
 
 from .. import config
 from ..domain.feed import SETTINGS_WEBHOOKS, Change, ChangeType
@@ -53,34 +52,34 @@ def get(account: str) -> Webhook | None:
     return _from_item(account, response["Item"]) if "Item" in response else None
 
 
-def put(account: str, settings: dict, now: dt.datetime, head_sets: dict | None = None) -> Webhook | Contended:
+def put(account: str, settings: dict, now: dt.datetime, selected: list[str] | None = None) -> Webhook | Contended:
     """Replace the configuration, with its feed entry; the signing secret stays what it was. The same
-    configuration again writes nothing. `head_sets`: what the feed head keeps of it (the event selection).
-    Contended: others kept changing it between our read and our write, WRITE_ATTEMPTS times."""
-    key, head_key = keys.webhooks_key(account), feed.head_key(account)
+    configuration again writes nothing. `selected`: the event types it selects (None: the default), kept in
+    `events` beside it, where the sequencer reads which events entries make (store/feed_numbering.py); a DELETE
+    of the configuration keeps it. Contended: others kept changing it between our read and our write, WRITE_ATTEMPTS
+    times."""
+    key = keys.webhooks_key(account)
     for _ in range(WRITE_ATTEMPTS):
-        found = batch.get_items([key, head_key], consistent=True)
+        found = batch.get_items([key], consistent=True)
         current = batch.pick(found, key) or {}
         salt = current.get("secret_salt")
-        head = feed.head_of(batch.pick(found, head_key))
         unchanged = "data" in current and table.plain(current["data"]) == table.plain(settings)
-        if unchanged and (head_sets is None or all(getattr(head, k, None) == _as_head(v) for k, v in head_sets.items())):
+        if unchanged and table.plain(current.get("events")) == selected:
             return Webhook(table.plain(current["data"]), signing_secret(account, salt))
         update = {
             "TableName": table.name(),
             "Key": _key(account),
-            "UpdateExpression": "SET #data = :data, secret_salt = :salt",
-            "ExpressionAttributeNames": {"#data": "data"},
+            "UpdateExpression": "SET #data = :data, secret_salt = :salt, #events = :events",
+            "ExpressionAttributeNames": {"#data": "data", "#events": "events"},
         }
         if salt is None:  # the first PUT draws the salt (a new signing secret)
             salt = secrets.token_hex(SALT_BYTES)
             update["ConditionExpression"] = "attribute_not_exists(secret_salt)"
-            update["ExpressionAttributeValues"] = table.values(data=settings, salt=salt)
         else:
             update["ConditionExpression"] = "secret_salt = :salt"
-            update["ExpressionAttributeValues"] = table.values(data=settings, salt=salt)
+        update["ExpressionAttributeValues"] = table.values(data=settings, salt=salt, events=selected)
         try:
-            feed.commit(account, [{"Update": update}], [] if unchanged else [CHANGE], now, head, head_sets)
+            feed.commit(account, [{"Update": update}], [] if unchanged else [CHANGE], now)
             return Webhook(table.plain(settings), signing_secret(account, salt))
         except ClientError as error:
             if table.CONDITION_FAILED not in table.cancellation_codes(error):
@@ -88,11 +87,7 @@ def put(account: str, settings: dict, now: dt.datetime, head_sets: dict | None =
     return Contended()
 
 
-def _as_head(value):
-    return tuple(sorted(value)) if isinstance(value, list) else value
-
-
-def delete(account: str, now: dt.datetime, head_sets: dict | None = None) -> None | Gone:
+def delete(account: str, now: dt.datetime) -> None | Gone:
     """Stop sending: remove the configuration but keep the salt, so a later PUT brings back the same secret.
     Gone when none is configured."""
     update = {
@@ -103,7 +98,7 @@ def delete(account: str, now: dt.datetime, head_sets: dict | None = None) -> Non
         "ExpressionAttributeNames": {"#data": "data"},
     }
     try:
-        feed.commit(account, [{"Update": update}], [CHANGE], now, None, head_sets)
+        feed.commit(account, [{"Update": update}], [CHANGE], now)
     except ClientError as error:
         if table.CONDITION_FAILED in table.cancellation_codes(error):
             return Gone()

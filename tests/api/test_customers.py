@@ -137,6 +137,7 @@ def test_get_is_one_dynamodb_request(api):
     assert calls == ["GetItem"]
 
 
+@pytest.mark.pending_feed  # the write's own requests: the sequencer's come later, in the background
 def test_put_of_an_existing_customer_reads_then_writes_with_its_feed_entry(api):
     make_customer(api, "bar-1")
     with dynamodb_calls() as calls:
@@ -223,6 +224,7 @@ def test_patch_of_an_unknown_customer_is_404_and_creates_nothing(api):
     assert api.patch("/customers/nobody", {}).status_code == 404
 
 
+@pytest.mark.pending_feed  # the write's own requests: the sequencer's come later, in the background
 def test_patch_reads_then_writes_with_its_feed_entry(api):
     make_customer(api, "bar-1")
     with dynamodb_calls() as calls:

@@ -195,7 +195,7 @@ def test_the_stream_wakes_the_dispatcher_for_a_queued_resend(api):
     image = table.to_item(stored(event))
     woken = background.woken("MODIFY", image)
     assert woken.event is not None and woken.event["event_id"] == event["event_id"] and "PK" not in woken.event
-    settled = {k: v for k, v in stored(event).items() if k not in ("resend", "GSI1PK", "GSI1SK")}
+    settled = {k: v for k, v in stored(event).items() if k not in ("resends", "GSI1PK", "GSI1SK")}
     assert background.woken("MODIFY", table.to_item(settled)).event is None  # an attempt recorded: no wake
 
 
@@ -215,6 +215,32 @@ def test_an_events_log_keeps_its_latest_20_attempts_resends_included_while_attem
     deliveries = api.get("/account/webhook-deliveries").data["webhook_deliveries"][0]
     assert len(deliveries["attempts"]) == 20
     assert api.get(PATH).data["events"][0]["attempts"] == 25
+
+
+def test_each_accepted_resend_makes_its_own_attempt_and_the_61st_in_a_minute_is_429(api, httpserver):
+    """Thirty resends in a row, all queued before the dispatcher runs, make thirty attempts (decisions §10)."""
+    configure(url=httpserver.url_for("/hook"))
+    httpserver.expect_request("/hook").respond_with_data("", status=200)
+    event = write_event(now=T0)
+    for n in range(30):
+        assert resend(api, event).status_code == 202
+    assert len(httpserver.log) == 0
+    assert send_due()["delivered"] == sending.PER_TURN  # one turn's cap...
+    assert send_due()["delivered"] == 30 - sending.PER_TURN  # ...and the rest in the next turn
+    assert send_due()["due"] == 0
+    assert len(httpserver.log) == 30
+    assert {json.loads(request.get_data())["idempotency_key"] for request, _ in httpserver.log} == {event["event_id"]}
+    shown = api.get(PATH).data["events"][0]
+    assert shown["attempts"] == 30 and shown["status"] == "DELIVERED"
+    assert len(stored(event)["attempt_log"]) == 20
+    for n in range(30):
+        assert resend(api, event).status_code == 202
+    refused = resend(api, event)  # the 61st in the same minute
+    assert refused.status_code == 429 and refused.headers["Retry-After"] == "60"
+    while send_due()["due"]:
+        pass
+    assert len(httpserver.log) == 60
+    assert api.get(PATH).data["events"][0]["attempts"] == 60
 
 
 def test_at_most_60_resend_requests_per_account_in_any_60_seconds(api):

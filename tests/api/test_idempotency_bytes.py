@@ -129,3 +129,45 @@ def test_an_import_records_its_answer_in_the_write_that_queues_it(api, monkeypat
     assert retried.data["id"] == queued["id"]
     assert retried.headers["Location"] == f"/imports/products/{queued['id']}"
     assert [i["id"] for i in api.get("/imports/products").data["imports"]] == [queued["id"]]
+
+
+def test_a_resend_records_its_answer_in_the_write_that_queues_it(api, monkeypatch):
+    """A resend request that dies right after queueing: its answer is recorded, so the retry after the claim could
+    be taken over (60 s) replays it byte for byte and the event gets one attempt, not two (decisions §10, §11)."""
+    import datetime as dt
+
+    from chalicelib.service import idempotency
+    from tests.conftest import clock_at
+    from tests.jobs.support import T0, dispatch_at, local_receivers, write_event  # noqa: F401
+
+    monkeypatch.setenv("ALLOW_PRIVATE_WEBHOOK_HOSTS", "true")
+    clock = clock_at(monkeypatch, T0)
+    event = write_event(now=T0)
+    path = f"/account/events/{event['event_id']}/resend"
+
+    def crash(*args, **kwargs):
+        raise RuntimeError("the process dies after the queueing write")
+
+    monkeypatch.setattr(idempotency, "finish", crash)
+    monkeypatch.setattr(idempotency, "abandon", crash)
+    with pytest.raises(RuntimeError):
+        first = api.post(path, headers={"Idempotency-Key": "r-1"})
+        assert first.status_code == 500  # the test client may answer instead of raising
+        raise RuntimeError
+    monkeypatch.undo()
+    clock = clock_at(monkeypatch, T0 + dt.timedelta(seconds=61))  # the claim may now be taken over
+    (listed,) = api.get("/account/events").data["events"]
+    retried = api.post(path, headers={"Idempotency-Key": "r-1"})
+    assert (retried.status_code, retried.headers.get("Idempotent-Replayed")) == (202, "true")
+    assert retried.headers["Content-Type"] == "application/json"
+    assert list(retried.data) == list(listed)  # the event's field order, as every answer of it
+    assert retried.data == listed == {
+        "id": event["event_id"], "type": "request-delivery", "delivery_id": 7, "sequence": 1, "status": "PENDING",
+        "attempts": 0, "created": "2025-03-03T09:00:00.000Z", "next_attempt_at": "2025-03-03T09:00:00.000Z",
+    }
+    again = api.post(path, headers={"Idempotency-Key": "r-1"})
+    assert_same_bytes(retried, again)
+    dispatch_at(clock.now())  # no receiver: the attempt is recorded as failed, "no receiver"
+    assert dispatch_at(clock.now())["due"] == 0
+    (after,) = api.get("/account/events").data["events"]
+    assert after["attempts"] == 1

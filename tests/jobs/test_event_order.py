@@ -45,6 +45,24 @@ def test_a_healthy_receiver_sees_an_unbroken_chain_across_writes_and_an_import_c
     assert [body["type"] for body in receiver.bodies] == ["product.created"] * 20 + ["request-delivery"] + ["product.created"] * 3
 
 
+def test_first_attempts_go_in_sequence_order_when_the_backlog_is_larger_than_one_due_read(monkeypatch):
+    """The due read orders by time and takes at most SCAN per queue shard: with a backlog larger than that, it
+    holds the later sequences written with an earlier clock and only some of the earlier ones; they still go
+    out in sequence order (decisions §13)."""
+    monkeypatch.setattr(sending, "SCAN", 5)
+    configure(url="https://erp.example.com/hook", events=["product.created"])
+    feed.commit("acme", [], [product_change("created", f"p{n:02d}") for n in range(30)], T0)  # sequences 1-30
+    feed.commit("acme", [], [product_change("created", f"q{n}") for n in range(3)], T0 - dt.timedelta(seconds=4))
+    receiver = Receiver()
+    dispatch_at(T0 + dt.timedelta(seconds=1), transport=receiver)
+    first = receiver.bodies[0]["sequence"]  # after the settings' own entry
+    assert [body["sequence"] for body in receiver.bodies] == list(range(first, first + sending.PER_TURN))
+    dispatch_at(T0 + dt.timedelta(seconds=2), transport=receiver)
+    assert dispatch_at(T0 + dt.timedelta(seconds=3), transport=receiver)["due"] == 0
+    chain = [(body["previous_sequence"], body["sequence"]) for body in receiver.bodies]
+    assert chain == [(0, first)] + [(n - 1, n) for n in range(first + 1, first + 33)]
+
+
 def test_a_parked_accounts_resends_keep_to_the_turns_cap_and_deadline():
     configure(url="https://erp.example.com/hook")
     queued = [events.queue_resend(event, T0) for event in write_events("acme", 30, now=T0)]
@@ -58,3 +76,25 @@ def test_a_parked_accounts_resends_keep_to_the_turns_cap_and_deadline():
 
     dispatcher.dispatch_due(deadline=clock.after(12), transport=slow)
     assert len(slow.bodies) == 3  # started at 0, 5 and 10 s; none at 15 s, past the deadline
+
+
+def test_a_resend_queued_while_an_attempt_is_in_flight_gets_its_own_attempt():
+    """Each accepted resend makes its own attempt (§10), also one queued while the previous one is being sent."""
+    configure(url="https://erp.example.com/hook")
+    (event,) = write_events("acme", 1, now=T0)
+    events.queue_resend(events.get("acme", event["event_id"]), T0)
+
+    class QueuesAnotherWhileSending(Receiver):
+        def __call__(self, *args, **kwargs):
+            if not self.bodies:
+                assert not isinstance(events.queue_resend(events.get("acme", event["event_id"]), clock.now()), Exception)
+            return super().__call__(*args, **kwargs)
+
+    receiver = QueuesAnotherWhileSending()
+    dispatch_at(T0 + dt.timedelta(seconds=1), transport=receiver)
+    dispatch_at(T0 + dt.timedelta(seconds=2), transport=receiver)
+    assert dispatch_at(T0 + dt.timedelta(seconds=3), transport=receiver)["due"] == 0
+    assert len(receiver.bodies) == 2
+    stored = events.get("acme", event["event_id"])
+    assert stored["attempts"] == 2 and len(stored["attempt_log"]) == 2 and stored["status"] == "DELIVERED"
+    assert "resends" not in stored and "next_attempt_at" not in stored

@@ -223,6 +223,7 @@ def _import_with(api, monkeypatch, token, crash_at=0, after=False):
     return import_id, crashing.writes
 
 
+@pytest.mark.pending_feed  # counts the slice's own writes: the sequencer's come later, from the background loop
 @pytest.mark.parametrize("after", [False, True], ids=["before", "after"])
 @pytest.mark.parametrize("crash_at", range(1, 9))
 def test_counts_and_products_are_exact_after_a_crash_at_any_write_of_a_slice(api, monkeypatch, crash_at, after):

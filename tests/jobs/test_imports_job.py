@@ -8,8 +8,8 @@ import pytest
 from chalicelib.domain.limits import IMPORT_CHUNK_SECONDS
 from chalicelib.jobs import import_turns
 from chalicelib.service import clock, importing
+from chalicelib.store import feed, products
 from chalicelib.store import import_chunks as chunks
-from chalicelib.store import products
 
 CSV = {"Content-Type": "text/csv"}
 
@@ -256,7 +256,6 @@ PRODUCT_EVENTS = ["product.created", "product.updated", "product.deleted", "cate
 
 
 def outbox(account: str = "acme") -> list[dict]:
-    from chalicelib.store import events as outbox_store
     from chalicelib.store import keys, table
 
     found, request = [], {
@@ -289,7 +288,7 @@ def test_an_import_with_every_product_event_selected_writes_every_row_with_one_e
 
 def test_5000_rows_with_every_category_new_are_chunked_within_one_transaction_each():
     """moto copies the table on every transaction, so 5,000 rows end to end take minutes there: the chunks the
-    import would commit are sized here, each with everything the feed adds (head, entry and event a change)."""
+    import would commit are sized here, each with everything the feed adds (a pending entry a change)."""
     claimed = chunks.ClaimedImport("acme", "import", "lease", False, 5_000, (0,), 0, 0, {"error_count": 0})
     rows = [
         chunks.ChunkRow("created", write=chunks.ProductWrite({"id": f"p{n}", "category": f"c{n % 700}", "name": "x", "status": "ACTIVE"}, None), new_category=(f"c{n % 700}", "C") if n < 700 else None)
@@ -302,6 +301,6 @@ def test_5000_rows_with_every_category_new_are_chunked_within_one_transaction_ea
         progress, errors, new = chunks._progress(claimed, window[:fits])
         items = chunks.chunk_items(claimed, window[:fits], progress, errors, new)
         changes = chunks._feed_changes(window[:fits], new)
-        assert len(items) + 1 + 2 * len(changes) <= chunks.MAX_TRANSACTION_ITEMS
+        assert len(items) + feed.HEAD_ITEMS + feed.ITEMS_PER_CHANGE * len(changes) <= chunks.MAX_TRANSACTION_ITEMS
         start, committed = start + fits, committed + 1
     assert committed < 5_000 / 15

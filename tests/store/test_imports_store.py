@@ -7,6 +7,7 @@ from chalicelib.store import (
     feed,
     import_chunks,
     import_items,
+    keys,
     outcomes,
     products,
     table,
@@ -77,26 +78,26 @@ def events_of(account: str) -> list[dict]:
 
 
 def test_a_chunk_commits_its_products_errors_and_checkpoint_together(engine, drinks):
-    # Every product event selected: each written row makes an entry and an event in the chunk's transaction.
-    feed.commit(ACCOUNT, [], [], NOW, head_sets={"events": PRODUCT_EVENTS})
+    # Every product event selected: a written row still adds only its pending entry to the chunk's transaction;
+    # the sequencer puts the events, in transactions of its own (issue 24 point 1).
+    table.client().update_item(
+        TableName=table.name(), Key=table.to_item(keys.webhooks_key(ACCOUNT)),
+        UpdateExpression="SET events = :events", ExpressionAttributeValues=table.values(events=PRODUCT_EVENTS),
+    )  # fmt: skip
     job = claimed(engine, rows=[[n] for n in range(49)])
     rows = [created(sample_product(f"p{n:03d}")) for n in range(48)]
     errors = [{"row": 2, "column": "Price", "message": "must be a decimal number"}]
     outcome = import_chunks.commit(job, rows + [import_chunks.ChunkRow("invalid", errors)], NOW)
-    # 31 products with their entries and events, the category's check (and room for its entry and event), the
-    # checkpoint and the feed head: 100 items at most, so the rest waits.
-    assert isinstance(outcome, import_chunks.Committed) and outcome.rows == 31
-    assert len(import_chunks.stored_products(ACCOUNT, [f"p{n:03d}" for n in range(48)])) == 31
-    record = import_items.get(ACCOUNT, job.id)
-    assert (record["next_row"], record["created"], record["error_count"]) == (31, 31, 0)
-    outcome = import_chunks.commit(outcome.claimed, rows[31:] + [import_chunks.ChunkRow("invalid", errors)], NOW)
-    assert outcome.rows == 18
+    # 48 products with their pending entries, the category's check, the error item and the checkpoint: 99 items.
+    assert isinstance(outcome, import_chunks.Committed) and outcome.rows == 49
     record = import_items.get(ACCOUNT, job.id)
     assert (record["next_row"], record["created"], record["invalid"], record["error_count"]) == (49, 48, 1, 1)
+    assert len(import_chunks.stored_products(ACCOUNT, [f"p{n:03d}" for n in range(48)])) == 48
     assert import_items.listed_errors(ACCOUNT, job.id, 10) == errors
     made = events_of(ACCOUNT)
     assert sorted(e["resource_id"] for e in made) == [f"p{n:03d}" for n in range(48)]
     assert {e["type"] for e in made} == {"product.created"}
+    assert sorted(int(e["sequence"]) for e in made) == list(range(2, 50))  # one event per entry (1: the category)
 
 
 def test_a_product_changed_since_it_was_read_cancels_the_chunk(engine, drinks):
@@ -178,12 +179,50 @@ def test_error_entries_are_split_by_bytes_and_list_in_file_order(engine):
 def test_a_chunk_takes_only_what_one_transaction_holds():
     job = import_items.ClaimedImport(ACCOUNT, "import", "lease", False, 98, (0,), 0, 0, {"error_count": 0})
     rows = [created(sample_product(f"p{n}", category=f"c{n}")) for n in range(98)]
-    # A product, its entry and event, its category's check, entry and event; the checkpoint and the head.
-    assert import_chunks.fitting(job, rows) == 16
+    # A product and its pending entry, its category's check and room for the category's pending entry; the
+    # checkpoint: 1 + 4 × 24 <= 100.
+    assert import_chunks.fitting(job, rows) == 24
     big = [created(sample_product(f"p{n}", name="é" * 60_000)) for n in range(98)]
     assert import_chunks.fitting(job, big) == import_chunks.TRANSACTION_BYTES // 121_000  # bytes hold it back first
     assert import_chunks.fitting(job, big[:1]) == 1
     assert import_chunks.fitting(job, [import_chunks.ChunkRow("invalid", [{"row": 1, "column": None, "message": "m"}])] * 200) == 200  # errors share items
+
+
+def test_each_deposit_type_a_chunk_names_takes_one_item_once():
+    """Reference counts are one item per deposit type (store/deposits.py): counted once per chunk, however many
+    rows name the type."""
+    job = import_items.ClaimedImport(ACCOUNT, "import", "lease", False, 98, (0,), 0, 0, {"error_count": 0})
+    base, per_row = 1 + feed.HEAD_ITEMS + 1 + feed.ITEMS_PER_CHANGE, 1 + feed.ITEMS_PER_CHANGE  # one category
+
+    def bottled(n, deposit):
+        return created(sample_product(f"p{n}", vessel={"size": 1, "unit": "l", "deposit": deposit}))
+
+    own = [bottled(n, f"d{n}") for n in range(98)]
+    assert import_chunks.fitting(job, own) == (import_chunks.MAX_TRANSACTION_ITEMS - base) // (per_row + 1)
+    shared = [bottled(n, "bottle") for n in range(98)]
+    assert import_chunks.fitting(job, shared) == (import_chunks.MAX_TRANSACTION_ITEMS - base - 1) // per_row
+
+
+def test_a_chunk_moves_the_reference_counts_of_the_types_it_names(engine, drinks):
+    from chalicelib.store import deposits
+
+    for deposit_id in ("bottle", "crate"):
+        deposits.put(ACCOUNT, deposit_id, deposit_id.title(), 10, NOW)
+    job = claimed(engine, rows=[[0], [1], [2]])
+    rows = [
+        created(sample_product("cola", vessel={"size": 1, "unit": "l", "deposit": "bottle"})),
+        created(sample_product("fanta", vessel={"size": 1, "unit": "l", "deposit": "bottle"}, bundles=[{"type": "CR", "size": 20, "deposit": "crate"}])),
+        created(sample_product("water")),
+    ]
+    outcome = import_chunks.commit(job, rows, NOW)
+    assert isinstance(outcome, import_chunks.Committed) and outcome.rows == 3
+    assert deposits.delete(ACCOUNT, "bottle", NOW) == outcomes.InUse()
+    assert deposits.delete(ACCOUNT, "crate", NOW) == outcomes.InUse()
+    deposits.put(ACCOUNT, "keg", "Keg", 10, NOW)
+    assert deposits.delete(ACCOUNT, "keg", NOW) is None  # deleted between the job's read and its write
+    later = import_chunks.commit(outcome.claimed, [created(sample_product("beer", vessel={"size": 1, "unit": "l", "deposit": "keg"}))], NOW)
+    assert later == outcomes.Stale()
+    assert products.get(ACCOUNT, "beer", consistent=True) is None
 
 
 def test_an_order_marking_a_product_used_in_between_is_kept(engine, drinks):

@@ -1,0 +1,173 @@
+"""One account's write rate against the same writers spread over many accounts (issue 25, docs/feed.md): a section
+of `make bench`, also runnable alone (`python bench/feed_rate.py`, which starts its own DynamoDB Local).
+
+The API runs as `make run` runs it: API_PROCESSES processes on one port (chalicelib/localdev/run.py), with the
+background loops (the sequencer among them) in this process. Writers are threads sending PUT /categories/:id over
+HTTP, each its own category; with 20 and with 50 of them, on one account and then on as many accounts as writers.
+Counted: writes per second, answers that are not 200 (409 Busy above all), and the feed's lag at the one-account
+load: from a write's answer to its entry being readable by a reader that polls GET /changes (p50, p99).
+Targets: one account >= 0.8 of the many-accounts rate, 0 refused, lag p99 <= 2 s.
+"""
+import http.client
+import json
+import os
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+API_PROCESSES = int(os.environ.get("BENCH_API_PROCESSES", "4"))
+WRITES_EACH = int(os.environ.get("BENCH_RATE_WRITES", "10"))
+WRITER_COUNTS = (20, 50)
+TOKEN = "bench-rate-token-{n:03d}"
+
+
+class Connection:
+    """One keep-alive HTTP connection of a writer or the reader."""
+
+    def __init__(self, port: int, token: str):
+        self.port, self.token, self.conn = port, token, None
+
+    def request(self, method: str, path: str, body=None) -> tuple[int, bytes]:
+        for attempt in range(3):
+            try:
+                if self.conn is None:
+                    self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+                payload = json.dumps(body).encode() if body is not None else None
+                headers = {"Authorization": f"token {self.token}", "Content-Type": "application/json"}
+                self.conn.request(method, path, payload, headers)
+                response = self.conn.getresponse()
+                return response.status, response.read()
+            except (http.client.HTTPException, OSError):
+                self.conn = None
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+
+def run_writers(port: int, writers: int, accounts: int, lag: bool, label: str) -> dict:
+    """`writers` threads, writer n on account n % accounts, each making WRITES_EACH writes of its own category."""
+    answered: dict[tuple[str, str, int], float] = {}  # (account, category, k) -> when its answer came
+    seen: dict[tuple[str, str, int], float] = {}
+    refused: list[int] = []
+    barrier = threading.Barrier(writers + 1)
+    done = threading.Event()
+
+    def writer(n: int):
+        account = n % accounts
+        connection = Connection(port, TOKEN.format(n=account))
+        category = f"{label}-w{n}"
+        barrier.wait()
+        for k in range(WRITES_EACH):
+            status, _ = connection.request("PUT", f"/categories/{category}", {"name": f"W{n} {k}"})
+            if status == 200:
+                answered[(TOKEN.format(n=account), category, k)] = time.perf_counter()
+            else:
+                refused.append(status)
+
+    def reader():
+        connection = Connection(port, TOKEN.format(n=0))
+        status, body = connection.request("GET", "/changes?after=latest")
+        after = json.loads(body)["last_sequence"]
+        counts: dict[str, int] = {}
+        while not done.is_set() or len(seen) < len(answered):
+            status, body = connection.request("GET", f"/changes?after={after}&limit=1000")
+            page = json.loads(body)
+            now = time.perf_counter()
+            for entry in page["changes"]:
+                k = counts.get(entry["id"], 0)
+                counts[entry["id"]] = k + 1
+                seen[(TOKEN.format(n=0), entry["id"], k)] = now
+            after = page["last_sequence"]
+            if done.is_set() and not page["changes"]:
+                break
+            time.sleep(0.05)  # a reader polling 20 times a second
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(writers)]
+    watcher = threading.Thread(target=reader) if lag else None
+    for thread in threads + ([watcher] if watcher else []):
+        thread.start()
+    barrier.wait()
+    started = time.perf_counter()
+    for thread in threads:
+        thread.join()
+    seconds = time.perf_counter() - started
+    done.set()
+    if watcher:
+        watcher.join()
+    result = {"writers": writers, "accounts": accounts, "writes": len(answered), "refused": len(refused),
+              "seconds": round(seconds, 2), "per_second": round(len(answered) / seconds, 1)}
+    if lag:
+        lags = sorted(max(0.0, seen[key] - at) for key, at in answered.items() if key in seen)
+        result["lag_p50_s"] = round(statistics.median(lags), 3) if lags else None
+        result["lag_p99_s"] = round(lags[max(0, int(len(lags) * 0.99) - 1)], 3) if lags else None
+        result["unseen"] = len(answered) - len(lags)
+    return result
+
+
+def figures(port: int) -> list[dict]:
+    rows = []
+    for writers in WRITER_COUNTS:
+        one = run_writers(port, writers, 1, True, f"one{writers}")
+        many = run_writers(port, writers, writers, False, f"many{writers}")
+        ratio = round(one["per_second"] / many["per_second"], 2) if many["per_second"] else None
+        ok = ratio is not None and ratio >= 0.8 and one["refused"] == 0 and many["refused"] == 0 and (one["lag_p99_s"] or 0) <= 2.0
+        rows.append({"writers": writers, "one_account": one, "many_accounts": many, "ratio": ratio, "ok": ok})
+    return rows
+
+
+def print_section(rows: list[dict]) -> None:
+    print()
+    print(f"One account's writes against many accounts' ({API_PROCESSES} API processes, DynamoDB Local; docs/feed.md)")
+    print(f"{'writers':>7} {'1 account w/s':>14} {'N accounts w/s':>15} {'ratio':>6} {'refused':>8} {'lag p50':>8} {'lag p99':>8}")
+    for row in rows:
+        one, many = row["one_account"], row["many_accounts"]
+        print(f"{row['writers']:>7} {one['per_second']:>14} {many['per_second']:>15} {row['ratio']:>6} "
+              f"{one['refused'] + many['refused']:>8} {one['lag_p50_s']:>7}s {one['lag_p99_s']:>7}s"
+              f"{'' if row['ok'] else '  MISSED (target: ratio >= 0.8, 0 refused, lag p99 <= 2 s)'}")
+
+
+def start(endpoint: str, stoppers: list) -> int:
+    """Accounts with tokens, then API_PROCESSES API processes on a free port and the background loops here."""
+    from chalicelib.localdev import run
+    from chalicelib.service import accounts
+    from chalicelib.store import table
+
+    run.use_local_endpoint(endpoint)
+    table.reset_client()
+    table.create_table()
+    for n in range(max(WRITER_COUNTS)):
+        accounts.create_account(f"rate-{n:03d}", f"Rate {n}", TOKEN.format(n=n))
+    listener = run.bind(0)
+    port = listener.getsockname()[1]
+    run.start_api(listener, API_PROCESSES, stoppers)
+    listener.close()
+    stop = threading.Event()
+    run.start_background_loops(stop, stoppers)
+    stoppers.append(stop.set)
+    return port
+
+
+def main() -> int:
+    os.environ.update(TABLE_NAME="bench-rate", SIGNING_SECRET="bench-secret", POWERTOOLS_LOG_LEVEL="WARNING")
+    from chalicelib.localdev import dynamodb_local
+
+    server = dynamodb_local.start()
+    stoppers: list = [server.stop]
+    try:
+        port = start(server.endpoint, stoppers)
+        rows = figures(port)
+        print_section(rows)
+        (ROOT / "bench" / "feed_rate.json").write_text(json.dumps(rows, indent=2) + "\n")
+        return 0 if all(row["ok"] for row in rows) else 1
+    finally:
+        for stop in reversed(stoppers):
+            stop()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
