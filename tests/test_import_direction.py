@@ -89,7 +89,7 @@ def test_every_import_follows_the_arrows():
         ("jobs", "from ..lazy import lazy\nevents = lazy('chalicelib.store.events')\n", "chalicelib.store.events"),
         ("http", "from .. import store\n", "chalicelib.store"),
         ("http", "endpoint(bp, '/x', 'GET', body='store.products:Thing')\n", "chalicelib.store.products"),
-        ("service", "from ..jobs import webhooks\n", "chalicelib.jobs.webhooks"),
+        ("service", "from ..jobs import event_lanes\n", "chalicelib.jobs.event_lanes"),
         ("store", "from ..service import clock\n", "chalicelib.service.clock"),
         ("domain", "import boto3\n", "boto3"),
     ],

@@ -12,7 +12,7 @@ from ..lazy import lazy
 from .budget import Phase, run_phases
 
 images = lazy("chalicelib.jobs.images")
-webhooks = lazy("chalicelib.jobs.webhooks")
+event_lanes = lazy("chalicelib.jobs.event_lanes")
 import_turns = lazy("chalicelib.jobs.import_turns")
 background = lazy("chalicelib.service.background")
 numbering = lazy("chalicelib.service.feed_numbering")
@@ -22,8 +22,8 @@ log = logging.getLogger("supplier-ordering.jobs")
 EVENTS = Phase(
     "events",
     SEND_TIMEOUT_SECONDS,
-    run=lambda deadline: webhooks.dispatch_due(deadline=deadline),
-    loop=lambda stop_event: webhooks.run_forever(stop_event),
+    run=lambda deadline: event_lanes.dispatch_due(deadline=deadline),
+    loop=lambda stop_event: event_lanes.run_forever(stop_event),
 )
 IMAGES = Phase(
     "images",
@@ -68,7 +68,7 @@ def on_table_change(event):
     if pending_feeds:
         phases.append(Phase("feed", NUMBERING_SECONDS, lambda deadline: numbering.number_accounts(pending_feeds, deadline)))
     if new_events:
-        phases.append(Phase("new events", SEND_TIMEOUT_SECONDS, lambda deadline: webhooks.dispatch_new(new_events, deadline)))
+        phases.append(Phase("new events", SEND_TIMEOUT_SECONDS, lambda deadline: event_lanes.dispatch_new(new_events, deadline)))
     if download:
         phases.append(IMAGES)
     if queued_import:
