@@ -1,8 +1,9 @@
 """The sequencer: pending entries (store/feed.py) get their sequences, in batches (docs/feed.md).
 
 One numbering is one TransactWriteItems: the account's feed head moved from n to n+k (conditional on it still
-being n), entries n+1 … n+k, the webhook events they make (chained by previous_sequence), and the pending entries
-they came from removed (each conditional on holding what was read). Two sequencers of one account at once are
+being n), entries n+1 … n+k, the webhook events they make (chained by previous_sequence), and the changes they
+came from removed from the front of their pending entries (writes appending behind them do not refuse it; an
+entry found empty is deleted by the next numbering). Two sequencers of one account at once are
 harmless: the head's condition lets one win, the other reads again. A pending change is numbered once: the
 transaction that numbers it removes it. The table stream (AWS), the background loop (`make run`) and every
 reader of the feed (inline, before it reads) run it.
@@ -87,12 +88,12 @@ def _head_update(account: str, head: Head, count: int, last_event: int) -> dict:
 
 
 def _removal(item: dict, taken: int) -> dict:
-    """Remove the `taken` first changes of a pending entry: the whole item when that is all of them and nothing
-    was appended since the read; else those list elements (a later write's changes stay, in order)."""
+    """Remove the `taken` first changes of a pending entry (a write may be appending behind them: its changes
+    stay, in order, and neither refuses the other); an entry found empty is deleted, unless one was appended."""
     key = table.to_item({"PK": item["PK"], "SK": item["SK"]})
     names = {"#changes": "changes"}
-    if taken == len(item["changes"]):
-        condition = {"ConditionExpression": "size(#changes) = :n", "ExpressionAttributeValues": table.values(n=taken)}
+    if taken == 0:
+        condition = {"ConditionExpression": "size(#changes) = :none", "ExpressionAttributeValues": table.values(none=0)}
         return {"Delete": {"TableName": table.name(), "Key": key, "ExpressionAttributeNames": names, **condition}}
     removed = ", ".join(f"#changes[{i}]" for i in range(taken))
     return {
@@ -116,7 +117,10 @@ def _plan(account: str, pending: list[dict], head: Head, selected, now: dt.datet
     everything = True
     for item in pending:
         changes, taken, own = item.get("changes", []), 0, []
-        room -= 1  # its removal
+        if room < 2:  # its removal and at least one change
+            everything = False
+            break
+        room -= 1
         for pending_change in changes:
             event_type = event_type_of(ChangeType(pending_change["type"]), selected)
             cost = 1 + (event_type is not None)
@@ -130,13 +134,13 @@ def _plan(account: str, pending: list[dict], head: Head, selected, now: dt.datet
             if event_type is not None:
                 own.append(events.feed_event(account, event_type, _change(pending_change), sequence, last_event, now))
                 last_event = sequence
-        if taken:
+        if taken or not changes:
             written += [_removal(item, taken)] + own
         if taken < len(changes):
             everything = False
             break
     count = sequence - head.sequence
-    return [_head_update(account, head, count, last_event)] + written, count, everything
+    return ([_head_update(account, head, count, last_event)] if count else []) + written, count, everything
 
 
 def number(account: str, now: dt.datetime, rounds: int = 10) -> Numbered:
@@ -148,7 +152,7 @@ def number(account: str, now: dt.datetime, rounds: int = 10) -> Numbered:
             return Numbered(numbered, True)
         head, selected = _head_and_selection(account)
         items, count, everything = _plan(account, pending, head, selected, now)
-        if count == 0:  # only emptied entries (cannot happen: removals delete whole items) – nothing to do
+        if not items:
             return Numbered(numbered, True)
         try:
             table.client().transact_write_items(TransactItems=items, ClientRequestToken=uuid.uuid4().hex)
