@@ -96,7 +96,7 @@ def time_upload_answer(call, body: bytes) -> dict:
 
 
 def run_import(call, meter, body: bytes) -> dict:
-    from chalicelib.jobs import imports as job
+    from chalicelib.jobs import import_turns
     from chalicelib.service import clock
 
     meter.reset()
@@ -105,8 +105,8 @@ def run_import(call, meter, body: bytes) -> dict:
     assert status == 202, response
     import_id = json.loads(response["body"])["id"]
     report = None
-    while True:  # the loop of `make run` (jobs/imports.run_forever), without its idle wait
-        job.advance_imports(clock.after(job.LOCAL_RUN_SECONDS))
+    while True:  # the loop of `make run` (jobs/import_turns.run_forever), without its idle wait
+        import_turns.advance_imports(clock.after(import_turns.LOCAL_RUN_SECONDS))
         requests, capacity = meter.requests, meter.capacity
         _, answer = call("GET", f"/imports/products/{import_id}")
         meter.requests, meter.capacity = requests, capacity  # reading the report is not the import's work
@@ -131,8 +131,9 @@ def run_import(call, meter, body: bytes) -> dict:
 def run_puts(call, meter, body: bytes) -> dict:
     """The same catalogue, one PUT /products/:id per valid row (categories made first, as a client would)."""
     from chalicelib.domain import catalogue_import as rules
+    from chalicelib.domain import import_file
 
-    parsed = rules.parse(body)
+    parsed = import_file.parse(body)
     plan = rules.CategoryPlan.of({})
     settled = [plan.settle(record) for record in parsed.records]
     mapped = [row.mapped() for row in settled]

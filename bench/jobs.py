@@ -2,7 +2,7 @@
 
 50 accounts: one whose receiver never answers (each send waits out the 10 s timeout) with 300 events pending
 and more coming, one with a poison event (a maximal order whose receiver's address is refused), and 48
-healthy accounts writing events throughout. The dispatcher is the one `make run` uses (jobs/webhooks.py
+healthy accounts writing events throughout. The dispatcher is the one `make run` uses (jobs/event_lanes.py
 `Dispatcher`, polled every 0.5 s) with the real store on DynamoDB Local; only the receivers and the clock are
 simulated: a receiver that never answers blocks its lane until the fake clock has moved on by the timeout.
 The clock moves in 0.5 s steps once every lane is either done or waiting on it.
@@ -165,13 +165,13 @@ def quiesce(dispatcher, clock, timeout: float = 60.0) -> None:
 
 
 def simulate() -> dict:
-    from chalicelib.jobs import webhooks
+    from chalicelib.jobs import event_lanes
     from chalicelib.store import events
 
     clock = fake_clock(START)
     plan, healthy, poison = setup(clock)
     receivers = Receivers(clock)
-    dispatcher = webhooks.Dispatcher(transport=receivers)
+    dispatcher = event_lanes.Dispatcher(transport=receivers)
     written: dict[str, dt.datetime] = {}
     ids: dict[str, int] = {}
     started = time.monotonic()

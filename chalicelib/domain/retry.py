@@ -10,12 +10,13 @@ import random
 from typing import Callable, Iterator
 
 
-def attempts(now: Callable[[], dt.datetime], at_least: int, for_seconds: float) -> Iterator[int]:
+def attempts(now: Callable[[], dt.datetime] | None, at_least: int, for_seconds: float) -> Iterator[int]:
     """Attempt numbers 0, 1, ...: at least `at_least` of them, and on while `for_seconds` (of `now`'s clock) have
-    not passed since the first. The caller breaks out when an attempt got through; running out means give up."""
-    give_up_at = now() + dt.timedelta(seconds=for_seconds)
+    not passed since the first. The caller breaks out when an attempt got through; running out means give up.
+    Without a clock (`now` None) only the count bounds them."""
+    give_up_at = now() + dt.timedelta(seconds=for_seconds) if now is not None else None
     attempt = 0
-    while attempt < at_least or now() < give_up_at:
+    while attempt < at_least or (give_up_at is not None and now() < give_up_at):
         yield attempt
         attempt += 1
 
@@ -23,7 +24,7 @@ def attempts(now: Callable[[], dt.datetime], at_least: int, for_seconds: float) 
 def pause_seconds(attempt: int, first: float, cap: float, draw: Callable[[float, float], float] = random.uniform) -> float:
     """Full jitter: a random pause up to `first` doubled per attempt, never above `cap`, so racing writers spread
     out instead of colliding again in step."""
-    return draw(0, min(first * 2**attempt, cap))
+    return draw(0, min(first * 2 ** min(attempt, 32), cap))  # the exponent bounded: a float overflows past 2**1023
 
 
 def back_off(attempt: int, sleep: Callable[[float], None], first: float, cap: float) -> None:

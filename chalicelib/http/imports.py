@@ -11,7 +11,7 @@ from .endpoint import endpoint
 from .responses import ok, problem
 from .responses import page as page_body
 
-imports = lazy("chalicelib.service.imports")
+importing = lazy("chalicelib.service.importing")
 
 bp = Blueprint(__name__)
 
@@ -138,7 +138,7 @@ def import_products(call: Call):
     dry_run = params.boolean(call.queries, "dry_run")
     if call.idempotency is not None:
         call.idempotency.headers_of = _location  # the answer recorded with the queued import has it too
-    report = imports.submit(call.account, file, charset, dry_run, call.idempotency)
+    report = importing.submit(call.account, file, charset, dry_run, call.idempotency)
     return ok(report, status=202, headers=_location(report))
 
 
@@ -150,11 +150,11 @@ def _location(report: dict) -> dict:
 def list_imports(call: Call):
     """List catalogue imports, newest first"""
     limit, cursor = call.page()
-    page = imports.list_imports(call.account, limit, cursor)
+    page = importing.list_imports(call.account, limit, cursor)
     return page_body("imports", page.items, page.cursor)
 
 
 @endpoint(bp, "/imports/products/{import_id}", "GET", response="domain.catalogue_import:ImportReport")
 def get_import(call: Call, import_id: str):
     """Read an import: its status, counts and the errors of its rows"""
-    return ok(imports.get_import(call.account, import_id))
+    return ok(importing.get_import(call.account, import_id))

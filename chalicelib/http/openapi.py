@@ -13,24 +13,24 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, TypeAdapter
-from pydantic.json_schema import GenerateJsonSchema
+from pydantic import BaseModel, Field
 
 from ..domain.delivery import Delivery
 from ..domain.deposit_types import DEPOSIT_ID_LENGTH
 from ..domain.event_policy import RETRY_WINDOW, SEND_TIMEOUT
 from ..domain.idempotency import REPLAY_WINDOW
 from ..domain.identifiers import DELIVERY_ID_DIGITS, ID_MAX_LENGTH, ID_PATTERN
-from ..domain.problems import ProblemType
 from ..domain.product import Product
 from ..domain.timestamps import in_words
 from . import bodies, params
+from .openapi_problems import REQUEST_ID_HEADER, Problem, problem_responses
+from .openapi_schemas import REF_PREFIX, schemas
 from .openapi_text import (
     CONTENDED,
     DESCRIPTION,
     EXAMPLE_EXEMPT,
-    OPERATION_NOTES,
     EXTRA_PROBLEMS,
+    OPERATION_NOTES,
     PATH_PARAMETERS,
     QUERY_PARAMETERS,
     RESPONSE_CONTENT,
@@ -41,38 +41,16 @@ from .openapi_text import (
     tag_of,
 )
 from .registry import Operation
+from .responses import JSON
 from .route_table import all_operations
-from .responses import JSON, PROBLEM
 
 API_VERSION = "1.1.0"
-REF_PREFIX = "#/components/schemas/"
 PATH_PARAMETER = re.compile(r"{(\w+)}")
 WRITE_METHODS = ("PUT", "PATCH", "DELETE")
 EXAMPLES_FILE = Path(__file__).with_name("examples.json")
 
 # Reads of these resources carry an ETag; PUT/PATCH/DELETE on the path that reads them accept If-Match.
 VERSIONED_MODELS: tuple[type, ...] = (Product,)
-
-
-class FieldProblem(BaseModel):
-    path: str
-    message: str
-
-
-class Problem(BaseModel):
-    """RFC 9457 problem details: the body of every error (decisions §3)."""
-
-    type: str = Field(
-        description="What went wrong. Known values: "
-        + ", ".join(f"`{t}`" for t in ProblemType)
-        + ". New values may be added: treat an unknown one by its `status`.",
-        examples=[str(t) for t in ProblemType],
-    )
-    title: str
-    status: int
-    detail: str
-    instance: str | None = Field(None, description="The request's X-Request-Id, to quote to support.")
-    errors: list[FieldProblem]
 
 
 class WebhookEvent(BaseModel):
@@ -83,40 +61,6 @@ class WebhookEvent(BaseModel):
     data: Delivery
 
 
-PROBLEMS = {
-    400: "The request is invalid (`validation-error`, with one entry in `errors` per wrong field), conflicts with "
-    "stored data (`conflict`) or asks for a forbidden state change (`invalid-transition`).",
-    401: "The Authorization header is missing or malformed, or the token is unknown or revoked.",
-    403: "The token's role may not use this endpoint.",
-    404: "No such resource in this account (or no such path).",
-    405: "The path does not support this method; the Allow header lists those it does.",
-    409: "Another request is changing the same thing (the same Idempotency-Key in progress, or a delivery under "
-    "heavy contention); retry after the Retry-After seconds. For an integration state: the customer changed the "
-    "delivery while it was being written, so read the delivery again before you acknowledge it.",
-    412: "If-Match names a version of the resource that is no longer current.",
-    410: "The change feed no longer keeps the entry after `after` (`feed-expired`): resynchronise in full "
-    "(after=latest, then the lists, then follow the feed).",
-    413: f"The request body is larger than {bodies.MAX_BODY_BYTES} bytes.",
-    415: "The body is not sent as application/json (or application/merge-patch+json on PATCH).",
-    429: "The account made too many of these requests in the last minute (`too-many-requests`); retry after the "
-    "Retry-After seconds.",
-    500: "An unexpected error; it has been logged.",
-}
-EXAMPLE_TYPES = {
-    400: ProblemType.VALIDATION_ERROR,
-    401: ProblemType.UNAUTHORIZED,
-    403: ProblemType.FORBIDDEN,
-    404: ProblemType.NOT_FOUND,
-    405: ProblemType.METHOD_NOT_ALLOWED,
-    409: ProblemType.CONFLICT,
-    412: ProblemType.PRECONDITION_FAILED,
-    410: ProblemType.FEED_EXPIRED,
-    413: ProblemType.PAYLOAD_TOO_LARGE,
-    415: ProblemType.UNSUPPORTED_MEDIA_TYPE,
-    429: ProblemType.TOO_MANY_REQUESTS,
-    500: ProblemType.INTERNAL_ERROR,
-}
-REQUEST_ID_HEADER = {"description": "The id of this request; problem bodies repeat it as `instance`.", "schema": {"type": "string"}}
 
 SECURITY_SCHEMES = {
     "bearer": {"type": "http", "scheme": "bearer", "description": "`Authorization: Bearer <secret>`."},
@@ -220,69 +164,8 @@ def missing_documentation(operations: list[Operation]) -> list[str]:
     return found
 
 
-def objects_in(node: Any):
-    """Every JSON object in a document, depth first."""
-    if isinstance(node, dict):
-        yield node
-        for value in node.values():
-            yield from objects_in(value)
-    elif isinstance(node, list):
-        for value in node:
-            yield from objects_in(value)
-
-
-def _refs(node: Any) -> set[str]:
-    return {n["$ref"].removeprefix(REF_PREFIX) for n in objects_in(node) if isinstance(n.get("$ref"), str)}
-
-
-def _reachable(roots: list[dict], definitions: dict) -> set[str]:
-    seen: set[str] = set()
-    pending = set().union(*(_refs(root) for root in roots)) if roots else set()
-    while pending:
-        name = pending.pop()
-        if name not in seen and name in definitions:
-            seen.add(name)
-            pending |= _refs(definitions[name])
-    return seen
-
-
-def _rename_refs(node: Any, names: dict[str, str]) -> None:
-    for item in objects_in(node):
-        ref = item.get("$ref")
-        if isinstance(ref, str) and ref.removeprefix(REF_PREFIX) in names:
-            item["$ref"] = REF_PREFIX + names[ref.removeprefix(REF_PREFIX)]
-
-
-def _open(node: Any) -> None:
-    """Responses may gain fields (decisions: extra response fields are fine), so their schemas say so."""
-    for item in objects_in(node):
-        if item.get("additionalProperties") is False:
-            del item["additionalProperties"]
-
-
-def _absent_is_optional(node: Any) -> None:
-    """Request bodies: an optional field carries no `default`, so generators type it optional (openapi-typescript
-    makes every field with a default required). What absence means is the service's, said in words when not null;
-    in a PATCH body absent and null still differ (null stays in the field's type)."""
-    for item in objects_in(node):
-        properties = item.get("properties")
-        if not isinstance(properties, dict) or not all(isinstance(field, dict) for field in properties.values()):
-            continue
-        required = set(item.get("required", ()))
-        for name, field in properties.items():
-            if name in required or "default" not in field:
-                continue
-            default = field.pop("default")
-            if default is not None:
-                shown = default if isinstance(default, str) else json.dumps(default)
-                field["description"] = f"{field.get('description', '')} Absent means `{shown}`.".lstrip()
-
-
 def _schemas(operations: list[Operation]) -> tuple[dict, dict, dict]:
-    """JSON schemas of bodies (strict, as validated, optional fields without a default) and responses (open to
-    added fields, as rendered).
-
-    A model used both ways gets two components: its own name for the response, `<Name>Input` for the body."""
+    """The schemas of every body and JSON response, the problem and the webhook event (openapi_schemas.py)."""
     wanted: dict[tuple[Any, str], None] = {}
     for op in operations:
         if op.body_model is not None:
@@ -291,25 +174,7 @@ def _schemas(operations: list[Operation]) -> tuple[dict, dict, dict]:
             wanted[(op.response_model, "serialization")] = None
     wanted[(Problem, "serialization")] = None
     wanted[(WebhookEvent, "serialization")] = None
-    inputs = [(key, key[1], TypeAdapter(key[0]).core_schema) for key in wanted]
-    by_key, definitions = GenerateJsonSchema(ref_template=REF_PREFIX + "{model}").generate_definitions(inputs)
-    bodies_ = {key[0]: schema for (key, mode), schema in by_key.items() if mode == "validation"}
-    responses = {key[0]: schema for (key, mode), schema in by_key.items() if mode == "serialization"}
-    read = _reachable(list(responses.values()), definitions)
-    written = _reachable(list(bodies_.values()), definitions)
-    inputs_of = {name: f"{name}Input" for name in read & written}
-    for name, input_name in inputs_of.items():
-        definitions[input_name] = copy.deepcopy(definitions[name])
-        definitions[input_name]["title"] = input_name  # generators name classes by title
-    for name in written:
-        _rename_refs(definitions[inputs_of.get(name, name)], inputs_of)
-        _absent_is_optional(definitions[inputs_of.get(name, name)])
-    _rename_refs(list(bodies_.values()), inputs_of)
-    _absent_is_optional(list(bodies_.values()))
-    for name in read:
-        _open(definitions[name])
-    _open(list(responses.values()))
-    return bodies_, responses, definitions
+    return schemas(list(wanted))
 
 
 def _versioned_paths(operations: list[Operation]) -> set[str]:
@@ -414,30 +279,6 @@ def _body_type(method: str) -> str:
     return bodies.MERGE_PATCH if method == "PATCH" else bodies.JSON_BODY
 
 
-def _problem_responses() -> dict:
-    found = {}
-    for status, description in PROBLEMS.items():
-        headers: dict = {"X-Request-Id": REQUEST_ID_HEADER}
-        if status == 405:
-            headers["Allow"] = {"description": "The methods of this path.", "schema": {"type": "string"}}
-        if status == 401:
-            headers["WWW-Authenticate"] = {"description": "The scheme to authenticate with.", "schema": {"type": "string"}}
-        if status in (409, 429):
-            headers["Retry-After"] = {"description": "Seconds to wait before retrying.", "schema": {"type": "integer"}}
-        type_ = EXAMPLE_TYPES[status]
-        example = {"type": str(type_), "title": type_.title, "status": status, "detail": description,
-                   "instance": "4f3c2a1e9b8d4c7f8e6a5b4c3d2e1f00", "errors": []}
-        if status == 400:
-            example["errors"] = [{"path": "bundles[1].size", "message": "must be greater than 0"}]
-            example["detail"] = "1 field(s) are invalid"
-        found[f"Problem{status}"] = {
-            "description": description,
-            "headers": headers,
-            "content": {PROBLEM: {"schema": {"$ref": REF_PREFIX + "Problem"}, "example": example}},
-        }
-    return found
-
-
 def _webhooks() -> dict:
     delivery = examples().get("get_delivery", {}).get("response")
     if delivery is not None:  # webhook events never carry the integration state (decisions §14)
@@ -501,7 +342,7 @@ def build(operations: list[Operation]) -> dict:
         "webhooks": _webhooks(),
         "components": {
             "schemas": dict(sorted(definitions.items())),
-            "responses": _problem_responses(),
+            "responses": problem_responses(),
             "securitySchemes": SECURITY_SCHEMES,
         },
     }

@@ -12,8 +12,8 @@ from ..lazy import lazy
 from .budget import Phase, run_phases
 
 images = lazy("chalicelib.jobs.images")
-webhooks = lazy("chalicelib.jobs.webhooks")
-imports = lazy("chalicelib.jobs.imports")
+event_lanes = lazy("chalicelib.jobs.event_lanes")
+import_turns = lazy("chalicelib.jobs.import_turns")
 background = lazy("chalicelib.service.background")
 numbering = lazy("chalicelib.service.feed_numbering")
 
@@ -22,8 +22,8 @@ log = logging.getLogger("supplier-ordering.jobs")
 EVENTS = Phase(
     "events",
     SEND_TIMEOUT_SECONDS,
-    run=lambda deadline: webhooks.dispatch_due(deadline=deadline),
-    loop=lambda stop_event: webhooks.run_forever(stop_event),
+    run=lambda deadline: event_lanes.dispatch_due(deadline=deadline),
+    loop=lambda stop_event: event_lanes.run_forever(stop_event),
 )
 IMAGES = Phase(
     "images",
@@ -34,8 +34,8 @@ IMAGES = Phase(
 IMPORTS = Phase(
     "imports",
     IMPORT_CHUNK_SECONDS,
-    run=lambda deadline: imports.advance_imports(deadline),
-    loop=lambda stop_event: imports.run_forever(stop_event),
+    run=lambda deadline: import_turns.advance_imports(deadline),
+    loop=lambda stop_event: import_turns.run_forever(stop_event),
 )
 FEED = Phase(
     "feed",
@@ -68,7 +68,7 @@ def on_table_change(event):
     if pending_feeds:
         phases.append(Phase("feed", NUMBERING_SECONDS, lambda deadline: numbering.number_accounts(pending_feeds, deadline)))
     if new_events:
-        phases.append(Phase("new events", SEND_TIMEOUT_SECONDS, lambda deadline: webhooks.dispatch_new(new_events, deadline)))
+        phases.append(Phase("new events", SEND_TIMEOUT_SECONDS, lambda deadline: event_lanes.dispatch_new(new_events, deadline)))
     if download:
         phases.append(IMAGES)
     if queued_import:

@@ -1,7 +1,7 @@
 """What a table stream record asks of the background work: the store reads its image, the jobs schedule it."""
 from dataclasses import dataclass
 
-from ..store import events, feed_numbering, imports, product_images
+from ..store import events, feed_numbering, import_items, product_images
 
 
 @dataclass(frozen=True)
@@ -18,6 +18,6 @@ def woken(record_name: str, new_image: dict | None) -> Woken:
     return Woken(
         events.woken(record_name, image),
         product_images.woken(record_name, image),
-        imports.woken(record_name, image),
+        import_items.woken(record_name, image),
         feed_numbering.woken(record_name, image),
     )

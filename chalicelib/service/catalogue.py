@@ -130,7 +130,7 @@ def delete_product(account: str, product_id: str, if_match: str | None) -> None:
         raise Conflict(f"product {product_id} is used by a delivery and cannot be deleted")
     if isinstance(refused, outcomes.Stale):
         raise PreconditionFailed(STALE_ETAG)
-    pricing.delete_all_of_product(account, product_id)
+    pricing.delete_all_of_product(account, product_id, clock.now)
 
 
 def put_category(account: str, category_id: str, body) -> dict:
@@ -139,7 +139,10 @@ def put_category(account: str, category_id: str, body) -> dict:
     category = shapes.parse(category_shapes.CategoryBody, body)
     if category.id is not None and category.id != category_id:
         raise invalid("id", "must equal the id in the URL")
-    return categories.put(account, category_id, category.name, clock.now())
+    saved = categories.put(account, category_id, category.name, clock.now())
+    if isinstance(saved, outcomes.Contended):
+        raise Busy(contention.ACCOUNT_BUSY)
+    return saved
 
 
 def create_category(account: str, body) -> dict:

@@ -8,6 +8,7 @@ from ..domain import retry
 from ..domain.limits import CONTENTION_SECONDS
 from . import clock
 
+ACCOUNT_BUSY = "the account is being changed by many requests at once; try again"  # a write that kept losing races
 
 def attempts(minimum: int, seconds: float = CONTENTION_SECONDS) -> Iterator[int]:
     """Attempt numbers: at least `minimum`, and on until contention has lasted `seconds` of the one clock."""

@@ -1,6 +1,6 @@
 """Sending one event, and one account's turn of its due events (decisions §10; docs/jobs.md).
 
-The use case behind every trigger that sends: the dispatcher's lanes (jobs/webhooks.py: the `make run` loop, the
+The use case behind every trigger that sends: the dispatcher's lanes (jobs/event_lanes.py: the `make run` loop, the
 table stream, the schedule) and a queued resend, which the dispatcher sends like any due event.
 
 One account's turn (`send_turn`) sends its due events one at a time, oldest first. A failed attempt parks the
@@ -30,7 +30,7 @@ from ..domain import event_policy as policy
 from ..domain.event_policy import EventStatus
 from ..domain.timestamps import in_words, iso, parse_iso
 from ..store import events, outcomes
-from ..store import webhooks as settings_store
+from ..store import webhook_settings
 from . import changes, clock
 
 log = logging.getLogger("supplier-ordering.webhooks")
@@ -51,7 +51,7 @@ class Attempt:
     reason: str | None = None
 
 
-def _headers(event: dict, hook: settings_store.Webhook, body: str, moment: dt.datetime) -> dict:
+def _headers(event: dict, hook: webhook_settings.Webhook, body: str, moment: dt.datetime) -> dict:
     settings = hook.settings
     headers = dict(settings.get("headers") or {})
     auth = settings.get("authorization")
@@ -76,7 +76,7 @@ def body_of(event: dict) -> str | None:
     return changes.event_body(event)
 
 
-def attempt(event: dict, hook: settings_store.Webhook | None, transport: Transport) -> Attempt:
+def attempt(event: dict, hook: webhook_settings.Webhook | None, transport: Transport) -> Attempt:
     """One try at sending the event; never raises."""
     moment = clock.now()
     started = time.monotonic()  # measures the attempt's duration for its log; no deadline depends on it
@@ -184,7 +184,7 @@ def send_turn(
         held = [event for event in due if not _resent(event)]
         _hold(held, parse_iso(lane.parked_until), lane.reason, deadline, summary)
         return _counts(summary)
-    hook = settings_store.get(account)
+    hook = webhook_settings.get(account)
     waiting = deque(due)
     for _ in range(PER_TURN):
         if not waiting or (deadline is not None and clock.now() >= deadline):
@@ -233,7 +233,7 @@ def _in_sequence(account: str, due: list[dict]) -> list[dict]:
 
 def _send_within(account: str, due: list[dict], deadline, summary: dict, transport: Transport) -> None:
     """Send at most PER_TURN of `due`, none started after `deadline`; the rest wait for the next turn."""
-    hook = settings_store.get(account) if due else None
+    hook = webhook_settings.get(account) if due else None
     waiting = deque(due)
     for _ in range(PER_TURN):
         if not waiting or (deadline is not None and clock.now() >= deadline):

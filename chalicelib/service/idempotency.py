@@ -17,10 +17,12 @@ from ..domain.errors import Busy, Conflict, invalid
 from ..domain.field_order import Order, ordered
 from ..domain.rendering import json_text
 from ..store import idempotency as records
+from ..store import outcomes
 from . import clock
 
 HEADER = "Idempotency-Key"
 MAX_KEY_LENGTH = 255
+IN_PROGRESS = f"a request with this {HEADER} is still in progress; retry later"
 JSON_HEADERS = {"Content-Type": "application/json"}
 
 
@@ -87,11 +89,13 @@ def begin(
     found = records.claim(account, scope, _valid_key(key), request_fingerprint, now)
     if isinstance(found, records.ClaimedKey):
         return IdempotencyClaim(found, order, status)
+    if isinstance(found, outcomes.Contended):  # claimed and let go again and again while we tried
+        raise Busy(IN_PROGRESS)
     if found.fingerprint != request_fingerprint:
         raise Conflict(f"this {HEADER} was already used with a different request")
     if found.state == records.COMPLETE:
         return Replay(found.status, dict(found.headers or {}), found.body or "")
-    raise Busy(f"a request with this {HEADER} is still in progress; retry later")
+    raise Busy(IN_PROGRESS)
 
 
 def is_final(status: int) -> bool:

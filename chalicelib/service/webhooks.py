@@ -4,9 +4,9 @@ import math
 from ..domain.errors import Busy, NotFound, TooManyRequests
 from ..domain.event_policy import RESEND_WINDOW, RESENDS_PER_WINDOW
 from ..domain.webhook import shown, validate_settings
-from ..store import events, feed_numbering, outcomes, webhooks
+from ..store import events, feed_numbering, outcomes, webhook_settings
 from ..store.paging import Page
-from . import clock
+from . import clock, contention
 from .idempotency import IdempotencyClaim
 from .paging import paged
 
@@ -16,7 +16,7 @@ NOT_CONFIGURED = "no webhook is configured; PUT /account/settings/webhooks to co
 
 
 def get_settings(account: str) -> dict:
-    webhook = webhooks.get(account)
+    webhook = webhook_settings.get(account)
     if webhook is None:
         raise NotFound(NOT_CONFIGURED)
     return shown(webhook.settings, webhook.signing_secret)
@@ -24,13 +24,15 @@ def get_settings(account: str) -> dict:
 
 def put_settings(account: str, body) -> dict:
     settings = validate_settings(body)
-    webhook = webhooks.put(account, settings, clock.now(), selected=settings["events"])
+    webhook = webhook_settings.put(account, settings, clock.now(), selected=settings["events"])
+    if isinstance(webhook, outcomes.Contended):
+        raise Busy(contention.ACCOUNT_BUSY)
     events.unpark(account)  # a new receiver gets the account's next events at once
     return shown(webhook.settings, webhook.signing_secret)
 
 
 def delete_settings(account: str) -> None:
-    if isinstance(webhooks.delete(account, clock.now()), outcomes.Gone):
+    if isinstance(webhook_settings.delete(account, clock.now()), outcomes.Gone):
         raise NotFound(NOT_CONFIGURED)
 
 

@@ -5,7 +5,7 @@ from botocore.exceptions import ClientError
 
 from ..domain.feed import Change, ChangeType
 from . import batch, feed, keys, table
-from .outcomes import Gone, Taken
+from .outcomes import Contended, Gone, Taken
 from .paging import Page, query_page
 
 
@@ -16,8 +16,9 @@ def _public(item: dict) -> dict:
 PUT_ATTEMPTS = 5
 
 
-def put(account: str, category_id: str, name: str, now: dt.datetime) -> dict:
-    """Create or rename; the same name again writes nothing (and appends no feed entry)."""
+def put(account: str, category_id: str, name: str, now: dt.datetime) -> dict | Contended:
+    """Create or rename; the same name again writes nothing (and appends no feed entry). Contended: others kept
+    changing it between our read and our write, PUT_ATTEMPTS times."""
     key, head_key = keys.category_key(account, category_id), feed.head_key(account)
     item = {**key, "name": name}
     for _ in range(PUT_ATTEMPTS):
@@ -35,7 +36,7 @@ def put(account: str, category_id: str, name: str, now: dt.datetime) -> dict:
         except ClientError as error:
             if table.CONDITION_FAILED not in table.cancellation_codes(error):
                 raise
-    raise feed.FeedBusy()
+    return Contended()
 
 
 def create(account: str, category_id: str, name: str, now: dt.datetime) -> dict | Taken:
@@ -82,9 +83,9 @@ def delete(account: str, category_id: str, now: dt.datetime) -> Gone | None:
     return None
 
 
-def existing(account: str, category_ids: list[str]) -> set[str]:
+def existing(account: str, category_ids: list[str], clock: batch.Clock | None = None) -> set[str]:
     """Which of these categories exist, read consistently (the catalogue import reads its chunk's at once)."""
-    found = batch.get_items([keys.category_key(account, c) for c in category_ids], consistent=True)
+    found = batch.get_items([keys.category_key(account, c) for c in category_ids], consistent=True, clock=clock)
     return {keys.category_id_of(item) for item in found.values()}
 
 

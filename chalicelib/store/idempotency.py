@@ -12,7 +12,7 @@ from botocore.exceptions import ClientError
 
 from ..domain.idempotency import REPLAY_WINDOW
 from . import keys, table
-from .outcomes import LostClaim
+from .outcomes import Contended, LostClaim
 
 IN_PROGRESS, COMPLETE = "IN_PROGRESS", "COMPLETE"
 TTL_SECONDS = int(REPLAY_WINDOW.total_seconds())
@@ -43,8 +43,9 @@ def _record(item: dict) -> Record:
     return Record(item["state"], item["fingerprint"], status, item.get("headers"), item.get("body"))
 
 
-def claim(account: str, scope: str, key: str, fingerprint: str, now: int) -> ClaimedKey | Record:
-    """Claim the key for this request (a ClaimedKey), or the record that already holds it."""
+def claim(account: str, scope: str, key: str, fingerprint: str, now: int) -> ClaimedKey | Record | Contended:
+    """Claim the key for this request (a ClaimedKey), or the record that already holds it. Contended: holders
+    let it go between our put and our read three times."""
     claim_id = secrets.token_hex(8)
     item = {
         **keys.idempotency_key(account, scope, key),
@@ -77,7 +78,7 @@ def claim(account: str, scope: str, key: str, fingerprint: str, now: int) -> Cla
             old = table.from_item(raw) if raw else _read(account, scope, key)
             if old:
                 return _record(old)
-    raise RuntimeError("could not claim the idempotency key")
+    return Contended()
 
 
 def _read(account: str, scope: str, key: str) -> dict | None:

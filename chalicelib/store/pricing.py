@@ -157,7 +157,7 @@ def delete_customer_pricing(
     return None
 
 
-def delete_all_of_product(account: str, product_id: str) -> None:
+def delete_all_of_product(account: str, product_id: str, clock: batch.Clock | None = None) -> None:
     """Housekeeping after a product's delete: remove its customer pricing and price groups. Nothing depends on it
     (a product created again with the id is born anew, so the old items no longer count: `belongs`); it only
     frees their space. Pricing writes check the product exists, so none can slip in after."""
@@ -171,10 +171,7 @@ def delete_all_of_product(account: str, product_id: str) -> None:
     while True:
         response = table.client().query(**request)
         doomed = [{"DeleteRequest": {"Key": item}} for item in response.get("Items", [])]
-        for start in range(0, len(doomed), 25):  # BatchWriteItem's limit
-            pending = {table.name(): doomed[start : start + 25]}
-            while pending:
-                pending = table.client().batch_write_item(RequestItems=pending).get("UnprocessedItems") or {}
+        batch.write_items(doomed, clock)
         if "LastEvaluatedKey" not in response:
             return
         request["ExclusiveStartKey"] = response["LastEvaluatedKey"]

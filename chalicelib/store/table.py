@@ -14,8 +14,8 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from .. import config
-from ..domain.retry import back_off
 from ..domain.rendering import json_text  # noqa: F401  (callers in store/ and jobs/ import it from here)
+from ..domain.retry import back_off
 from . import keys
 
 _serializer = TypeSerializer()
@@ -144,6 +144,26 @@ def cancellation_codes(error: Exception) -> list[str]:
     if "[" in message:
         return [part.strip() for part in message[message.rindex("[") + 1 : message.rindex("]")].split(",")]
     return []
+
+
+def key_of(key: dict) -> tuple[str, str]:
+    """(PK, SK) of a key as keys.py makes it: what cancellation_reasons answers by."""
+    return key["PK"], key["SK"]
+
+
+def item_key(operation: dict) -> tuple[str, str]:
+    """(PK, SK) of the item a transaction operation (Put, Update, Delete, ConditionCheck) writes or checks."""
+    (kind, request), = operation.items()
+    key = request["Item"] if kind == "Put" else request["Key"]
+    return key["PK"]["S"], key["SK"]["S"]
+
+
+def cancellation_reasons(error: Exception, operations: list[dict]) -> dict[tuple[str, str], str]:
+    """The cancellation code of each of `operations` (the caller's, first in the transaction: store/feed.py
+    appends its own after them) by its item's key (item_key), so callers ask about an item, not a position.
+    {} when the error is not a cancelled transaction."""
+    codes = cancellation_codes(error)
+    return {item_key(operation): code for operation, code in zip(operations, codes)}
 
 
 READ_TOGETHER_ATTEMPTS = 10

@@ -46,37 +46,37 @@ def create(
     condition_values = {"account": account, "role": role}
     if customer_id is not None:
         condition_values["customer_id"] = customer_id
+    operations = _token_puts(token_hash, principal, account, token_id, same_principal, condition_values)
     try:
-        _put_token(token_hash, principal, account, token_id, same_principal, condition_values)
+        table.client().transact_write_items(TransactItems=operations)
     except ClientError as error:
-        codes = table.cancellation_codes(error)
-        if not codes or codes[0] != table.CONDITION_FAILED:
+        reasons = table.cancellation_reasons(error, operations)
+        if reasons.get(table.key_of(keys.token_key(token_hash))) != table.CONDITION_FAILED:
             raise
         owner = find(secret)
         return outcomes.Taken(owner["account"] if owner else "")
     return token_id, secret
 
 
-def _put_token(token_hash: str, principal: dict, account: str, token_id: str, condition: str, values: dict) -> None:
-    table.client().transact_write_items(
-        TransactItems=[
-            {
-                "Put": {
-                    "TableName": table.name(),
-                    "Item": table.to_item({**keys.token_key(token_hash), **principal}),
-                    "ConditionExpression": condition,
-                    "ExpressionAttributeNames": {"#role": "role"},
-                    "ExpressionAttributeValues": table.values(**values),
-                }
-            },
-            {
-                "Put": {
-                    "TableName": table.name(),
-                    "Item": table.to_item({**keys.token_ref_key(account, token_id), **principal, "hash": token_hash}),
-                }
-            },
-        ]
-    )
+def _token_puts(token_hash: str, principal: dict, account: str, token_id: str, condition: str, values: dict) -> list[dict]:
+    """The token's two items: by the secret's hash (conditional on `condition`), and the account's reference."""
+    return [
+        {
+            "Put": {
+                "TableName": table.name(),
+                "Item": table.to_item({**keys.token_key(token_hash), **principal}),
+                "ConditionExpression": condition,
+                "ExpressionAttributeNames": {"#role": "role"},
+                "ExpressionAttributeValues": table.values(**values),
+            }
+        },
+        {
+            "Put": {
+                "TableName": table.name(),
+                "Item": table.to_item({**keys.token_ref_key(account, token_id), **principal, "hash": token_hash}),
+            }
+        },
+    ]
 
 
 def find(secret: str) -> dict | None:

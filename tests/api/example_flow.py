@@ -11,7 +11,7 @@ import re
 
 from chalicelib.http.imports import EXAMPLE_FILE
 from chalicelib.http.openapi_text import EXAMPLE_EXEMPT
-from chalicelib.jobs import imports as import_jobs
+from chalicelib.jobs import import_turns
 from chalicelib.http.route_table import all_operations
 from chalicelib.service import clock
 from tests.conftest import clock_at
@@ -156,7 +156,7 @@ def record_examples(api, monkeypatch) -> dict[str, dict]:
     call("DELETE", "/products/lemonade", status=204)
     call("GET", "/changes?after=0&limit=2&include=data")
     started = call("POST", "/imports/products?dry_run=false", raw=EXAMPLE_FILE.encode(), headers={"Content-Type": "text/csv; charset=utf-8"}, status=202)
-    import_jobs.advance_imports(clock.after(60))
+    import_turns.advance_imports(clock.after(60))
     call("GET", f"/imports/products/{started['id']}")
     call("GET", "/imports/products?limit=1")
     return call.examples

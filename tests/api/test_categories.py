@@ -187,3 +187,25 @@ def test_post_names_each_wrong_field(api, body, paths):
     response = api.post("/categories", body)
     problem(response, 400, "validation-error")
     assert problem_paths(response) == paths
+
+
+def _always_changed_meanwhile(monkeypatch):
+    """Every write of a category loses to a change made between its read and its write."""
+    from botocore.exceptions import ClientError
+
+    def cancelled(*args, **kwargs):
+        response = {"Error": {"Code": "TransactionCanceledException", "Message": "cancelled"},
+                    "CancellationReasons": [{"Code": "ConditionalCheckFailed"}]}  # fmt: skip
+        raise ClientError(response, "TransactWriteItems")
+
+    monkeypatch.setattr("chalicelib.store.feed.commit", cancelled)
+
+
+def test_a_category_that_keeps_changing_under_a_put_is_409_and_unchanged(api, monkeypatch):
+    assert api.put("/categories/drinks", {"name": "Drinks"}).status_code == 200
+    _always_changed_meanwhile(monkeypatch)
+    response = api.put("/categories/drinks", {"name": "Beverages"})
+    problem(response, 409, "conflict")
+    assert response.data["detail"] == "the account is being changed by many requests at once; try again"
+    monkeypatch.undo()
+    assert api.get("/categories/drinks").data == {"id": "drinks", "name": "Drinks"}

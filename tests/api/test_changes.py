@@ -385,7 +385,7 @@ class Receiver:
 
 
 def _send_all(receiver):
-    from chalicelib.jobs import webhooks as dispatcher
+    from chalicelib.jobs import event_lanes as dispatcher
 
     dispatcher.dispatch_due(transport=receiver)
 

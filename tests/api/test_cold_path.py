@@ -34,9 +34,9 @@ HEAVY = {
     "pydantic": {"GET /openapi.json"},
     "zoneinfo": {"GET /openapi.json"},
     "aws_lambda_powertools": set(),
-    "chalicelib.jobs.webhooks": set(),
+    "chalicelib.jobs.event_lanes": set(),
     "chalicelib.jobs.images": set(),
-    "chalicelib.jobs.imports": set(),
+    "chalicelib.jobs.import_turns": set(),
     # The AWS triggers are registered by jobs/triggers.py; what they run loads on their first call.
     "chalicelib.jobs.handlers": set(),
     "chalicelib.jobs.budget": set(),

@@ -258,7 +258,7 @@ def test_a_product_created_again_inherits_no_pricing_even_when_the_purge_never_r
     ready.patch("/customers/bar-1", {"price_group": "gold"})
     assert ready.put(PATH, {"price": 1200}).status_code == 200
     assert ready.put("/products/beer/price-groups", {"gold": {"price": 1100}}).status_code == 200
-    monkeypatch.setattr("chalicelib.store.pricing.delete_all_of_product", lambda account, product_id: None)
+    monkeypatch.setattr("chalicelib.store.pricing.delete_all_of_product", lambda account, product_id, clock=None: None)
     assert ready.delete("/products/beer").status_code == 204
     make_product(ready, "beer", price=250)
     head = ready.get("/changes?after=latest").data["max_sequence"]

@@ -189,6 +189,16 @@ def test_a_token_secret_is_never_stored_for_a_replay(shop):
     assert first.data["token"] not in str(stored)
 
 
+def test_a_key_claimed_and_let_go_again_and_again_while_we_claim_is_409_and_nothing_is_done(shop, monkeypatch):
+    from chalicelib.store import outcomes
+
+    monkeypatch.setattr("chalicelib.store.idempotency.claim", lambda *args: outcomes.Contended())
+    busy = order(shop, "k-1")
+    assert (busy.status_code, busy.data["type"]) == (409, "conflict")
+    assert busy.data["detail"] == "a request with this Idempotency-Key is still in progress; retry later"
+    assert record("CUSTOMER:c1", "k-1") is None
+
+
 def test_a_409_after_lasting_contention_is_not_replayed_and_the_retry_gets_the_real_outcome(shop, monkeypatch):
     from chalicelib.service import deliveries
 

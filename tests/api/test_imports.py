@@ -2,9 +2,9 @@
 
 import pytest
 
-from chalicelib.jobs import imports as job
+from chalicelib.jobs import import_turns
 from chalicelib.service import clock
-from chalicelib.store import imports as store
+from chalicelib.store import import_chunks as chunks
 from chalicelib.store import keys, table
 from tests.api.customer_support import customer_token, make_customer
 from tests.conftest import OTHER_TOKEN
@@ -26,7 +26,7 @@ def upload(api, text: str | bytes, content_type=CSV, query="", token=...):
 
 def run_jobs():
     """One run of the import job with a minute to work (the fake clock moves only as the test says)."""
-    return job.advance_imports(clock.after(60))
+    return import_turns.advance_imports(clock.after(60))
 
 
 def imported(api, text, **kw) -> dict:
@@ -73,28 +73,28 @@ def test_imported_products_are_in_the_customer_catalogue(api):
 
 
 def test_progress_is_visible_while_running(api, monkeypatch):
-    monkeypatch.setattr("chalicelib.store.imports.MAX_CHUNK_ROWS", 2)
+    monkeypatch.setattr("chalicelib.store.import_chunks.MAX_CHUNK_ROWS", 2)
     rows = "".join(f"p{i};Product {i};Drinks;1\n" for i in range(5))
     response = upload(api, "Item ID;Item name;Category name;Price\n" + rows)
     import_id = response.data["id"]
     # The slice's time runs out after one chunk: the clock passes the deadline when that chunk commits.
-    monkeypatch.setattr("chalicelib.service.imports.IMPORT_CHUNK_SECONDS", 0.0)
-    original = store.commit_chunk
+    monkeypatch.setattr("chalicelib.service.importing.IMPORT_CHUNK_SECONDS", 0.0)
+    original = chunks.commit
     commits = {"n": 0}
 
-    def commit_chunk(*args):
+    def commit(*args):
         outcome = original(*args)
         commits["n"] += 1
         if commits["n"] == 1:
             clock.current().advance(1000)
         return outcome
 
-    monkeypatch.setattr(store, "commit_chunk", commit_chunk)
+    monkeypatch.setattr(chunks, "commit", commit)
     summary = run_jobs()
     assert summary["paused"] == 1
     report = api.get(f"/imports/products/{import_id}").data
     assert report["status"] == "RUNNING" and report["processed"] == 2 and report["created"] == 2
-    monkeypatch.setattr(store, "commit_chunk", original)
+    monkeypatch.setattr(chunks, "commit", original)
     run_jobs()
     assert counts(api.get(f"/imports/products/{import_id}").data)["created"] == 5
 

@@ -7,7 +7,7 @@ from openapi_schema_validator import OAS31Validator
 from openapi_spec_validator import validate
 
 from app import app
-from chalicelib.http import openapi
+from chalicelib.http import openapi, openapi_schemas
 
 FALLBACK_VIEWS = ("method_not_allowed_", "not_found_", "head_", "options_")
 PROBLEM_REF = "#/components/responses/Problem{}"
@@ -117,8 +117,8 @@ def _request_side(doc):
     ]
     seen = set()
     while pending:
-        for node in openapi.objects_in(pending.pop()):
-            name = node.get("$ref", "").removeprefix(openapi.REF_PREFIX)
+        for node in openapi_schemas.objects_in(pending.pop()):
+            name = node.get("$ref", "").removeprefix(openapi_schemas.REF_PREFIX)
             if name in schemas and name not in seen:
                 seen.add(name)
                 pending.append(schemas[name])
@@ -133,7 +133,7 @@ def test_optional_request_fields_carry_no_default(doc):
     defaulted = [
         (name, field)
         for name in request
-        for node in openapi.objects_in(schemas[name])
+        for node in openapi_schemas.objects_in(schemas[name])
         for field, rule in (node.get("properties") or {}).items()
         if isinstance(rule, dict) and "default" in rule
     ]
@@ -213,7 +213,7 @@ def test_etag_and_if_match_on_products_idempotency_key_on_every_post(doc):
             assert (("header", "Idempotency-Key") in parameters(operation)) == expected, (path, method)
 
 
-walk = openapi.objects_in
+walk = openapi_schemas.objects_in
 
 
 def test_decimal_fields_are_json_numbers(doc):

@@ -205,3 +205,21 @@ def test_unsupported_methods_are_405(api):
     response = api.post(PATH, {"url": HOOK})
     assert response.status_code == 405
     assert set(response.headers["Allow"].split(", ")) == {"GET", "HEAD", "OPTIONS", "PUT", "DELETE"}
+
+
+def test_settings_that_keep_changing_under_a_put_are_409_and_unchanged(api, monkeypatch):
+    from botocore.exceptions import ClientError
+
+    assert api.put(PATH, {"url": HOOK}).status_code == 200
+
+    def cancelled(*args, **kwargs):
+        response = {"Error": {"Code": "TransactionCanceledException", "Message": "cancelled"},
+                    "CancellationReasons": [{"Code": "ConditionalCheckFailed"}]}  # fmt: skip
+        raise ClientError(response, "TransactWriteItems")
+
+    monkeypatch.setattr("chalicelib.store.feed.commit", cancelled)
+    response = api.put(PATH, {"url": HOOK + "/v2"})
+    assert (response.status_code, response.data["type"]) == (409, "conflict")
+    assert response.data["detail"] == "the account is being changed by many requests at once; try again"
+    monkeypatch.undo()
+    assert api.get(PATH).data["url"] == HOOK

@@ -4,13 +4,14 @@ from decimal import Decimal
 import pytest
 
 from chalicelib.domain import catalogue_import as ci
-from chalicelib.domain.errors import ValidationFailed
+from chalicelib.domain import import_file
+from chalicelib.domain.errors import FieldError, ValidationFailed
 from chalicelib.domain.product import validate_product
 
 
 def records(text: str | bytes, charset=None):
     body = text.encode() if isinstance(text, str) else text
-    return ci.parse(body, charset).records
+    return import_file.parse(body, charset).records
 
 
 def file_error(text: str | bytes, charset=None) -> str:
@@ -20,7 +21,7 @@ def file_error(text: str | bytes, charset=None) -> str:
 
 
 def mapped(**cells):
-    return ci.map_record(ci.Record(2, {k: v for k, v in cells.items()}))
+    return ci.map_record(import_file.Record(2, {k: v for k, v in cells.items()}))
 
 
 BASE = {ci.ITEM_ID: "cola", ci.ITEM_NAME: "Cola 1 l"}
@@ -50,7 +51,7 @@ def test_latin1_is_read_when_the_charset_says_so_and_refused_as_utf8():
 
 
 def test_an_unknown_charset_is_refused_and_a_known_one_read():
-    with pytest.raises(ci.UnknownCharset):
+    with pytest.raises(import_file.UnknownCharset):
         records("Item ID\na\n", "utf-16")
     assert records("Item ID\na\n", '"UTF-8"')[0].cells == {ci.ITEM_ID: "a"}
 
@@ -59,15 +60,15 @@ def test_an_unknown_charset_is_refused_and_a_known_one_read():
 
 
 def test_semicolon_delimiter_is_taken_from_the_header_line():
-    parsed = ci.parse("Item ID;Item name;Price\ncola;Cola, light;1,20\n".encode())
+    parsed = import_file.parse("Item ID;Item name;Price\ncola;Cola, light;1,20\n".encode())
     assert parsed.delimiter == ";"
     assert parsed.records[0].cells == {ci.ITEM_ID: "cola", ci.ITEM_NAME: "Cola, light", ci.PRICE: "1,20"}
 
 
 def test_comma_delimiter_when_the_header_has_more_commas():
-    parsed = ci.parse(b'Item ID,Item name,Description\ncola,Cola,"a; b"\n')
+    parsed = import_file.parse(b'Item ID,Item name,Description\ncola,Cola,"a; b"\n')
     assert parsed.delimiter == ","
-    assert parsed.records[0].cells[ci.DESCRIPTIVE_COLUMNS[0]] == "a; b"
+    assert parsed.records[0].cells[import_file.DESCRIPTIVE_COLUMNS[0]] == "a; b"
 
 
 def test_quoted_cells_hold_delimiters_quotes_and_newlines_and_rows_name_their_first_line():
@@ -130,13 +131,13 @@ def test_an_item_id_seen_before_is_a_row_problem_naming_the_first_line():
 
 def test_row_limit():
     header = "Item ID\n"
-    assert len(records(header + "a\n" * ci.MAX_ROWS)) == ci.MAX_ROWS
-    assert f"more than {ci.MAX_ROWS} rows" in file_error(header + "a\n" * (ci.MAX_ROWS + 1))
+    assert len(records(header + "a\n" * import_file.MAX_ROWS)) == import_file.MAX_ROWS
+    assert f"more than {import_file.MAX_ROWS} rows" in file_error(header + "a\n" * (import_file.MAX_ROWS + 1))
 
 
 def test_a_row_longer_than_the_limit_is_a_row_problem():
-    long, short = records(f"Item ID,Description\na,{'x' * ci.MAX_ROW_CHARS}\nb,{'x' * 100}\n")
-    assert long.problem == f"the row is longer than {ci.MAX_ROW_CHARS} characters"
+    long, short = records(f"Item ID,Description\na,{'x' * import_file.MAX_ROW_CHARS}\nb,{'x' * 100}\n")
+    assert long.problem == f"the row is longer than {import_file.MAX_ROW_CHARS} characters"
     assert short.problem is None
 
 
@@ -240,7 +241,7 @@ def test_the_product_rules_speak_in_the_files_columns():
 
 
 def test_kept_fields_that_clash_with_the_row_are_reported_without_a_column():
-    failed = ValidationFailed([ci.FieldError("pricing.price_points[0].from", "must be whole")])
+    failed = ValidationFailed([FieldError("pricing.price_points[0].from", "must be whole")])
     assert ci.row_errors(5, failed)[0].as_dict() == {
         "row": 5,
         "column": None,
@@ -255,7 +256,7 @@ def test_kept_fields_that_clash_with_the_row_are_reported_without_a_column():
 
 def _settled(plan, category_id, name, line=2):
     cells = {k: v for k, v in {"Item ID": "p", "Category ID": category_id, "Category name": name}.items() if v}
-    return plan.settle(ci.Record(line, cells))
+    return plan.settle(import_file.Record(line, cells))
 
 
 def test_category_by_id_else_by_exact_trimmed_name_smallest_id_first_else_created():
@@ -268,7 +269,7 @@ def test_category_by_id_else_by_exact_trimmed_name_smallest_id_first_else_create
     assert new.target.create_id.startswith("beer-")  # "beer" is what `Beer` would be made again as
     assert _settled(plan, None, "beer", line=3).first_use is False  # counted once, at the first row needing it
     missing = _settled(plan, "nope", None)
-    assert missing.category_error == ci.RowError(2, "Category ID", "does not name an existing category")
+    assert missing.category_error == import_file.RowError(2, "Category ID", "does not name an existing category")
     assert missing.mapped().body is None and missing.mapped().errors == [missing.category_error]
 
 
@@ -320,7 +321,7 @@ def test_a_new_category_name_is_planned_without_walking_the_names_before_it(monk
 def test_a_name_no_category_may_have_is_refused():
     plan = ci.CategoryPlan.of({})
     refused = _settled(plan, None, "x" * 65)
-    assert refused.category_error == ci.RowError(2, "Category name", "must be 1 to 64 characters without newlines or tabs")
+    assert refused.category_error == import_file.RowError(2, "Category name", "must be 1 to 64 characters without newlines or tabs")
     assert _settled(plan, None, "x" * 64).target is not None
 
 
@@ -328,10 +329,10 @@ def test_a_name_no_category_may_have_is_refused():
 
 
 def test_a_message_quotes_at_most_100_characters_of_a_cell():
-    assert ci.quoted("x" * 100) == "x" * 100
-    assert ci.quoted("x" * 101) == "x" * 100 + "… (101 characters)"
+    assert import_file.quoted("x" * 100) == "x" * 100
+    assert import_file.quoted("x" * 101) == "x" * 100 + "… (101 characters)"
     long_id = "\x01" * 32_000
-    parsed = ci.parse(f"Item ID;Item name\n{long_id};a\n{long_id};b\n".encode())
+    parsed = import_file.parse(f"Item ID;Item name\n{long_id};a\n{long_id};b\n".encode())
     problem = parsed.records[1].problem
     assert problem.count("\x01") == 100 and "32,000 characters" in problem and "line 2" in problem
 
@@ -340,10 +341,10 @@ def test_an_error_entry_renders_within_its_byte_budget_whatever_its_message():
     from chalicelib.domain.limits import IMPORT_ERROR_BYTES
     from chalicelib.domain.rendering import size_in_bytes
 
-    fits = ci.RowError(2, "Item ID", "m" * 500)
+    fits = import_file.RowError(2, "Item ID", "m" * 500)
     assert fits.message == "m" * 500  # within the budget: kept as it is
     for char in ("\x01", "😀", "é", "x"):
-        error = ci.RowError(20_000, "Nutritional values", char * 5_000)
+        error = import_file.RowError(20_000, "Nutritional values", char * 5_000)
         assert size_in_bytes(error.as_dict()) <= IMPORT_ERROR_BYTES
         assert error.message.startswith(char * 50) and error.message.endswith("…")
 
@@ -354,4 +355,4 @@ def test_a_rule_message_that_repeats_a_long_cell_quotes_only_its_start():
     cell = "y" * 5_000
     failed = ValidationFailed([FieldError("name", f"{cell} is not allowed")])
     [error] = ci.row_errors(7, failed, {"name": cell})
-    assert error.message == ci.quoted(cell) + " is not allowed" and error.column == "Item name"
+    assert error.message == import_file.quoted(cell) + " is not allowed" and error.column == "Item name"

@@ -33,9 +33,14 @@ def test_the_pause_is_jittered_up_to_a_doubling_capped_bound():
     bounds = [retry.pause_seconds(n, 0.005, 0.2, draw=lambda low, high: high) for n in range(8)]
     assert bounds == [0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.2, 0.2]
     assert retry.pause_seconds(3, 0.005, 0.2, draw=lambda low, high: low) == 0
+    assert retry.pause_seconds(5_000, 0.005, 0.2, draw=lambda low, high: high) == 0.2  # a long contention: no overflow
 
 
 def test_back_off_sleeps_with_the_given_sleep():
     slept = []
     retry.back_off(10, slept.append, first=0.001, cap=0.05)
     assert len(slept) == 1 and 0 <= slept[0] <= 0.05
+
+
+def test_without_a_clock_only_the_count_bounds_them():
+    assert list(retry.attempts(None, 3, 5.0)) == [0, 1, 2]

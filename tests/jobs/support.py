@@ -90,7 +90,7 @@ def local_receivers(monkeypatch):
 def dispatch_at(moment: dt.datetime, **options) -> dict:
     """One run of the event dispatcher over everything due, with the fake clock (fixture `fake_clock`) at
     `moment`."""
-    from chalicelib.jobs import webhooks as dispatcher
+    from chalicelib.jobs import event_lanes as dispatcher
     from chalicelib.service import clock
 
     clock.current().set(moment)

@@ -72,7 +72,7 @@ def test_a_parked_accounts_resends_keep_to_the_turns_cap_and_deadline():
     assert len(receiver.bodies) == sending.PER_TURN and len(queued) == 30
     slow = Receiver(seconds=5)
     clock.current().set(T0 + dt.timedelta(seconds=2))
-    from chalicelib.jobs import webhooks as dispatcher
+    from chalicelib.jobs import event_lanes as dispatcher
 
     dispatcher.dispatch_due(deadline=clock.after(12), transport=slow)
     assert len(slow.bodies) == 3  # started at 0, 5 and 10 s; none at 15 s, past the deadline

@@ -10,7 +10,7 @@ from pytest_httpserver import HTTPServer
 from werkzeug import Response
 
 from chalicelib.domain.timestamps import iso
-from chalicelib.jobs import webhooks as dispatcher
+from chalicelib.jobs import event_lanes as dispatcher
 from chalicelib.service import clock
 from chalicelib.service import event_sending as sending
 from chalicelib.store import events, table

@@ -5,10 +5,10 @@ import datetime as dt
 
 import pytest
 
-from chalicelib.jobs import imports as job
+from chalicelib.jobs import import_turns
 from chalicelib.service import clock
 from chalicelib.store import categories, table
-from chalicelib.store import imports as store
+from chalicelib.store import import_chunks as chunks
 from tests.conftest import OTHER_TOKEN
 
 CSV = {"Content-Type": "text/csv"}
@@ -21,7 +21,7 @@ def run(minutes=0) -> dict:
     """One run of the import job, `minutes` later by the clock, with a minute to work (the fake clock moves only
     as the test says)."""
     clock.current().advance(dt.timedelta(minutes=minutes))
-    return job.advance_imports(clock.after(60))
+    return import_turns.advance_imports(clock.after(60))
 
 
 def upload(api, text: str, token=...) -> str:
@@ -83,8 +83,8 @@ def test_a_category_deleted_between_a_chunks_read_and_its_write_is_created_again
     import_id = upload(api, f"{header}\n{row}\n")
     original, reads = categories.existing, {"n": 0}
 
-    def read_then_delete(account, ids):
-        found = original(account, ids)
+    def read_then_delete(account, ids, *clock):
+        found = original(account, ids, *clock)
         reads["n"] += 1
         if reads["n"] == 1:  # DELETE /categories/beer lands after the chunk read its categories
             assert api.delete("/categories/beer").status_code == 204
@@ -100,19 +100,19 @@ def test_a_category_deleted_between_a_chunks_read_and_its_write_is_created_again
 
 
 def test_a_category_deleted_between_chunks_is_created_again_for_the_rows_that_need_it(api, monkeypatch):
-    monkeypatch.setattr(store, "MAX_CHUNK_ROWS", 1)
+    monkeypatch.setattr(chunks, "MAX_CHUNK_ROWS", 1)
     assert api.put("/categories/beer", {"name": "Beer"}).status_code in (200, 201)
     assert api.put("/categories/wine", {"name": "Wine"}).status_code in (200, 201)
     import_id = upload(api, "Item ID;Item name;Category ID;Price\nw1;Wine;wine;1\nb1;Lager;beer;1\n")
-    original = store.commit
+    original = chunks.commit
 
     def commit_then_delete(claimed, rows, now):
         outcome = original(claimed, rows, now)
-        if isinstance(outcome, store.Committed) and outcome.claimed.next_row == 1:
+        if isinstance(outcome, chunks.Committed) and outcome.claimed.next_row == 1:
             assert api.delete("/categories/beer").status_code == 204
         return outcome
 
-    monkeypatch.setattr(store, "commit", commit_then_delete)
+    monkeypatch.setattr(chunks, "commit", commit_then_delete)
     run_until_done()
     body = report(api, import_id).data
     assert (body["created"], body["categories_created"], body["invalid"]) == (2, 1, 0)
@@ -227,7 +227,7 @@ def _import_with(api, monkeypatch, token, crash_at=0, after=False):
 @pytest.mark.parametrize("after", [False, True], ids=["before", "after"])
 @pytest.mark.parametrize("crash_at", range(1, 9))
 def test_counts_and_products_are_exact_after_a_crash_at_any_write_of_a_slice(api, monkeypatch, crash_at, after):
-    monkeypatch.setattr(store, "MAX_CHUNK_ROWS", 3)
+    monkeypatch.setattr(chunks, "MAX_CHUNK_ROWS", 3)
     reference_id, writes = _import_with(api, monkeypatch, OTHER_TOKEN)
     # claim, three chunks, the rows' deletion and the finish: every one of them is crashed at by some case
     assert writes == 6

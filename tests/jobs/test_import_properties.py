@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chalicelib.domain import catalogue_import as ci
+from chalicelib.domain import import_file
 from chalicelib.domain.limits import IMPORT_QUOTED_CHARS, IMPORT_REPORT_BYTES
 from tests.api.deliveries_helpers import CUSTOMER_TOKEN, USER, shop  # noqa: F401 - the fixture
 from tests.jobs.test_import_hardening import run
@@ -35,7 +36,7 @@ VALUES = {
 }
 pytestmark = pytest.mark.usefixtures("fake_clock")
 
-OTHER_COLUMNS = [c for c in ci.COLUMNS if c not in VALUES and c != ci.IMAGE]
+OTHER_COLUMNS = [c for c in import_file.COLUMNS if c not in VALUES and c != ci.IMAGE]
 
 
 @st.composite

@@ -6,11 +6,10 @@ import threading
 import pytest
 
 from chalicelib.domain.limits import IMPORT_CHUNK_SECONDS
-from chalicelib.jobs import imports as job
-from chalicelib.service import clock
-from chalicelib.service import imports as service
-from chalicelib.store import imports as store
+from chalicelib.jobs import import_turns
+from chalicelib.service import clock, importing
 from chalicelib.store import feed, products
+from chalicelib.store import import_chunks as chunks
 
 CSV = {"Content-Type": "text/csv"}
 
@@ -20,7 +19,7 @@ pytestmark = pytest.mark.usefixtures("fake_clock")
 def run(later: dt.timedelta = dt.timedelta(0), seconds: float = 60) -> dict:
     """One run of the import job, `later` after the clock's time now, with `seconds` to work."""
     clock.current().advance(later)
-    return job.advance_imports(clock.after(seconds))
+    return import_turns.advance_imports(clock.after(seconds))
 
 
 def catalogue(count: int, price: str = "1,50", prefix: str = "p") -> str:
@@ -50,14 +49,14 @@ def all_products(api):
 
 @pytest.fixture
 def small_chunks(monkeypatch):
-    monkeypatch.setattr(store, "MAX_CHUNK_ROWS", 10)
+    monkeypatch.setattr(chunks, "MAX_CHUNK_ROWS", 10)
 
 
 @pytest.mark.parametrize("crash_after_write", [False, True])
 def test_a_crash_mid_import_resumes_without_duplicating_or_losing_rows(api, small_chunks, monkeypatch, crash_after_write):
     import_id = upload(api, catalogue(45).replace("p0007;Product 7;Drinks;1,50", "p0007;Product 7;Drinks;x"))
     commits = {"n": 0}
-    original = store.commit
+    original = chunks.commit
 
     def crashing_commit(*args):
         commits["n"] += 1
@@ -68,7 +67,7 @@ def test_a_crash_mid_import_resumes_without_duplicating_or_losing_rows(api, smal
             raise ConnectionError("the process died after writing, before it knew")
         return outcome
 
-    monkeypatch.setattr(store, "commit", crashing_commit)
+    monkeypatch.setattr(chunks, "commit", crashing_commit)
     assert run()["crashed"] == 1
     midway = report(api, import_id)
     assert midway["status"] == "RUNNING" and midway["processed"] == (30 if crash_after_write else 20)
@@ -87,18 +86,18 @@ def test_a_row_changed_between_read_and_write_is_read_again_and_nothing_is_lost(
     upload(api, catalogue(3))
     assert run()["done"] == 1
     import_id = upload(api, catalogue(3, price="2"))
-    original = store.stored_products
+    original = chunks.stored_products
     reads = {"n": 0}
 
-    def read_then_patch(account, ids):
-        found = original(account, ids)
+    def read_then_patch(account, ids, *clock):
+        found = original(account, ids, *clock)
         reads["n"] += 1
         if reads["n"] == 1:  # a PATCH lands after the import read the products
             response = api.patch("/products/p0001", {"delivery_days": {"2": {"lead_days": 1}}})
             assert response.status_code == 200
         return found
 
-    monkeypatch.setattr(store, "stored_products", read_then_patch)
+    monkeypatch.setattr(chunks, "stored_products", read_then_patch)
     assert run()["done"] == 1
     assert reads["n"] == 2  # the chunk was read again after its transaction was cancelled
     assert report(api, import_id)["updated"] == 3
@@ -106,17 +105,37 @@ def test_a_row_changed_between_read_and_write_is_read_again_and_nothing_is_lost(
     assert product["price"] == 200 and product["delivery_days"] == {"2": {"lead_days": 1}}
 
 
+def test_rows_that_keep_changing_hold_the_import_until_its_lease_ends_then_it_resumes(api, small_chunks, monkeypatch):
+    import_id = upload(api, catalogue(3))
+    original, tries = chunks.commit, {"n": 0}
+
+    def always_stale(*args):
+        tries["n"] += 1
+        clock.current().advance(1)  # each lost race takes a second: the 5 s of contention end after the count
+        return chunks.Stale()
+
+    monkeypatch.setattr(chunks, "commit", always_stale)
+    monkeypatch.setattr("chalicelib.service.contention.back_off", lambda attempt: None)
+    summary = run()
+    assert (summary["contended"], summary["crashed"], tries["n"]) == (1, 0, importing.WRITE_ATTEMPTS)
+    assert report(api, import_id)["processed"] == 0
+    assert run()["due"] == 0  # its lease holds, as after a crash: the stall is counted when it is claimed again
+    monkeypatch.setattr(chunks, "commit", original)
+    assert run(dt.timedelta(minutes=5))["done"] == 1
+    assert report(api, import_id)["created"] == 3
+
+
 @pytest.fixture
 def chunks_take_two_seconds(monkeypatch, small_chunks):
     """Each committed chunk moves the clock on by 2 s: slices end by the clock, not by the machine's speed."""
-    original = store.commit
+    original = chunks.commit
 
     def commit(*args):
         outcome = original(*args)
         clock.current().advance(2)
         return outcome
 
-    monkeypatch.setattr(store, "commit", commit)
+    monkeypatch.setattr(chunks, "commit", commit)
 
 
 def test_an_import_takes_turns_with_other_accounts_imports(api, chunks_take_two_seconds):
@@ -127,7 +146,7 @@ def test_an_import_takes_turns_with_other_accounts_imports(api, chunks_take_two_
     small = upload(api, catalogue(5, prefix="o"), token=OTHER_TOKEN)
     # One turn each: the big import's 10 s slice holds three chunks (2 s each, and no chunk starts with less than
     # CHUNK_SECONDS left), then the small one runs.
-    summary = run(seconds=job.SLICE_SECONDS + 7)  # no time for a second round
+    summary = run(seconds=import_turns.SLICE_SECONDS + 7)  # no time for a second round
     assert summary["done"] == 1 and summary["paused"] == 1
     assert report(api, small, token=OTHER_TOKEN)["status"] == "DONE"
     assert report(api, big)["status"] == "RUNNING" and report(api, big)["processed"] == 30
@@ -144,11 +163,11 @@ def test_25_large_imports_of_one_account_do_not_hold_up_anothers_small_import(ap
     big = [upload(api, catalogue(100, prefix=f"b{n:02d}-")) for n in range(25)]
     clock.current().advance(1)
     small = upload(api, catalogue(2, prefix="o"), token=OTHER_TOKEN)
-    assert run(seconds=job.SLICE_SECONDS + 2 * IMPORT_CHUNK_SECONDS)["done"] == 1
+    assert run(seconds=import_turns.SLICE_SECONDS + 2 * IMPORT_CHUNK_SECONDS)["done"] == 1
     finished = report(api, small, token=OTHER_TOKEN)
     assert finished["status"] == "DONE" and finished["created"] == 2
     waited = dt.datetime.fromisoformat(finished["finished_at"]) - dt.datetime.fromisoformat(finished["submitted_at"])
-    assert waited <= dt.timedelta(seconds=job.SLICE_SECONDS + 4)  # one turn of the busy account, then its own 2 s
+    assert waited <= dt.timedelta(seconds=import_turns.SLICE_SECONDS + 4)  # one turn of the busy account, then its own 2 s
     assert [report(api, i)["status"] for i in big] == ["RUNNING"] * 25
 
 
@@ -157,7 +176,7 @@ def test_an_import_queued_during_another_accounts_slice_goes_next(api, chunks_ta
     from tests.conftest import OTHER_TOKEN
 
     flood = [upload(api, catalogue(100, prefix=f"b{n}-")) for n in range(3)]
-    queued, counted = {}, store.commit
+    queued, counted = {}, chunks.commit
 
     def commit(*args):
         outcome = counted(*args)
@@ -165,16 +184,16 @@ def test_an_import_queued_during_another_accounts_slice_goes_next(api, chunks_ta
             queued["id"] = upload(api, catalogue(2, prefix="o"), token=OTHER_TOKEN)
         return outcome
 
-    monkeypatch.setattr(store, "commit", commit)
-    run(seconds=job.SLICE_SECONDS + 7)  # the flood's slice, then time to start one more turn
+    monkeypatch.setattr(chunks, "commit", commit)
+    run(seconds=import_turns.SLICE_SECONDS + 7)  # the flood's slice, then time to start one more turn
     assert report(api, queued["id"], token=OTHER_TOKEN)["status"] == "DONE"
     assert sorted(report(api, i)["processed"] for i in flood) == [0, 0, 30]  # one slice of the flood only
 
 
 def test_an_import_that_keeps_crashing_its_job_fails_with_the_reason(api, monkeypatch):
     import_id = upload(api, catalogue(2))
-    monkeypatch.setattr(store, "stored_products", lambda *a: (_ for _ in ()).throw(RuntimeError("boom")))
-    for minutes in range(1, service.MAX_STALLS + 3):
+    monkeypatch.setattr(chunks, "stored_products", lambda *a: (_ for _ in ()).throw(RuntimeError("boom")))
+    for minutes in range(1, importing.MAX_STALLS + 3):
         run(dt.timedelta(minutes=2))
     final = report(api, import_id)
     assert final["status"] == "FAILED"
@@ -212,14 +231,14 @@ def test_a_phase_run_advances_imports_until_its_deadline(api):
 def test_finished_imports_leave_no_rows_behind(api):
     import_id = upload(api, catalogue(3))
     run()
-    assert store.batch.get_items([store.keys.import_rows_key("acme", import_id, 0)], consistent=True) == {}
+    assert chunks.batch.get_items([chunks.keys.import_rows_key("acme", import_id, 0)], consistent=True) == {}
     assert products.get("acme", "p0000") is not None
 
 
 def test_the_make_run_loop_runs_imports_until_stopped(api):
     import_id = upload(api, catalogue(3))
     stop = threading.Event()
-    loop = threading.Thread(target=job.run_forever, args=(stop,))
+    loop = threading.Thread(target=import_turns.run_forever, args=(stop,))
     loop.start()
     try:
         for _ in range(100):
@@ -237,7 +256,7 @@ PRODUCT_EVENTS = ["product.created", "product.updated", "product.deleted", "cate
 
 
 def outbox(account: str = "acme") -> list[dict]:
-    from chalicelib.store import events as outbox_store, keys, table
+    from chalicelib.store import keys, table
 
     found, request = [], {
         "TableName": table.name(), "KeyConditionExpression": "PK = :pk",
@@ -270,18 +289,18 @@ def test_an_import_with_every_product_event_selected_writes_every_row_with_one_e
 def test_5000_rows_with_every_category_new_are_chunked_within_one_transaction_each():
     """moto copies the table on every transaction, so 5,000 rows end to end take minutes there: the chunks the
     import would commit are sized here, each with everything the feed adds (a pending entry a change)."""
-    claimed = store.ClaimedImport("acme", "import", "lease", False, 5_000, (0,), 0, 0, {"error_count": 0})
+    claimed = chunks.ClaimedImport("acme", "import", "lease", False, 5_000, (0,), 0, 0, {"error_count": 0})
     rows = [
-        store.ChunkRow("created", write=store.ProductWrite({"id": f"p{n}", "category": f"c{n % 700}", "name": "x", "status": "ACTIVE"}, None), new_category=(f"c{n % 700}", "C") if n < 700 else None)
+        chunks.ChunkRow("created", write=chunks.ProductWrite({"id": f"p{n}", "category": f"c{n % 700}", "name": "x", "status": "ACTIVE"}, None), new_category=(f"c{n % 700}", "C") if n < 700 else None)
         for n in range(5_000)
     ]
-    start, chunks = 0, 0
+    start, committed = 0, 0
     while start < len(rows):
-        window = rows[start : start + store.MAX_CHUNK_ROWS]
-        fits = store.fitting(claimed, window)
-        progress, errors, new = store._progress(claimed, window[:fits])
-        items = store.chunk_items(claimed, window[:fits], progress, errors, new)
-        changes = store._feed_changes(window[:fits], new)
-        assert len(items) + feed.HEAD_ITEMS + feed.ITEMS_PER_CHANGE * len(changes) <= store.MAX_TRANSACTION_ITEMS
-        start, chunks = start + fits, chunks + 1
-    assert chunks < 5_000 / 15
+        window = rows[start : start + chunks.MAX_CHUNK_ROWS]
+        fits = chunks.fitting(claimed, window)
+        progress, errors, new = chunks._progress(claimed, window[:fits])
+        items = chunks.chunk_items(claimed, window[:fits], progress, errors, new)
+        changes = chunks._feed_changes(window[:fits], new)
+        assert len(items) + feed.HEAD_ITEMS + feed.ITEMS_PER_CHANGE * len(changes) <= chunks.MAX_TRANSACTION_ITEMS
+        start, committed = start + fits, committed + 1
+    assert committed < 5_000 / 15

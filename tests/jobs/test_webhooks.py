@@ -9,7 +9,7 @@ import pytest
 from standardwebhooks import Webhook
 from werkzeug import Response
 
-from chalicelib.jobs import webhooks as dispatcher
+from chalicelib.jobs import event_lanes as dispatcher
 from chalicelib.service import clock
 from chalicelib.service import event_sending as sending
 from chalicelib.store import events, keys, table

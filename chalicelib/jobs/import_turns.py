@@ -2,7 +2,7 @@
 
 An entry point like http/: it runs rounds (jobs/turns.py): each reads the queue and gives the oldest due import
 of every account one slice of at most SLICE_SECONDS, never past the run's deadline; advancing a slice (claiming the
-import, working on it, giving it back with its checkpoint) is the service's use case (service/imports.py
+import, working on it, giving it back with its checkpoint) is the service's use case (service/importing.py
 `advance_import`). A given-back import queues behind the others, so a big file, or 25 of them, never holds another
 supplier's import up for more than a turn. Drivers:
 
@@ -20,7 +20,7 @@ from ..lazy import lazy
 from ..service import clock
 from .turns import rounds
 
-imports = lazy("chalicelib.service.imports")
+importing = lazy("chalicelib.service.importing")
 
 log = logging.getLogger("supplier-ordering.imports")
 
@@ -34,12 +34,12 @@ def advance_imports(deadline: dt.datetime) -> dict:
     """Rounds until `deadline`: each round reads the queue again and gives the oldest due import of every
     account one slice, so an import queued meanwhile gets its turn in the next round. Counts of what happened
     (`due`: how many the first read found)."""
-    summary = {"due": 0, "done": 0, "failed": 0, "paused": 0, "lost": 0, "claimed_elsewhere": 0, "crashed": 0}
+    summary = {"due": 0, **{end.value: 0 for end in importing.TurnEnd}, "crashed": 0}
     served: dict[str, int] = {}  # account -> the number of its latest turn in this run
     turns = itertools.count()
     first = True
     while True:
-        due = imports.due_imports(SCAN)
+        due = importing.due_imports(SCAN)
         if first:
             summary["due"], first = len(due), False
         round_ = (rounds(due, lambda queued: queued.account) or [[]])[0]
@@ -58,7 +58,7 @@ def advance_imports(deadline: dt.datetime) -> dict:
 
 def _slice(item, until: dt.datetime) -> str:
     try:
-        return imports.advance_import(item, until)
+        return importing.advance_import(item, until)
     except Exception:  # noqa: BLE001 - the lease runs out and the next job resumes from the checkpoint
         log.exception("import %s of %s failed in this run; it resumes when its lease ends", item.id, item.account)
         return "crashed"

@@ -5,6 +5,7 @@ random bytes drawn on the first PUT and kept for good. The signing secret itself
 derived from SIGNING_SECRET and the salt (decisions §1), so a copy of the table alone cannot forge events.
 """
 import base64
+import datetime as dt
 import hashlib
 import hmac
 import secrets
@@ -12,12 +13,10 @@ from dataclasses import dataclass
 
 from botocore.exceptions import ClientError
 
-import datetime as dt
-
 from .. import config
 from ..domain.feed import SETTINGS_WEBHOOKS, Change, ChangeType
 from . import batch, feed, keys, table
-from .outcomes import Gone
+from .outcomes import Contended, Gone
 
 CHANGE = Change(ChangeType.SETTINGS_UPDATED, SETTINGS_WEBHOOKS)
 WRITE_ATTEMPTS = 5
@@ -53,11 +52,12 @@ def get(account: str) -> Webhook | None:
     return _from_item(account, response["Item"]) if "Item" in response else None
 
 
-def put(account: str, settings: dict, now: dt.datetime, selected: list[str] | None = None) -> Webhook:
+def put(account: str, settings: dict, now: dt.datetime, selected: list[str] | None = None) -> Webhook | Contended:
     """Replace the configuration, with its feed entry; the signing secret stays what it was. The same
     configuration again writes nothing. `selected`: the event types it selects (None: the default), kept in
     `events` beside it, where the sequencer reads which events entries make (store/feed_numbering.py); a DELETE
-    of the configuration keeps it."""
+    of the configuration keeps it. Contended: others kept changing it between our read and our write, WRITE_ATTEMPTS
+    times."""
     key = keys.webhooks_key(account)
     for _ in range(WRITE_ATTEMPTS):
         found = batch.get_items([key], consistent=True)
@@ -84,7 +84,7 @@ def put(account: str, settings: dict, now: dt.datetime, selected: list[str] | No
         except ClientError as error:
             if table.CONDITION_FAILED not in table.cancellation_codes(error):
                 raise
-    raise feed.FeedBusy()
+    return Contended()
 
 
 def delete(account: str, now: dt.datetime) -> None | Gone:

@@ -10,23 +10,33 @@ again or anew, a check that every other category still exists, error entries and
 or a category changed meanwhile the chunk is read and evaluated again, so nothing done meanwhile is lost.
 """
 import datetime as dt
+import enum
 import logging
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from decimal import Decimal
 from functools import partial
+from typing import Callable
 
-from ..domain import catalogue_import
+from ..domain import catalogue_import, import_file
 from ..domain.catalogue_import import ImportRow, ImportStatus, Outcome
 from ..domain.errors import Busy, NotFound, UnsupportedMediaType, ValidationFailed
 from ..domain.field_order import IMPORT_SUMMARY_FIELDS
 from ..domain.identifiers import is_identifier
 from ..domain.limits import IMPORT_CHUNK_SECONDS
 from ..domain.product import validate_product
-from ..store import categories, imports, outcomes, product_images, products, table
+from ..store import (
+    categories,
+    import_chunks,
+    import_items,
+    outcomes,
+    product_images,
+    products,
+    table,
+)
 from ..store.events import iso
 from ..store.paging import Page
-from . import clock
+from . import clock, contention
 from .idempotency import IdempotencyClaim
 from .paging import paged
 
@@ -36,6 +46,7 @@ LEASE_MARGIN = dt.timedelta(seconds=60)  # past a slice's end, before another jo
 WINDOW_SLACK = 8  # rows read beyond what the last chunk's transaction held, so chunks grow back when they can
 LOST_CLAIM = "another request with this Idempotency-Key took over; retry to get its answer"
 MAX_STALLS = 5  # claims in a row without progress before the import is failed
+WRITE_ATTEMPTS = 8  # a chunk whose products or categories changed meanwhile is evaluated again at least this often
 # What the file cannot express: kept from the stored product (decisions §12).
 KEPT_FIELDS = ("delivery_days", "delivery_date_overrides", "dates_with_no_delivery", "pricing")
 
@@ -43,7 +54,7 @@ KEPT_FIELDS = ("delivery_days", "delivery_date_overrides", "dates_with_no_delive
 def view(record: dict, errors: list[dict] | None = None) -> dict:
     """The import as the API shows it (http/ lists its fields in domain/field_order.py's order)."""
     body = {name: record[name] for name in IMPORT_SUMMARY_FIELDS if record.get(name) is not None}
-    body.update({name: record.get(name, 0) for name in ("rows", *imports.COUNTS)})
+    body.update({name: record.get(name, 0) for name in ("rows", *import_items.COUNTS)})
     body.update(dry_run=bool(record["dry_run"]), processed=record.get("next_row", 0))
     if errors is not None:
         body["errors"] = [{"row": e["row"], "column": e["column"], "message": e["message"]} for e in errors]
@@ -56,16 +67,16 @@ def submit(
     """Queue the import of a CSV file (in `charset` if given, else utf-8), with the Idempotency-Key answer in
     the same write."""
     try:
-        parsed = catalogue_import.parse(body, charset)
-    except catalogue_import.UnknownCharset:
+        parsed = import_file.parse(body, charset)
+    except import_file.UnknownCharset:
         raise UnsupportedMediaType(
-            f"charset {catalogue_import.quoted(str(charset))} is not supported: use {catalogue_import.CHARSET_NAMES}"
+            f"charset {import_file.quoted(str(charset))} is not supported: use {import_file.CHARSET_NAMES}"
         ) from None
     plan = catalogue_import.CategoryPlan.of(categories.all_names(account))
     rows = [plan.settle(record).as_json() for record in parsed.records]
     now = clock.now()
     record = {
-        "id": imports.new_import_id(now),
+        "id": import_items.new_import_id(now),
         "status": ImportStatus.RUNNING.value,
         "dry_run": dry_run,
         "submitted_at": iso(now),
@@ -74,70 +85,81 @@ def submit(
     }
     report = view({**record, "rows": len(rows), "next_row": 0}, [])
     claim = idempotency.completion(report) if idempotency is not None else None
-    if isinstance(imports.create(account, record, rows, now, claim), outcomes.LostClaim):
+    if isinstance(import_items.create(account, record, rows, now, claim, clock.now), outcomes.LostClaim):
         raise Busy(LOST_CLAIM)
     return report
 
 
 def get_import(account: str, import_id: str) -> dict:
-    record = imports.get(account, import_id) if is_identifier(import_id) else None
+    record = import_items.get(account, import_id) if is_identifier(import_id) else None
     if record is None:
         raise NotFound(f"import {import_id} does not exist")
-    return view(record, imports.listed_errors(account, import_id, catalogue_import.MAX_LISTED_ERRORS))
+    return view(record, import_items.listed_errors(account, import_id, import_file.MAX_LISTED_ERRORS))
 
 
 @paged
 def list_imports(account: str, limit: int, cursor: str | None) -> Page:
-    page = imports.list_page(account, limit, cursor)
+    page = import_items.list_page(account, limit, cursor)
     return Page([view(item) for item in page.items], page.cursor)
 
 
 # --- running an import ---------------------------------------------------------------------------------------
 
 
-def due_imports(limit: int) -> list[imports.QueuedImport]:
+def due_imports(limit: int) -> list[import_items.QueuedImport]:
     """Imports waiting for a turn now, earliest due first (at most `limit` per queue shard)."""
-    return imports.due(clock.now(), limit)
+    return import_items.due(clock.now(), limit)
 
 
-def advance_import(item: imports.QueuedImport, until: dt.datetime) -> str:
+class TurnEnd(enum.StrEnum):
+    """How an import's turn ended (the jobs count them by value)."""
+
+    DONE = "done"
+    FAILED = "failed"
+    PAUSED = "paused"  # given back to the queue
+    LOST = "lost"  # another job took it over
+    CLAIMED_ELSEWHERE = "claimed_elsewhere"  # another job claimed it first
+    CONTENDED = "contended"  # its rows kept changing: kept until its lease ends, then resumed (and counted a stall)
+
+
+def advance_import(item: import_items.QueuedImport, until: dt.datetime) -> TurnEnd:
     """Give a due import one turn: claim it, work on it until `until` (a moment of the clock) is near, then
-    give it back to the queue or finish it. The lease is claimed and let go only here.
-
-    Returns "done", "failed", "paused" (given back to the queue), "lost" (another job took it over) or
-    "claimed_elsewhere" (another job claimed it first)."""
+    give it back to the queue or finish it. The lease is claimed and let go only here."""
     now = clock.now()
-    claimed = imports.claim(item, until + LEASE_MARGIN)
+    claimed = import_items.claim(item, until + LEASE_MARGIN)
     if isinstance(claimed, outcomes.Stale):
-        return "claimed_elsewhere"
+        return TurnEnd.CLAIMED_ELSEWHERE
     if claimed.stalls > MAX_STALLS:
         reason = f"processing stopped at row {claimed.next_row + 1} of the file repeatedly"
-        imports.finish(claimed, ImportStatus.FAILED.value, clock.now(), reason)
-        return "failed"
-    rows = imports.RowReader(claimed)
+        import_items.finish(claimed, ImportStatus.FAILED.value, clock.now(), reason)
+        return TurnEnd.FAILED
+    rows = import_items.RowReader(claimed, clock.now)
     try:
-        claimed = _run(claimed, rows, now, until)
-    except imports.RowsMissing as error:
-        imports.finish(claimed, ImportStatus.FAILED.value, clock.now(), str(error))
-        return "failed"
-    if claimed is None:
-        return "lost"
-    if claimed.next_row < rows.total:
-        imports.release(claimed, clock.now())
-        return "paused"
+        ran = _run(claimed, rows, now, until)
+    except import_items.RowsMissing as error:
+        import_items.finish(claimed, ImportStatus.FAILED.value, clock.now(), str(error))
+        return TurnEnd.FAILED
+    if isinstance(ran, outcomes.LostLease):
+        return TurnEnd.LOST
+    if isinstance(ran, outcomes.Contended):
+        log.warning("rows of import %s of %s kept changing while they were imported", item.id, item.account)
+        return TurnEnd.CONTENDED
+    if ran.next_row < rows.total:
+        import_items.release(ran, clock.now())
+        return TurnEnd.PAUSED
     rows.delete()
-    imports.finish(claimed, ImportStatus.DONE.value, clock.now())
-    return "done"
+    import_items.finish(ran, ImportStatus.DONE.value, clock.now())
+    return TurnEnd.DONE
 
 
 def _run(
-    claimed: imports.ClaimedImport, rows: imports.RowReader, now: dt.datetime, until: dt.datetime
-) -> imports.ClaimedImport | None:
-    """Commit chunks until the file is done or `until` is near: the import item after them, None if the lease
-    was lost. The next chunk is read and checked while one is written: it holds other products (an id seen
+    claimed: import_items.ClaimedImport, rows: import_items.RowReader, now: dt.datetime, until: dt.datetime
+) -> import_items.ClaimedImport | outcomes.LostLease | outcomes.Contended:
+    """Commit chunks until the file is done or `until` is near: the import item after them, LostLease if the
+    lease was lost, Contended if a chunk's rows kept changing (_commit). The next chunk is read and checked while one is written: it holds other products (an id seen
     twice is an invalid row) and its own write is conditional like every other; the categories the chunk
     written created are no longer to be created by it."""
-    window = imports.MAX_CHUNK_ROWS  # rows read per chunk: about as many as the last transaction held
+    window = import_chunks.MAX_CHUNK_ROWS  # rows read per chunk: about as many as the last transaction held
     with ThreadPoolExecutor(max_workers=1) as ahead:
         upcoming = None
         while claimed.next_row < rows.total:
@@ -149,22 +171,37 @@ def _run(
                 evaluated = upcoming[2].result()
             else:
                 evaluated = _evaluate(claimed, chunk, now)
-            fits = imports.fitting(claimed, evaluated)
-            window = min(imports.MAX_CHUNK_ROWS, fits + WINDOW_SLACK)
+            fits = import_chunks.fitting(claimed, evaluated)
+            window = min(import_chunks.MAX_CHUNK_ROWS, fits + WINDOW_SLACK)
             upcoming = None
             if start + fits < rows.total:
                 after = rows.take(start + fits, window)  # loaded here: the reader is not shared between threads
                 upcoming = (start + fits, len(after), ahead.submit(_evaluate, claimed, after, now))
-            outcome = imports.commit_chunk(claimed, evaluated, partial(_evaluate, claimed, chunk, now), clock.now())
-            if isinstance(outcome, outcomes.LostLease):
-                return None
+            outcome = _commit(claimed, evaluated, partial(_evaluate, claimed, chunk, now))
+            if isinstance(outcome, (outcomes.LostLease, outcomes.Contended)):
+                return outcome
             if upcoming and outcome.created:
                 upcoming = (*upcoming[:2], ahead.submit(_now_existing, upcoming[2], outcome.created))
             claimed = outcome.claimed
     return claimed
 
 
-def _now_existing(evaluating: Future, created: frozenset) -> list[imports.ChunkRow]:
+def _commit(
+    claimed: import_items.ClaimedImport, rows: list[import_chunks.ChunkRow], read_again: Callable[[], list[import_chunks.ChunkRow]]
+) -> import_chunks.Committed | outcomes.LostLease | outcomes.Contended:
+    """Commit the leading rows that fit one transaction; when something they read changed meanwhile,
+    `read_again()` evaluates the same rows anew, so nothing done meanwhile is lost: at least WRITE_ATTEMPTS
+    times and for as long as contention lasts (service/contention.py), then Contended."""
+    for attempt in contention.attempts(WRITE_ATTEMPTS):
+        outcome = import_chunks.commit(claimed, rows, clock.now())
+        if not isinstance(outcome, outcomes.Stale):
+            return outcome
+        contention.back_off(attempt)
+        rows = read_again()
+    return outcomes.Contended()
+
+
+def _now_existing(evaluating: Future, created: frozenset) -> list[import_chunks.ChunkRow]:
     """An evaluation made while categories were being created, with those categories to check, not create."""
     return [
         replace(row, new_category=None) if row.new_category and row.new_category[0] in created else row
@@ -176,7 +213,7 @@ def _same(stored: dict, data: dict) -> bool:
     return table.json_numbers(stored) == table.json_numbers(data)
 
 
-def _with_kept_fields(body: dict, existing: imports.Existing | None) -> dict:
+def _with_kept_fields(body: dict, existing: import_chunks.Existing | None) -> dict:
     if existing is None:
         return body
     stored = table.json_numbers(existing.product.data)
@@ -202,7 +239,7 @@ def _with_kept_deposits(merged: dict, stored: dict) -> dict:
     return merged
 
 
-def _image_due(data: dict, existing: imports.Existing | None, now: dt.datetime) -> dt.datetime | None:
+def _image_due(data: dict, existing: import_chunks.Existing | None, now: dt.datetime) -> dt.datetime | None:
     """Queue the image for download (now) when it is new or its last download did not succeed; keep it (None)
     otherwise."""
     if "image" in data and existing is not None:
@@ -220,19 +257,19 @@ def _category_of(target: catalogue_import.CategoryTarget, present: set[str]) -> 
     return target.create_id, target.create_id not in present
 
 
-def _evaluate(claimed: imports.ClaimedImport, stored_rows: list, now: dt.datetime) -> list[imports.ChunkRow]:
+def _evaluate(claimed: import_items.ClaimedImport, stored_rows: list, now: dt.datetime) -> list[import_chunks.ChunkRow]:
     """What each row of a chunk comes to, against the products and categories as they are now."""
     account, dry_run = claimed.account, claimed.dry_run
     kept = [ImportRow.from_json(value) for value in stored_rows]
     mapped = [row.mapped() for row in kept]
     ids = [row.product_id for row in mapped if row.body is not None and is_identifier(row.product_id)]
-    existing = imports.stored_products(account, ids) if ids else {}
+    existing = import_chunks.stored_products(account, ids, clock.now) if ids else {}
     wanted = {c for row in kept if row.target for c in (row.target.existing, row.target.create_id) if c}
-    present = categories.existing(account, sorted(wanted)) if wanted else set()
+    present = categories.existing(account, sorted(wanted), clock.now) if wanted else set()
     results = []
     for row, decided in zip(mapped, kept):
         if row.body is None:
-            results.append(imports.ChunkRow(Outcome.INVALID.value, [e.as_dict() for e in row.errors]))
+            results.append(import_chunks.ChunkRow(Outcome.INVALID.value, [e.as_dict() for e in row.errors]))
             continue
         body, new_category = dict(row.body), None
         if decided.target is not None:
@@ -244,19 +281,19 @@ def _evaluate(claimed: imports.ClaimedImport, stored_rows: list, now: dt.datetim
             data = validate_product(_with_kept_fields(body, current))
         except ValidationFailed as failed:
             errors = [e.as_dict() for e in catalogue_import.row_errors(row.line, failed, row.body)]
-            results.append(imports.ChunkRow(Outcome.INVALID.value, errors))
+            results.append(import_chunks.ChunkRow(Outcome.INVALID.value, errors))
             continue
         if current is not None and _same(current.product.data, data):
-            results.append(imports.ChunkRow(Outcome.UNCHANGED.value))
+            results.append(import_chunks.ChunkRow(Outcome.UNCHANGED.value))
             continue
         outcome = Outcome.UPDATED if current else Outcome.CREATED
         if dry_run:
             # Nothing is written, so a category to create is counted once: at the first row that needs it.
-            results.append(imports.ChunkRow(outcome.value, new_category=new_category if decided.first_use else None))
+            results.append(import_chunks.ChunkRow(outcome.value, new_category=new_category if decided.first_use else None))
             continue
         before = frozenset(products.deposits_named(current.product.data)) if current else frozenset()
-        write = imports.ProductWrite(
+        write = import_chunks.ProductWrite(
             data, current.product.revision if current else None, _image_due(data, current, now), deposits_before=before
         )
-        results.append(imports.ChunkRow(outcome.value, write=write, new_category=new_category))
+        results.append(import_chunks.ChunkRow(outcome.value, write=write, new_category=new_category))
     return results
