@@ -19,19 +19,17 @@ PUT_ATTEMPTS = 5
 def put(account: str, category_id: str, name: str, now: dt.datetime) -> dict | Contended:
     """Create or rename; the same name again writes nothing (and appends no feed entry). Contended: others kept
     changing it between our read and our write, PUT_ATTEMPTS times."""
-    key, head_key = keys.category_key(account, category_id), feed.head_key(account)
+    key = keys.category_key(account, category_id)
     item = {**key, "name": name}
     for _ in range(PUT_ATTEMPTS):
-        found = batch.get_items([key, head_key], consistent=True)
-        current = batch.pick(found, key)
+        current = batch.pick(batch.get_items([key], consistent=True), key)
         if current is not None and current["name"] == name:
             return _public(item)
         kind = ChangeType.CATEGORY_UPDATED if current is not None else ChangeType.CATEGORY_CREATED
         condition = "attribute_exists(PK)" if current is not None else "attribute_not_exists(PK)"
         write = {"TableName": table.name(), "Item": table.to_item(item), "ConditionExpression": condition}
         try:
-            feed.commit(account, [{"Put": write}], [Change(kind, category_id)], now,
-                        feed.head_of(batch.pick(found, head_key)))
+            feed.commit(account, [{"Put": write}], [Change(kind, category_id)], now)
             return _public(item)
         except ClientError as error:
             if table.CONDITION_FAILED not in table.cancellation_codes(error):

@@ -24,7 +24,7 @@ values it read, so two dispatchers never send the same attempt; when a dispatche
 next one sends it.
 
 The lane item (keys.outbox_lane_key) says an account is parked: its receiver failed and it is not tried again
-before `parked_until` (jobs/webhooks.py).
+before `parked_until` (jobs/event_lanes.py).
 """
 import datetime as dt
 import secrets

@@ -28,7 +28,7 @@ from .outcomes import Beyond, Expired
 # A pending entry being numbered holds its item for a moment: a write of that resource tries again.
 MAX_ATTEMPTS = 10
 
-# What `commit` adds to a caller's transaction, for callers that size theirs (store/imports.py): per change at
+# What `commit` adds to a caller's transaction, for callers that size theirs (store/import_chunks.py): per change at
 # most one pending-entry update (changes of one resource share it), of at most this many bytes.
 HEAD_ITEMS = 0
 ITEMS_PER_CHANGE = 1
@@ -118,9 +118,8 @@ def _trimmed(error: ClientError, codes: list[str], operations: int) -> ClientErr
     return error
 
 
-def commit(account: str, operations: list[dict], changes: list[Change], now: dt.datetime, head: Head | None = None) -> None:
-    """Run the caller's transaction items with a pending entry per change (`head` is not needed any more and is
-    ignored). Raises the ClientError of a refusal of the caller's own items; FeedBusy when only the pending
+def commit(account: str, operations: list[dict], changes: list[Change], now: dt.datetime) -> None:
+    """Run the caller's transaction items with a pending entry per change. Raises the ClientError of a refusal of the caller's own items; FeedBusy when only the pending
     entries stopped it, again and again."""
     if not changes:
         if operations:

@@ -6,7 +6,7 @@ import pytest
 
 from chalicelib.domain.rendering import json_text
 from chalicelib.service import clock
-from chalicelib.store import feed, feed_numbering, keys, table
+from chalicelib.store import feed_numbering, keys, table
 from tests.api.customer_support import customer_token, make_category, make_customer, make_product
 from tests.api.deliveries_helpers import BEER, CUSTOMER_TOKEN, place, respond, shop  # noqa: F401 - a fixture
 from tests.conftest import OTHER_TOKEN, clock_at, problem_paths
