@@ -12,10 +12,6 @@ from . import clock
 SWEEP_ACCOUNTS = 100  # accounts one sweep reads from each shard of the pending index
 
 
-def number(account: str) -> feed_numbering.Numbered:
-    return feed_numbering.number(account, clock.now())
-
-
 def number_accounts(accounts: list[str], deadline: dt.datetime) -> dict:
     """Number each account's pending entries until none is left or `deadline` passes."""
     numbered, left = 0, 0

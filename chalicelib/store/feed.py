@@ -119,8 +119,8 @@ def _trimmed(error: ClientError, codes: list[str], operations: int) -> ClientErr
 
 
 def commit(account: str, operations: list[dict], changes: list[Change], now: dt.datetime) -> None:
-    """Run the caller's transaction items with a pending entry per change. Raises the ClientError of a refusal of the caller's own items; FeedBusy when only the pending
-    entries stopped it, again and again."""
+    """Run the caller's transaction items with a pending entry per changed resource. Raises the ClientError of a
+    refusal of the caller's own items; FeedBusy when only the pending entries stopped it, again and again."""
     if not changes:
         if operations:
             table.client().transact_write_items(TransactItems=operations)
