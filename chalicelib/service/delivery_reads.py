@@ -3,7 +3,7 @@ domain/delivery.py) so that a cold GET of deliveries imports no pydantic (tests/
 from ..domain import integration_status
 from ..domain.errors import NotFound
 from ..domain.identifiers import parse_delivery_id
-from ..store import deliveries
+from ..store import deliveries, delivery_lists
 from ..store.paging import Page
 from .paging import paged
 
@@ -48,19 +48,19 @@ def list_deliveries(
     """A page of summaries as the JSON texts supplier reads show: newest first (optionally of one status), or the
     worklist of one integration state, oldest first."""
     if integration is not None:
-        return deliveries.list_integration_page(account, integration, limit, cursor)
-    return deliveries.list_page(account, limit, cursor, status)
+        return delivery_lists.list_integration_page(account, integration, limit, cursor)
+    return delivery_lists.list_page(account, limit, cursor, status)
 
 
 @paged
 def list_customer_deliveries(account: str, customer_id: str, limit: int, cursor: str | None) -> Page:
     """A page of one customer's summaries as their JSON texts (without the integration state), newest first."""
-    return deliveries.list_customer_page(account, customer_id, limit, cursor)
+    return delivery_lists.list_customer_page(account, customer_id, limit, cursor)
 
 
 def integration_overview(account: str) -> dict:
     """GET /account/integration: the exact counts and the first delivery of the PENDING worklist."""
-    counts = deliveries.integration_counts(account, integration_status.PENDING)
+    counts = delivery_lists.integration_counts(account, integration_status.PENDING)
     oldest = counts.oldest_pending
     return {
         "pending": counts.pending,

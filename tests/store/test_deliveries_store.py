@@ -5,7 +5,7 @@ import random
 import pytest
 
 from chalicelib.store import deliveries as store
-from chalicelib.store import outcomes, products
+from chalicelib.store import delivery_lists, outcomes, products
 
 from .conftest import NOW, sample_product
 
@@ -48,8 +48,8 @@ def test_changes_are_conditional_on_the_version_read(stored):
     again = store.get("acme", 1)
     assert (again.version, again.delivery["status"]) == (1, "ACCEPTED")
     assert again.delivery["request"]["items"] == DELIVERY["request"]["items"]
-    assert [json.loads(d)["id"] for d in store.list_page("acme", 10, None, "ACCEPTED").items] == [1]  # JSON texts
-    assert store.list_page("acme", 10, None, "REQUESTED").items == []
+    assert [json.loads(d)["id"] for d in delivery_lists.list_page("acme", 10, None, "ACCEPTED").items] == [1]  # JSON texts
+    assert delivery_lists.list_page("acme", 10, None, "REQUESTED").items == []
     assert store.refresh("acme", store.StoredDelivery(stored, 0)) == again
 
 

@@ -12,7 +12,7 @@ from chalicelib.domain.delivery import REQUESTED, status_after_response
 from chalicelib.domain.errors import InvalidTransition
 from chalicelib.service import catalogue, deliveries, ordering
 from chalicelib.store import deliveries as delivery_store
-from chalicelib.store import keys, table
+from chalicelib.store import delivery_lists, keys, table
 
 ACCOUNT = "acme"
 THREADS = 20
@@ -68,7 +68,7 @@ def assert_consistent(delivery_id: int, outcomes: dict[str, str]) -> dict:
         status = status_after_response(status, response["type"])
     assert stored.delivery["status"] == status
     assert stored.version == len(responses)
-    summary = delivery_store.list_page(ACCOUNT, 10, None, status).items
+    summary = delivery_lists.list_page(ACCOUNT, 10, None, status).items
     assert [json.loads(d)["id"] for d in summary] == [delivery_id]  # the status index moved with the status
     return stored.delivery
 

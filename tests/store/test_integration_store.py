@@ -12,7 +12,7 @@ import pytest
 from chalicelib.domain.errors import Busy, InvalidTransition
 from chalicelib.service import catalogue, deliveries, ordering
 from chalicelib.store import deliveries as delivery_store
-from chalicelib.store import keys, table
+from chalicelib.store import delivery_lists, keys, table
 
 ACCOUNT = "acme"
 CUSTOMER = "c1"
@@ -42,7 +42,7 @@ def worklist(status: str) -> list[int]:
     """Every page of the state's worklist."""
     found, cursor = [], None
     while True:
-        page = delivery_store.list_integration_page(ACCOUNT, status, 100, cursor)
+        page = delivery_lists.list_integration_page(ACCOUNT, status, 100, cursor)
         listed = [json.loads(text) for text in page.items]  # JSON texts, as supplier lists show them
         assert {delivery["integration"]["status"] for delivery in listed} <= {status}
         found += [delivery["id"] for delivery in listed]
@@ -209,7 +209,7 @@ def test_worklist_pages_are_full_and_in_the_order_of_entering(shop):
         deliveries.set_integration(ACCOUNT, str(delivery_id), {"status": "IMPORTED"})
     pages, cursor = [], None
     while True:
-        page = delivery_store.list_integration_page(ACCOUNT, "PENDING", 2, cursor)
+        page = delivery_lists.list_integration_page(ACCOUNT, "PENDING", 2, cursor)
         pages.append([json.loads(text)["id"] for text in page.items])
         cursor = page.cursor
         if cursor is None:
