@@ -29,7 +29,7 @@ from ..adapters import outbound
 from ..domain import event_policy as policy
 from ..domain.event_policy import EventStatus
 from ..domain.timestamps import in_words, iso, parse_iso
-from ..store import events, outcomes
+from ..store import events, outbox_accounts, outcomes
 from ..store import webhook_settings
 from . import changes, clock
 
@@ -162,14 +162,14 @@ def is_due(event: dict) -> bool:
     return events.is_due(event, clock.now())
 
 
-def parked(accounts: list[str]) -> dict[str, events.Lane]:
-    return events.lanes(accounts) if accounts else {}
+def parked(accounts: list[str]) -> dict[str, outbox_accounts.Lane]:
+    return outbox_accounts.lanes(accounts) if accounts else {}
 
 
 def send_turn(
     account: str,
     due: list[dict],
-    lane: events.Lane | None,
+    lane: outbox_accounts.Lane | None,
     deadline: dt.datetime | None,
     transport: Transport | None = None,
 ) -> dict:
@@ -199,11 +199,11 @@ def send_turn(
             waiting.appendleft(again)
         if status == EventStatus.PENDING and next_attempt is not None:  # a failed attempt parks the account
             reason = summary.pop("last_failure", "")
-            events.park(account, next_attempt, reason)
+            outbox_accounts.park(account, next_attempt, reason)
             _hold([e for e in waiting if not _resent(e)], next_attempt, reason, deadline, summary)
             return _counts(summary)
         if status == EventStatus.DELIVERED and lane is not None:
-            events.unpark(account)
+            outbox_accounts.unpark(account)
             lane = None
     return _counts(summary)
 
@@ -272,7 +272,7 @@ def _send(event: dict, hook, summary, transport: Transport) -> tuple[EventStatus
     result = attempt(claimed, hook, transport)
     status, next_attempt = record(claimed, result, clock.now())
     if _resent(claimed) and status == EventStatus.DELIVERED:
-        events.unpark(claimed["account"])  # the receiver works again
+        outbox_accounts.unpark(claimed["account"])  # the receiver works again
     if result.outcome == "delivered":
         summary["delivered"] += 1
     elif claimed["status"] != EventStatus.PENDING:  # a resend left a settled event as it was

@@ -4,7 +4,7 @@ import math
 from ..domain.errors import Busy, NotFound, TooManyRequests
 from ..domain.event_policy import RESEND_WINDOW, RESENDS_PER_WINDOW
 from ..domain.webhook import shown, validate_settings
-from ..store import events, feed_numbering, outcomes, webhook_settings
+from ..store import events, feed_numbering, outbox_accounts, outcomes, webhook_settings
 from ..store.paging import Page
 from . import clock, contention
 from .idempotency import IdempotencyClaim
@@ -27,7 +27,7 @@ def put_settings(account: str, body) -> dict:
     webhook = webhook_settings.put(account, settings, clock.now(), selected=settings["events"])
     if isinstance(webhook, outcomes.Contended):
         raise Busy(contention.ACCOUNT_BUSY)
-    events.unpark(account)  # a new receiver gets the account's next events at once
+    outbox_accounts.unpark(account)  # a new receiver gets the account's next events at once
     return shown(webhook.settings, webhook.signing_secret)
 
 
@@ -94,7 +94,7 @@ def resend(account: str, event_id: str, idempotency: IdempotencyClaim | None = N
     if event is None:
         raise NotFound(f"event {event_id} does not exist")
     now = clock.now()
-    accepted = events.accept_resend(account, now)
+    accepted = outbox_accounts.accept_resend(account, now)
     if isinstance(accepted, outcomes.Throttled):
         seconds = max(1, math.ceil((accepted.until - now).total_seconds()))
         raise TooManyRequests(

@@ -1,57 +1,43 @@
-"""The webhook outbox: an event item written in the same transaction as the change that causes it.
+"""The webhook outbox: an event item per feed entry that makes one, put by the sequencer (store/feed_numbering.py).
 
 Item: PK A#<account>#EVENT, SK <created iso>#<event id>. The event id starts with the creation time in
-milliseconds, so the id alone finds the item (resend). The item is small and bounded whatever the delivery:
-it holds no body. The body is built when the event is sent, from the delivery it names (`delivery_id`), read
-as GET /deliveries/:id shows it then (docs/jobs.md). So neither the write that causes the event nor the
-recording of attempts can fail for item size (events written before this layout may still carry `body`,
-the text to send; they are sent from it).
+milliseconds, so the id alone finds the item (resend). The item is small and bounded: it holds no body, which is
+built when the event is sent, from the resource as a GET shows it then (docs/jobs.md); events written before this
+layout may still carry `body`, the text to send.
 
 Sending state: `status` (PENDING, DELIVERED, FAILED), `attempts` (every try, resends included),
 `attempt_log` (the latest attempts {at, status_code | error, duration_ms}), `last_status_code` /
 `last_error`, `reason` (why it was given up), `next_attempt_at`, `resends` (accepted resend requests not yet
 attempted: each makes its own attempt; an event written before the count carries the flag `resend`, one).
-Pending events, and events with queued resends, carry GSI1PK = OUTBOX#PENDING#<shard of the account> and GSI1SK = <next attempt
-iso>#<account>#<event id>: a sparse index of due work spread over partitions (keys.queue_partitions).
+Pending events, and events with queued resends, carry GSI1PK = OUTBOX#PENDING#<shard of the account> and
+GSI1SK = <next attempt iso>#<account>#<event id>: a sparse index of due work spread over partitions.
 Events of a feed entry also carry, until their first attempt, GSI2PK = A#<account>#EFIRST and GSI2SK = their
-`sequence` (keys.outbox_first): the due index orders by time, and a due read that stops inside a backlog may
-hold a later sequence of an account without an earlier one; the dispatcher reads the account's first attempts
-from this index instead, in sequence order (`first_attempts`).
-Events leave this module without their keys: the key is rebuilt from `account`, `created_at` and `event_id`.
+`sequence` (keys.outbox_first): a due read that stops inside a backlog may hold a later sequence of an account
+without an earlier one, so the dispatcher reads the account's first attempts from this index, in sequence order
+(`first_attempts`). Events leave this module without their keys (rebuilt from `account`, `created_at`, `event_id`).
 
 A dispatcher claims an event by moving `next_attempt_at` (and GSI1SK) to the end of a lease, conditional on the
 values it read, so two dispatchers never send the same attempt; when a dispatcher dies its lease ends and the
-next one sends it.
-
-The lane item (keys.outbox_lane_key) says an account is parked: its receiver failed and it is not tried again
-before `parked_until` (jobs/event_lanes.py).
+next one sends it. An account's own state of sending (its parked lane, its resend window) is in
+store/outbox_accounts.py.
 """
 import datetime as dt
 import secrets
-from dataclasses import dataclass
 from typing import Callable
 
 from botocore.exceptions import ClientError
 
-from ..domain import event_policy
 from ..domain.event_policy import MAX_LOGGED_ATTEMPTS, EventStatus
 from ..domain.feed import Change, Resource
-from ..domain.timestamps import iso, parse_iso
-from . import batch, keys, table
+from ..domain.timestamps import iso
+from . import keys, table
 from . import idempotency
 from .idempotency import Completion
-from .outcomes import Gone, LostClaim, LostLease, Stale, Throttled, TooLarge
+from .outcomes import Gone, LostClaim, LostLease, Stale, TooLarge
 from .paging import Page, query_page
 
 PENDING, DELIVERED, FAILED = EventStatus.PENDING, EventStatus.DELIVERED, EventStatus.FAILED
 ID_TIME_DIGITS = 13  # milliseconds since 1970, zero-padded: the id sorts and finds its item
-
-
-@dataclass(frozen=True)
-class Lane:
-    account: str
-    parked_until: str
-    reason: str
 
 
 def _new_id(now: dt.datetime) -> str:
@@ -363,36 +349,6 @@ def queue_resend(
     return Stale()
 
 
-def accept_resend(account: str, now: dt.datetime, tries: int = 5) -> None | Throttled:
-    """Count a resend request against the account's window (decisions §10): None when accepted, else Throttled
-    until the next one will be. One small item per account holds the times of the accepted requests in the window;
-    it is written conditionally on the version read, so concurrent requests never both take the last place."""
-    key = table.to_item(keys.resend_window_key(account))
-    for _ in range(tries):
-        response = table.client().get_item(TableName=table.name(), Key=key, ConsistentRead=True)
-        stored = table.from_item(response["Item"]) if "Item" in response else {}
-        times = [parse_iso(moment) for moment in stored.get("times", [])]
-        kept, allowed_at = event_policy.resend_window(times, now)
-        if allowed_at is not None:
-            return Throttled(allowed_at)
-        version = int(stored.get("version", 0))
-        try:
-            table.client().put_item(
-                TableName=table.name(),
-                Item=table.to_item(
-                    {**keys.resend_window_key(account), "times": [iso(t) for t in kept + [now]], "version": version + 1}
-                ),
-                ConditionExpression="attribute_not_exists(PK) OR version = :version",
-                ExpressionAttributeValues=table.values(version=version),
-            )
-        except ClientError as error:
-            if not table.is_conditional_failure(error):
-                raise
-            continue
-        return None
-    return Throttled(now + dt.timedelta(seconds=1))  # contended past all tries: ask the caller to come back shortly
-
-
 def postpone(event: dict, until: dt.datetime) -> None | Stale:
     """Move a pending event that was not tried to `until` (its account is parked); Stale when it changed."""
     until_iso = iso(until)
@@ -420,29 +376,6 @@ def give_up(event: dict, reason: str, now: dt.datetime) -> None | Stale:
         finished=iso(now),
         **_as_read(event),
     )
-
-
-def lanes(accounts: list[str]) -> dict[str, Lane]:
-    """The parked lanes among these accounts (one BatchGetItem per 100)."""
-    wanted = [keys.outbox_lane_key(account) for account in accounts]
-    found = batch.get_items(wanted, consistent=True)
-    parked = {}
-    for account, key in zip(accounts, wanted):
-        item = batch.pick(found, key)
-        if item is not None:
-            parked[account] = Lane(account, item["parked_until"], item.get("reason", ""))
-    return parked
-
-
-def park(account: str, until: dt.datetime, reason: str) -> None:
-    table.client().put_item(
-        TableName=table.name(),
-        Item=table.to_item({**keys.outbox_lane_key(account), "parked_until": iso(until), "reason": reason}),
-    )
-
-
-def unpark(account: str) -> None:
-    table.client().delete_item(TableName=table.name(), Key=table.to_item(keys.outbox_lane_key(account)))
 
 
 _LISTED = (

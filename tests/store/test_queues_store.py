@@ -3,7 +3,7 @@ import datetime as dt
 from collections import Counter
 
 from chalicelib.domain import event_policy
-from chalicelib.store import events, keys, outcomes, table
+from chalicelib.store import events, keys, outbox_accounts, outcomes, table
 
 T0 = dt.datetime(2025, 3, 3, 9, 0, tzinfo=dt.timezone.utc)
 
@@ -59,7 +59,7 @@ def test_a_read_takes_at_most_its_limit_from_each_shard_so_one_backlog_fills_onl
 
 def test_the_resend_window_admits_60_in_any_60_seconds_and_says_when_the_next_is_allowed(engine):
     for n in range(event_policy.RESENDS_PER_WINDOW):
-        assert events.accept_resend("acme", T0 + dt.timedelta(seconds=n)) is None
-    assert events.accept_resend("acme", T0 + dt.timedelta(seconds=60)) is None  # the first has left the window
-    assert events.accept_resend("acme", T0 + dt.timedelta(seconds=60.5)) == outcomes.Throttled(T0 + dt.timedelta(seconds=61))
-    assert events.accept_resend("other", T0 + dt.timedelta(seconds=60.5)) is None
+        assert outbox_accounts.accept_resend("acme", T0 + dt.timedelta(seconds=n)) is None
+    assert outbox_accounts.accept_resend("acme", T0 + dt.timedelta(seconds=60)) is None  # the first has left the window
+    assert outbox_accounts.accept_resend("acme", T0 + dt.timedelta(seconds=60.5)) == outcomes.Throttled(T0 + dt.timedelta(seconds=61))
+    assert outbox_accounts.accept_resend("other", T0 + dt.timedelta(seconds=60.5)) is None
