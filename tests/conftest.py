@@ -139,8 +139,8 @@ def prompt_sequencer(request, monkeypatch):
 
     original = feed.commit
 
-    def commit(account, operations, changes, now):
-        original(account, operations, changes, now)
+    def commit(account, operations, changes, now, **options):
+        original(account, operations, changes, now, **options)
         if changes:
             feed_numbering.number(account, now)
 

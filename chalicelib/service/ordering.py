@@ -34,9 +34,11 @@ def place_order(account: str, customer_id: str, data, idempotency: IdempotencyCl
     claim = idempotency.completion({"deliveries": answer}) if idempotency is not None else None
     # Each new delivery is PENDING (decisions §14), counted in the same transaction.
     counts = {name: n * len(placed) for name, n in integration.count_changes(None, integration.PENDING).items()}
-    requested = deliveries.IntegrationWrite(dict(integration.REQUESTED_STATE), iso(now), counts)
     changes = [delivery_change(ChangeType.DELIVERY_REQUESTED, delivery) for delivery in placed]
     for attempt in contention.attempts(CONTENDED_ATTEMPTS, seconds=0):
+        # The worklist's `since` is the time of the attempt that commits (decisions §14: nothing behind a reader).
+        since = iso(now) if attempt == 0 else iso(clock.now())
+        requested = deliveries.IntegrationWrite(dict(integration.REQUESTED_STATE), since, counts)
         outcome = deliveries.place(
             account, placed, order.product_ids, claim, requested, changes=changes, now=now, bases=bases
         )

@@ -308,6 +308,8 @@ def _write(
     outcome = _transact(account, [update] + others, claim, changes, now)
     if outcome is None:
         return written
+    if isinstance(outcome, outcomes.Contended):
+        return outcomes.Stale()  # read again and write with a new time
     if isinstance(outcome, list):
         if outcome[0] == table.CONDITION_FAILED or table.TRANSACTION_CONFLICT in outcome:
             return outcomes.Stale()
@@ -321,13 +323,16 @@ def _transact(
     claim: Completion | None,
     changes: list[Change],
     now: dt.datetime,
-) -> None | list[str] | LostClaim | TooLarge:
+) -> None | list[str] | LostClaim | TooLarge | Contended:
     """Run a transaction (with the feed entries of `changes`) whose last own item records the Idempotency-Key
     answer, if any: None when written, LostClaim when only the claim's condition failed, else the per-item
     cancellation codes to read."""
     try:
         answer = [idempotency.complete_operation(claim)] if claim is not None else []
-        feed.commit(account, operations + answer, changes, now)
+        # Not retried here: the items hold the worklist's `since`, taken by the attempt that commits (§14).
+        feed.commit(account, operations + answer, changes, now, retry_held=False)
+    except feed.Held:
+        return outcomes.Contended()
     except ClientError as error:
         codes = table.cancellation_codes(error)
         if not codes:

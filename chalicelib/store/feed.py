@@ -35,6 +35,11 @@ ITEMS_PER_CHANGE = 1
 BYTES_PER_CHANGE = 400
 
 
+class Held(Exception):
+    """Only a pending entry held by a numbering in flight stopped the write, and the caller asked not to retry:
+    its next attempt starts over (what it wrote is nothing)."""
+
+
 class FeedBusy(Busy):
     """The resource's pending entries stayed held, or hold FEED_PENDING_PER_RESOURCE changes that the sequencer has
     not numbered yet: nothing was written."""
@@ -118,9 +123,11 @@ def _trimmed(error: ClientError, codes: list[str], operations: int) -> ClientErr
     return error
 
 
-def commit(account: str, operations: list[dict], changes: list[Change], now: dt.datetime) -> None:
+def commit(account: str, operations: list[dict], changes: list[Change], now: dt.datetime, retry_held: bool = True) -> None:
     """Run the caller's transaction items with a pending entry per changed resource. Raises the ClientError of a
-    refusal of the caller's own items; FeedBusy when only the pending entries stopped it, again and again."""
+    refusal of the caller's own items; FeedBusy when only the pending entries stopped it, again and again.
+    `retry_held=False`: a write whose items hold the time of its attempt (a worklist's `since`, decisions §14)
+    gets Held instead of a retry with the same items, and starts its next attempt with a new time."""
     if not changes:
         if operations:
             table.client().transact_write_items(TransactItems=operations)
@@ -141,6 +148,8 @@ def commit(account: str, operations: list[dict], changes: list[Change], now: dt.
                 if table.CONDITION_FAILED in pending and all(code in ("None", "") for code in own):
                     raise FeedBusy() from error  # a resource with FEED_PENDING_PER_RESOURCE changes unnumbered
                 raise _trimmed(error, codes, len(operations))
+            if not retry_held:
+                raise Held() from error
         back_off(attempt, time.sleep, first=0.002, cap=0.05)
     raise FeedBusy()
 

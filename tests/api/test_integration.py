@@ -480,3 +480,58 @@ def test_the_state_is_bounded_in_bytes_within_the_room_kept_for_it(shop):
     reference_only = put(shop, delivery["id"], {"status": "IMPORTED", "reference": "\x01" * 128})
     assert reference_only.status_code == 200  # 768 bytes: well within
     assert shop.get(f"/deliveries/{delivery['id']}").data["integration"]["reference"] == "\x01" * 128
+
+
+# --- the worklist's `since` is the time of the attempt that commits (issue 24 point 9) ---
+
+
+def _held_once(monkeypatch, moments: list[dt.datetime]):
+    """The first transaction that carries a pending feed entry meets a numbering holding that entry; while it
+    does, the clock moves on to the next moment (the attempt that commits happens later)."""
+    from botocore.exceptions import ClientError
+
+    real = table.client()
+    met = []
+
+    class Holding:
+        def __getattr__(self, name):
+            attribute = getattr(real, name)
+            if name != "transact_write_items":
+                return attribute
+
+            def transact(**request):
+                items = request["TransactItems"]
+                pending = ["#PENDING" in str(item) for item in items]
+                if not met and any(pending):
+                    met.append(True)
+                    at(monkeypatch, moments[1])
+                    reasons = [{"Code": "TransactionConflict" if held else "None"} for held in pending]
+                    raise ClientError(
+                        {"Error": {"Code": "TransactionCanceledException", "Message": "held"}, "CancellationReasons": reasons},
+                        "TransactWriteItems",
+                    )
+                return attribute(**request)
+
+            return transact
+
+    at(monkeypatch, moments[0])
+    monkeypatch.setattr(table, "client", lambda: Holding())
+    return met
+
+
+def test_a_re_pended_delivery_enters_the_worklist_at_the_time_of_the_write_that_committed(shop, monkeypatch):
+    delivery = beer(shop)
+    assert put(shop, delivery["id"], {"status": "IMPORTED"}).status_code == 200
+    first, later = dt.datetime(2026, 5, 4, 9, 30, tzinfo=dt.timezone.utc), dt.datetime(2026, 5, 4, 9, 35, tzinfo=dt.timezone.utc)
+    met = _held_once(monkeypatch, [first, later])
+    cancel(shop, delivery["id"])
+    assert met  # the first attempt was refused
+    assert overview(shop)["oldest_pending"] == {"id": delivery["id"], "since": ISO_LATER}
+
+
+def test_a_new_order_enters_the_worklist_at_the_time_of_the_write_that_committed(shop, monkeypatch):
+    first, later = dt.datetime(2026, 5, 4, 9, 30, tzinfo=dt.timezone.utc), dt.datetime(2026, 5, 4, 9, 35, tzinfo=dt.timezone.utc)
+    met = _held_once(monkeypatch, [first, later])
+    delivery = beer(shop)
+    assert met
+    assert overview(shop)["oldest_pending"] == {"id": delivery["id"], "since": ISO_LATER}
