@@ -47,7 +47,9 @@ def _pending(account: str) -> list[dict]:
         if "LastEvaluatedKey" not in response:
             break
         request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
-    return sorted(found, key=lambda item: (item.get("GSI3SK", ""), item["SK"]))
+    # Oldest first by the entry's first change (an entry emptied by a numbering keeps the index key it began with,
+    # so that key says nothing of what was appended since); empty entries first, to be deleted.
+    return sorted(found, key=lambda item: (item["changes"][0]["at"] if item.get("changes") else "", item["SK"]))
 
 
 def _head_and_selection(account: str) -> tuple[Head, tuple[str, ...] | None]:
