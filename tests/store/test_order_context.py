@@ -108,5 +108,5 @@ def test_keys_left_unprocessed_for_good_are_an_error(stored, monkeypatch):
 
     monkeypatch.setattr(table.client(), "batch_get_item", never)
     monkeypatch.setattr(batch.time, "sleep", lambda seconds: None)
-    with pytest.raises(RuntimeError):
+    with pytest.raises(batch.StillThrottled):
         order_context.load(ACCOUNT, "bar", ["beer"])
