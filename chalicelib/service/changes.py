@@ -37,9 +37,10 @@ def _with_data(account: str, entries: list[dict]) -> list[dict]:
 
 def read_changes(account: str, after: int | None, limit: int, include_data: bool) -> dict:
     """The entries after `after` (None: `latest`), at most `limit`, with the positions a reader needs. The
-    account's pending entries are numbered first, so every change committed before the read is in it."""
-    feed_numbering.number(account, clock.now())
-    read = feed.read(account, after, limit, clock.now())
+    account's pending entries are numbered first, so every change committed before the read is in it; the Query
+    that finds them also reads the head, so a read with nothing pending costs what it did before the sequencer."""
+    numbered = feed_numbering.number(account, clock.now())
+    read = feed.read(account, after, limit, clock.now(), newest=numbered.head.sequence)
     if isinstance(read, outcomes.Beyond):
         raise invalid("after", f"must not be greater than max_sequence ({read.max_sequence})")
     if isinstance(read, outcomes.Expired):

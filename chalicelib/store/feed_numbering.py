@@ -3,7 +3,7 @@
 One numbering is one TransactWriteItems: the account's feed head moved from n to n+k (conditional on it still
 being n), entries n+1 … n+k, the webhook events they make (chained by previous_sequence), and the changes they
 came from removed from the front of their pending entries (writes appending behind them do not refuse it; an
-entry found empty is deleted by the next numbering). Two sequencers of one account at once are
+entry left empty is deleted later, once it has stayed empty a while: `clear`). Two sequencers of one account at once are
 harmless: the head's condition lets one win, the other reads again. A pending change is numbered once: the
 transaction that numbers it removes it. The table stream (AWS), the background loop (`make run`) and every
 reader of the feed (inline, before it reads) run it.
@@ -18,26 +18,37 @@ from botocore.exceptions import ClientError
 from ..domain.feed import RETENTION_DAYS, Change, ChangeType, event_type_of
 from ..domain.retry import back_off
 from ..domain.timestamps import iso, parse_iso
-from . import batch, events, keys, table
+from . import events, keys, table
 from .feed import Head, head_of
 
 MAX_TRANSACTION_ITEMS = 100  # DynamoDB's bound: the head, then per pending entry its removal, per change ≤ 2
 PENDING_READ = 1000  # pending entries one numbering orders at most (the oldest first, by when they began)
 MAX_ATTEMPTS = 8  # lost races (another sequencer, a write appending) before leaving the rest to the next run
+CLEARED_PER_TRANSACTION = 25  # emptied pending entries one clearing deletes
+
+
+@dataclass(frozen=True)
+class State:
+    head: Head
+    pending: list[dict]  # entries with changes to number, oldest first
+    emptied: list[dict]  # entries a numbering emptied (kept: a write may append again; cleared when quiet)
 
 
 @dataclass(frozen=True)
 class Numbered:
     count: int  # entries numbered
-    done: bool  # nothing was left pending when it stopped
+    done: bool  # nothing was left pending when it stopped (or only changes younger than `settled_before`)
+    head: Head  # the head as this numbering last saw or moved it: every entry up to it is readable
 
 
-def _pending(account: str) -> list[dict]:
-    """The account's pending entries (consistent), oldest first."""
+def read_state(account: str) -> State:
+    """The feed head and the pending entries in one consistent Query (they sort next to each other)."""
     request = {
         "TableName": table.name(),
-        "KeyConditionExpression": "PK = :pk",
-        "ExpressionAttributeValues": table.values(pk=keys.feed_pending_pk(account)),
+        "KeyConditionExpression": "PK = :pk AND SK BETWEEN :head AND :end",
+        "ExpressionAttributeValues": table.values(
+            pk=keys.account_pk(account), head=keys.FEED_HEAD_SK, end=keys.FEED_PENDING_END
+        ),
         "ConsistentRead": True,
     }
     found: list[dict] = []
@@ -47,17 +58,21 @@ def _pending(account: str) -> list[dict]:
         if "LastEvaluatedKey" not in response:
             break
         request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
-    # Oldest first by the entry's first change (an entry emptied by a numbering keeps the index key it began with,
-    # so that key says nothing of what was appended since); empty entries first, to be deleted.
-    return sorted(found, key=lambda item: (item["changes"][0]["at"] if item.get("changes") else "", item["SK"]))
+    head = head_of(found.pop(0) if found and found[0]["SK"] == keys.FEED_HEAD_SK else None)
+    # Oldest first by the entry's first change (an emptied entry keeps the index key it began with, so that key
+    # says nothing of what was appended since).
+    pending = sorted((item for item in found if item.get("changes")), key=lambda item: (item["changes"][0]["at"], item["SK"]))
+    return State(head, pending, [item for item in found if not item.get("changes")])
 
 
-def _head_and_selection(account: str) -> tuple[Head, tuple[str, ...] | None]:
-    """The head and the event types the webhook settings select (None: the default), in one BatchGetItem."""
-    head_key, webhooks_key = keys.feed_head_key(account), keys.webhooks_key(account)
-    found = batch.get_items([head_key, webhooks_key], consistent=True)
-    selected = (batch.pick(found, webhooks_key) or {}).get("events")
-    return head_of(batch.pick(found, head_key)), tuple(sorted(selected)) if selected is not None else None
+def _selection(account: str) -> tuple[str, ...] | None:
+    """The event types the webhook settings select (None: the default)."""
+    response = table.client().get_item(
+        TableName=table.name(), Key=table.to_item(keys.webhooks_key(account)), ConsistentRead=True,
+        ProjectionExpression="events",
+    )
+    selected = table.from_item(response["Item"]).get("events") if "Item" in response else None
+    return tuple(sorted(selected)) if selected is not None else None
 
 
 def _change(pending: dict) -> Change:
@@ -89,30 +104,28 @@ def _head_update(account: str, head: Head, count: int, last_event: int) -> dict:
     return {"Update": update}
 
 
-def _removal(item: dict, taken: int) -> dict:
+def _removal(item: dict, taken: int, now: dt.datetime) -> dict:
     """Remove the `taken` first changes of a pending entry (a write may be appending behind them: its changes
-    stay, in order, and neither refuses the other); an entry found empty is deleted, unless one was appended."""
+    stay, in order, and neither refuses the other). An entry emptied so stays: deleting it here would refuse the
+    whole numbering whenever a write appends meanwhile (a busy resource); `clear` deletes it once quiet."""
     key = table.to_item({"PK": item["PK"], "SK": item["SK"]})
     names = {"#changes": "changes"}
-    if taken == 0:
-        condition = {"ConditionExpression": "size(#changes) = :none", "ExpressionAttributeValues": table.values(none=0)}
-        return {"Delete": {"TableName": table.name(), "Key": key, "ExpressionAttributeNames": names, **condition}}
     removed = ", ".join(f"#changes[{i}]" for i in range(taken))
     return {
         "Update": {
             "TableName": table.name(),
             "Key": key,
-            "UpdateExpression": f"REMOVE {removed}",
+            "UpdateExpression": f"REMOVE {removed} SET numbered_at = :now",
             "ConditionExpression": "size(#changes) >= :n",
             "ExpressionAttributeNames": names,
-            "ExpressionAttributeValues": table.values(n=taken),
+            "ExpressionAttributeValues": table.values(n=taken, now=iso(now)),
         }
     }
 
 
-def _plan(account: str, pending: list[dict], head: Head, selected, now: dt.datetime) -> tuple[list[dict], int, bool]:
+def _plan(account: str, pending: list[dict], head: Head, selected, now: dt.datetime) -> tuple[list[dict], Head, bool]:
     """The numbering transaction for as many pending changes as one transaction holds, oldest entries first and
-    each entry's changes in their order; how many it numbers, and whether that is all of them."""
+    each entry's changes in their order; the head it moves to, and whether that is all of them."""
     room = MAX_TRANSACTION_ITEMS - 1
     sequence, last_event = head.sequence, head.last_event_sequence
     written: list[dict] = []
@@ -136,26 +149,30 @@ def _plan(account: str, pending: list[dict], head: Head, selected, now: dt.datet
             if event_type is not None:
                 own.append(events.feed_event(account, event_type, _change(pending_change), sequence, last_event, now))
                 last_event = sequence
-        if taken or not changes:
-            written += [_removal(item, taken)] + own
+        if taken:
+            written += [_removal(item, taken, now)] + own
         if taken < len(changes):
             everything = False
             break
     count = sequence - head.sequence
-    return ([_head_update(account, head, count, last_event)] if count else []) + written, count, everything
+    return [_head_update(account, head, count, last_event)] + written, Head(sequence, True, last_event), everything
 
 
-def number(account: str, now: dt.datetime, rounds: int = 10) -> Numbered:
-    """Number the account's pending entries: at most `rounds` transactions (each up to ~49 entries)."""
+def number(account: str, now: dt.datetime, rounds: int = 10, settled_before: dt.datetime | None = None,
+           clear_before: dt.datetime | None = None) -> Numbered:
+    """Number the account's pending entries: at most `rounds` transactions (each up to ~49 entries).
+    `settled_before`: leave them (done) while every pending change is younger, to a reader numbering inline.
+    `clear_before`: when nothing is left, delete the entries emptied before then (`clear`)."""
     numbered, lost = 0, 0
     for _ in range(rounds):
-        pending = _pending(account)
-        if not pending:
-            return Numbered(numbered, True)
-        head, selected = _head_and_selection(account)
-        items, count, everything = _plan(account, pending, head, selected, now)
-        if not items:
-            return Numbered(numbered, True)
+        state = read_state(account)
+        if not state.pending:
+            if clear_before is not None:
+                clear([item for item in state.emptied if item.get("numbered_at", "") < iso(clear_before)])
+            return Numbered(numbered, True, state.head)
+        if settled_before is not None and state.pending[0]["changes"][0]["at"] > iso(settled_before):
+            return Numbered(numbered, True, state.head)
+        items, moved, everything = _plan(account, state.pending, state.head, _selection(account), now)
         try:
             table.client().transact_write_items(TransactItems=items, ClientRequestToken=uuid.uuid4().hex)
         except ClientError as error:
@@ -164,13 +181,43 @@ def number(account: str, now: dt.datetime, rounds: int = 10) -> Numbered:
             # Another sequencer moved the head, or a write appended to an entry we read: read again.
             lost += 1
             if lost >= MAX_ATTEMPTS:
-                return Numbered(numbered, False)
+                return Numbered(numbered, False, state.head)
             back_off(lost, time.sleep, first=0.002, cap=0.05)
             continue
-        numbered += count
-        if everything and len(pending) < PENDING_READ:
-            return Numbered(numbered, True)
-    return Numbered(numbered, False)
+        numbered += moved.sequence - state.head.sequence
+        if everything and len(state.pending) < PENDING_READ:
+            return Numbered(numbered, True, moved)
+    return Numbered(numbered, False, moved)
+
+
+def clear(emptied: list[dict]) -> int:
+    """Delete pending entries a numbering emptied, each only if still empty (a write that appended meanwhile
+    keeps its entry): one transaction per CLEARED_PER_TRANSACTION, an entry refused dropped and the rest tried
+    once more. How many were deleted."""
+    cleared = 0
+    for start in range(0, len(emptied), CLEARED_PER_TRANSACTION):
+        chunk = emptied[start : start + CLEARED_PER_TRANSACTION]
+        for _ in range(2):
+            deletes = [
+                {"Delete": {"TableName": table.name(), "Key": table.to_item({"PK": item["PK"], "SK": item["SK"]}),
+                            "ConditionExpression": "size(#changes) = :none",
+                            "ExpressionAttributeNames": {"#changes": "changes"},
+                            "ExpressionAttributeValues": table.values(none=0)}}
+                for item in chunk
+            ]
+            try:
+                table.client().transact_write_items(TransactItems=deletes)
+            except ClientError as error:
+                if not table.cancellation_codes(error):
+                    raise
+                reasons = table.cancellation_reasons(error, deletes)
+                chunk = [item for item, delete in zip(chunk, deletes) if reasons.get(table.item_key(delete)) in ("None", "")]
+                if not chunk:
+                    break
+                continue
+            cleared += len(chunk)
+            break
+    return cleared
 
 
 def accounts_pending(now: dt.datetime, limit: int) -> list[str]:

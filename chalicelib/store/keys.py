@@ -262,16 +262,16 @@ def outbox_lane_key(account: str) -> dict:
 
 # The change feed (decisions §13, docs/feed.md): one head item per account holding the last sequence used, and
 # one entry item per sequence in a partition of its own, read in order with one Query. A write commits its change
-# with a pending entry (one item per resource, its changes in commit order) that the sequencer numbers later.
+# with a pending entry (one item per resource, its changes in commit order) that the sequencer numbers later. The
+# head and the pending entries sort next to each other in the account's partition, so one Query reads both.
 FEED_PENDING = "FEED#PENDING"  # GSI3PK prefix of accounts with pending entries; GSI3SK <first pending iso>#<account>
-
-
-def feed_pending_pk(account: str) -> str:
-    return f"{account_pk(account)}#PENDING"
+FEED_HEAD_SK = "FEED#HEAD"
+FEED_PENDING_PREFIX = "FEED#PENDING#"
+FEED_PENDING_END = "FEED#PENDING$"  # just above every pending entry's sort key ("$" follows "#")
 
 
 def feed_pending_key(account: str, resource_key: str) -> dict:
-    return {"PK": feed_pending_pk(account), "SK": resource_key}
+    return {"PK": account_pk(account), "SK": f"{FEED_PENDING_PREFIX}{resource_key}"}
 
 
 def feed_pending_gsi(since_iso: str, account: str) -> dict:
@@ -279,7 +279,7 @@ def feed_pending_gsi(since_iso: str, account: str) -> dict:
 
 
 def feed_head_key(account: str) -> dict:
-    return {"PK": account_pk(account), "SK": "FEED#HEAD"}
+    return {"PK": account_pk(account), "SK": FEED_HEAD_SK}
 
 
 def feed_pk(account: str) -> str:

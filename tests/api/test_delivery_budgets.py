@@ -115,3 +115,23 @@ def test_deposits_add_no_request_to_an_order_or_a_product_put(shop, requests):
     assert placed.data["deliveries"][0]["deposits"]["charged"] == [
         {"id": "bottle", "name": "Bottle", "price": 10, "count": 20}, {"id": "crate", "name": "Crate", "price": 10, "count": 1},
     ]
+
+
+def test_reading_the_feed_with_nothing_pending_takes_two_requests(shop, requests):
+    place(shop, [{"id": "beer", "count": 1}])
+    newest = shop.get("/changes?after=latest").data["max_sequence"]  # numbers the order's change
+    with requests:  # the head with the pending entries (none), then the entries
+        page = shop.get("/changes?after=0&limit=1000").data
+    assert requests == ["Query", "Query"]
+    assert "delivery.requested" in [e["type"] for e in page["changes"]] and page["last_sequence"] == newest
+
+
+def test_reading_the_feed_numbers_what_is_pending_first(shop, requests):
+    shop.get("/changes?after=0")
+    before = shop.get("/changes?after=latest").data["max_sequence"]
+    place(shop, [{"id": "beer", "count": 1}])
+    with requests:  # the head with the pending entries, the webhook selection, the numbering, then the entries
+        page = shop.get(f"/changes?after={before}").data
+    assert requests == ["Query", "GetItem", "TransactWriteItems", "Query"]
+    assert [(e["sequence"], e["type"]) for e in page["changes"]] == [(before + 1, "delivery.requested")]
+    assert page["max_sequence"] == before + 1  # the head as the numbering moved it

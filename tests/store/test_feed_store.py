@@ -14,8 +14,9 @@ from collections import Counter
 import pytest
 
 from chalicelib.domain.errors import Busy
-from chalicelib.service import catalogue, customers, deliveries, ordering, pricing, settings, webhooks
-from chalicelib.store import feed, feed_numbering, table
+from chalicelib.service import catalogue, changes, customers, deliveries, ordering, pricing, settings, webhooks
+from chalicelib.service import feed_numbering as numbering
+from chalicelib.store import feed, feed_numbering, keys, table
 
 pytestmark = pytest.mark.pending_feed
 
@@ -289,7 +290,7 @@ def test_a_crash_while_an_order_is_placed_leaves_the_deliveries_and_their_entrie
 
 
 def _pending_changes(account: str = ACCOUNT) -> list[dict]:
-    return [change for item in feed_numbering._pending(account) for change in item["changes"]]
+    return [change for item in feed_numbering.read_state(account).pending for change in item["changes"]]
 
 
 def test_a_write_commits_a_pending_entry_that_numbering_turns_into_the_next_sequence(shop):
@@ -321,7 +322,7 @@ def test_one_resources_changes_are_numbered_in_order_across_several_transactions
 @pytest.mark.parametrize("at", range(3))
 @pytest.mark.parametrize("after", [False, True], ids=["before", "after"])
 def test_a_crash_of_the_sequencer_at_any_step_numbers_nothing_twice_and_loses_nothing(shop, monkeypatch, at, after):
-    """The sequencer reads the pending entries, reads the head (with the webhook selection), then commits:
+    """The sequencer reads the head with the pending entries (one Query), the webhook selection, then commits:
     dying before or after any of the three leaves every change numbered once by the next run."""
     before = number_all()
     for n in range(5):
@@ -347,7 +348,7 @@ def test_two_sequencers_at_once_number_each_change_once(shop, monkeypatch):
     before = number_all()
     for n in range(3):
         catalogue.put_category(ACCOUNT, f"r{n}", {"name": f"R{n}"})
-    real = feed_numbering._head_and_selection
+    real = feed_numbering._selection
     raced = []
 
     def racing(account):
@@ -357,9 +358,10 @@ def test_two_sequencers_at_once_number_each_change_once(shop, monkeypatch):
             assert feed_numbering.number(account, NOW).count == 3  # the other sequencer
         return read
 
-    monkeypatch.setattr(feed_numbering, "_head_and_selection", racing)
-    assert feed_numbering.number(ACCOUNT, NOW) == feed_numbering.Numbered(0, True)
-    monkeypatch.setattr(feed_numbering, "_head_and_selection", real)
+    monkeypatch.setattr(feed_numbering, "_selection", racing)
+    outcome = feed_numbering.number(ACCOUNT, NOW)
+    assert (outcome.count, outcome.done, outcome.head.sequence) == (0, True, before + 3)
+    monkeypatch.setattr(feed_numbering, "_selection", real)
     assert [e["id"] for e in full_feed()[before:]] == ["r0", "r1", "r2"]
 
 
@@ -429,3 +431,77 @@ def test_writes_to_different_resources_share_no_item(shop, monkeypatch):
             assert all("PRODUCT#" in key or "CATEGORY#" in key for key in shared), shared
 
 
+
+
+@pytest.fixture
+def fake_clock():
+    from chalicelib.service import clock
+
+    fake = clock.FakeClock(dt.datetime.now(dt.timezone.utc))
+    previous = clock.use(fake)
+    yield fake
+    clock.use(previous)
+
+
+def number_at(fake_clock) -> int:
+    """number_all at the fake clock's time (what a numbering empties carries that time)."""
+    while not (outcome := feed_numbering.number(ACCOUNT, fake_clock.now())).done:
+        pass
+    return outcome.head.sequence
+
+
+def _pending_item(resource_key: str) -> dict | None:
+    response = table.client().get_item(TableName=table.name(), Key=table.to_item(keys.feed_pending_key(ACCOUNT, resource_key)), ConsistentRead=True)
+    return table.from_item(response["Item"]) if "Item" in response else None
+
+
+def test_a_sweep_leaves_changes_younger_than_its_settle_time_to_readers(shop, fake_clock):
+    """The background sweep and a reader numbering one account at once waste each other's transactions: the sweep
+    takes only changes older than SWEEP_SETTLE (a reader takes everything at once)."""
+    before = number_at(fake_clock)
+    catalogue.put_category(ACCOUNT, "young", {"name": "Young"})
+    fake_clock.advance(numbering.SWEEP_SETTLE - dt.timedelta(milliseconds=1))
+    assert numbering.sweep(fake_clock.now() + dt.timedelta(seconds=30)) == {"numbered": 0, "left": 0}
+    assert [c["id"] for c in _pending_changes()] == ["young"]
+    fake_clock.advance(dt.timedelta(milliseconds=2))
+    assert numbering.sweep(fake_clock.now() + dt.timedelta(seconds=30)) == {"numbered": 1, "left": 0}
+    assert feed.read_head(ACCOUNT).sequence == before + 1
+
+
+def test_a_reader_numbers_changes_of_any_age(shop, fake_clock):
+    before = number_at(fake_clock)
+    catalogue.put_category(ACCOUNT, "fresh", {"name": "Fresh"})
+    page = changes.read_changes(ACCOUNT, before, 10, False)
+    assert [(e["sequence"], e["id"]) for e in page["changes"]] == [(before + 1, "fresh")]
+    assert page["max_sequence"] == before + 1
+
+
+def test_an_emptied_pending_entry_stays_until_it_was_empty_a_while_then_a_sweep_deletes_it(shop, fake_clock):
+    number_at(fake_clock)
+    catalogue.put_category(ACCOUNT, "once", {"name": "Once"})
+    feed_numbering.number(ACCOUNT, fake_clock.now())
+    emptied = _pending_item("category#once")
+    assert emptied is not None and emptied["changes"] == []  # a write appending now is not refused by a delete
+    assert ACCOUNT in feed_numbering.accounts_pending(fake_clock.now() + dt.timedelta(seconds=1), 100)
+    fake_clock.advance(numbering.CLEAR_EMPTIED_AFTER)
+    numbering.sweep(fake_clock.now() + dt.timedelta(seconds=30))
+    assert _pending_item("category#once") is not None  # empty for exactly CLEAR_EMPTIED_AFTER: not yet
+    fake_clock.advance(dt.timedelta(milliseconds=1))
+    numbering.sweep(fake_clock.now() + dt.timedelta(seconds=30))
+    assert _pending_item("category#once") is None
+    assert ACCOUNT not in feed_numbering.accounts_pending(fake_clock.now() + dt.timedelta(seconds=1), 100)
+
+
+def test_clearing_keeps_an_entry_a_write_appended_to_and_deletes_the_others(shop, fake_clock):
+    before = number_at(fake_clock)
+    for name in ("a", "b", "c"):
+        catalogue.put_category(ACCOUNT, name, {"name": name})
+    feed_numbering.number(ACCOUNT, fake_clock.now())
+    mine = [f"FEED#PENDING#category#{n}" for n in ("a", "b", "c")]
+    emptied = [item for item in feed_numbering.read_state(ACCOUNT).emptied if item["SK"] in mine]
+    assert sorted(item["SK"] for item in emptied) == mine
+    catalogue.put_category(ACCOUNT, "b", {"name": "B again"})  # after the state was read
+    assert feed_numbering.clear(emptied) == 2
+    assert _pending_item("category#a") is None and _pending_item("category#c") is None
+    assert [c["type"] for c in _pending_item("category#b")["changes"]] == ["category.updated"]
+    assert [(e["type"], e["id"]) for e in full_feed()[before:]][-1] == ("category.updated", "b")
