@@ -15,6 +15,10 @@ from chalicelib.http import auth  # noqa: E402
 from chalicelib.service import accounts  # noqa: E402
 from chalicelib.store import table  # noqa: E402
 
+from .moto_transactions import install as lean_moto_transactions  # noqa: E402
+
+lean_moto_transactions()
+
 SUPPLIER_TOKEN = "test-supplier-token"
 OTHER_TOKEN = "other-supplier-token"
 
