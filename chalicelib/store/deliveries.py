@@ -32,7 +32,6 @@ from ..domain.deposits import with_deposits
 from ..domain.rendering import json_text
 from ..domain.field_order import DELIVERY
 from ..domain.integration_status import state_text
-from ..lazy import lazy
 from . import batch, keys, rendered, table
 
 if TYPE_CHECKING:
@@ -40,13 +39,7 @@ if TYPE_CHECKING:
     from .idempotency import Completion
     from .outcomes import Contended, LostClaim, ProductsGone, Stale, Taken, TooLarge
 
-# Writes only: a cold read loads none of them.
-feed = lazy("chalicelib.store.feed")
-products = lazy("chalicelib.store.products")
-feed_changes = lazy("chalicelib.domain.feed")
-outcomes = lazy("chalicelib.store.outcomes")
-idempotency = lazy("chalicelib.store.idempotency")
-
+# The writes import the feed, products, outcomes and idempotency where they use them: a cold read loads none.
 COUNTER = "DELIVERY"
 LEGACY = "doc"  # the summary's map before `body`
 DEPOSIT_BASIS = "deposit_basis"  # JSON text: what the delivery's deposits are counted from (decisions §15)
@@ -161,6 +154,8 @@ def place(
     """Create the deliveries of one order, in one transaction with the "used" flags of their products, the
     integration counts, the Idempotency-Key answer and their feed entries (which make their events); None when
     written. `integration` is each new delivery's state, its `counts` those of the whole order."""
+    from ..domain import feed as feed_changes
+    from . import outcomes, products
     bases = bases or [None] * len(deliveries)
     operations = [
         op for delivery, basis in zip(deliveries, bases) for op in _create_operations(account, delivery, integration, basis)
@@ -262,6 +257,7 @@ def change(
     and counts, its Idempotency-Key answer and its feed entry (and the event it makes) in the same write. Lost to
     another write (its version or a transaction): Stale. `also`: one more transaction item that belongs to the
     change (a receive's move of the customer's deposit balances)."""
+    from ..domain import feed as feed_changes
     change = change or feed_changes.delivery_change(feed_changes.STATUS_CHANGE[delivery["status"]], delivery)
     return _write(account, delivery["id"], expected_version, delivery, integration, claim, [change], now, also=also)
 
@@ -284,6 +280,7 @@ def set_integration(
 def _write(
     account, delivery_id, expected_version, delivery, integration, claim, changes, now, unchanged=None, also=None
 ):
+    from . import outcomes
     update = _update_operation(account, delivery_id, expected_version, delivery, integration)
     written = StoredDelivery(
         delivery if delivery is not None else unchanged,
@@ -327,6 +324,7 @@ def _transact(
     """Run a transaction (with the feed entries of `changes`) whose last own item records the Idempotency-Key
     answer, if any: None when written, LostClaim when only the claim's condition failed, else the per-item
     cancellation codes to read."""
+    from . import feed, idempotency, outcomes
     try:
         answer = [idempotency.complete_operation(claim)] if claim is not None else []
         # Not retried here: the items hold the worklist's `since`, taken by the attempt that commits (§14).
@@ -374,6 +372,7 @@ def add_integration(account: str, stored: StoredDelivery, integration: Integrati
     """Give a delivery stored before integration states its first one, counted; Taken when it has one already
     (a second run of the migration, or a PUT in between). The version moves too, so a PUT or a customer change
     that read the delivery without a state writes nothing over it and is evaluated again (counted once)."""
+    from . import outcomes
     delivery_id = stored.delivery["id"]
     attributes = _integration_attributes(account, delivery_id, integration)
     names = {f"#a{i}": name for i, name in enumerate(attributes)}
