@@ -1,11 +1,11 @@
 """Use cases of deposit types and customers' balances (decisions §15)."""
-from ..domain.errors import Conflict, NotFound, invalid
+from ..domain.errors import Busy, Conflict, NotFound, invalid
 from ..domain.identifiers import is_identifier
 from ..domain.limits import DEPOSIT_TYPES
 from ..store import cursor as cursors
 from ..store import deposits, outcomes
 from ..store.paging import Page
-from . import clock
+from . import clock, contention
 from .paging import paged
 
 
@@ -32,6 +32,8 @@ def put_deposit(account: str, deposit_id: str, body) -> dict:
     saved = deposits.put(account, deposit_id, parsed.name, parsed.price, clock.now())
     if isinstance(saved, deposits.Full):
         raise invalid("id", f"an account has at most {DEPOSIT_TYPES} deposit types")
+    if isinstance(saved, outcomes.Contended):
+        raise Busy(contention.ACCOUNT_BUSY)
     return saved
 
 
