@@ -5,13 +5,11 @@ from chalice import Blueprint
 
 from ..domain.errors import FieldError, ValidationFailed
 from ..domain.feed import DEFAULT_PAGE, MAX_PAGE
-from ..lazy import lazy
 from .call import Call
 from .endpoint import endpoint
 from .params import whole_number
 from .responses import ok
 
-changes = lazy("chalicelib.service.changes")
 
 bp = Blueprint(__name__)
 
@@ -43,5 +41,6 @@ def _feed_query(query) -> tuple[int | None, int, bool]:
 @endpoint(bp, "/changes", "GET", response="domain.feed_shapes:ChangePage", query=("after", "limit", "include"))
 def list_changes(call: Call):
     """The account's changes after a sequence, oldest first (the change feed)"""
+    from ..service import changes
     after, limit, include_data = _feed_query(call.queries)
     return ok(changes.read_changes(call.account, after, limit, include_data))

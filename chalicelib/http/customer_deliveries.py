@@ -1,16 +1,12 @@
 """Customer routes of deliveries (decisions §8, extension): place orders, read, cancel and receive one's own."""
 from chalice import Blueprint
 
-from ..lazy import lazy
 from .call import Call
 from .endpoint import endpoint
 from .auth import CUSTOMER
 from .responses import ok
 from .responses import page_of_texts
 
-deliveries = lazy("chalicelib.service.deliveries")
-reads = lazy("chalicelib.service.delivery_reads")  # a GET imports no pydantic (service/delivery_reads.py)
-ordering = lazy("chalicelib.service.ordering")
 
 bp = Blueprint(__name__)
 
@@ -24,6 +20,7 @@ def _optional_body(call: Call):
 @endpoint(bp, "/customer/deliveries", "POST", CUSTOMER, body="domain.delivery:OrderBody", response="domain.delivery:PlacedDeliveries")
 def place_order(call: Call):
     """Order products: one delivery, or two when ACTIVE and OUT_OF_STOCK products are mixed"""
+    from ..service import ordering
     placed = ordering.place_order(call.account, call.customer_id, call.body(), call.idempotency)
     return ok({"deliveries": placed})
 
@@ -31,6 +28,7 @@ def place_order(call: Call):
 @endpoint(bp, "/customer/deliveries", "GET", CUSTOMER, response="domain.delivery:DeliveryList", paged=True)
 def list_own_deliveries(call: Call):
     """The customer's deliveries, newest first"""
+    from ..service import delivery_reads as reads
     limit, cursor = call.page()
     page = reads.list_customer_deliveries(call.account, call.customer_id, limit, cursor)
     return page_of_texts("deliveries", page.items, page.cursor)
@@ -39,6 +37,7 @@ def list_own_deliveries(call: Call):
 @endpoint(bp, "/customer/deliveries/{delivery_id}", "GET", CUSTOMER, response="domain.delivery:Delivery")
 def get_own_delivery(call: Call, delivery_id: str):
     """One of the customer's deliveries in full"""
+    from ..service import delivery_reads as reads
     return ok(reads.get_delivery(call.account, delivery_id, call.customer_id))
 
 
@@ -47,6 +46,7 @@ def get_own_delivery(call: Call, delivery_id: str):
 )
 def cancel_delivery(call: Call, delivery_id: str):
     """Cancel a delivery that is REQUESTED or ACCEPTED"""
+    from ..service import deliveries
     return ok(deliveries.cancel(call.account, call.customer_id, delivery_id, _optional_body(call), call.idempotency))
 
 
@@ -55,4 +55,5 @@ def cancel_delivery(call: Call, delivery_id: str):
 )
 def receive_delivery(call: Call, delivery_id: str):
     """Confirm that a delivery arrived"""
+    from ..service import deliveries
     return ok(deliveries.receive(call.account, call.customer_id, delivery_id, _optional_body(call), call.idempotency))

@@ -6,7 +6,6 @@ from chalice import Blueprint, Response
 
 from ..domain.errors import FieldError, ValidationFailed, invalid
 from ..domain.integration_status import STATUSES as INTEGRATION_STATUSES
-from ..lazy import lazy
 from .call import Call
 from .endpoint import endpoint
 from .responses import ok
@@ -14,8 +13,6 @@ from .responses import page_of_texts
 from ..domain.delivery_status import STATUSES
 from . import params
 
-deliveries = lazy("chalicelib.service.deliveries")
-reads = lazy("chalicelib.service.delivery_reads")  # a GET imports no pydantic (service/delivery_reads.py)
 
 bp = Blueprint(__name__)
 
@@ -47,6 +44,7 @@ def _each_named(*parsers) -> tuple[list[FieldError], list]:
 )
 def list_deliveries(call: Call):
     """List deliveries, newest first, optionally only those in one status; or one integration state's worklist"""
+    from ..service import delivery_reads as reads
     errors, (paging, status, integration) = _each_named(
         call.page,
         lambda: params.one_of(call.queries, "status", STATUSES),
@@ -68,30 +66,35 @@ def list_deliveries(call: Call):
 )
 def set_delivery_integration(call: Call, delivery_id: str):
     """Acknowledge a delivery: whether your ERP imported it (IMPORTED) or failed to (FAILED, with a message)"""
+    from ..service import deliveries
     return ok(deliveries.set_integration(call.account, delivery_id, call.body()))
 
 
 @endpoint(bp, "/account/integration", "GET", response="domain.integration:IntegrationOverview")
 def get_integration_overview(call: Call):
     """How many deliveries your ERP has not taken (PENDING) or failed on (FAILED), and the oldest pending one"""
+    from ..service import delivery_reads as reads
     return ok(reads.integration_overview(call.account))
 
 
 @endpoint(bp, "/deliveries/{delivery_id}", "GET", response="domain.delivery:SupplierDelivery")
 def get_delivery(call: Call, delivery_id: str):
     """Read one delivery in full"""
+    from ..service import delivery_reads as reads
     return ok(reads.get_delivery(call.account, delivery_id))
 
 
 @endpoint(bp, "/deliveries/{delivery_id}/responses", "POST", body="domain.delivery:ResponseBody", response="domain.delivery:SupplierDelivery")
 def respond_to_delivery(call: Call, delivery_id: str):
     """Accept, update or reject a delivery"""
+    from ..service import deliveries
     return ok(deliveries.respond(call.account, delivery_id, call.body(), call.idempotency))
 
 
 @endpoint(bp, "/deliveries/{delivery_id}/csv", "GET", query=("encoding",))
 def delivery_order_file(call: Call, delivery_id: str):
     """The delivery's CSV order file (utf-8 with BOM, or latin1)"""
+    from ..service import deliveries
     _require_csv_accepted(call.header("accept"))
     encoding = params.encoding(call.queries)
     number, content = deliveries.order_file(call.account, delivery_id, encoding)

@@ -1,14 +1,12 @@
 """Routes of deposit types and customers' balances (decisions §15)."""
 from chalice import Blueprint
 
-from ..lazy import lazy
 from .auth import CUSTOMER
 from .call import Call
 from .endpoint import endpoint
 from .responses import no_content, ok
 from .responses import page as page_body
 
-deposits = lazy("chalicelib.service.deposits")
 
 bp = Blueprint(__name__)
 
@@ -16,6 +14,7 @@ bp = Blueprint(__name__)
 @endpoint(bp, "/deposits", "GET", response="domain.deposit_types:DepositList", paged=True)
 def list_deposits(call: Call):
     """List deposit types by id"""
+    from ..service import deposits
     limit, cursor = call.page()
     page = deposits.list_deposits(call.account, limit, cursor)
     return page_body("deposits", page.items, page.cursor)
@@ -24,18 +23,21 @@ def list_deposits(call: Call):
 @endpoint(bp, "/deposits/{deposit_id}", "PUT", body="domain.deposit_types:DepositBody", response="domain.deposit_types:Deposit")
 def put_deposit(call: Call, deposit_id: str):
     """Create or change a deposit type"""
+    from ..service import deposits
     return ok(deposits.put_deposit(call.account, deposit_id, call.body()))
 
 
 @endpoint(bp, "/deposits/{deposit_id}", "GET", response="domain.deposit_types:Deposit")
 def get_deposit(call: Call, deposit_id: str):
     """Read one deposit type"""
+    from ..service import deposits
     return ok(deposits.get_deposit(call.account, deposit_id))
 
 
 @endpoint(bp, "/deposits/{deposit_id}", "DELETE", status=204)
 def delete_deposit(call: Call, deposit_id: str):
     """Delete a deposit type no packaging names and no balance holds"""
+    from ..service import deposits
     deposits.delete_deposit(call.account, deposit_id)
     return no_content()
 
@@ -43,6 +45,7 @@ def delete_deposit(call: Call, deposit_id: str):
 @endpoint(bp, "/customers/{customer_id}/deposits", "GET", response="domain.deposit_types:CustomerDeposits")
 def get_customer_deposits(call: Call, customer_id: str):
     """A customer's balance of every deposit type"""
+    from ..service import deposits
     return ok(deposits.customer_balances(call.account, customer_id))
 
 
@@ -52,10 +55,12 @@ def get_customer_deposits(call: Call, customer_id: str):
 )
 def adjust_customer_deposits(call: Call, customer_id: str):
     """Adjust one balance of a customer (opening balances, corrections)"""
+    from ..service import deposits
     return ok(deposits.adjust_balance(call.account, customer_id, call.body()))
 
 
 @endpoint(bp, "/customer/deposits", "GET", role=CUSTOMER, response="domain.deposit_types:CustomerDeposits")
 def get_own_deposits(call: Call):
     """This customer's balance of every deposit type"""
+    from ..service import deposits
     return ok(deposits.customer_balances(call.account, call.customer_id))

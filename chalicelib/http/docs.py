@@ -9,13 +9,10 @@ from typing import Any
 from chalice import Blueprint, Response
 
 from ..domain.errors import NotFound
-from ..lazy import lazy
 from .call import Call
 from .endpoint import endpoint
 from .responses import JSON
 
-openapi = lazy("chalicelib.http.openapi")  # its schema models import pydantic; only /openapi.json needs them
-swagger_ui_bundle = lazy("swagger_ui_bundle")  # only the asset routes need it
 
 bp = Blueprint(__name__)
 
@@ -40,12 +37,14 @@ window.ui = SwaggerUIBundle({url: "openapi.json", dom_id: "#reference", deepLink
 
 
 def _asset_folder() -> Path:
+    import swagger_ui_bundle
     return Path(str(swagger_ui_bundle.swagger_ui_path))
 
 
 @endpoint(bp, "/openapi.json", "GET", role=None, response=dict[str, Any])
 def get_openapi_document(_call: Call):
     """The OpenAPI 3.1 document of this service"""
+    from . import openapi  # its schema models import pydantic; only this route needs them
     return Response(body=openapi.document_json(), status_code=200, headers={"Content-Type": JSON})
 
 

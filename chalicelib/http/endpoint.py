@@ -7,13 +7,11 @@ from chalice import Blueprint, Response
 
 from ..domain.errors import ServiceError
 from ..domain.field_order import BY_MODEL
-from ..lazy import lazy
 from . import auth, bodies
 from .call import Call
 from .registry import OPERATIONS, Operation
 from .responses import from_error, render
 
-idempotency = lazy("chalicelib.http.idempotency")  # POSTs only: a cold GET does not load it
 
 # (path, method) -> the view that answers it; app.py reaches it through http/route_table.py.
 VIEWS: dict[tuple[str, str], Callable[..., Response]] = {}
@@ -46,7 +44,7 @@ def endpoint(
     from http/route_table.py, which lists every declared route (`bp` names the route module's blueprint).
 
     body/response name the pydantic models of the request and the success body (a class, or "module:Class"
-    under chalicelib, loaded on first use: chalicelib/lazy.py); query names the query parameters; paged adds limit and cursor.
+    under chalicelib, loaded on first use: http/registry.py); query names the query parameters; paged adds limit and cursor.
     They feed the OpenAPI document (http/openapi.py; its recorded examples are http/examples.json, the words the
     models cannot give http/openapi_text.py).
     replayable=False exempts a POST from Idempotency-Key: its answer holds a secret that must never be stored.
@@ -72,6 +70,8 @@ def endpoint(
                 request.principal = principal  # the request log names the account (logs.py)
                 call = Call(request, principal)
                 if method == "POST" and principal is not None and replayable:
+                    from . import idempotency  # POSTs only: a cold GET does not load it
+
                     work = lambda: render(handler(call, **params), order)  # noqa: E731
                     return idempotency.handle(call, work, reads, order, status)
                 return render(handler(call, **params), order)

@@ -1,13 +1,11 @@
 """Routes of the account's events: list them to catch up, resend one (decisions §10, extension)."""
 from chalice import Blueprint
 
-from ..lazy import lazy
 from .call import Call
 from .endpoint import endpoint
 from .responses import ok
 from .responses import page as page_body
 
-webhooks = lazy("chalicelib.service.webhooks")
 
 bp = Blueprint(__name__)
 
@@ -15,6 +13,7 @@ bp = Blueprint(__name__)
 @endpoint(bp, "/account/events", "GET", response="domain.webhook:EventList", paged=True)
 def list_events(call: Call):
     """The account's events, newest first, with their delivery status"""
+    from ..service import webhooks
     limit, cursor = call.page()
     page = webhooks.list_events(call.account, limit, cursor)
     return page_body("events", page.items, page.cursor)
@@ -23,4 +22,5 @@ def list_events(call: Call):
 @endpoint(bp, "/account/events/{event_id}/resend", "POST", response="domain.webhook:Event", status=202)
 def resend_event(call: Call, event_id: str):
     """Send an event again, with the same idempotency_key: 202 at once, the attempt follows within seconds"""
+    from ..service import webhooks
     return ok(webhooks.resend(call.account, event_id, call.idempotency), status=202)

@@ -4,14 +4,12 @@ from chalice import Blueprint
 from ..domain.errors import ServiceError, UnsupportedMediaType, invalid
 from ..domain.limits import IMPORT_CHARSET_NAMES, IMPORT_FILE_BYTES
 from ..domain.problems import ProblemType
-from ..lazy import lazy
 from . import params
 from .call import Call
 from .endpoint import endpoint
 from .responses import ok, problem
 from .responses import page as page_body
 
-importing = lazy("chalicelib.service.importing")
 
 bp = Blueprint(__name__)
 
@@ -129,6 +127,7 @@ def _file_as_read(call: Call):
 )
 def import_products(call: Call):
     """Import a catalogue from a CSV file (utf-8 or latin1, `,` or `;`); it runs in the background"""
+    from ..service import importing
     raw = call.request.raw_body or b""
     body = raw.encode() if isinstance(raw, str) else raw
     try:
@@ -149,6 +148,7 @@ def _location(report: dict) -> dict:
 @endpoint(bp, "/imports/products", "GET", response="domain.catalogue_import:ImportList", paged=True)
 def list_imports(call: Call):
     """List catalogue imports, newest first"""
+    from ..service import importing
     limit, cursor = call.page()
     page = importing.list_imports(call.account, limit, cursor)
     return page_body("imports", page.items, page.cursor)
@@ -157,4 +157,5 @@ def list_imports(call: Call):
 @endpoint(bp, "/imports/products/{import_id}", "GET", response="domain.catalogue_import:ImportReport")
 def get_import(call: Call, import_id: str):
     """Read an import: its status, counts and the errors of its rows"""
+    from ..service import importing
     return ok(importing.get_import(call.account, import_id))

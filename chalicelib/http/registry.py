@@ -1,7 +1,11 @@
-"""The registry of operations: what each route takes and answers, for the OpenAPI document and the renderer."""
-from typing import NamedTuple
+"""The registry of operations: what each route takes and answers, for the OpenAPI document and the renderer.
 
-from ..lazy import load
+A route names its models ("domain.product:Product") rather than importing them: most import pydantic, which costs
+a cold start about as much as boto3 does, and a GET that renders from stored text never needs them
+(tests/api/test_cold_path.py). Route modules likewise import their use case inside each handler.
+"""
+import importlib
+from typing import NamedTuple
 
 
 class Operation(NamedTuple):  # not a dataclass: its class is built on every cold start, a tenth of the cost
@@ -37,10 +41,12 @@ class Operation(NamedTuple):  # not a dataclass: its class is built on every col
 
 
 def model(reference: type | str | None) -> type | None:
-    """A model named "module:Class" under chalicelib is loaded on first use (chalicelib/lazy.py says why)."""
+    """A model named "module:Class" under chalicelib is imported on first use (import_module takes the import lock,
+    so concurrent first requests are safe)."""
     if not isinstance(reference, str):
         return reference
-    return load(f"chalicelib.{reference}")
+    module, _, name = reference.partition(":")
+    return getattr(importlib.import_module(f"chalicelib.{module}"), name)
 
 
 # Every declared operation, appended by http/endpoint.py as route modules load; route_table.all_operations()

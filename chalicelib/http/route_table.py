@@ -14,10 +14,8 @@ import importlib
 import sys
 from pathlib import Path
 
-from ..lazy import lazy
 from .registry import OPERATIONS, Operation
 
-pkgutil = lazy("pkgutil")  # only the discovery of `write` and `check` uses it, never a request
 
 GENERATED = Path(__file__).with_name("routes_generated.py")
 
@@ -63,6 +61,7 @@ def all_operations() -> list[Operation]:
 
 def discovered() -> list[tuple]:
     """The routes the endpoint decorators of every module in this package declare, in a stable order."""
+    import pkgutil  # only `write` and `check` discover, never a request
     from . import endpoint
 
     package = sys.modules[__package__]

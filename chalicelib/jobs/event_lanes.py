@@ -16,10 +16,8 @@ import logging
 import threading
 from collections import defaultdict
 
-from ..lazy import lazy
 from ..service import clock
 
-sending = lazy("chalicelib.service.event_sending")
 
 log = logging.getLogger("supplier-ordering.webhooks")
 
@@ -49,6 +47,7 @@ class Dispatcher:
         consistent, does not show them yet; scan=False takes only those. No lane claims an event after
         `deadline`.
         """
+        from ..service import event_sending as sending
         found = {event["event_id"]: event for event in sending.due_events()} if scan else {}
         for event in known:
             if sending.is_due(event):
@@ -74,6 +73,7 @@ class Dispatcher:
             self._busy.difference_update(accounts)
 
     def _lane(self, account: str, due: list[dict], lane, deadline) -> dict:
+        from ..service import event_sending as sending
         try:
             return sending.send_turn(account, due, lane, deadline, self.transport)
         except Exception:  # noqa: BLE001 - the next poll tries again

@@ -8,14 +8,9 @@ import logging
 
 from ..domain.event_policy import SEND_TIMEOUT_SECONDS
 from ..domain.limits import IMAGE_DOWNLOAD_SECONDS, IMPORT_CHUNK_SECONDS, NUMBERING_SECONDS
-from ..lazy import lazy
+from ..service import background, feed_numbering as numbering
+from . import event_lanes, images, import_turns
 from .budget import Phase, run_phases
-
-images = lazy("chalicelib.jobs.images")
-event_lanes = lazy("chalicelib.jobs.event_lanes")
-import_turns = lazy("chalicelib.jobs.import_turns")
-background = lazy("chalicelib.service.background")
-numbering = lazy("chalicelib.service.feed_numbering")
 
 log = logging.getLogger("supplier-ordering.jobs")
 

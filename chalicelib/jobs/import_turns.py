@@ -16,11 +16,9 @@ import logging
 import threading
 
 from ..domain.limits import IMPORT_CHUNK_SECONDS
-from ..lazy import lazy
 from ..service import clock
 from .turns import rounds
 
-importing = lazy("chalicelib.service.importing")
 
 log = logging.getLogger("supplier-ordering.imports")
 
@@ -34,6 +32,7 @@ def advance_imports(deadline: dt.datetime) -> dict:
     """Rounds until `deadline`: each round reads the queue again and gives the oldest due import of every
     account one slice, so an import queued meanwhile gets its turn in the next round. Counts of what happened
     (`due`: how many the first read found)."""
+    from ..service import importing
     summary = {"due": 0, **{end.value: 0 for end in importing.TurnEnd}, "crashed": 0}
     served: dict[str, int] = {}  # account -> the number of its latest turn in this run
     turns = itertools.count()
@@ -57,6 +56,7 @@ def advance_imports(deadline: dt.datetime) -> dict:
 
 
 def _slice(item, until: dt.datetime) -> str:
+    from ..service import importing
     try:
         return importing.advance_import(item, until)
     except Exception:  # noqa: BLE001 - the lease runs out and the next job resumes from the checkpoint

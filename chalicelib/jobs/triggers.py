@@ -9,18 +9,18 @@ placeholder in the template with the table's own stream ({"Fn::GetAtt": ["Table"
 from chalice import Blueprint, Rate
 
 from .. import config
-from ..lazy import lazy
 
-handlers = lazy("chalicelib.jobs.handlers")
 
 bp = Blueprint(__name__)
 
 
 @bp.on_dynamodb_record(stream_arn=config.table_stream_arn(), batch_size=100, name="table_stream")
 def on_table_change(event):
+    from . import handlers
     handlers.on_table_change(event)
 
 
 @bp.schedule(Rate(1, unit=Rate.MINUTES), name="background_schedule")
 def every_minute(event):
+    from . import handlers
     handlers.every_minute(event)

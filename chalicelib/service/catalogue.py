@@ -3,22 +3,13 @@ from typing import NamedTuple
 
 from ..domain.errors import Busy, Conflict, NotFound, PreconditionFailed, invalid
 from ..domain.identifiers import ID_RULE, is_identifier
-from ..lazy import lazy
 from ..store import products, rendered, table
 from ..store.paging import Page
 from .paging import paged
 from . import clock, contention
 
-# Validation needs pydantic; reads do not, so a cold GET never imports it. Nor does a product read need the
-# category and pricing stores.
-categories = lazy("chalicelib.store.categories")
-outcomes = lazy("chalicelib.store.outcomes")
-pricing = lazy("chalicelib.store.pricing")
-changes = lazy("chalicelib.domain.feed")
-product_rules = lazy("chalicelib.domain.product")
-shapes = lazy("chalicelib.domain.common")
-category_shapes = lazy("chalicelib.domain.category")
-
+# Validation (pydantic) and the category and pricing stores are imported where they are used: a cold GET of a
+# product loads none of them.
 WRITE_ATTEMPTS = 30  # each lost race means another write won, so many concurrent writers all get through
 STALE_ETAG = "the product was changed since the ETag given in If-Match"
 
@@ -62,6 +53,8 @@ def _write(account: str, product_id: str, build, if_match: str | None, create_on
 
     `build(current data or None)` returns the document to store. The image is queued for download in the same
     write; the image job downloads it (jobs/images.py, service/images.py)."""
+    from ..domain import feed as changes, product as product_rules
+    from ..store import outcomes
     for attempt in contention.attempts(WRITE_ATTEMPTS):
         current, deposit_types = products.get_for_write(account, product_id)
         if current is not None and create_only:
@@ -96,11 +89,13 @@ def _write(account: str, product_id: str, build, if_match: str | None, create_on
 
 
 def create_product(account: str, body) -> ProductView:
+    from ..domain import product as product_rules
     data = product_rules.validate_product(body)
     return _write(account, data["id"], lambda current: data, None, create_only=True)
 
 
 def put_product(account: str, product_id: str, body, if_match: str | None) -> ProductView:
+    from ..domain import product as product_rules
     if not is_identifier(product_id):
         raise invalid("id", ID_RULE)
     data = product_rules.validate_product(body, product_id)
@@ -113,6 +108,7 @@ def patch_product(account: str, product_id: str, patch, if_match: str | None) ->
         raise _product_gone(product_id)
 
     def merged(current: products.StoredProduct | None) -> dict:
+        from ..domain import product as product_rules
         if current is None:
             raise _product_gone(product_id)
         return product_rules.validate_product(product_rules.merge_patch(table.json_numbers(current.data), patch), product_id)
@@ -121,6 +117,7 @@ def patch_product(account: str, product_id: str, patch, if_match: str | None) ->
 
 
 def delete_product(account: str, product_id: str, if_match: str | None) -> None:
+    from ..store import outcomes, pricing
     if not is_identifier(product_id):
         raise _product_gone(product_id)
     refused = products.delete(account, product_id, clock.now(), if_match)
@@ -134,6 +131,8 @@ def delete_product(account: str, product_id: str, if_match: str | None) -> None:
 
 
 def put_category(account: str, category_id: str, body) -> dict:
+    from ..domain import category as category_shapes, common as shapes
+    from ..store import categories, outcomes
     if not is_identifier(category_id):
         raise invalid("id", ID_RULE)
     category = shapes.parse(category_shapes.CategoryBody, body)
@@ -147,6 +146,8 @@ def put_category(account: str, category_id: str, body) -> dict:
 
 def create_category(account: str, body) -> dict:
     """POST /categories, as barmate catalogue-sync clients send it: the id is in the body (decisions §5)."""
+    from ..domain import category as category_shapes, common as shapes
+    from ..store import categories, outcomes
     category = shapes.parse(category_shapes.NewCategory, body)
     created = categories.create(account, category.id, category.name, clock.now())
     if isinstance(created, outcomes.Taken):
@@ -159,6 +160,7 @@ def _category_gone(category_id: str) -> NotFound:
 
 
 def get_category(account: str, category_id: str) -> dict:
+    from ..store import categories
     category = categories.get(account, category_id) if is_identifier(category_id) else None
     if category is None:
         raise _category_gone(category_id)
@@ -167,10 +169,12 @@ def get_category(account: str, category_id: str) -> dict:
 
 @paged
 def list_categories(account: str, limit: int, cursor: str | None) -> Page:
+    from ..store import categories
     return categories.list_page(account, limit, cursor)
 
 
 def delete_category(account: str, category_id: str) -> None:
+    from ..store import categories, outcomes
     get_category(account, category_id)
     if products.any_in_category(account, category_id):
         raise Conflict(f"category {category_id} is used by products and cannot be deleted")

@@ -7,11 +7,8 @@ from .accounts import CUSTOMER, issued, token_not_found
 from .documents import contention_as_conflict
 from .paging import paged
 from . import clock
-from ..lazy import lazy
 
-# Validation needs pydantic; reads do not, so a cold GET never imports it.
-customer_rules = lazy("chalicelib.domain.customer")
-
+# Validation (pydantic) is imported by the writes that use it: a cold GET never imports it.
 
 def _not_found(customer_id: str) -> NotFound:
     return NotFound(f"customer {customer_id} does not exist")
@@ -31,6 +28,7 @@ def list_customers(account: str, limit: int, cursor: str | None) -> Page:
 
 def put_customer(account: str, customer_id: str, body) -> dict:
     """Create the customer or replace its profile; its settings are kept."""
+    from ..domain import customer as customer_rules
     if not is_identifier(customer_id):
         raise invalid("id", ID_RULE)
     profile = customer_rules.validate_profile(body, customer_id)
@@ -40,6 +38,7 @@ def put_customer(account: str, customer_id: str, body) -> dict:
 
 def patch_customer(account: str, customer_id: str, body) -> dict:
     """Change settings of an existing customer: one conditional update; null clears a setting."""
+    from ..domain import customer as customer_rules
     if not is_identifier(customer_id):
         raise _not_found(customer_id)
     changes = customer_rules.validate_settings_patch(body)

@@ -1,17 +1,13 @@
 """Use cases of deposit types and customers' balances (decisions §15)."""
-from ..domain.errors import Conflict, NotFound, invalid
+from ..domain.errors import Busy, Conflict, NotFound, invalid
 from ..domain.identifiers import is_identifier
 from ..domain.limits import DEPOSIT_TYPES
-from ..lazy import lazy
 from ..store import cursor as cursors
 from ..store import deposits, outcomes
 from ..store.paging import Page
-from . import clock
+from . import clock, contention
 from .paging import paged
 
-shapes = lazy("chalicelib.domain.common")
-deposit_shapes = lazy("chalicelib.domain.deposit_types")
-arithmetic = lazy("chalicelib.domain.deposits")
 
 LIST_QUERY = "deposits"
 
@@ -21,6 +17,7 @@ def _gone(deposit_id: str) -> NotFound:
 
 
 def put_deposit(account: str, deposit_id: str, body) -> dict:
+    from ..domain import common as shapes, deposit_types as deposit_shapes
     errors = []  # every wrong field at once (decisions §3): the URL's id, a body id unlike it, name, price
     if not is_identifier(deposit_id) or len(deposit_id) > deposit_shapes.DEPOSIT_ID_LENGTH:
         errors.append(shapes.FieldError("id", deposit_shapes.DEPOSIT_ID_RULE))
@@ -35,6 +32,8 @@ def put_deposit(account: str, deposit_id: str, body) -> dict:
     saved = deposits.put(account, deposit_id, parsed.name, parsed.price, clock.now())
     if isinstance(saved, deposits.Full):
         raise invalid("id", f"an account has at most {DEPOSIT_TYPES} deposit types")
+    if isinstance(saved, outcomes.Contended):
+        raise Busy(contention.ACCOUNT_BUSY)
     return saved
 
 
@@ -73,6 +72,7 @@ def _customer_gone(customer_id: str) -> NotFound:
 
 def customer_balances(account: str, customer_id: str) -> dict:
     """GET /customers/:id/deposits and GET /customer/deposits: every type with this customer's balance."""
+    from ..domain import deposits as arithmetic
     read = deposits.read_balances(account, customer_id) if is_identifier(customer_id) else None
     if read is None:
         raise _customer_gone(customer_id)
@@ -81,6 +81,7 @@ def customer_balances(account: str, customer_id: str) -> dict:
 
 def adjust_balance(account: str, customer_id: str, body) -> dict:
     """POST /customers/:id/deposits: add a count (an opening balance, a correction) to one balance."""
+    from ..domain import common as shapes, deposit_types as deposit_shapes
     if not is_identifier(customer_id):
         raise _customer_gone(customer_id)
     try:

@@ -1,9 +1,11 @@
 """One-off data migrations, run from the command line (never on a request's path)."""
 from ..domain import integration
-from ..store import deliveries, deposits
-from . import clock
+from ..domain.errors import Busy
+from ..store import deliveries, deposits, outcomes
+from . import clock, contention
 
 PAGE = 100
+ADD_ATTEMPTS = 10  # at least; and on while contention lasts under CONTENTION_SECONDS (service/contention.py)
 
 
 def migrate_integration(account: str, status: str = integration.PENDING) -> int:
@@ -17,9 +19,20 @@ def migrate_integration(account: str, status: str = integration.PENDING) -> int:
         for stored in found:
             state = {"status": str(status)}
             write = deliveries.IntegrationWrite(state, integration.entered_before(stored.delivery), integration.count_changes(None, state["status"]))
-            migrated += deliveries.add_integration(account, stored, write, clock.now()) is None
+            migrated += _add_integration(account, stored, write)
         if start is None:
             return migrated
+
+
+def _add_integration(account: str, stored: deliveries.StoredDelivery, write: deliveries.IntegrationWrite) -> bool:
+    """Whether the delivery took its first state (False: it had one already); tried again while another write
+    holds the account's counts for a moment."""
+    for attempt in contention.attempts(ADD_ATTEMPTS):
+        added = deliveries.add_integration(account, stored, write, clock.now())
+        if not isinstance(added, outcomes.Contended):
+            return added is None
+        contention.back_off(attempt)
+    raise Busy(contention.ACCOUNT_BUSY)
 
 
 def migrate_deposits(account: str) -> int:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -32,7 +31,6 @@ from ..domain.deposits import with_deposits
 from ..domain.rendering import json_text
 from ..domain.field_order import DELIVERY
 from ..domain.integration_status import state_text
-from ..lazy import lazy
 from . import batch, keys, rendered, table
 
 if TYPE_CHECKING:
@@ -40,13 +38,7 @@ if TYPE_CHECKING:
     from .idempotency import Completion
     from .outcomes import Contended, LostClaim, ProductsGone, Stale, Taken, TooLarge
 
-# Writes only: a cold read loads none of them.
-feed = lazy("chalicelib.store.feed")
-products = lazy("chalicelib.store.products")
-feed_changes = lazy("chalicelib.domain.feed")
-outcomes = lazy("chalicelib.store.outcomes")
-idempotency = lazy("chalicelib.store.idempotency")
-
+# The writes import the feed, products, outcomes and idempotency where they use them: a cold read loads none.
 COUNTER = "DELIVERY"
 LEGACY = "doc"  # the summary's map before `body`
 DEPOSIT_BASIS = "deposit_basis"  # JSON text: what the delivery's deposits are counted from (decisions §15)
@@ -161,29 +153,33 @@ def place(
     """Create the deliveries of one order, in one transaction with the "used" flags of their products, the
     integration counts, the Idempotency-Key answer and their feed entries (which make their events); None when
     written. `integration` is each new delivery's state, its `counts` those of the whole order."""
+    from ..domain import feed as feed_changes
+    from . import outcomes, products
     bases = bases or [None] * len(deliveries)
-    operations = [
+    creates = [
         op for delivery, basis in zip(deliveries, bases) for op in _create_operations(account, delivery, integration, basis)
     ]
     counts = _counts_operation(account, deliveries[0]["id"], integration.counts) if integration is not None else None
-    operations += [counts] if counts is not None else []
-    first_product = len(operations)
-    operations += [products.mark_used_operation(account, product_id) for product_id in used_products]
+    used = {product_id: products.mark_used_operation(account, product_id) for product_id in used_products}
     if changes is None:
         changes = [feed_changes.delivery_change(feed_changes.ChangeType.DELIVERY_REQUESTED, delivery) for delivery in deliveries]
-    outcome = _transact(account, operations, claim, changes, now)
-    if not isinstance(outcome, list):
-        return outcome
-    codes = outcome
-    product_codes = codes[first_product : first_product + len(used_products)]
-    gone = frozenset(pid for pid, code in zip(used_products, product_codes) if code == table.CONDITION_FAILED)
+    operations = creates + ([counts] if counts is not None else []) + list(used.values())
+    reasons = _transact(account, operations, claim, changes, now)
+    if not isinstance(reasons, dict):
+        return reasons
+    gone = frozenset(pid for pid, operation in used.items() if _failed(reasons, operation))
     if gone:
         return outcomes.ProductsGone(gone)
-    if table.CONDITION_FAILED in codes[: len(deliveries) * 2]:
+    if any(_failed(reasons, operation) for operation in creates):
         return outcomes.Stale()
-    if table.TRANSACTION_CONFLICT in codes:
+    if table.TRANSACTION_CONFLICT in reasons.values():
         return outcomes.Contended()
-    raise RuntimeError(f"placing the order failed: {codes}")
+    raise table.WriteFailed("placing the order", reasons)
+
+
+def _failed(reasons: dict[tuple[str, str], str], operation: dict) -> bool:
+    """Whether the condition of `operation` is what cancelled the transaction."""
+    return reasons.get(table.item_key(operation)) == table.CONDITION_FAILED
 
 
 def from_summary(summary: dict, items: list | None) -> StoredDelivery:
@@ -262,6 +258,7 @@ def change(
     and counts, its Idempotency-Key answer and its feed entry (and the event it makes) in the same write. Lost to
     another write (its version or a transaction): Stale. `also`: one more transaction item that belongs to the
     change (a receive's move of the customer's deposit balances)."""
+    from ..domain import feed as feed_changes
     change = change or feed_changes.delivery_change(feed_changes.STATUS_CHANGE[delivery["status"]], delivery)
     return _write(account, delivery["id"], expected_version, delivery, integration, claim, [change], now, also=also)
 
@@ -284,6 +281,7 @@ def set_integration(
 def _write(
     account, delivery_id, expected_version, delivery, integration, claim, changes, now, unchanged=None, also=None
 ):
+    from . import outcomes
     update = _update_operation(account, delivery_id, expected_version, delivery, integration)
     written = StoredDelivery(
         delivery if delivery is not None else unchanged,
@@ -310,10 +308,10 @@ def _write(
         return written
     if isinstance(outcome, outcomes.Contended):
         return outcomes.Stale()  # read again and write with a new time
-    if isinstance(outcome, list):
-        if outcome[0] == table.CONDITION_FAILED or table.TRANSACTION_CONFLICT in outcome:
+    if isinstance(outcome, dict):
+        if _failed(outcome, update) or table.TRANSACTION_CONFLICT in outcome.values():
             return outcomes.Stale()
-        raise RuntimeError(f"changing the delivery failed: {outcome}")
+        raise table.WriteFailed("changing the delivery", outcome)
     return outcome
 
 
@@ -323,25 +321,27 @@ def _transact(
     claim: Completion | None,
     changes: list[Change],
     now: dt.datetime,
-) -> None | list[str] | LostClaim | TooLarge | Contended:
+) -> None | dict[tuple[str, str], str] | LostClaim | TooLarge | Contended:
     """Run a transaction (with the feed entries of `changes`) whose last own item records the Idempotency-Key
-    answer, if any: None when written, LostClaim when only the claim's condition failed, else the per-item
-    cancellation codes to read."""
+    answer, if any: None when written, LostClaim when only the claim's condition failed, else the cancellation
+    code of each item by its key (table.cancellation_reasons) to read."""
+    from . import feed, idempotency, outcomes
+    answer = [idempotency.complete_operation(claim)] if claim is not None else []
     try:
-        answer = [idempotency.complete_operation(claim)] if claim is not None else []
         # Not retried here: the items hold the worklist's `since`, taken by the attempt that commits (§14).
         feed.commit(account, operations + answer, changes, now, retry_held=False)
     except feed.Held:
         return outcomes.Contended()
     except ClientError as error:
-        codes = table.cancellation_codes(error)
-        if not codes:
+        reasons = table.cancellation_reasons(error, operations + answer)
+        if not reasons:
             if table.is_too_large(error):
                 return outcomes.TooLarge()
             raise
-        if claim is not None and codes[-1] == table.CONDITION_FAILED and table.CONDITION_FAILED not in codes[:-1]:
+        failed = [key for key, code in reasons.items() if code == table.CONDITION_FAILED]
+        if answer and failed == [table.item_key(answer[0])]:
             return outcomes.LostClaim()
-        return codes[: len(operations)]
+        return reasons
     return None
 
 
@@ -370,10 +370,14 @@ def without_integration(account: str, limit: int, start: dict | None = None) -> 
     return [from_summary(table.from_item(item), None) for item in response.get("Items", [])], response.get("LastEvaluatedKey")
 
 
-def add_integration(account: str, stored: StoredDelivery, integration: IntegrationWrite, now: dt.datetime) -> None | Taken:
+def add_integration(
+    account: str, stored: StoredDelivery, integration: IntegrationWrite, now: dt.datetime
+) -> None | Taken | Contended:
     """Give a delivery stored before integration states its first one, counted; Taken when it has one already
-    (a second run of the migration, or a PUT in between). The version moves too, so a PUT or a customer change
-    that read the delivery without a state writes nothing over it and is evaluated again (counted once)."""
+    (a second run of the migration, or a PUT in between); Contended when another write held the counts for a
+    moment (try again). The version moves too, so a PUT or a customer change that read the delivery without a
+    state writes nothing over it and is evaluated again (counted once)."""
+    from . import outcomes
     delivery_id = stored.delivery["id"]
     attributes = _integration_attributes(account, delivery_id, integration)
     names = {f"#a{i}": name for i, name in enumerate(attributes)}
@@ -389,14 +393,13 @@ def add_integration(account: str, stored: StoredDelivery, integration: Integrati
         }
     }
     counts = _counts_operation(account, delivery_id, integration.counts)
-    for attempt in range(10):  # a conflict means another write held the counts for a moment
-        # No feed entry: a GET showed PENDING before (a missing state reads PENDING) and shows it after.
-        outcome = _transact(account, [update] + ([counts] if counts is not None else []), None, [], now)
-        if outcome is None:
-            return None
-        if isinstance(outcome, list) and outcome[0] == table.CONDITION_FAILED:
-            return outcomes.Taken()
-        if not (isinstance(outcome, list) and table.TRANSACTION_CONFLICT in outcome):
-            break
-        time.sleep(0.01 * 2**attempt)
-    raise RuntimeError(f"adding the integration state failed: {outcome}")
+    # No feed entry: a GET showed PENDING before (a missing state reads PENDING) and shows it after.
+    outcome = _transact(account, [update] + ([counts] if counts is not None else []), None, [], now)
+    if outcome is None:
+        return None
+    reasons = outcome if isinstance(outcome, dict) else {}  # TooLarge: no plan for it, as for an unknown code
+    if _failed(reasons, update):
+        return outcomes.Taken()
+    if table.TRANSACTION_CONFLICT in reasons.values():
+        return outcomes.Contended()
+    raise table.WriteFailed("adding the integration state", reasons)

@@ -19,7 +19,7 @@ from botocore.exceptions import ClientError
 from ..domain.feed import Change, ChangeType
 from ..domain.limits import DEPOSIT_TYPES
 from . import batch, feed, keys, table
-from .outcomes import Gone, InUse, Refusal, Stale
+from .outcomes import Contended, Gone, InUse, Refusal, Stale
 
 BALANCE_PREFIX = "D#"
 PUT_ATTEMPTS = 5
@@ -66,8 +66,9 @@ def _update(account: str, expression: str, condition: str, names: dict, values: 
     }
 
 
-def put(account: str, deposit_id: str, name: str, price: int, now: dt.datetime) -> dict | Full:
-    """Create or change a type; the same name and price again write nothing (and append no feed entry)."""
+def put(account: str, deposit_id: str, name: str, price: int, now: dt.datetime) -> dict | Full | Contended:
+    """Create or change a type; the same name and price again write nothing (and append no feed entry).
+    Contended: others kept changing the account's types between our read and our write, PUT_ATTEMPTS times."""
     types_key = keys.deposit_types_key(account)
     for _ in range(PUT_ATTEMPTS):
         found = batch.get_items([types_key], consistent=True)
@@ -105,7 +106,7 @@ def put(account: str, deposit_id: str, name: str, price: int, now: dt.datetime) 
         except ClientError as error:
             if table.CONDITION_FAILED not in table.cancellation_codes(error):
                 raise
-    raise feed.FeedBusy()
+    return Contended()
 
 
 def delete(account: str, deposit_id: str, now: dt.datetime) -> None | Gone | InUse:

@@ -2,10 +2,13 @@
 
 A write answers its success value (what it stored; None when there is nothing to give back) or one of these.
 Callers tell them apart with `isinstance` (or `match`); two answers of the same meaning compare equal. A read
-answers the value, or None when there is none. Exceptions are only for what no caller plans for: a cursor that
+answers the value, or None when there is none. Cancellation reasons are matched by item
+(table.cancellation_reasons), never by position. Exceptions are only for what no caller plans for: a cursor that
 fails its signature (cursor.BadCursor: bad input, decoded at the edge of a list), retries exhausted under
-contention (feed.FeedBusy, documents.KeptChanging), rows of an import gone from under it (import_items.RowsMissing),
-and DynamoDB's own errors (batch.StillThrottled: it kept throttling through every retry).
+contention (feed.FeedBusy, documents.KeptChanging; a repository's own read-and-write loop answers Contended
+instead), rows of an import gone from under it (import_items.RowsMissing), and DynamoDB's own errors
+(batch.StillThrottled: it kept throttling through every retry; table.WriteFailed: a transaction cancelled for a
+reason no outcome names).
 """
 import datetime as dt
 from dataclasses import dataclass

@@ -10,7 +10,6 @@ from botocore.exceptions import ClientError
 
 from ..domain.field_order import PRODUCT
 from ..domain.values import ORDERABLE_STATUSES
-from ..lazy import lazy
 from . import keys, rendered, table
 from .paging import Page, query_page
 
@@ -18,14 +17,7 @@ if TYPE_CHECKING:
     from ..domain.feed import Change
     from .outcomes import Gone, InUse, NoCategory, Stale, Taken
 
-# Writes only: a cold read loads none of them.
-product_images = lazy("chalicelib.store.product_images")
-feed = lazy("chalicelib.store.feed")
-batch = lazy("chalicelib.store.batch")
-changes = lazy("chalicelib.domain.feed")
-outcomes = lazy("chalicelib.store.outcomes")
-deposits = lazy("chalicelib.store.deposits")
-
+# The writes import the feed, images, batch, deposits and outcomes where they use them: a cold read loads none.
 BORN = "born"  # the revision that created the product, kept on it and on its pricing items
 
 
@@ -91,6 +83,7 @@ def get(account: str, product_id: str, consistent: bool = False) -> StoredProduc
 def get_for_write(account: str, product_id: str) -> tuple[StoredProduct | None, dict]:
     """The product and the account's deposit types, read consistently in one BatchGetItem (what a write starts
     from)."""
+    from . import batch, deposits
     product_key, types_key = keys.product_key(account, product_id), keys.deposit_types_key(account)
     found = batch.get_items([product_key, types_key], consistent=True)
     item = batch.pick(found, product_key)
@@ -129,6 +122,7 @@ def _index_attributes(account: str, data: dict, image_due: dt.datetime | None) -
     By category (GSI1); orderable ones in their sparse index (GSI2); a product with an image in the image
     queue (GSI3, see store/product_images.py), due at image_due.
     """
+    from . import product_images
     sets = dict(keys.product_category_gsi(account, data["category"], data["id"]))
     removals = []
     if data["status"] in ORDERABLE_STATUSES:
@@ -188,6 +182,7 @@ def _category_check(account: str, category_id: str) -> dict:
 def _refusal(codes: list[str], create_only: bool, references: int) -> NoCategory | Taken | Stale | None:
     """Why a save's transaction [product update, category check, `references` deposit references] was
     cancelled; the category first; a deposit type deleted meanwhile reads as Stale (read again, validate again)."""
+    from . import outcomes
     if len(codes) > 1 and codes[1] == table.CONDITION_FAILED:
         return outcomes.NoCategory()
     if table.CONDITION_FAILED in codes[2 : 2 + references]:
@@ -212,6 +207,8 @@ def save(
 
     Returns the new revision, or why nothing was written (Taken, Stale, NoCategory).
     """
+    from ..domain import feed as changes
+    from . import deposits, feed
     revision = table.new_revision()
     update = write_operation(
         account, data, revision, create_only=create_only, expected_revision=expected_revision, image_due=image_due
@@ -247,6 +244,7 @@ def delete(
     """Delete an unused product with its feed entry; None when deleted, else why not (Gone, InUse, Stale).
     A product whose packaging names deposit types gives their references back in the same transaction,
     conditional on the revision read (a change meanwhile makes us read again)."""
+    from . import outcomes
     for _ in range(5):
         current = get(account, product_id, consistent=True)
         if current is None:
@@ -259,6 +257,8 @@ def delete(
 
 
 def _delete(account: str, product_id: str, now: dt.datetime, expected_revision: str | None, named: set[str]):
+    from ..domain import feed as changes
+    from . import deposits, feed, outcomes
     condition = "attribute_exists(PK) AND (attribute_not_exists(used) OR used = :false)"
     named_values = {"false": False}
     if expected_revision is not None:

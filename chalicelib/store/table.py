@@ -158,6 +158,16 @@ def item_key(operation: dict) -> tuple[str, str]:
     return key["PK"]["S"], key["SK"]["S"]
 
 
+class WriteFailed(Exception):
+    """A write refused for a reason its caller has no outcome for (a throttled or invalid item of a transaction,
+    say): a fault, not a refusal, so it is raised rather than answered. `reasons`: the cancelled transaction's
+    codes by item (cancellation_reasons), {} when it was not cancelled item by item."""
+
+    def __init__(self, what: str, reasons: dict[tuple[str, str], str]):
+        super().__init__(f"{what} failed: {sorted(set(reasons.values())) or 'not a cancelled transaction'}")
+        self.reasons = reasons
+
+
 def cancellation_reasons(error: Exception, operations: list[dict]) -> dict[tuple[str, str], str]:
     """The cancellation code of each of `operations` (the caller's, first in the transaction: store/feed.py
     appends its own after them) by its item's key (item_key), so callers ask about an item, not a position.

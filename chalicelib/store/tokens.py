@@ -7,13 +7,11 @@ from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
 
-from ..lazy import lazy
 from . import keys, table
 
 if TYPE_CHECKING:
     from .outcomes import Gone, Taken
 
-outcomes = lazy("chalicelib.store.outcomes")  # writes only: authentication (every cold request) reads
 
 TOKEN_PREFIX = "sos_"
 
@@ -53,6 +51,8 @@ def create(
         reasons = table.cancellation_reasons(error, operations)
         if reasons.get(table.key_of(keys.token_key(token_hash))) != table.CONDITION_FAILED:
             raise
+        from . import outcomes  # only here: setting up a cold start must not load it (test_cold_path.py)
+
         owner = find(secret)
         return outcomes.Taken(owner["account"] if owner else "")
     return token_id, secret
@@ -90,6 +90,7 @@ def find(secret: str) -> dict | None:
 
 def revoke(account: str, token_id: str, customer_id: str | None = None) -> None | Gone:
     """Delete a token, or Gone when there is none by that id (with customer_id: of that customer)."""
+    from . import outcomes
     response = table.client().get_item(
         TableName=table.name(), Key=table.to_item(keys.token_ref_key(account, token_id)), ConsistentRead=True
     )

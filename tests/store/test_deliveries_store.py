@@ -5,7 +5,7 @@ import random
 import pytest
 
 from chalicelib.store import deliveries as store
-from chalicelib.store import delivery_lists, outcomes, products
+from chalicelib.store import delivery_lists, keys, outcomes, products, table
 
 from .conftest import NOW, sample_product
 
@@ -62,3 +62,80 @@ def test_a_delivery_too_large_for_one_item_is_too_large(stored):
     ]}
     assert store.change("acme", huge, 0, now=NOW) == outcomes.TooLarge()
     assert store.get("acme", 1).version == 0
+
+
+# Cancellation reasons are read by item (issue 26.4): what the store answers names the item that refused.
+
+
+def cancel_once(monkeypatch, code_of) -> list:
+    """The next transaction is cancelled with `code_of(item)` for each of its items; the ones after go through."""
+    from botocore.exceptions import ClientError
+
+    real, cancelled = table.client().transact_write_items, []
+
+    def transact(**request):
+        if cancelled:
+            return real(**request)
+        cancelled.append(request)
+        reasons = [{"Code": code_of(table.item_key(item))} for item in request["TransactItems"]]
+        error = {"Code": "TransactionCanceledException", "Message": "cancelled"}
+        raise ClientError({"Error": error, "CancellationReasons": reasons}, "TransactWriteItems")
+
+    monkeypatch.setattr(table.client(), "transact_write_items", transact)
+    return cancelled
+
+
+def on_item(key: dict, code: str):
+    """`code` for the item of `key`, None (it would have been written) for every other."""
+    return lambda item_key: code if item_key == table.key_of(key) else "None"
+
+
+def test_an_order_names_only_the_products_that_are_gone(drinks):
+    products.save("acme", sample_product("cola"), now=NOW)
+    answer = store.place("acme", [DELIVERY], ["tea", "cola", "juice"], now=NOW)
+    assert answer == outcomes.ProductsGone(frozenset({"tea", "juice"}))
+
+
+def test_an_order_whose_product_was_held_is_contended(drinks, monkeypatch):
+    products.save("acme", sample_product("cola"), now=NOW)
+    cancel_once(monkeypatch, on_item(keys.product_key("acme", "cola"), table.TRANSACTION_CONFLICT))
+    assert store.place("acme", [DELIVERY], ["cola"], now=NOW) == outcomes.Contended()
+    assert store.place("acme", [DELIVERY], ["cola"], now=NOW) is None  # nothing was written the first time
+
+
+def test_a_change_refused_for_its_version_is_stale_whichever_item_comes_first(stored, monkeypatch):
+    key = keys.delivery_key("acme", 1)
+    cancel_once(monkeypatch, on_item(key, table.CONDITION_FAILED))
+    write = store.IntegrationWrite({"status": "IMPORTED"}, "2026-05-04T09:30:00Z", {"pending": -1})
+    assert store.change("acme", {**stored, "status": "ACCEPTED"}, 0, integration=write, now=NOW) == outcomes.Stale()
+
+
+def test_a_transaction_cancelled_for_a_reason_no_caller_plans_for_is_a_named_store_error(stored, monkeypatch):
+    """Throttling of one item, say: neither an outcome nor a bare RuntimeError, but table.WriteFailed naming it."""
+    summary = keys.delivery_key("acme", 1)
+    cancel_once(monkeypatch, on_item(summary, "ThrottlingError"))
+    with pytest.raises(table.WriteFailed, match="ThrottlingError") as raised:
+        store.change("acme", {**stored, "status": "ACCEPTED"}, 0, now=NOW)
+    assert not isinstance(raised.value, RuntimeError)
+    assert raised.value.reasons[table.key_of(summary)] == "ThrottlingError"
+    assert store.get("acme", 1).version == 0
+
+    cancel_once(monkeypatch, on_item(keys.delivery_key("acme", 2), "ValidationError"))
+    with pytest.raises(table.WriteFailed, match="ValidationError"):
+        store.place("acme", [{**DELIVERY, "id": 2}], ["cola"], now=NOW)
+    assert store.get("acme", 2) is None
+
+
+def test_a_first_integration_state_is_taken_once_contended_when_held_and_fails_by_name(stored, monkeypatch):
+    without = store.get("acme", 1)
+    assert without.integration is None  # stored before integration states
+    write = store.IntegrationWrite({"status": "PENDING"}, "2026-05-04T09:30:00Z", {"pending": 1})
+    counts = keys.integration_counts_key("acme", 1 % keys.INTEGRATION_COUNT_SHARDS)
+    cancel_once(monkeypatch, on_item(counts, table.TRANSACTION_CONFLICT))
+    assert store.add_integration("acme", without, write, NOW) == outcomes.Contended()
+    cancel_once(monkeypatch, on_item(counts, "ThrottlingError"))
+    with pytest.raises(table.WriteFailed, match="ThrottlingError"):
+        store.add_integration("acme", without, write, NOW)
+    assert store.add_integration("acme", without, write, NOW) is None
+    assert store.add_integration("acme", without, write, NOW) == outcomes.Taken()
+    assert store.get("acme", 1).integration == {"status": "PENDING"}

@@ -199,3 +199,30 @@ def test_types_stored_before_they_had_their_own_item_are_given_it(engine, drinks
     assert deposits.delete(ACCOUNT, "crate", NOW) is None
     assert isinstance(products.save(ACCOUNT, bottled("fanta"), now=NOW, create_only=True), str)
     assert references("bottle") == 2
+
+
+def test_a_type_others_keep_changing_is_contended_and_the_service_answers_busy(engine, monkeypatch):
+    """Like a category or the webhook settings (issue 26.4): the store answers the outcome Contended after
+    PUT_ATTEMPTS lost races, never a service error; the service makes it the 409 every contended write gives."""
+    from botocore.exceptions import ClientError
+
+    from chalicelib.domain.errors import Busy
+    from chalicelib.service import contention
+    from chalicelib.service import deposits as service
+    from chalicelib.store import feed
+
+    tries = []
+
+    def lost_race(account, operations, changes, now, **_):
+        tries.append(len(operations))
+        error = {"Code": "TransactionCanceledException", "Message": "cancelled"}
+        raise ClientError({"Error": error, "CancellationReasons": [{"Code": table.CONDITION_FAILED}]}, "TransactWriteItems")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(feed, "commit", lost_race)
+        assert deposits.put(ACCOUNT, "bottle", "Bottle", 8, NOW) == outcomes.Contended()
+        assert len(tries) == deposits.PUT_ATTEMPTS
+        with pytest.raises(Busy, match=contention.ACCOUNT_BUSY) as raised:
+            service.put_deposit(ACCOUNT, "bottle", {"name": "Bottle", "price": 8})
+        assert raised.value.status == 409
+    assert deposits.read_types(ACCOUNT, consistent=True) == {}

@@ -290,3 +290,35 @@ def test_the_migration_racing_an_acknowledgement_counts_once(shop, monkeypatch):
     assert migrations.migrate_integration(ACCOUNT) == 0
     assert_counts_exact([delivery_id])
     assert deliveries.integration_overview(ACCOUNT)["pending"] == 0
+
+
+def test_the_migration_tries_again_while_the_counts_are_held(shop, monkeypatch, fake_clock):
+    """The store answers Contended for a moment's conflict on the counts; the migration tries again on the one
+    retry helper (service/contention.py), and gives up with Busy only once contention outlasts it."""
+    from chalicelib.service import contention, migrations
+    from chalicelib.store import outcomes
+
+    delivery_id = order()
+    table.client().update_item(
+        TableName=table.name(), Key=table.to_item(keys.delivery_key(ACCOUNT, delivery_id)),
+        UpdateExpression="REMOVE integration, integration_since, GSI3PK, GSI3SK",
+    )
+    for key in keys.integration_counts_keys(ACCOUNT):
+        table.client().delete_item(TableName=table.name(), Key=table.to_item(key))
+    add, pauses = delivery_store.add_integration, []
+    monkeypatch.setattr(contention, "back_off", pauses.append)
+    monkeypatch.setattr(delivery_store, "add_integration", lambda *a: outcomes.Contended() if len(pauses) < 2 else add(*a))
+    assert migrations.migrate_integration(ACCOUNT) == 1
+    assert pauses == [0, 1]
+    assert_counts_exact([delivery_id])
+
+    monkeypatch.setattr(delivery_store, "add_integration", lambda *a: outcomes.Contended())
+    pauses.clear()
+    table.client().update_item(
+        TableName=table.name(), Key=table.to_item(keys.delivery_key(ACCOUNT, delivery_id)),
+        UpdateExpression="REMOVE integration, integration_since, GSI3PK, GSI3SK",
+    )
+    monkeypatch.setattr(contention, "back_off", lambda attempt: (pauses.append(attempt), fake_clock.advance(1)))
+    with pytest.raises(Busy):
+        migrations.migrate_integration(ACCOUNT)
+    assert pauses == list(range(migrations.ADD_ATTEMPTS))  # 10 pauses of a second outlast CONTENTION_SECONDS
