@@ -26,7 +26,7 @@ from schemathesis.specs.openapi.checks import (
 
 from tests.test_local_run import Runner, free_port, runner_env
 
-FUZZ_EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES") or 20)
+FUZZ_EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES") or 12)
 FUZZ_SEED = int(os.environ.get("FUZZ_SEED") or 20260601)
 SUPPLIER_TOKEN = "contract-fuzz-supplier-token"
 CHECKS = [
