@@ -163,9 +163,10 @@ def number(account: str, now: dt.datetime, rounds: int = 10, settled_before: dt.
     """Number the account's pending entries: at most `rounds` transactions (each up to ~49 entries).
     `settled_before`: leave them (done) while every pending change is younger, to a reader numbering inline.
     `clear_before`: when nothing is left, delete the entries emptied before then (`clear`)."""
-    numbered, lost = 0, 0
+    numbered, lost, head = 0, 0, None
     for _ in range(rounds):
         state = read_state(account)
+        head = state.head
         if not state.pending:
             if clear_before is not None:
                 clear([item for item in state.emptied if item.get("numbered_at", "") < iso(clear_before)])
@@ -185,9 +186,10 @@ def number(account: str, now: dt.datetime, rounds: int = 10, settled_before: dt.
             back_off(lost, time.sleep, first=0.002, cap=0.05)
             continue
         numbered += moved.sequence - state.head.sequence
+        head = moved
         if everything and len(state.pending) < PENDING_READ:
-            return Numbered(numbered, True, moved)
-    return Numbered(numbered, False, moved)
+            return Numbered(numbered, True, head)
+    return Numbered(numbered, False, head)  # a head read or committed, never one only planned
 
 
 def clear(emptied: list[dict]) -> int:

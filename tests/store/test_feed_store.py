@@ -505,3 +505,30 @@ def test_clearing_keeps_an_entry_a_write_appended_to_and_deletes_the_others(shop
     assert _pending_item("category#a") is None and _pending_item("category#c") is None
     assert [c["type"] for c in _pending_item("category#b")["changes"]] == ["category.updated"]
     assert [(e["type"], e["id"]) for e in full_feed()[before:]][-1] == ("category.updated", "b")
+
+
+def test_a_numbering_that_loses_its_last_round_answers_the_head_it_read_not_the_one_it_planned(shop, monkeypatch):
+    """A reader takes max_sequence from the numbering: a head only planned would promise entries that are not there."""
+    from botocore.exceptions import ClientError
+
+    before = number_all()
+    catalogue.put_category(ACCOUNT, "late", {"name": "Late"})
+    real = table.client()
+
+    class Refusing:
+        def __getattr__(self, name):
+            if name != "transact_write_items":
+                return getattr(real, name)
+
+            def refused(**request):
+                reasons = [{"Code": "TransactionConflict"}] + [{"Code": "None"}] * (len(request["TransactItems"]) - 1)
+                raise ClientError({"Error": {"Code": "TransactionCanceledException", "Message": "held"},
+                                   "CancellationReasons": reasons}, "TransactWriteItems")
+
+            return refused
+
+    monkeypatch.setattr(table, "client", lambda: Refusing())
+    outcome = feed_numbering.number(ACCOUNT, NOW, rounds=1)
+    monkeypatch.setattr(table, "client", lambda: real)
+    assert (outcome.count, outcome.done, outcome.head.sequence) == (0, False, before)
+    assert number_all() == before + 1
