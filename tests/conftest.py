@@ -131,16 +131,6 @@ def pytest_configure(config):
     )
 
 
-# Modules whose tests run for tens of seconds each (a real `make run`, fuzzing, the largest items): started first, so
-# the two workers of `make test` do not end with one of them alone on a long test.
-LONG_MODULES = ("test_contract_fuzz.py", "test_local_run.py", "test_limits_store.py", "test_product_concurrency.py",
-                "test_deploy_template.py", "test_import_properties.py")
-
-
-def pytest_collection_modifyitems(items):
-    items.sort(key=lambda item: item.path.name not in LONG_MODULES)  # stable: the order within each part stays
-
-
 @pytest.fixture(autouse=True)
 def prompt_sequencer(request, monkeypatch):
     """With `make run` the background loop numbers pending feed entries within a fraction of a second, and in AWS
