@@ -7,6 +7,7 @@ from chalice import Blueprint, Response
 
 from ..domain.errors import ServiceError
 from ..domain.field_order import BY_MODEL
+from ..service import contention
 from . import auth, bodies
 from .call import Call
 from .registry import OPERATIONS, Operation
@@ -62,6 +63,10 @@ def endpoint(
         OPERATIONS.append(operation)
         order = BY_MODEL.get(operation.response_name or "")
 
+        def work(call: Call, params: dict) -> Response:
+            with contention.kept_losing_as_busy():
+                return render(handler(call, **params), order)
+
         @functools.wraps(handler)
         def view(**params):
             request = _app[0].current_request
@@ -72,9 +77,8 @@ def endpoint(
                 if method == "POST" and principal is not None and replayable:
                     from . import idempotency  # POSTs only: a cold GET does not load it
 
-                    work = lambda: render(handler(call, **params), order)  # noqa: E731
-                    return idempotency.handle(call, work, reads, order, status)
-                return render(handler(call, **params), order)
+                    return idempotency.handle(call, lambda: work(call, params), reads, order, status)
+                return work(call, params)
             except ServiceError as error:
                 return from_error(error)
 

@@ -2,10 +2,13 @@
 of the one clock (so a test moves it), then give up with a 409 the client may retry. The service's policy on the
 one retry helper, domain/retry.py."""
 import time
+from contextlib import contextmanager
 from typing import Iterator
 
 from ..domain import retry
+from ..domain.errors import Busy
 from ..domain.limits import CONTENTION_SECONDS
+from ..store.feed import FeedBusy
 from . import clock
 
 ACCOUNT_BUSY = "the account is being changed by many requests at once; try again"  # a write that kept losing races
@@ -18,3 +21,14 @@ def attempts(minimum: int, seconds: float = CONTENTION_SECONDS) -> Iterator[int]
 def back_off(attempt: int) -> None:
     """A short random pause after a lost race, growing to 0.2 s, so the racers spread out."""
     retry.back_off(attempt, time.sleep, first=0.005, cap=0.2)
+
+
+@contextmanager
+def kept_losing_as_busy():
+    """A write the store gave up on after losing every attempt (feed.FeedBusy: its feed entries stayed held, or
+    hold the most unnumbered changes a resource may have) is Busy: nothing was written and the client may try
+    again. Every use case runs inside this, at the edges that call the service (http/endpoint.py, cli.py)."""
+    try:
+        yield
+    except FeedBusy as error:
+        raise Busy(ACCOUNT_BUSY) from error

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 
 from botocore.exceptions import ClientError
 
-from ..domain.errors import Busy
 from ..domain.feed import Change
 from ..domain.limits import FEED_PENDING_PER_RESOURCE
 from ..domain.retry import back_off
@@ -40,12 +39,10 @@ class Held(Exception):
     its next attempt starts over (what it wrote is nothing)."""
 
 
-class FeedBusy(Busy):
+class FeedBusy(Exception):
     """The resource's pending entries stayed held, or hold FEED_PENDING_PER_RESOURCE changes that the sequencer has
-    not numbered yet: nothing was written."""
-
-    def __init__(self):
-        super().__init__("the account is being changed by many requests at once; try again")
+    not numbered yet: nothing was written. A store exception (retries exhausted, store/outcomes.py); the service
+    answers it as Busy in one place, service/contention.kept_losing_as_busy."""
 
 
 @dataclass(frozen=True)

@@ -209,3 +209,27 @@ def test_a_category_that_keeps_changing_under_a_put_is_409_and_unchanged(api, mo
     assert response.data["detail"] == "the account is being changed by many requests at once; try again"
     monkeypatch.undo()
     assert api.get("/categories/drinks").data == {"id": "drinks", "name": "Drinks"}
+
+
+@pytest.mark.pending_feed
+def test_a_category_with_too_many_unnumbered_changes_is_409_and_a_keyed_retry_does_the_work(api, monkeypatch):
+    """The store gives up (feed.FeedBusy) while a resource has FEED_PENDING_PER_RESOURCE changes unnumbered: the
+    client gets 409 with nothing written, the Idempotency-Key is let go, and once the sequencer caught up the same
+    keyed request creates the category."""
+    from chalicelib.service import clock
+    from chalicelib.store import feed, feed_numbering
+
+    monkeypatch.setattr(feed, "FEED_PENDING_PER_RESOURCE", 2)
+    feed_numbering.number("acme", clock.now())
+    assert api.put("/categories/full", {"name": "Full"}).status_code == 200
+    assert api.delete("/categories/full").status_code == 204
+    keyed = {"Idempotency-Key": "create-full"}
+    response = api.post("/categories", {"id": "full", "name": "Again"}, headers=keyed)
+    problem(response, 409, "conflict")
+    assert response.data["detail"] == "the account is being changed by many requests at once; try again"
+    assert api.get("/categories/full").status_code == 404
+    feed_numbering.number("acme", clock.now())
+    retried = api.post("/categories", {"id": "full", "name": "Again"}, headers=keyed)
+    assert retried.status_code == 200, retried.data
+    assert "Idempotent-Replayed" not in retried.headers
+    assert retried.data == {"id": "full", "name": "Again"}

@@ -18,6 +18,7 @@ from chalicelib.store import deliveries as delivery_store
 from chalicelib.store import table
 
 from ..conftest import OTHER_TOKEN
+from ..transactions import cancelled, intercept
 from .deliveries_helpers import CUSTOMER_TOKEN, NOW, assert_shape, place, respond, shop  # noqa: F401
 from .test_deliveries_customer import events
 
@@ -488,34 +489,18 @@ def test_the_state_is_bounded_in_bytes_within_the_room_kept_for_it(shop):
 def _held_once(monkeypatch, moments: list[dt.datetime]):
     """The first transaction that carries a pending feed entry meets a numbering holding that entry; while it
     does, the clock moves on to the next moment (the attempt that commits happens later)."""
-    from botocore.exceptions import ClientError
-
-    real = table.client()
     met = []
 
-    class Holding:
-        def __getattr__(self, name):
-            attribute = getattr(real, name)
-            if name != "transact_write_items":
-                return attribute
-
-            def transact(**request):
-                items = request["TransactItems"]
-                pending = ["#PENDING" in str(item) for item in items]
-                if not met and any(pending):
-                    met.append(True)
-                    at(monkeypatch, moments[1])
-                    reasons = [{"Code": "TransactionConflict" if held else "None"} for held in pending]
-                    raise ClientError(
-                        {"Error": {"Code": "TransactionCanceledException", "Message": "held"}, "CancellationReasons": reasons},
-                        "TransactWriteItems",
-                    )
-                return attribute(**request)
-
-            return transact
+    def transact(send, **request):
+        pending = ["#PENDING" in str(item) for item in request["TransactItems"]]
+        if not met and any(pending):
+            met.append(True)
+            at(monkeypatch, moments[1])
+            raise cancelled(["TransactionConflict" if held else "None" for held in pending], "held")
+        return send(**request)
 
     at(monkeypatch, moments[0])
-    monkeypatch.setattr(table, "client", lambda: Holding())
+    intercept(monkeypatch, transact)
     return met
 
 

@@ -11,6 +11,7 @@ import sys
 from chalicelib.domain.errors import Busy
 from chalicelib.service import catalogue
 from chalicelib.store import feed_numbering
+from chalicelib.store.feed import FeedBusy
 
 ACCOUNT = "acme"
 
@@ -19,7 +20,7 @@ def committed(write) -> None:
     while True:  # 409 Busy wrote nothing: a client tries again
         try:
             return write()
-        except Busy:
+        except (Busy, FeedBusy):
             continue
 
 

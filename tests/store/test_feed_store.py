@@ -17,6 +17,8 @@ from chalicelib.domain.errors import Busy
 from chalicelib.service import catalogue, changes, customers, deliveries, ordering, pricing, settings, webhooks
 from chalicelib.service import feed_numbering as numbering
 from chalicelib.store import feed, feed_numbering, keys, table
+from chalicelib.store.feed import FeedBusy
+from tests.transactions import cancelled, intercept
 
 pytestmark = pytest.mark.pending_feed
 
@@ -90,7 +92,7 @@ def test_concurrent_writers_of_mixed_changes_leave_exactly_their_entries_in_orde
             while True:
                 try:
                     return write()
-                except Busy:
+                except (Busy, FeedBusy):
                     continue
 
         try:
@@ -381,7 +383,7 @@ def test_a_resource_with_too_many_changes_waiting_is_busy_and_writes_nothing(sho
     number_all()
     for n in range(3):
         catalogue.put_category(ACCOUNT, "full", {"name": f"Full {n}"})
-    with pytest.raises(Busy):
+    with pytest.raises(FeedBusy):
         catalogue.put_category(ACCOUNT, "full", {"name": "One too many"})
     assert catalogue.get_category(ACCOUNT, "full")["name"] == "Full 2"
     catalogue.put_category(ACCOUNT, "elsewhere", {"name": "Another resource"})  # not held up
@@ -393,25 +395,12 @@ def test_a_resource_with_too_many_changes_waiting_is_busy_and_writes_nothing(sho
 def test_writes_to_different_resources_share_no_item(shop, monkeypatch):
     """Issue 25: nothing all of one account's writes touch inside their transactions (no head, no counts)."""
     seen: list[set] = []
-    real = table.client()
 
-    class Recording:
-        def __getattr__(self, name):
-            attribute = getattr(real, name)
-            if name != "transact_write_items":
-                return attribute
+    def recorded(send, **request):
+        seen.append({repr(table.item_key(item)) for item in request["TransactItems"]})
+        return send(**request)
 
-            def call(**request):
-                keys_of = set()
-                for item in request["TransactItems"]:
-                    (operation,) = item.values()
-                    keys_of.add((operation["Key"] if "Key" in operation else {k: operation["Item"][k] for k in ("PK", "SK")}).__repr__())
-                seen.append(keys_of)
-                return attribute(**request)
-
-            return call
-
-    monkeypatch.setattr(table, "client", lambda: Recording())
+    real = intercept(monkeypatch, recorded)
     catalogue.put_category(ACCOUNT, "x1", {"name": "X1"})
     catalogue.put_category(ACCOUNT, "x2", {"name": "X2"})
     catalogue.put_product(ACCOUNT, "beer", product("Beer again"), None)
@@ -509,25 +498,13 @@ def test_clearing_keeps_an_entry_a_write_appended_to_and_deletes_the_others(shop
 
 def test_a_numbering_that_loses_its_last_round_answers_the_head_it_read_not_the_one_it_planned(shop, monkeypatch):
     """A reader takes max_sequence from the numbering: a head only planned would promise entries that are not there."""
-    from botocore.exceptions import ClientError
-
     before = number_all()
     catalogue.put_category(ACCOUNT, "late", {"name": "Late"})
-    real = table.client()
 
-    class Refusing:
-        def __getattr__(self, name):
-            if name != "transact_write_items":
-                return getattr(real, name)
+    def refused(send, **request):
+        raise cancelled(["TransactionConflict"] + ["None"] * (len(request["TransactItems"]) - 1), "held")
 
-            def refused(**request):
-                reasons = [{"Code": "TransactionConflict"}] + [{"Code": "None"}] * (len(request["TransactItems"]) - 1)
-                raise ClientError({"Error": {"Code": "TransactionCanceledException", "Message": "held"},
-                                   "CancellationReasons": reasons}, "TransactWriteItems")
-
-            return refused
-
-    monkeypatch.setattr(table, "client", lambda: Refusing())
+    real = intercept(monkeypatch, refused)
     outcome = feed_numbering.number(ACCOUNT, NOW, rounds=1)
     monkeypatch.setattr(table, "client", lambda: real)
     assert (outcome.count, outcome.done, outcome.head.sequence) == (0, False, before)

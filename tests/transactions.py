@@ -1,0 +1,31 @@
+"""Tests that step into a transaction on its way to DynamoDB: record it, refuse it, or hold an item of it."""
+from typing import Callable
+
+from botocore.exceptions import ClientError
+
+from chalicelib.store import table
+
+
+def cancelled(codes: list[str], message: str = "cancelled") -> ClientError:
+    """A TransactWriteItems cancelled with these per-item codes, as DynamoDB raises it."""
+    reasons = [{"Code": code} for code in codes]
+    return ClientError(
+        {"Error": {"Code": "TransactionCanceledException", "Message": message}, "CancellationReasons": reasons},
+        "TransactWriteItems",
+    )
+
+
+def intercept(monkeypatch, transact: Callable[..., dict]):
+    """Until the monkeypatch is undone, table.client() is the real client but for transact_write_items, which
+    calls `transact(send, **request)`: `send(**request)` writes it for real. Answers the real client."""
+    real = table.client()
+
+    class Intercepted:
+        def __getattr__(self, name):
+            attribute = getattr(real, name)
+            if name != "transact_write_items":
+                return attribute
+            return lambda **request: transact(attribute, **request)
+
+    monkeypatch.setattr(table, "client", lambda: Intercepted())
+    return real
