@@ -232,10 +232,11 @@ def adjust(account: str, customer_id: str, deposit_id: str, count: int, now: dt.
     try:
         feed.commit(account, operations, [Change(ChangeType.CUSTOMER_DEPOSITS_UPDATED, customer_id)], now)
     except ClientError as error:
-        codes = table.cancellation_codes(error)
-        if len(codes) < 3 or table.CONDITION_FAILED not in codes:
+        reasons = table.cancellation_reasons(error, operations)
+        if table.CONDITION_FAILED not in reasons.values():
             raise
-        return Gone() if codes[1] == table.CONDITION_FAILED else Stale()
+        customer = table.key_of(keys.customer_key(account, customer_id))
+        return Gone() if reasons.get(customer) == table.CONDITION_FAILED else Stale()
     return None
 
 

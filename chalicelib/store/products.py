@@ -179,15 +179,17 @@ def _category_check(account: str, category_id: str) -> dict:
     }
 
 
-def _refusal(codes: list[str], create_only: bool, references: int) -> NoCategory | Taken | Stale | None:
-    """Why a save's transaction [product update, category check, `references` deposit references] was
-    cancelled; the category first; a deposit type deleted meanwhile reads as Stale (read again, validate again)."""
+def _refusal(reasons: dict, operations: list[dict], create_only: bool) -> NoCategory | Taken | Stale | None:
+    """Why a save's transaction [product update, category check, deposit references] was cancelled, read by item
+    (table.cancellation_reasons); the category first; a deposit type deleted meanwhile reads as Stale (read again,
+    validate again)."""
     from . import outcomes
-    if len(codes) > 1 and codes[1] == table.CONDITION_FAILED:
+    product, category, *references = (table.item_key(operation) for operation in operations)
+    if reasons.get(category) == table.CONDITION_FAILED:
         return outcomes.NoCategory()
-    if table.CONDITION_FAILED in codes[2 : 2 + references]:
+    if any(reasons.get(reference) == table.CONDITION_FAILED for reference in references):
         return outcomes.Stale()
-    if codes[0] == table.CONDITION_FAILED:
+    if reasons.get(product) == table.CONDITION_FAILED:
         return outcomes.Taken() if create_only else outcomes.Stale()
     return None
 
@@ -224,8 +226,7 @@ def save(
             now,
         )
     except ClientError as error:
-        codes = table.cancellation_codes(error)
-        refusal = _refusal(codes, create_only, len(refs)) if codes else None
+        refusal = _refusal(table.cancellation_reasons(error, operations), operations, create_only)
         if refusal is None:
             raise
         return refusal
