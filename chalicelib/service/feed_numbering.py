@@ -18,19 +18,17 @@ SWEEP_SETTLE = dt.timedelta(seconds=0.5)
 CLEAR_EMPTIED_AFTER = dt.timedelta(seconds=5)
 
 
-def number_accounts(accounts: list[str], deadline: dt.datetime, sweeping: bool = False) -> dict:
-    """Number each account's pending entries until none is left or `deadline` passes."""
+def number_accounts(accounts: list[str], deadline: dt.datetime, settle: dt.timedelta | None = None) -> dict:
+    """Number each account's pending entries until none is left or `deadline` passes. `settle`: leave changes
+    younger than that (to a reader) and delete entries emptied CLEAR_EMPTIED_AFTER ago; None numbers everything."""
     numbered, left = 0, 0
     for account in dict.fromkeys(accounts):
         while True:
             now = clock.now()
             if now >= deadline:
                 return {"numbered": numbered, "left": left + 1}
-            outcome = (
-                feed_numbering.number(account, now, settled_before=now - SWEEP_SETTLE, clear_before=now - CLEAR_EMPTIED_AFTER)
-                if sweeping
-                else feed_numbering.number(account, now)
-            )
+            ages = {} if settle is None else {"settled_before": now - settle, "clear_before": now - CLEAR_EMPTIED_AFTER}
+            outcome = feed_numbering.number(account, now, **ages)
             numbered += outcome.count
             if outcome.done or outcome.count == 0:
                 left += not outcome.done
@@ -39,5 +37,5 @@ def number_accounts(accounts: list[str], deadline: dt.datetime, sweeping: bool =
 
 
 def sweep(deadline: dt.datetime) -> dict:
-    """Every account with pending entries (as the pending index shows them)."""
-    return number_accounts(feed_numbering.accounts_pending(clock.now(), SWEEP_ACCOUNTS), deadline, sweeping=True)
+    """Every account with pending entries (as the pending index shows them), but their newest changes."""
+    return number_accounts(feed_numbering.accounts_pending(clock.now(), SWEEP_ACCOUNTS), deadline, SWEEP_SETTLE)
