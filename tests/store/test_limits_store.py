@@ -260,35 +260,44 @@ def finish(api, final: str, delivery_id: int, **kw):
     return api.post(path.format(delivery_id), body, token=token, **kw)
 
 
-@pytest.mark.parametrize("final", list(FINAL))
-def test_a_delivery_at_every_limit_can_still_be_rejected_cancelled_or_received(api, final):
-    """ACCEPT, UPDATE up to the limits, then the final change at its largest, with an Idempotency-Key whose
-    record holds the whole delivery."""
+def copy_delivery(delivery: dict, delivery_id: int) -> None:
+    """A copy of `delivery` under another id, written as placing and responding write it (the delivery with the
+    event its feed entry makes, then the change)."""
+    copy = {**delivery, "id": delivery_id, "status": "REQUESTED", "responses": []}
+    assert delivery_store.place("acme", [copy], [], now=NOW) is None
+    written = delivery_store.change("acme", {**delivery, "id": delivery_id}, 0, now=NOW)
+    assert isinstance(written, delivery_store.StoredDelivery)
+
+
+def test_a_delivery_at_every_limit_can_still_be_rejected_cancelled_or_received(api):
+    """ACCEPT, UPDATE up to the limits, then each final change at its largest, with an Idempotency-Key whose
+    record holds the whole delivery. The API fills one delivery (what takes long); cancel and receive are made on
+    copies of it."""
     delivery = largest_order(api)
-    fill_with_updates(api, delivery["id"])
+    filled = fill_with_updates(api, delivery["id"])
+    finals = {"REJECT": delivery["id"], "cancel": delivery["id"] + 1, "receive": delivery["id"] + 2}
+    for delivery_id in (finals["cancel"], finals["receive"]):
+        copy_delivery(filled, delivery_id)
+        assert _delivery_only(api.get(f"/deliveries/{delivery_id}").data) == {**_delivery_only(filled), "id": delivery_id}
 
-    response = finish(api, final, delivery["id"], headers={"Idempotency-Key": "final"})
+    for final, delivery_id in finals.items():
+        response = finish(api, final, delivery_id, headers={"Idempotency-Key": f"final-{final}"})
 
-    assert response.status_code == 200, response.data
-    assert response.data["status"] == {"REJECT": "REJECTED", "cancel": "CANCELLED", "receive": "DELIVERED"}[final]
-    assert size_in_bytes(_summary(response.data)) <= limits.DELIVERY_SUMMARY_BYTES
-    assert limits.ORDER_ITEMS_BYTES - 10_000 < size_in_bytes(response.data["request"]["items"]) <= limits.ORDER_ITEMS_BYTES
-    assert _delivery_only(api.get(f"/deliveries/{delivery['id']}").data) == _delivery_only(response.data)
-    replayed = finish(api, final, delivery["id"], headers={"Idempotency-Key": "final"})
-    assert (replayed.status_code, replayed.headers.get("Idempotent-Replayed"), replayed.data) == (200, "true", response.data)
+        assert response.status_code == 200, response.data
+        assert response.data["status"] == {"REJECT": "REJECTED", "cancel": "CANCELLED", "receive": "DELIVERED"}[final]
+        assert size_in_bytes(_summary(response.data)) <= limits.DELIVERY_SUMMARY_BYTES
+        assert limits.ORDER_ITEMS_BYTES - 10_000 < size_in_bytes(response.data["request"]["items"]) <= limits.ORDER_ITEMS_BYTES
+        assert _delivery_only(api.get(f"/deliveries/{delivery_id}").data) == _delivery_only(response.data)
+        replayed = finish(api, final, delivery_id, headers={"Idempotency-Key": f"final-{final}"})
+        assert (replayed.status_code, replayed.headers.get("Idempotent-Replayed"), replayed.data) == (200, "true", response.data)
 
 
 def test_full_pages_of_the_largest_deliveries_and_their_events_stay_under_5_mib(api):
     delivery = largest_order(api)
     fill_with_updates(api, delivery["id"])
     largest_delivery = finish(api, "REJECT", delivery["id"]).data
-    # 100 copies of it, written as placing and responding write them (one delivery with the event its feed entry
-    # makes, then the change).
     for delivery_id in range(delivery["id"] + 1, delivery["id"] + 1 + PAGE):
-        copy = {**largest_delivery, "id": delivery_id, "status": "REQUESTED", "responses": []}
-        assert delivery_store.place("acme", [copy], [], now=NOW) is None
-        written = delivery_store.change("acme", {**largest_delivery, "id": delivery_id}, 0, now=NOW)
-        assert isinstance(written, delivery_store.StoredDelivery)
+        copy_delivery(largest_delivery, delivery_id)
         # Supplier reads add the integration state, here near its byte limit.
         assert api.put(f"/deliveries/{delivery_id}/integration", WIDEST_INTEGRATION).status_code == 200
 
