@@ -1,21 +1,16 @@
-"""Deliveries in the single table.
-
-Each delivery is two items:
-- the summary, `keys.delivery_key`: `body` = the delivery as the API shows it except `request.items`, as its
-  JSON text (store/rendered.py; `doc`, a map, on items written before), plus `status`, `customer_id` and
-  `version` (bumped by every change; every change is conditional on it). GSI1 is
-  keyed by status and GSI2 by customer, both newest first, so a list page reads only the deliveries it shows
-  and never pays for their items;
-- the request items, `keys.delivery_items_key`: immutable, read only for the single-delivery view.
+"""Deliveries in the single table, two items each:
+- the summary (`keys.delivery_key`): `body`, the delivery as the API shows it but `request.items`, as JSON text
+  (store/rendered.py; `doc`, a map, on items written before), with `status`, `customer_id` and `version` (bumped
+  by every change, each conditional on it). GSI1 (by status) and GSI2 (by customer), newest first, let a list page
+  read only the deliveries it shows, never their items;
+- the request items (`keys.delivery_items_key`): immutable, read only for the single-delivery view.
 Ids come from a per-account counter.
 
-The integration state (decisions §14) lives on the summary beside `body`, not in it: `integration`, its JSON text
-as supplier reads show it (one string attribute: a list page appends it without parsing; states stored before as
-a map read the same), and `integration_since` (when it entered its status), which also keys GSI3, the worklist of
-each state oldest first.
-The account's counts of PENDING and FAILED deliveries (`keys.integration_counts_key`, 16 shards) change in the
-same transaction as the states, each conditional on the delivery's version, so a write is counted exactly once.
-Lists and the counts' overview are read in store/delivery_lists.py.
+The integration state (decisions §14) sits beside `body`: `integration`, its JSON text as supplier reads show it
+(a list page appends it unparsed; a map stored before reads the same), and `integration_since`, which also keys
+GSI3, each state's worklist oldest first. The account's PENDING and FAILED counts (`keys.integration_counts_key`,
+16 shards) change in the same transaction, conditional on the delivery's version: each write counted once. Lists
+and the counts' overview are read in store/delivery_lists.py.
 """
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ from botocore.exceptions import ClientError
 
 from ..domain.feed import Change
 from ..domain.limits import FEED_PENDING_PER_RESOURCE
-from ..domain.retry import back_off
+from ..domain.retry import attempts, back_off
 from ..domain.timestamps import iso
 from . import keys, table
 from .outcomes import Beyond, Expired
@@ -130,7 +130,7 @@ def commit(account: str, operations: list[dict], changes: list[Change], now: dt.
             table.client().transact_write_items(TransactItems=operations)
         return None
     items = operations + _pending_updates(account, changes, now)
-    for attempt in range(MAX_ATTEMPTS):
+    for attempt in attempts(None, MAX_ATTEMPTS, 0):  # bounded by count: the store reads no clock
         try:
             # A fresh token per attempt: botocore's own retries of this call are then idempotent (a commit whose
             # answer was lost is not made twice).

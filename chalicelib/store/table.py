@@ -15,7 +15,7 @@ from botocore.exceptions import ClientError
 
 from .. import config
 from ..domain.rendering import json_text  # noqa: F401  (callers in store/ and jobs/ import it from here)
-from ..domain.retry import back_off
+from ..domain.retry import attempts, back_off
 from . import keys
 
 _serializer = TypeSerializer()
@@ -183,7 +183,7 @@ def read_together(item_keys: list[dict]) -> list[dict]:
     """The items of `item_keys` (at most 100) as one serialisable snapshot (TransactGetItems), {} for a missing one.
     A write in flight on one of them cancels the read: it is tried again after a short pause."""
     request = [{"Get": {"TableName": name(), "Key": to_item(key)}} for key in item_keys]
-    for attempt in range(READ_TOGETHER_ATTEMPTS):
+    for attempt in attempts(None, READ_TOGETHER_ATTEMPTS, 0):  # bounded by count: the store reads no clock
         try:
             responses = client().transact_get_items(TransactItems=request)["Responses"]
             return [from_item(found["Item"]) if "Item" in found else {} for found in responses]
