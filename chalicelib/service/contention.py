@@ -6,9 +6,8 @@ from contextlib import contextmanager
 from typing import Iterator
 
 from ..domain import retry
-from ..domain.errors import Busy
+from ..domain.errors import Busy, ServiceError
 from ..domain.limits import CONTENTION_SECONDS
-from ..store.feed import FeedBusy
 from . import clock
 
 ACCOUNT_BUSY = "the account is being changed by many requests at once; try again"  # a write that kept losing races
@@ -30,5 +29,11 @@ def kept_losing_as_busy():
     again. Every use case runs inside this, at the edges that call the service (http/endpoint.py, cli.py)."""
     try:
         yield
-    except FeedBusy as error:
-        raise Busy(ACCOUNT_BUSY) from error
+    except ServiceError:
+        raise  # a 404 of a cold read loads none of the write path
+    except Exception as error:
+        from ..store.feed import FeedBusy  # only for a failure the service did not name
+
+        if isinstance(error, FeedBusy):
+            raise Busy(ACCOUNT_BUSY) from error
+        raise
