@@ -54,10 +54,10 @@ bench-import: deps
 bench-jobs: deps
 	$(PY) bench/jobs.py
 
-# `make test` runs the same fuzzing with a few examples per operation; this is the long run.
+# `make test` runs the same fuzzing with a few examples per operation and no coverage phase; this is the long run.
 FUZZ_EXAMPLES ?= 200
 fuzz: deps
-	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) FUZZ_SUMMARY=1 $(PY) -m pytest -rs tests/test_contract_fuzz.py $(PYTEST_ARGS)
+	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) FUZZ_COVERAGE=1 FUZZ_SUMMARY=1 $(PY) -m pytest -rs tests/test_contract_fuzz.py $(PYTEST_ARGS)
 
 deps: $(VENV_STAMP) $(NPM_STAMP)
 
