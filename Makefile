@@ -25,9 +25,10 @@ run: deps
 	$(PY) -m chalicelib.localdev.run
 
 # Two workers: a serial run keeps one of CI's two cores idle while tests wait on DynamoDB Local and the runners.
+# loadgroup: tests marked with one xdist_group share a worker (the packaging tests build the package once).
 TEST_WORKERS ?= 2
 test: deps browser
-	$(PY) -m pytest -n $(TEST_WORKERS) -rs $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup -rs $(PYTEST_ARGS)
 
 # Headless Chromium renders /docs in tests/api/test_docs_page.py. Installed from Debian when missing and we are
 # root with apt-get (CI, fresh machines); elsewhere that one test is skipped and says why.

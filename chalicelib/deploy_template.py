@@ -11,6 +11,7 @@ its indexes, its stream and the functions' own log groups, named by CloudFormati
     python -m chalicelib.deploy_template package --stage dev --out build/ # chalice package with the merge
 """
 import argparse
+import fcntl
 import importlib.util
 import json
 import os
@@ -236,7 +237,11 @@ def package(stage: str, out: Path) -> int:
         str(MERGE_TEMPLATE),
         str(Path(out).resolve()),
     ]
-    returncode = subprocess.run(command, cwd=PROJECT, env=env).returncode
+    cache = PROJECT / ".chalice" / "deployments"  # Chalice's one cache of built packages, shared by every run
+    cache.mkdir(parents=True, exist_ok=True)
+    with open(cache / ".package.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # a run copying a package another run is still writing gets a broken zip
+        returncode = subprocess.run(command, cwd=PROJECT, env=env).returncode
     if returncode == 0:
         add_bytecode(Path(out) / "deployment.zip")
     return returncode

@@ -14,6 +14,8 @@ from chalicelib.store import table
 
 TABLE_ARN = {"Fn::GetAtt": ["Table", "Arn"]}
 STREAM_ARN = {"Fn::GetAtt": ["Table", "StreamArn"]}
+# One worker runs this module under `make test` (--dist loadgroup), so the package is built once, not once per worker.
+pytestmark = pytest.mark.xdist_group("chalice-package")
 LOG_GROUPS_OF_STACK = (
     "arn:${AWS::Partition}:logs:${AWS::Region}:${AWS::AccountId}:log-group:/aws/lambda/${AWS::StackName}-"
 )
