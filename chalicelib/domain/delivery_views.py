@@ -54,6 +54,8 @@ class DeliveryRequestSummary(Shape):
     empties: list[DepositEntry] | None = None
 
 
+# Written out, not a subclass of DeliveryRequestSummary: a subclass lists `items` after `empties`, and the documented
+# property order must be the order answers carry them in (field_order.DELIVERY_REQUEST, tests/api/test_field_order.py).
 class DeliveryRequest(Shape):
     timestamp: str
     company: str | None
