@@ -2,6 +2,7 @@
 import pytest
 
 from tests.conftest import OTHER_TOKEN, problem_paths
+from tests.transactions import cancelled
 
 
 def problem(response, status, type_):
@@ -191,14 +192,11 @@ def test_post_names_each_wrong_field(api, body, paths):
 
 def _always_changed_meanwhile(monkeypatch):
     """Every write of a category loses to a change made between its read and its write."""
-    from botocore.exceptions import ClientError
 
-    def cancelled(*args, **kwargs):
-        response = {"Error": {"Code": "TransactionCanceledException", "Message": "cancelled"},
-                    "CancellationReasons": [{"Code": "ConditionalCheckFailed"}]}  # fmt: skip
-        raise ClientError(response, "TransactWriteItems")
+    def changed_meanwhile(*args, **kwargs):
+        raise cancelled(["ConditionalCheckFailed"])
 
-    monkeypatch.setattr("chalicelib.store.feed.commit", cancelled)
+    monkeypatch.setattr("chalicelib.store.feed.commit", changed_meanwhile)
 
 
 def test_a_category_that_keeps_changing_under_a_put_is_409_and_unchanged(api, monkeypatch):

@@ -69,7 +69,7 @@ def test_a_delivery_too_large_for_one_item_is_too_large(stored):
 
 def cancel_once(monkeypatch, code_of) -> list:
     """The next transaction is cancelled with `code_of(item)` for each of its items; the ones after go through."""
-    from botocore.exceptions import ClientError
+    from tests.transactions import cancelled as cancellation
 
     real, cancelled = table.client().transact_write_items, []
 
@@ -77,9 +77,7 @@ def cancel_once(monkeypatch, code_of) -> list:
         if cancelled:
             return real(**request)
         cancelled.append(request)
-        reasons = [{"Code": code_of(table.item_key(item))} for item in request["TransactItems"]]
-        error = {"Code": "TransactionCanceledException", "Message": "cancelled"}
-        raise ClientError({"Error": error, "CancellationReasons": reasons}, "TransactWriteItems")
+        raise cancellation([code_of(table.item_key(item)) for item in request["TransactItems"]])
 
     monkeypatch.setattr(table.client(), "transact_write_items", transact)
     return cancelled

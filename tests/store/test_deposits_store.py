@@ -7,6 +7,7 @@ from decimal import Decimal
 
 from chalicelib.store import deposits, keys, outcomes, products, table
 from tests.store.conftest import ACCOUNT, NOW, sample_product
+from tests.transactions import cancelled
 
 
 def bottled(product_id="cola", deposit="bottle"):
@@ -204,8 +205,6 @@ def test_types_stored_before_they_had_their_own_item_are_given_it(engine, drinks
 def test_a_type_others_keep_changing_is_contended_and_the_service_answers_busy(engine, monkeypatch):
     """Like a category or the webhook settings (issue 26.4): the store answers the outcome Contended after
     PUT_ATTEMPTS lost races, never a service error; the service makes it the 409 every contended write gives."""
-    from botocore.exceptions import ClientError
-
     from chalicelib.domain.errors import Busy
     from chalicelib.service import contention
     from chalicelib.service import deposits as service
@@ -215,8 +214,7 @@ def test_a_type_others_keep_changing_is_contended_and_the_service_answers_busy(e
 
     def lost_race(account, operations, changes, now, **_):
         tries.append(len(operations))
-        error = {"Code": "TransactionCanceledException", "Message": "cancelled"}
-        raise ClientError({"Error": error, "CancellationReasons": [{"Code": table.CONDITION_FAILED}]}, "TransactWriteItems")
+        raise cancelled([table.CONDITION_FAILED])
 
     with monkeypatch.context() as patched:
         patched.setattr(feed, "commit", lost_race)

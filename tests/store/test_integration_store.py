@@ -14,6 +14,7 @@ from chalicelib.service import catalogue, deliveries, ordering
 from chalicelib.store import deliveries as delivery_store
 from chalicelib.store import delivery_lists, keys, table
 from chalicelib.store.feed import FeedBusy
+from tests.transactions import cancelled
 
 ACCOUNT = "acme"
 CUSTOMER = "c1"
@@ -227,17 +228,13 @@ def test_worklist_pages_are_full_and_in_the_order_of_entering(shop):
 def test_a_transaction_conflict_on_the_counts_is_tried_again(shop, monkeypatch):
     """Every write of a state shares the account's counts item; a transaction another one held is written
     again, never a failure."""
-    from botocore.exceptions import ClientError
-
     real = table.client().transact_write_items
     conflicts = []
 
     def conflict_once(**request):
         if not conflicts:
             conflicts.append(1)
-            error = {"Code": "TransactionCanceledException", "Message": "cancelled"}
-            reasons = [{"Code": "TransactionConflict"} if "INTEGRATION" in str(item) else {"Code": "None"} for item in request["TransactItems"]]
-            raise ClientError({"Error": error, "CancellationReasons": reasons}, "TransactWriteItems")
+            raise cancelled(["TransactionConflict" if "INTEGRATION" in str(item) else "None" for item in request["TransactItems"]])
         return real(**request)
 
     monkeypatch.setattr(table.client(), "transact_write_items", conflict_once)
