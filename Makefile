@@ -4,7 +4,7 @@
 #   make bench  measure requests, capacity, latency and cold start against DynamoDB Local
 #   make bench-import  a 10,000-row CSV catalogue import against one PUT per product (bench/README.md)
 #   make bench-jobs  fairness of event sending: 50 accounts on DynamoDB Local with a fake clock
-#   make fuzz   contract fuzzing of the running service with many examples (README: Contract fuzzing)
+#   make fuzz   contract fuzzing of the running service with many examples (docs/testing.md: Contract fuzzing)
 #   make clean  remove what the two install (.venv, node_modules, caches); local data in .data/ is kept
 
 # The first Python 3.11+ found; override with `make PYTHON=/path/to/python3.12 ...`.

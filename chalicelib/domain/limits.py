@@ -1,4 +1,4 @@
-"""Size limits, designed together from the hard ceilings down (decisions §4, §8; README "Limits").
+"""Size limits, designed together from the hard ceilings down (decisions §4, §8; docs/limits.md).
 
 Ceilings: an API Gateway / Lambda answer of at most 6 MB (we keep every answer under 5 MiB), a DynamoDB item of
 400 KB, a transaction of 100 items and 4 MB, and list pages of at most 100 items.

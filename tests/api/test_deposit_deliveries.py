@@ -367,7 +367,7 @@ def test_webhook_event_data_carries_deposits(drinks):
 
 
 def test_the_readme_session(drinks):
-    """README "Deposits and empties": a crate, a pallet with 30 crates announced and 28 collected, the balance."""
+    """docs/deposits.md: a crate, a pallet with 30 crates announced and 28 collected, the balance."""
     crate = place(drinks, [{"id": "lager", "count": 1, "bundle": CRATE}])
     pallet = place(drinks, [{"id": "lager", "count": 1, "bundle": PALLET}], empties=[{"id": "crate", "count": 30}])
     assert respond(drinks, pallet["id"], {"type": "ACCEPT", "empties": [{"id": "crate", "count": 28}]}).status_code == 200

@@ -278,7 +278,7 @@ def test_uploads_need_a_supplier_token(api):
 
 
 def test_the_readme_example(api):
-    readme = open("README.md", encoding="utf-8").read()
+    readme = open("docs/imports.md", encoding="utf-8").read()
     example = readme.split("Save this as `catalogue.csv`:\n\n```csv\n", 1)[1].split("```", 1)[0]
     report = imported(api, example)
     assert counts(report) == {"rows": 3, "processed": 3, "created": 2, "updated": 0, "unchanged": 0, "invalid": 1}

@@ -1,4 +1,4 @@
-"""The limits designed as a whole (domain/limits.py, README "Limits"), on moto and on DynamoDB Local.
+"""The limits designed as a whole (domain/limits.py, docs/limits.md), on moto and on DynamoDB Local.
 
 The largest objects the API accepts are built through the API, so the writes are shown to succeed on the real
 engine, and every full page of them stays under 5 MiB (decisions §4). A delivery at every limit can still be
