@@ -3,7 +3,7 @@ service uses the domain, the store and the adapters; the store and the adapters 
 
 Every module's imports are read from its source: `import`/`from` statements anywhere (inside functions too; in
 `from x import y`, y when it is a module) and the modules named in strings (the "domain.x:Model" names routes give,
-or a name handed to importlib).
+a name handed to importlib, or a full "chalicelib.x.y" name kept as data, as the generated route table keeps them).
 """
 import ast
 import re
@@ -23,6 +23,7 @@ FORBIDDEN = {
     "adapters": {"service", "store", "http", "jobs"},
     "domain": {"service", "store", "http", "jobs", "adapters", "boto3", "botocore", "chalice"},
 }
+FULL_NAME = re.compile(r"^chalicelib\.(?:" + "|".join(LAYERS) + r")\.[A-Za-z_][\w.]*$")
 NAMED_MODULE = re.compile(r"^(?:chalicelib\.)?(" + "|".join(LAYERS) + r")(?:\.[A-Za-z_][\w.]*)?(?::\w+)?$")
 
 
@@ -48,6 +49,8 @@ def imported(path: Path) -> list[tuple[int, str]]:
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             found += [(node.lineno, name) for name in _absolute(module, node)]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and FULL_NAME.match(node.value):
+            found.append((node.lineno, node.value))
         elif isinstance(node, ast.Call):
             for argument in [*node.args, *(keyword.value for keyword in node.keywords)]:
                 if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
@@ -55,7 +58,7 @@ def imported(path: Path) -> list[tuple[int, str]]:
                     if match and ("." in argument.value or ":" in argument.value):
                         name = argument.value.split(":", 1)[0]
                         found.append((node.lineno, name if name.startswith("chalicelib.") else f"chalicelib.{name}"))
-    return found
+    return list(dict.fromkeys(found))  # a full name handed to importlib is both a call's argument and data
 
 
 def _layer_of(name: str) -> str | None:
@@ -232,8 +235,12 @@ def test_no_module_reaches_itself_through_its_imports():
             {"http.a": "from .b import x\n", "http.b": "def f():\n    from ..domain import c\n", "domain.c": "from ..http import a\n"},
             "chalicelib.domain.c:1 -> chalicelib.http.a:1 -> chalicelib.http.b:2 -> chalicelib.domain.c",
         ),
+        (
+            {"http.a": "from .b import x\n", "http.b": "ROUTES = (\n    ('/a', 'GET', 'chalicelib.http.a'),\n)\n"},
+            "chalicelib.http.a:1 -> chalicelib.http.b:2 -> chalicelib.http.a",
+        ),
     ],
-    ids=["deferred", "in-a-method", "by-name", "three", "across-layers"],
+    ids=["deferred", "in-a-method", "by-name", "three", "across-layers", "named-in-data"],
 )
 def test_a_circle_is_found_however_it_is_imported(tmp_path, monkeypatch, sources, expected):
     for name, source in sources.items():

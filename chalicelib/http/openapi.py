@@ -40,9 +40,8 @@ from .openapi_text import (
     WEBHOOK_HEADERS,
     tag_of,
 )
-from .registry import Operation
+from .registry import Operation, every_operation
 from .responses import JSON
-from .route_table import all_operations
 
 API_VERSION = "1.1.0"
 PATH_PARAMETER = re.compile(r"{(\w+)}")
@@ -351,7 +350,7 @@ def build(operations: list[Operation]) -> dict:
 @functools.cache
 def document_json() -> str:
     """The document of every registered route, serialised once per process."""
-    return json.dumps(build(list(all_operations())), separators=(",", ":"))
+    return json.dumps(build(list(every_operation())), separators=(",", ":"))
 
 
 def document() -> dict:

@@ -49,6 +49,22 @@ def model(reference: type | str | None) -> type | None:
     return getattr(importlib.import_module(f"chalicelib.{module}"), name)
 
 
-# Every declared operation, appended by http/endpoint.py as route modules load; route_table.all_operations()
-# loads them all first.
+# Every declared operation, appended by http/endpoint.py as route modules load; every_operation() loads them all
+# first.
 OPERATIONS: list[Operation] = []
+# How to load every route module: route_table.py hands it in when it is imported, so the OpenAPI document (one of
+# the routes) never imports the table that names every route module, and no circle of imports forms.
+_load_every_route_module = None
+
+
+def load_every_route_module_with(loader) -> None:
+    global _load_every_route_module
+    _load_every_route_module = loader
+
+
+def every_operation() -> list[Operation]:
+    """Every operation, each route module imported first."""
+    if _load_every_route_module is None:
+        raise RuntimeError("no route table: import chalicelib.http.route_table first (app.py does)")
+    _load_every_route_module()
+    return OPERATIONS

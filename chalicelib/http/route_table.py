@@ -14,7 +14,8 @@ import importlib
 import sys
 from pathlib import Path
 
-from .registry import OPERATIONS, Operation
+from . import registry
+from .registry import Operation
 
 
 GENERATED = Path(__file__).with_name("routes_generated.py")
@@ -50,13 +51,19 @@ def _on_first_use(path: str, method: str, module: str):
     return view
 
 
-def all_operations() -> list[Operation]:
-    """Every operation, each route module imported first (the OpenAPI document describes them all)."""
+def _load_every_route_module() -> None:
     from .routes_generated import ROUTES
 
     for module in sorted({route[2] for route in ROUTES}):
         load(module)
-    return OPERATIONS
+
+
+registry.load_every_route_module_with(_load_every_route_module)
+
+
+def all_operations() -> list[Operation]:
+    """Every operation, each route module imported first (the OpenAPI document describes them all)."""
+    return registry.every_operation()
 
 
 def discovered() -> list[tuple]:
