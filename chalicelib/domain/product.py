@@ -229,6 +229,11 @@ def deposit_paths(product: Product | dict) -> dict[str, str]:
     return paths
 
 
+def deposits_named(data: dict) -> set[str]:
+    """The deposit types a product document's packaging names (decisions §15)."""
+    return set(deposit_paths(data).values())
+
+
 def check_deposits(data: dict, deposit_types: dict) -> None:
     """Every deposit type the packaging names must exist (ValidationFailed naming each field otherwise)."""
     errors = [

@@ -74,7 +74,7 @@ def _write(account: str, product_id: str, build, if_match: str | None, create_on
             create_only=current is None,
             expected_revision=current.revision if current is not None else None,
             image_due=now,
-            deposits_before=frozenset(products.deposits_named(current.data)) if current is not None else frozenset(),
+            deposits_before=frozenset(product_rules.deposits_named(current.data)) if current is not None else frozenset(),
         )
         if isinstance(saved, outcomes.NoCategory):
             raise invalid("category", "does not name an existing category")

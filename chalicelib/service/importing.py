@@ -24,7 +24,7 @@ from ..domain.errors import Busy, NotFound, UnsupportedMediaType, ValidationFail
 from ..domain.field_order import IMPORT_SUMMARY_FIELDS
 from ..domain.identifiers import is_identifier
 from ..domain.limits import IMPORT_CHUNK_SECONDS
-from ..domain.product import validate_product
+from ..domain.product import deposits_named, validate_product
 from ..store import (
     categories,
     import_chunks,
@@ -34,7 +34,7 @@ from ..store import (
     products,
     table,
 )
-from ..store.events import iso
+from ..domain.timestamps import iso
 from ..store.paging import Page
 from . import clock, contention
 from .idempotency import IdempotencyClaim
@@ -291,7 +291,7 @@ def _evaluate(claimed: import_items.ClaimedImport, stored_rows: list, now: dt.da
             # Nothing is written, so a category to create is counted once: at the first row that needs it.
             results.append(import_chunks.ChunkRow(outcome.value, new_category=new_category if decided.first_use else None))
             continue
-        before = frozenset(products.deposits_named(current.product.data)) if current else frozenset()
+        before = frozenset(deposits_named(current.product.data)) if current else frozenset()
         write = import_chunks.ProductWrite(
             data, current.product.revision if current else None, _image_due(data, current, now), deposits_before=before
         )

@@ -11,6 +11,7 @@ from botocore.exceptions import ClientError
 
 from ..domain.feed import Change, ChangeType, product_change
 from ..domain.limits import IMPORT_LISTED_ERRORS
+from ..domain.product import deposits_named
 from ..domain.rendering import size_in_bytes
 from . import batch, categories, deposits, feed, keys, products, table
 from .import_items import COUNTS, ClaimedImport
@@ -90,7 +91,7 @@ def fitting(claimed: ClaimedImport, rows: list[ChunkRow]) -> int:
         extra_items, extra_size, types = 0, 0, set()
         if row.write is not None:
             extra_items, extra_size = 1 + feed.ITEMS_PER_CHANGE, row.write.size + feed.BYTES_PER_CHANGE
-            types = (row.write.deposits_before | products.deposits_named(row.write.data)) - referenced
+            types = (row.write.deposits_before | deposits_named(row.write.data)) - referenced
             extra_items += len(types)
             category = row.write.data.get("category")
             if category is not None and category not in seen:
@@ -191,7 +192,7 @@ def _deposit_references(account: str, writes: list[ProductWrite]) -> list[dict]:
     """The reference counts the chunk's writes move, one item per deposit type (store/deposits.py)."""
     deltas = {}
     for write in writes:
-        after = products.deposits_named(write.data)
+        after = deposits_named(write.data)
         for deposit_id in after - write.deposits_before:
             deltas[deposit_id] = deltas.get(deposit_id, 0) + 1
         for deposit_id in write.deposits_before - after:

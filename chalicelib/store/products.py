@@ -216,6 +216,7 @@ def save(
         account, data, revision, create_only=create_only, expected_revision=expected_revision, image_due=image_due
     )
     operations = [{"Update": update}, {"ConditionCheck": _category_check(account, data["category"])}]
+    from ..domain.product import deposits_named  # the write path only: pydantic stays off a cold read
     refs = deposits.product_operations(account, set(deposits_before), deposits_named(data))
     operations += refs
     try:
@@ -233,24 +234,19 @@ def save(
     return revision
 
 
-def deposits_named(data: dict) -> set[str]:
-    """The deposit types a product document's packaging names (decisions §15)."""
-    named = {(data.get("vessel") or {}).get("deposit")} | {b.get("deposit") for b in data.get("bundles") or ()}
-    return {d for d in named if d}
-
-
 def delete(
     account: str, product_id: str, now: dt.datetime, expected_revision: str | None = None
 ) -> None | Gone | InUse | Stale:
     """Delete an unused product with its feed entry; None when deleted, else why not (Gone, InUse, Stale).
     A product whose packaging names deposit types gives their references back in the same transaction,
     conditional on the revision read (a change meanwhile makes us read again)."""
+    from ..domain import product as product_rules
     from . import outcomes
     for _ in range(5):
         current = get(account, product_id, consistent=True)
         if current is None:
             return outcomes.Gone()
-        named = deposits_named(current.data)
+        named = product_rules.deposits_named(current.data)
         refused = _delete(account, product_id, now, expected_revision or (current.revision if named else None), named)
         if not (isinstance(refused, outcomes.Stale) and expected_revision is None):
             return refused
