@@ -4,13 +4,7 @@ import pytest
 from chalicelib.http import auth
 from chalicelib.store import table, tokens
 from tests.conftest import OTHER_TOKEN, SUPPLIER_TOKEN, problem_paths
-
-
-def assert_problem(response, status, type_):
-    assert response.status_code == status, response.body
-    assert response.headers["Content-Type"] == "application/problem+json"
-    assert response.data["type"] == type_
-    assert response.data["status"] == status
+from tests.problems import assert_problem
 
 
 @pytest.fixture

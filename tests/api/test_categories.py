@@ -3,12 +3,7 @@ import pytest
 
 from tests.conftest import OTHER_TOKEN, problem_paths
 from tests.transactions import cancelled
-
-
-def problem(response, status, type_):
-    assert response.status_code == status, response.data
-    assert response.headers["Content-Type"] == "application/problem+json"
-    assert response.data["type"] == type_
+from tests.problems import assert_problem as problem
 
 
 def product(category, product_id="p1"):

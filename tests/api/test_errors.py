@@ -4,23 +4,7 @@ import json
 import pytest
 
 from tests.conftest import OTHER_TOKEN, SUPPLIER_TOKEN, problem_paths
-
-PROBLEM_KEYS = {"type", "title", "status", "detail", "instance", "errors"}
-
-
-def assert_problem(response, status, type_):
-    assert response.status_code == status, response.body
-    assert response.headers["Content-Type"] == "application/problem+json"
-    assert set(response.data) == PROBLEM_KEYS
-    assert response.data["instance"] == response.headers["X-Request-Id"]
-    assert response.data["type"] == type_
-    assert response.data["status"] == status
-    assert isinstance(response.data["title"], str) and response.data["title"]
-    assert isinstance(response.data["detail"], str) and response.data["detail"]
-    assert isinstance(response.data["errors"], list)
-    for error in response.data["errors"]:
-        assert set(error) == {"path", "message"}
-    return response.data
+from tests.problems import PROBLEM_KEYS, assert_problem
 
 
 BODY_ROUTES = [("POST", "/products"), ("PUT", "/products/p1"), ("PATCH", "/products/p1"),

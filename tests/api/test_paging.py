@@ -6,12 +6,7 @@ from urllib.parse import quote
 import pytest
 
 from tests.conftest import OTHER_TOKEN, problem_paths
-
-
-def assert_problem(response, status, type_):
-    assert response.status_code == status, response.body
-    assert response.headers["Content-Type"] == "application/problem+json"
-    assert response.data["type"] == type_
+from tests.problems import assert_problem
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ import pytest
 from chalicelib.store import products as product_store
 from chalicelib.store import table
 from tests.conftest import problem_paths
+from tests.problems import assert_problem as problem
 
 
 @pytest.fixture
@@ -40,13 +41,6 @@ FULL = minimal(
     custom_properties={"origin": "Bavaria", "organic": True, "abv": 0, "tags": ["vegan", "local"]},
     image={"url": "https://img.example.com/juice.png", "etag": "abc", "last_modified": "2026-01-01T00:00:00Z"},
 )
-
-
-def problem(response, status, type_):
-    assert response.status_code == status, response.data
-    assert response.headers["Content-Type"] == "application/problem+json"
-    assert response.data["type"] == type_
-    return response.data
 
 
 # --- POST /products ---
