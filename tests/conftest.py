@@ -89,6 +89,13 @@ def api(accounts_ready):
         yield Api(client, SUPPLIER_TOKEN)
 
 
+@pytest.fixture
+def catalogue(api):
+    """The api with the category "drinks" that the catalogue tests put their products in."""
+    assert api.put("/categories/drinks", {"name": "Drinks"}).status_code == 200
+    return api
+
+
 def problem_paths(response) -> list[str]:
     return [e["path"] for e in response.data["errors"]]
 

@@ -9,12 +9,6 @@ from tests.conftest import OTHER_TOKEN, problem_paths
 from tests.problems import assert_problem
 
 
-@pytest.fixture
-def catalogue(api):
-    api.put("/categories/drinks", {"name": "Drinks"})
-    return api
-
-
 def add_products(api, ids, token=...):
     for product_id in ids:
         body = {"id": product_id, "status": "ACTIVE", "category": "drinks", "name": f"Product {product_id}"}

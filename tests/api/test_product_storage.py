@@ -13,12 +13,6 @@ NUMBERS = {"vessel": {"size": 1.5, "unit": "l", "type": "BO"}, "price": 2, "min_
            "custom_properties": {"big": 123456789012.123456, "whole": 2, "half": 0.5}}
 
 
-@pytest.fixture
-def catalogue(api):
-    assert api.put("/categories/drinks", {"name": "Drinks"}).status_code == 200
-    return api
-
-
 def _raw_item(product_id: str) -> dict:
     key = table.to_item(keys.product_key("acme", product_id))
     return table.client().get_item(TableName=table.name(), Key=key, ConsistentRead=True)["Item"]

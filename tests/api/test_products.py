@@ -7,13 +7,6 @@ from tests.conftest import problem_paths
 from tests.problems import assert_problem as problem
 
 
-@pytest.fixture
-def catalogue(api):
-    """The api with the category every product here uses."""
-    assert api.put("/categories/drinks", {"name": "Drinks"}).status_code == 200
-    return api
-
-
 def minimal(product_id="p1", **fields):
     return {"id": product_id, "status": "ACTIVE", "category": "drinks", "name": "Apple juice", **fields}
 

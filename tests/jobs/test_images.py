@@ -33,12 +33,6 @@ def private_hosts_allowed(monkeypatch):
     monkeypatch.setenv("ALLOW_PRIVATE_IMAGE_HOSTS", "true")
 
 
-@pytest.fixture
-def catalogue(api):
-    assert api.put("/categories/drinks", {"name": "Drinks"}).status_code == 200
-    return api
-
-
 def create(api, image, product_id="cola"):
     body = {"id": product_id, "status": "ACTIVE", "category": "drinks", "name": "Cola", "image": image}
     response = api.post("/products", body)

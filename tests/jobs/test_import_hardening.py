@@ -11,7 +11,7 @@ from chalicelib.store import categories, table
 from chalicelib.store import import_chunks as chunks
 from tests.conftest import OTHER_TOKEN
 
-CSV = {"Content-Type": "text/csv"}
+from tests.jobs.imports_support import upload
 COUNTS = ("rows", "processed", "created", "updated", "unchanged", "invalid", "categories_created", "error_count")
 
 pytestmark = pytest.mark.usefixtures("fake_clock")
@@ -22,12 +22,6 @@ def run(minutes=0) -> dict:
     as the test says)."""
     clock.current().advance(dt.timedelta(minutes=minutes))
     return import_turns.advance_imports(clock.after(60))
-
-
-def upload(api, text: str, token=...) -> str:
-    response = api.request("POST", "/imports/products", raw=text.encode(), headers=CSV, token=token)
-    assert response.status_code == 202, response.data
-    return response.data["id"]
 
 
 def run_until_done(minutes=0):

@@ -11,7 +11,7 @@ from chalicelib.service import clock, importing
 from chalicelib.store import feed, products
 from chalicelib.store import import_chunks as chunks
 
-CSV = {"Content-Type": "text/csv"}
+from tests.jobs.imports_support import upload
 
 pytestmark = pytest.mark.usefixtures("fake_clock")
 
@@ -25,12 +25,6 @@ def run(later: dt.timedelta = dt.timedelta(0), seconds: float = 60) -> dict:
 def catalogue(count: int, price: str = "1,50", prefix: str = "p") -> str:
     rows = "".join(f"{prefix}{n:04d};Product {n};Drinks;{price}\n" for n in range(count))
     return "Item ID;Item name;Category name;Price\n" + rows
-
-
-def upload(api, text: str, token=...) -> str:
-    response = api.request("POST", "/imports/products", raw=text.encode(), headers=CSV, token=token)
-    assert response.status_code == 202, response.data
-    return response.data["id"]
 
 
 def report(api, import_id, token=...):
