@@ -26,9 +26,12 @@ run: deps
 
 # Two workers: a serial run keeps one of CI's two cores idle while tests wait on DynamoDB Local and the runners.
 # loadgroup: tests marked with one xdist_group share a worker (the packaging tests build the package once).
+# Plugins are named, not discovered: autoloading also imported anyio's and looponfail's in every worker.
 TEST_WORKERS ?= 2
+PYTEST := PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 $(PY) -m pytest -p xdist.plugin -p _hypothesis_pytestplugin \
+	-p pytest_httpserver.pytest_plugin -p schemathesis.pytest.plugin
 test: deps browser
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup -rs $(PYTEST_ARGS)
+	$(PYTEST) -n $(TEST_WORKERS) --dist loadgroup -rs $(PYTEST_ARGS)
 
 # Headless Chromium renders /docs in tests/api/test_docs_page.py. Installed from Debian when missing and we are
 # root with apt-get (CI, fresh machines); elsewhere that one test is skipped and says why.
@@ -58,7 +61,7 @@ bench-jobs: deps
 # `make test` runs the same fuzzing with a few examples per operation and no coverage phase; this is the long run.
 FUZZ_EXAMPLES ?= 200
 fuzz: deps
-	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) FUZZ_COVERAGE=1 FUZZ_SUMMARY=1 $(PY) -m pytest -rs tests/test_contract_fuzz.py $(PYTEST_ARGS)
+	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) FUZZ_COVERAGE=1 FUZZ_SUMMARY=1 $(PYTEST) -rs tests/test_contract_fuzz.py $(PYTEST_ARGS)
 
 deps: $(VENV_STAMP) $(NPM_STAMP)
 
