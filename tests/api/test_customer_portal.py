@@ -6,6 +6,7 @@ import pytest
 
 from tests.api.customer_support import customer_token, dynamodb_calls, make_customer, make_product, volume
 from tests.conftest import problem_paths, clock_at
+from tests.problems import assert_problem
 
 EVERY_DAY = {str(n): {"lead_days": 0, "cutoff": "12:00"} for n in range(7)}
 
@@ -164,7 +165,8 @@ def test_a_cursor_of_the_supplier_list_is_refused(api, customer):
 @pytest.mark.parametrize("query", ["limit=0", "limit=101", "cursor=nope"])
 def test_bad_paging_parameters_are_refused(api, customer, query):
     response = api.get(f"/customer/products?{query}", token=customer)
-    assert response.status_code == 400
+    assert_problem(response, 400, "validation-error")
+    assert problem_paths(response) == [query.split("=")[0]]
 
 
 @pytest.mark.parametrize("path", ["/customer/products", "/customer/delivery-dates"])
