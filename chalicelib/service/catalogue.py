@@ -3,7 +3,7 @@ from typing import NamedTuple
 
 from ..domain.errors import Busy, Conflict, NotFound, PreconditionFailed, invalid
 from ..domain.identifiers import ID_RULE, is_identifier
-from ..store import products, rendered, table
+from ..store import products
 from ..store.paging import Page
 from .paging import paged
 from . import clock, contention
@@ -24,10 +24,6 @@ class ProductView(NamedTuple):  # not a dataclass: its class is built on every c
     body: dict | str
     revision: str
 
-    @property
-    def data(self) -> dict:
-        return self.body if isinstance(self.body, dict) else rendered.parse(self.body)
-
 
 def get_product(account: str, product_id: str) -> ProductView:
     stored = products.get(account, product_id) if is_identifier(product_id) else None
@@ -39,11 +35,6 @@ def get_product(account: str, product_id: str) -> ProductView:
 @paged
 def list_products(account: str, limit: int, cursor: str | None) -> Page:
     return products.list_page(account, limit, cursor)
-
-
-def _same(stored: products.StoredProduct | None, data: dict) -> bool:
-    """A write that would store what is stored changes nothing a GET shows: no write, no feed entry."""
-    return stored is not None and table.plain(stored.data) == table.plain(data)
 
 
 def _write(account: str, product_id: str, build, if_match: str | None, create_only: bool = False) -> ProductView:
@@ -63,7 +54,7 @@ def _write(account: str, product_id: str, build, if_match: str | None, create_on
             raise PreconditionFailed(STALE_ETAG)
         data = build(current)
         product_rules.check_deposits(data, deposit_types)
-        if _same(current, data):
+        if current is not None and current.same_as(data):
             return ProductView(current.data, current.revision)
         now = clock.now()
         saved = products.save(
@@ -111,7 +102,7 @@ def patch_product(account: str, product_id: str, patch, if_match: str | None) ->
         from ..domain import product as product_rules
         if current is None:
             raise _product_gone(product_id)
-        return product_rules.validate_product(product_rules.merge_patch(table.json_numbers(current.data), patch), product_id)
+        return product_rules.validate_product(product_rules.merge_patch(current.document(), patch), product_id)
 
     return _write(account, product_id, merged, if_match)
 

@@ -32,7 +32,6 @@ from ..store import (
     outcomes,
     product_images,
     products,
-    table,
 )
 from ..domain.timestamps import iso
 from ..store.paging import Page
@@ -58,7 +57,7 @@ def view(record: dict, errors: list[dict] | None = None) -> dict:
     body.update(dry_run=bool(record["dry_run"]), processed=record.get("next_row", 0))
     if errors is not None:
         body["errors"] = [{"row": e["row"], "column": e["column"], "message": e["message"]} for e in errors]
-    return table.plain(body)
+    return body
 
 
 def submit(
@@ -209,14 +208,10 @@ def _now_existing(evaluating: Future, created: frozenset) -> list[import_chunks.
     ]
 
 
-def _same(stored: dict, data: dict) -> bool:
-    return table.json_numbers(stored) == table.json_numbers(data)
-
-
 def _with_kept_fields(body: dict, existing: import_chunks.Existing | None) -> dict:
     if existing is None:
         return body
-    stored = table.json_numbers(existing.product.data)
+    stored = existing.product.document()
     merged = {**body, **{name: stored[name] for name in KEPT_FIELDS if name in stored}}
     image = stored.get("image")
     if image and body.get("image", {}).get("url") == image["url"]:
@@ -283,7 +278,7 @@ def _evaluate(claimed: import_items.ClaimedImport, stored_rows: list, now: dt.da
             errors = [e.as_dict() for e in catalogue_import.row_errors(row.line, failed, row.body)]
             results.append(import_chunks.ChunkRow(Outcome.INVALID.value, errors))
             continue
-        if current is not None and _same(current.product.data, data):
+        if current is not None and current.product.same_as(data):
             results.append(import_chunks.ChunkRow(Outcome.UNCHANGED.value))
             continue
         outcome = Outcome.UPDATED if current else Outcome.CREATED

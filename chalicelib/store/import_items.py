@@ -66,8 +66,8 @@ def _claimed(item: dict) -> ClaimedImport:
 
 
 def _record(item: dict) -> dict:
-    """An import item as it leaves the store: its attributes, without the table's keys."""
-    return {name: value for name, value in item.items() if name not in _KEYS}
+    """An import item as it leaves the store: its attributes, without the table's keys, numbers as JSON has them."""
+    return table.plain({name: value for name, value in item.items() if name not in _KEYS})
 
 
 def new_import_id(now: dt.datetime) -> str:
@@ -174,7 +174,7 @@ def listed_errors(account: str, import_id: str, limit: int) -> list[dict]:
         if "LastEvaluatedKey" not in response:
             break
         request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
-    return found[:limit]
+    return table.plain(found[:limit])
 
 
 class RowsMissing(LookupError):

@@ -50,6 +50,14 @@ class StoredProduct:
         """The document, numbers as Decimal (for validation, pricing, imports); decoded on first use only."""
         return rendered.parse(self.text)
 
+    def document(self) -> dict:
+        """The document as a JSON body parses: int when whole (strict integer fields refuse Decimal('2'))."""
+        return table.json_numbers(self.data)
+
+    def same_as(self, data: dict) -> bool:
+        """Storing `data` would change nothing a GET shows (no write, no feed entry)."""
+        return table.plain(self.data) == table.plain(data)
+
 
 def from_item(item: dict) -> StoredProduct:
     """A product item decoded by table.from_item, in either stored form."""

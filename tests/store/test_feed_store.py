@@ -188,7 +188,7 @@ def _state():
     """What GETs show of the resources the writes below touch."""
     found = {}
     for name, read in (
-        ("product", lambda: catalogue.get_product(ACCOUNT, "beer").data),
+        ("product", lambda: catalogue.get_product(ACCOUNT, "beer").body),  # the JSON a GET answers
         ("customer", lambda: customers.get_customer(ACCOUNT, "c1")),
         ("groups", lambda: pricing.get_price_groups(ACCOUNT, "beer")),
         ("settings", lambda: settings.get_delivery_settings(ACCOUNT)),
