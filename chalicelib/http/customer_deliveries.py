@@ -59,3 +59,12 @@ def receive_delivery(call: Call, delivery_id: str):
     """Confirm that a delivery arrived"""
     from ..service import deliveries
     return ok(deliveries.receive(call.account, call.customer_id, delivery_id, _optional_body(call), call.idempotency, if_match(call.header("if-match"))))
+
+
+@endpoint(
+    bp, "/customer/deliveries/{delivery_id}/amendments", "POST", CUSTOMER, body="domain.amendments:AmendmentBody", response="domain.delivery:Delivery"
+)
+def amend_delivery(call: Call, delivery_id: str):
+    """Change a REQUESTED or ACCEPTED delivery before its cutoff: the whole new item list, date, empties and message"""
+    from ..service import amendments
+    return ok(amendments.amend(call.account, call.customer_id, delivery_id, call.body(), call.idempotency, if_match(call.header("if-match"))))

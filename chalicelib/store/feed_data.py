@@ -50,7 +50,7 @@ def _shown(entry: dict, items: list[dict | None]):
     if resource == Resource.SETTINGS and ident == SETTINGS_WEBHOOKS:
         return first.get("data")
     if resource == Resource.DELIVERY:
-        stored = deliveries.from_summary(first, (items[1] or {}).get("items", []))
+        stored = deliveries.from_summary(first, (items[1] or {}).get("items", []), (items[1] or {}).get(deliveries.AMENDMENTS))
         return supplier_view(stored.delivery, stored.integration)  # as the supplier GET shows it
     if resource == Resource.CUSTOMER_DEPOSITS:  # as GET /customers/:id/deposits answers
         from ..domain.deposits import balances

@@ -24,12 +24,13 @@ def test_both_single_reads_carry_the_same_etag_and_lists_none(shop):
 
 
 def test_the_etag_changes_with_every_change(shop):
-    delivery_id = place(shop, BEER)["id"]
+    delivery_id = place(shop, BEER, scheduled={"date": "2026-05-06"})["id"]
     seen = [etags(shop, delivery_id)[0]]
     changes = [
         lambda: respond(shop, delivery_id, {"type": "ACCEPT"}),
         lambda: shop.put(f"/deliveries/{delivery_id}/integration", {"status": "IMPORTED"}),
         lambda: respond(shop, delivery_id, {"type": "UPDATE", "message": "tomorrow"}),
+        lambda: shop.post(f"/customer/deliveries/{delivery_id}/amendments", {"items": [{"id": "beer", "count": 3}], "user": {"name": "A", "email": "a@example.com"}}, token=CUSTOMER_TOKEN),
         lambda: shop.post(f"/customer/deliveries/{delivery_id}/receive", token=CUSTOMER_TOKEN),
     ]
     for change in changes:
