@@ -304,3 +304,27 @@ def _beer():
 def _water():
     from .deliveries_helpers import WATER
     return WATER
+
+
+def test_a_supplier_that_read_before_an_amendment_cannot_accept_it(shop):
+    delivery = place(shop, [CRATES], scheduled=WEDNESDAY)
+    read = shop.get(f"/deliveries/{delivery['id']}")
+    assert amend(shop, delivery["id"], {"items": [{**CRATES, "count": 9}]}).status_code == 200
+    stale = respond(shop, delivery["id"], {"type": "ACCEPT"}, headers={"If-Match": read.headers["ETag"]})
+    assert stale.status_code == 412 and shop.get(f"/deliveries/{delivery['id']}").data["responses"] == []
+    fresh = shop.get(f"/deliveries/{delivery['id']}")
+    accepted = respond(shop, delivery["id"], {"type": "ACCEPT"}, headers={"If-Match": fresh.headers["ETag"]})
+    assert accepted.status_code == 200 and accepted.data["request"]["items"][0]["count"] == 9
+
+
+def test_amendment_records_are_bounded_in_bytes(shop):
+    delivery = place(shop, [CRATES])
+    widest = {"name": "\x01" * 256, "email": "\x01" * 120 + "@" + "\x01" * 120 + ".fi"}  # 6 bytes a character
+    for n in range(limits.AMENDMENTS):
+        body = {"items": [{**CRATES, "count": 3 + n}], "user": widest, "message": "\x01" * limits.MESSAGE_LENGTH}
+        response = shop.post(f"/customer/deliveries/{delivery['id']}/amendments", body=body, token=CUSTOMER_TOKEN)
+        if response.status_code == 400:
+            break
+    assert 0 < n < limits.AMENDMENTS and problem_paths(response) == ["items"]
+    assert "the amendments of a delivery hold at most 60,000" in response.data["errors"][0]["message"]
+    assert len(customer_read(shop, delivery["id"]).data["amendments"]) == n
