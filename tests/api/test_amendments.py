@@ -328,3 +328,19 @@ def test_amendment_records_are_bounded_in_bytes(shop):
     assert 0 < n < limits.AMENDMENTS and problem_paths(response) == ["items"]
     assert "the amendments of a delivery hold at most 60,000" in response.data["errors"][0]["message"]
     assert len(customer_read(shop, delivery["id"]).data["amendments"]) == n
+
+
+def test_a_no_op_with_an_idempotency_key_replays_its_answer(shop):
+    delivery = place(shop, [CRATES])
+    headers = {"Idempotency-Key": "same-1"}
+    first = amend(shop, delivery["id"], {"items": [CRATES]}, headers=headers)
+    again = amend(shop, delivery["id"], {"items": [CRATES]}, headers=headers)
+    assert first.status_code == again.status_code == 200 and first.body == again.body
+    assert "amendments" not in again.data
+
+
+def test_a_malformed_body_names_each_field(shop):
+    delivery = place(shop, [CRATES])
+    response = shop.post(f"/customer/deliveries/{delivery['id']}/amendments", body={"items": [{"id": "beer"}], "scheduled": {"date": "x"}, "colour": 1}, token=CUSTOMER_TOKEN)
+    assert response.status_code == 400 and response.data["type"] == "validation-error"
+    assert set(problem_paths(response)) == {"items[0].count", "scheduled.date", "user", "colour"}
