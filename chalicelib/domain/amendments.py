@@ -89,42 +89,10 @@ def amend(delivery: dict, basis: dict | None, body: AmendmentBody, context: Orde
     errors: list[FieldError] = []
     if "message" in given and message and message != request.get("message") and not context.settings.get("allow_delivery_comments"):
         errors.append(FieldError("message", "the supplier does not allow comments on deliveries"))
-    by_product: dict[str, dict] = {}
-    for item in request.get("items") or ():
-        product_id = _product_of(item, context.products)
-        by_product[product_id if product_id is not None and product_id not in by_product else f"\0{item['id']}"] = item
     order_date = schedule.local_now(now, schedule.account_timezone(context.settings)).date()
     price_date = dt.date.fromisoformat(scheduled["date"]) if scheduled else order_date
-    items, lines, seen = [], [], set()
-    packaging = dict((basis or {}).get("packaging") or {})
-    for i, line in enumerate(body.items):
-        path = f"items[{i}]"
-        if line.id in seen:
-            errors.append(FieldError(path, "names a product already in the list: an order holds each product once"))
-            continue
-        seen.add(line.id)
-        before, product = by_product.pop(line.id, None), context.products.get(line.id)
-        if before is not None and _kept(before, line):
-            items.append(before)
-            continue
-        if product is None or product.get("status") not in ORDERABLE_STATUSES:
-            reason = "is not a product of this supplier" if product is None else "is not available for ordering"
-            errors.append(FieldError(f"{path}.id", reason))
-            continue
-        if product["status"] == OUT_OF_STOCK and not asap:
-            errors.append(FieldError(f"{path}.id", "is out of stock: it can be added or changed only as soon as possible (scheduled null)"))
-            continue
-        shown, line_errors = order_line(line, path, product, context, price_date if product["status"] != OUT_OF_STOCK else order_date)
-        errors += line_errors
-        if shown is not None:
-            if before is not None:
-                packaging.pop(before["id"], None)
-            packaging[shown["id"]] = deposit_orders.deposit_packaging(product)
-            items.append(shown)
-            lines.append(_entry(shown, LineAction.ADDED if before is None else LineAction.CHANGED, before))
-    removed = [_entry(item, LineAction.REMOVED, item) for item in by_product.values()]
-    for item in by_product.values():
-        packaging.pop(item["id"], None)
+    items, lines, packaging, line_errors = _lines(request, basis, body.items, context, price_date, asap)
+    errors += line_errors
     if scheduled is not None and not schedule.order_deliverable_on(
         dt.date.fromisoformat(scheduled["date"]), now, list(context.products.values()), context.customer, context.settings
     ):
@@ -141,9 +109,48 @@ def amend(delivery: dict, basis: dict | None, body: AmendmentBody, context: Orde
     if message:
         amended_request["message"] = message
     changed_empties = empties is not None and _counts(empties) != _counts(request.get("empties"))
-    if not lines and not removed and scheduled == request.get("scheduled") and message == request.get("message") and not changed_empties:
+    if not lines and scheduled == request.get("scheduled") and message == request.get("message") and not changed_empties:
         return Amended(None)
-    return _applied(delivery, basis, body, now, amended_request, lines + removed, packaging, empties, context)
+    return _applied(delivery, basis, body, now, amended_request, lines, packaging, empties, context)
+
+
+def _lines(request: dict, basis: dict | None, new: list[OrderItem], context: OrderContext, price_date: dt.date, asap: bool):
+    """The new items (kept ones as they were), the record's line entries (removed ones last), the packaging the
+    deposits are counted from, and the problems of added and changed lines (checked as an order's)."""
+    by_product: dict[str, dict] = {}
+    for item in request.get("items") or ():
+        product_id = _product_of(item, context.products)
+        by_product[product_id if product_id is not None and product_id not in by_product else f"\0{item['id']}"] = item
+    items, lines, errors, seen = [], [], [], set()
+    packaging = dict((basis or {}).get("packaging") or {})
+    for i, line in enumerate(new):
+        path = f"items[{i}]"
+        if line.id in seen:
+            errors.append(FieldError(path, "names a product already in the list: an order holds each product once"))
+            continue
+        seen.add(line.id)
+        before, product = by_product.pop(line.id, None), context.products.get(line.id)
+        if before is not None and _kept(before, line):
+            items.append(before)
+            continue
+        if product is None or product.get("status") not in ORDERABLE_STATUSES:
+            reason = "is not a product of this supplier" if product is None else "is not available for ordering"
+            errors.append(FieldError(f"{path}.id", reason))
+            continue
+        if product["status"] == OUT_OF_STOCK and not asap:
+            errors.append(FieldError(f"{path}.id", "is out of stock: it can be added or changed only as soon as possible (scheduled null)"))
+            continue
+        shown, problems = order_line(line, path, product, context, price_date)
+        errors += problems
+        if shown is not None:
+            packaging.pop(before["id"] if before is not None else None, None)
+            packaging[shown["id"]] = deposit_orders.deposit_packaging(product)
+            items.append(shown)
+            lines.append(_entry(shown, LineAction.ADDED if before is None else LineAction.CHANGED, before))
+    for item in by_product.values():
+        packaging.pop(item["id"], None)
+        lines.append(_entry(item, LineAction.REMOVED, item))
+    return items, lines, packaging, errors
 
 
 def _counts(entries) -> dict:
