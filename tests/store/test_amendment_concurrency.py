@@ -89,3 +89,24 @@ def test_a_supplier_with_if_match_never_accepts_a_version_it_has_not_read(delive
         assert [r["reference"] for r in stored.delivery["responses"]] == ["seen"]
         assert stored.deposit_basis["responses_from"] == 1 and stored.delivery["status"] == "REQUESTED"
     assert len(amended_after) == 5 and stored.version == 5 + len(stored.delivery["responses"])
+
+
+def test_an_amendment_between_an_acknowledgements_read_and_write_leaves_it_pending(delivery_id, monkeypatch):
+    """decisions §14 with §16: the ERP's IMPORTED is refused when the customer amended the order after the ERP read
+    it, so PENDING still means "holds something the ERP has not acknowledged"."""
+    from chalicelib.domain.errors import Busy
+
+    write = delivery_store.set_integration
+    raced = []
+
+    def amend_first(*args, **kwargs):
+        if not raced:
+            raced.append(_amend(delivery_id, 12))
+        return write(*args, **kwargs)
+
+    monkeypatch.setattr(delivery_store, "set_integration", amend_first)
+    with pytest.raises(Busy, match="customer changed the delivery"):
+        deliveries.set_integration(ACCOUNT, str(delivery_id), {"status": "IMPORTED"})
+    now = deliveries.get_delivery(ACCOUNT, str(delivery_id))
+    assert now["integration"]["status"] == "PENDING" and now["request"]["items"][0]["count"] == 12
+    assert deliveries.set_integration(ACCOUNT, str(delivery_id), {"status": "IMPORTED"})["status"] == "IMPORTED"
