@@ -142,7 +142,9 @@ def _lines(request: dict, basis: dict | None, new: list[OrderItem], context: Ord
             continue
         shown, problems = order_line(line, path, product, context, price_date)
         errors += problems
-        if shown is not None:
+        if shown is not None and any(item["id"] == shown["id"] for item in items):  # two products, one bundle id
+            errors.append(FieldError(f"{path}.id", f"is shown as {shown['id']}, as another line of the order"))
+        elif shown is not None:
             packaging.pop(before["id"] if before is not None else None, None)
             packaging[shown["id"]] = deposit_orders.deposit_packaging(product)
             items.append(shown)

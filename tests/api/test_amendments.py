@@ -344,3 +344,10 @@ def test_a_malformed_body_names_each_field(shop):
     response = shop.post(f"/customer/deliveries/{delivery['id']}/amendments", body={"items": [{"id": "beer"}], "scheduled": {"date": "x"}, "colour": 1}, token=CUSTOMER_TOKEN)
     assert response.status_code == 400 and response.data["type"] == "validation-error"
     assert set(problem_paths(response)) == {"items[0].count", "scheduled.date", "user", "colour"}
+
+
+def test_two_products_shown_as_one_item_id_are_refused(shop):
+    put_product(shop, "lager", {**_beer(), "name": "Lager", "bundles": [{"id": "crate", "id_override": "beer-crate", "type": "CT", "size": 24}]})
+    delivery = place(shop, [CRATES])
+    response = amend(shop, delivery["id"], {"items": [CRATES, {"id": "lager", "count": 1, "bundle": {"id": "crate"}}]})
+    assert response.status_code == 400 and problem_paths(response) == ["items[1].id"]
