@@ -10,7 +10,7 @@ from chalicelib.domain.common import ValidationFailed, parse
 from chalicelib.domain.errors import InvalidTransition
 from chalicelib.domain.ordering import plan_order
 from chalicelib.domain.delivery import OrderBody
-from chalicelib.store.order_context import OrderContext
+from types import SimpleNamespace
 
 USER = {"name": "Olli", "email": "olli@example.com"}
 ALE = {"id": "ale", "status": "ACTIVE", "name": "Ale", "price": 300,
@@ -21,9 +21,10 @@ SETTINGS = {"timezone": "Europe/Helsinki", "delivery_days": {"3": {"lead_days": 
 BEFORE = dt.datetime(2026, 5, 4, 9, 30, tzinfo=dt.timezone.utc)
 
 
-def context(**products) -> OrderContext:
-    return OrderContext(settings=SETTINGS, customer={"id": "c1", "address": {"address1": "x"}},
-                        products=products or {"ale": ALE, "cider": CIDER})
+def context():
+    """What an order is checked against (domain/ordering.OrderContext), as plain data."""
+    return SimpleNamespace(settings=SETTINGS, customer={"id": "c1", "address": {"address1": "x"}},
+                           products={"ale": ALE, "cider": CIDER}, customer_pricing={}, price_groups={}, deposit_types={})
 
 
 def placed(items, scheduled={"date": "2026-05-06"}) -> dict:
