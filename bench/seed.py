@@ -86,6 +86,9 @@ def build(call, token: str) -> World:
                      "empties": [{"id": "crate", "count": 10}], "user": USER}
     plain_receipt = ordering.place_order(SMALL, "c1", order)[0]["id"]
     deposit_receipt = ordering.place_order(SMALL, "c1", deposit_order)[0]["id"]
+    # An amendment makes at most the requests of an order; a single read with its ETag no more than before (§16).
+    to_amend = ordering.place_order(SMALL, "c1", order)[0]["id"]
+    amendment = {"items": [{"id": "p0004", "count": 5}], "user": USER}
     operations = [
         ("GET /products/:id", "GET", "/products/p0001", None, 1),
         ("GET /products (page)", "GET", "/products", None, 1),
@@ -104,6 +107,8 @@ def build(call, token: str) -> World:
         ("POST /customer/deliveries (order with deposits)", "POST", "/customer/deliveries", deposit_order, 3, as_customer),
         ("POST /customer/deliveries/:id/receive", "POST", f"/customer/deliveries/{plain_receipt}/receive", {}, 3, as_customer),
         ("POST /customer/deliveries/:id/receive (moves balances)", "POST", f"/customer/deliveries/{deposit_receipt}/receive", {}, 3, as_customer),
+        ("GET /customer/deliveries/:id (with ETag)", "GET", f"/customer/deliveries/{to_amend}", None, 1, as_customer),
+        ("POST /customer/deliveries/:id/amendments", "POST", f"/customer/deliveries/{to_amend}/amendments", amendment, 3, as_customer),
         ("GET /deposits (page)", "GET", "/deposits", None, 1),
         ("GET /customers/:id/deposits", "GET", "/customers/c1/deposits", None, 1),
         ("GET /customer/products (page)", "GET", "/customer/products", None, None, as_customer),

@@ -14,6 +14,8 @@ How it stays exact:
   newest position first (`after=latest`), then reads the lists, then follows the feed from that position, so
   nothing that changes during the full read is missed.
 - `data` is each resource as it is now (null once deleted), so applying an entry is "store this" or "delete this".
+  A delivery is mirrored as its single read shows it: an amendment (`delivery.amended`, decisions §16) brings its
+  items as they now stand and what each amendment changed, line by line; a full resync reads each delivery so.
 - Each delivery mirrored while its integration state is not IMPORTED is acknowledged with
   `PUT /deliveries/:id/integration {"status": "IMPORTED"}` (decisions §14) once its page is committed. What is
   still to acknowledge is recorded in the page's own SQLite transaction and removed after each PUT, so a client
@@ -134,6 +136,13 @@ def acknowledge(client: Client, db: sqlite3.Connection) -> None:
         db.execute("DELETE FROM to_acknowledge WHERE id = ?", (ident,))
 
 
+def full_delivery(client: Client, delivery_id: int) -> dict:
+    """A delivery as its single read shows it (items, amendments, deposits): what the feed's data carries too."""
+    response = client.get(f"/deliveries/{delivery_id}")
+    response.raise_for_status()
+    return response.json()
+
+
 def full_resync(client: Client, db: sqlite3.Connection) -> int:
     """Position first, then the lists, then (by the caller) the feed from that position."""
     latest = client.get("/changes", after="latest")
@@ -142,7 +151,7 @@ def full_resync(client: Client, db: sqlite3.Connection) -> int:
     lists = {
         "products": list(client.listing("/products", "products")),
         "categories": list(client.listing("/categories", "categories")),
-        "deliveries": list(client.listing("/deliveries", "deliveries")),
+        "deliveries": [full_delivery(client, d["id"]) for d in client.listing("/deliveries", "deliveries")],
         "deposits": list(client.listing("/deposits", "deposits")),
     }
     customers = [customer["id"] for customer in client.listing("/customers", "customers")]

@@ -47,6 +47,8 @@ def assert_mirrors_the_lists(api, db: Path) -> None:
     balances = {c: api.get(f"/customers/{c}/deposits").data["deposits"] for c in customers}
     assert found["deposit_balances"] == {c: {d["id"]: d["balance"] for d in held if d["balance"]} for c, held in balances.items()}
     assert {k: v["status"] for k, v in found["deliveries"].items()} == {str(d["id"]): d["status"] for d in deliveries}
+    # Each delivery as its single read shows it: amended ones with their items as they stand (decisions §16).
+    assert found["deliveries"] == {str(d["id"]): api.get(f"/deliveries/{d['id']}").data for d in deliveries}
     # What it mirrored it acknowledged (decisions §14), and it mirrors the acknowledged state.
     assert {d["integration"]["status"] for d in deliveries} <= {"IMPORTED"}
     assert {k: v["integration"] for k, v in found["deliveries"].items()} == {str(d["id"]): d["integration"] for d in deliveries}
@@ -58,6 +60,9 @@ def changes_in_the_middle(api) -> None:
     second = place(api, [{"id": "beer", "count": 2}])
     respond(api, first["id"], {"type": "ACCEPT"})
     api.post(f"/customer/deliveries/{second['id']}/cancel", {}, token=CUSTOMER_TOKEN)
+    amended = place(api, [{"id": "beer", "count": 4}])
+    body = {"items": [{"id": "beer", "count": 6}], "user": {"name": "Olli", "email": "olli@example.com"}}
+    assert api.post(f"/customer/deliveries/{amended['id']}/amendments", body, token=CUSTOMER_TOKEN).status_code == 200
     api.put("/categories/snacks", {"name": "Snacks"})
     make_product(api, "chips", price=250)
     api.patch("/products/beer", {"price": 175})

@@ -70,6 +70,8 @@ from .delivery_status import (  # noqa: F401
     UPDATE,
     DeliveryStatus,
     DeliveryType,
+    LineAction,
+    ResponseReason,
     ResponseType,
     status_after_cancel,
     status_after_receive,
@@ -124,6 +126,7 @@ class ResponseItemBody(Shape):
     count: Number | None = None
     bundle: ItemBundle | None = None
     price: Cents | None = None
+    reason: literal(ResponseReason) | None = Field(default=None, description="Why the line differs from the order (decisions §16)")
 
 
 class ResponseBody(Shape):
@@ -241,6 +244,8 @@ def response_items(body: ResponseBody, request_items: list[dict]) -> list[dict] 
         shown["vessel_count"] = vessel_count(count, bundle)
         if item.price is not None:
             shown["price"] = item.price
+        if item.reason is not None:
+            shown["reason"] = item.reason
         result.append(shown)
     if errors:
         raise ValidationFailed(errors)

@@ -22,6 +22,26 @@ class ResponseType(StrEnum):
     UPDATE = "UPDATE"
 
 
+class ResponseReason(StrEnum):
+    """Why a response item differs from what was ordered (decisions §16): the answer per line."""
+
+    OUT_OF_STOCK = "OUT_OF_STOCK"
+    DISCONTINUED = "DISCONTINUED"
+    MIN_ORDER = "MIN_ORDER"
+    MAX_ORDER = "MAX_ORDER"
+    SUBSTITUTED = "SUBSTITUTED"
+    PRICE_CHANGED = "PRICE_CHANGED"
+    OTHER = "OTHER"
+
+
+class LineAction(StrEnum):
+    """What an amendment did to one line of the order (decisions §16)."""
+
+    ADDED = "ADDED"
+    CHANGED = "CHANGED"
+    REMOVED = "REMOVED"
+
+
 class DeliveryType(StrEnum):
     DELIVERY = "DELIVERY"
     RETURN = "RETURN"

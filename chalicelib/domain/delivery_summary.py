@@ -7,5 +7,6 @@ def without_items(delivery: dict) -> dict:
     if "request" not in delivery:
         return delivery
     request = {k: v for k, v in delivery["request"].items() if k != "items"}
-    # `deposits` (decisions §15) is counted on single reads from what the summary keeps: never in the summary.
-    return {**{k: v for k, v in delivery.items() if k != "deposits"}, "request": request}
+    # `deposits` (decisions §15) is counted on single reads from what the summary keeps: never in the summary;
+    # `amendments` (§16) are kept with the items.
+    return {**{k: v for k, v in delivery.items() if k not in ("deposits", "amendments")}, "request": request}

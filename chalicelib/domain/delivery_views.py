@@ -4,7 +4,7 @@ from pydantic import Field
 
 from .common import IsoDate, Shape, TimeOfDay
 from .customer import Address, Contact
-from .delivery_status import DeliveryStatus, DeliveryType, ResponseType
+from .delivery_status import DeliveryStatus, DeliveryType, LineAction, ResponseReason, ResponseType
 from .deposit_types import DeliveryDeposits, DepositEntry, ItemDeposit
 from .integration import Integration
 from .product import ItemBundle, Vessel
@@ -76,6 +76,7 @@ class ResponseItem(Shape):
     bundle: ItemBundle | None = None
     vessel_count: float
     price: int | None = None
+    reason: literal(ResponseReason) | None = None
 
 
 class DeliveryResponse(Shape):
@@ -95,6 +96,30 @@ class CustomerAction(Shape):
     message: str | None
 
 
+class AmendedLine(Shape):
+    id: str
+    bundle: ItemBundle | None
+    action: literal(LineAction)
+    count_before: float
+    count: float
+
+
+class DateChange(Shape):
+    from_: Scheduled | None = Field(alias="from")
+    to: Scheduled | None
+
+
+class Amendment(Shape):
+    """One amendment as single reads of a delivery show it (decisions §16): the changed lines, removed ones last."""
+
+    sequence: int
+    timestamp: str
+    user: User
+    message: str | None = None
+    scheduled: DateChange | None = Field(default=None, description="Only when the date changed")
+    items: list[AmendedLine]
+
+
 class DeliverySummary(Shape):
     """A delivery as lists show it: the request without its items."""
 
@@ -112,6 +137,7 @@ class Delivery(DeliverySummary):
     """A delivery in full, as GET /deliveries/:id shows it."""
 
     request: DeliveryRequest
+    amendments: list[Amendment] | None = Field(default=None, description="What each amendment changed (decisions §16)")
     deposits: DeliveryDeposits | None = None
 
 

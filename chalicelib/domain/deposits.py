@@ -14,6 +14,7 @@ Words used:
 from decimal import Decimal
 
 PALLET = "PX"
+RESPONSES_FROM = "responses_from"  # in the basis: responses before the latest amendment no longer count (§16)
 
 
 def _whole(number) -> int:
@@ -163,8 +164,10 @@ def with_deposits(delivery: dict, basis: dict | None) -> dict:
     """The delivery as single reads show it: `deposits` after the interface's fields (before `integration`),
     absent when there is nothing to show."""
     shown = {k: v for k, v in delivery.items() if k not in ("deposits", "integration")}
-    collected = any("empties" in response for response in delivery.get("responses") or ())
-    deposits = delivery_deposits(shown, basis) if basis or collected else None
+    # An amendment starts a new version of the order: earlier responses stay as history but state nothing (§16).
+    counted = {**shown, "responses": (shown.get("responses") or [])[(basis or {}).get(RESPONSES_FROM, 0):]}
+    collected = any("empties" in response for response in counted["responses"])
+    deposits = delivery_deposits(counted, basis) if basis or collected else None
     if deposits is not None:
         shown["deposits"] = deposits
     if "integration" in delivery:

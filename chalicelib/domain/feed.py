@@ -43,6 +43,7 @@ class ChangeType(StrEnum):
     DELIVERY_CANCELLED = "delivery.cancelled"
     DELIVERY_DELIVERED = "delivery.delivered"
     DELIVERY_INTEGRATION = "delivery.integration"  # PUT /deliveries/:id/integration (§14)
+    DELIVERY_AMENDED = "delivery.amended"  # POST /customer/deliveries/:id/amendments (§16)
     DEPOSIT_CREATED = "deposit.created"  # decisions §15
     DEPOSIT_UPDATED = "deposit.updated"
     DEPOSIT_DELETED = "deposit.deleted"

@@ -139,7 +139,7 @@ DELIVERY_REQUEST = Record(
     {"address": ADDRESS, "scheduled": SCHEDULED, "user": USER, "items": REQUEST_ITEM, "deposits": DEPOSIT_ENTRY,
      "empties": DEPOSIT_ENTRY},
 )
-RESPONSE_ITEM = Record(("id", "count", "bundle", "vessel_count", "price"), {"bundle": BUNDLE})
+RESPONSE_ITEM = Record(("id", "count", "bundle", "vessel_count", "price", "reason"), {"bundle": BUNDLE})
 DELIVERY_RESPONSE = Record(
     ("type", "timestamp", "reference", "scheduled", "items", "user", "message", "empties"),
     {"scheduled": SCHEDULED, "items": RESPONSE_ITEM, "user": USER, "empties": DEPOSIT_ENTRY},
@@ -148,14 +148,21 @@ DELIVERY_DEPOSITS = Record(("charged", "returned", "total"), {"charged": DEPOSIT
 DELIVERY_CUSTOMER = Record(("id", "company", "address", "contact"), {"address": ADDRESS, "contact": CONTACT})
 CUSTOMER_ACTION = Record(("timestamp", "user", "message"), {"user": USER})
 INTEGRATION = Record(("status", "reference", "message", "updated"))  # extension (decisions §14)
+AMENDMENT = Record(  # extension (decisions §16)
+    ("sequence", "timestamp", "user", "message", "scheduled", "items"),
+    {"user": USER, "scheduled": Record(("from", "to"), {"from": SCHEDULED, "to": SCHEDULED}),
+     "items": Record(("id", "bundle", "action", "count_before", "count"), {"bundle": BUNDLE})},
+)
 DELIVERY = Record(
-    ("id", "type", "status", "customer", "request", "responses", "cancelled", "received", "deposits", "integration"),
+    ("id", "type", "status", "customer", "request", "responses", "cancelled", "received", "amendments", "deposits",
+     "integration"),
     {
         "customer": DELIVERY_CUSTOMER,
         "request": DELIVERY_REQUEST,
         "responses": DELIVERY_RESPONSE,
         "cancelled": CUSTOMER_ACTION,
         "received": CUSTOMER_ACTION,  # extension
+        "amendments": AMENDMENT,  # extension (decisions §16), single reads only
         "deposits": DELIVERY_DEPOSITS,  # extension (decisions §15), single reads only
         "integration": INTEGRATION,  # extension, supplier reads only
     },

@@ -128,6 +128,7 @@ def entered_before(delivery: dict) -> str:
 
 
 def changed_by_customer(read: dict, now: dict) -> bool:
-    """Whether the customer changed the delivery between two reads of it (a cancel or a receive). An
-    acknowledgement based on the first read must not mark the second IMPORTED: the ERP has not seen it."""
-    return any(read.get(field) != now.get(field) for field in ("cancelled", "received"))
+    """Whether the customer changed the delivery between two reads of it (a cancel, a receive or an amendment,
+    decisions §16). An acknowledgement based on the first read must not mark the second IMPORTED: the ERP has not
+    seen it."""
+    return any(read.get(field) != now.get(field) for field in ("cancelled", "received", "amendments"))

@@ -64,6 +64,10 @@ MESSAGE_LENGTH = 2_000  # order, item, response, cancel and receive messages
 ORDER_ITEMS = 50  # lines per order: 2 items per delivery + 1 event per delivery + 1 per product + 1 claim <= 100
 OPEN_RESPONSES = 100  # ACCEPT and UPDATE responses per delivery; the final REJECT is never counted
 ORDER_ITEMS_BYTES = 250_000  # the request items of all deliveries of one order
+# Amendments (decisions §16) are kept with the request items: 250,000 + 60,000 bytes and the summary's 50,000 keep
+# the delivery in full (and an Idempotency-Key record of it) below DynamoDB's 400 KB.
+AMENDMENTS = 20
+AMENDMENTS_BYTES = 60_000
 # The largest final change without items: REJECT with reference, user and message; cancelled / received
 # with user and message. 6 bytes per character is the worst case (a control character renders as \u0001).
 _WORST_CHAR_BYTES = 6

@@ -120,6 +120,9 @@ def _line(
     return _request_item(product, item, bundle, price), []
 
 
+order_line = _line  # an amendment checks its added and changed lines as an order's (domain/amendments.py)
+
+
 def _request_item(product: dict, item: OrderItem, bundle: dict | None, price: int | None) -> dict:
     shown = {"id": (bundle or {}).get("id_override") or product["id"], "name": product["name"]}
     if product.get("order_by"):

@@ -3,6 +3,7 @@ from chalice import Blueprint
 
 from .call import Call
 from .endpoint import endpoint
+from .etags import etag, if_match
 from .auth import CUSTOMER
 from .responses import ok
 from .responses import page_of_texts
@@ -38,7 +39,8 @@ def list_own_deliveries(call: Call):
 def get_own_delivery(call: Call, delivery_id: str):
     """One of the customer's deliveries in full"""
     from ..service import delivery_reads as reads
-    return ok(reads.get_delivery(call.account, delivery_id, call.customer_id))
+    found, revision = reads.get_versioned(call.account, delivery_id, call.customer_id)
+    return ok(found, headers={"ETag": etag(revision)})
 
 
 @endpoint(
@@ -47,7 +49,7 @@ def get_own_delivery(call: Call, delivery_id: str):
 def cancel_delivery(call: Call, delivery_id: str):
     """Cancel a delivery that is REQUESTED or ACCEPTED"""
     from ..service import deliveries
-    return ok(deliveries.cancel(call.account, call.customer_id, delivery_id, _optional_body(call), call.idempotency))
+    return ok(deliveries.cancel(call.account, call.customer_id, delivery_id, _optional_body(call), call.idempotency, if_match(call.header("if-match"))))
 
 
 @endpoint(
@@ -56,4 +58,13 @@ def cancel_delivery(call: Call, delivery_id: str):
 def receive_delivery(call: Call, delivery_id: str):
     """Confirm that a delivery arrived"""
     from ..service import deliveries
-    return ok(deliveries.receive(call.account, call.customer_id, delivery_id, _optional_body(call), call.idempotency))
+    return ok(deliveries.receive(call.account, call.customer_id, delivery_id, _optional_body(call), call.idempotency, if_match(call.header("if-match"))))
+
+
+@endpoint(
+    bp, "/customer/deliveries/{delivery_id}/amendments", "POST", CUSTOMER, body="domain.amendments:AmendmentBody", response="domain.delivery:Delivery"
+)
+def amend_delivery(call: Call, delivery_id: str):
+    """Change a REQUESTED or ACCEPTED delivery before its cutoff: the whole new item list, date, empties and message"""
+    from ..service import amendments
+    return ok(amendments.amend(call.account, call.customer_id, delivery_id, call.body(), call.idempotency, if_match(call.header("if-match"))))

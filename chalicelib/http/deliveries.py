@@ -8,6 +8,7 @@ from ..domain.errors import FieldError, ValidationFailed, invalid
 from ..domain.integration_status import STATUSES as INTEGRATION_STATUSES
 from .call import Call
 from .endpoint import endpoint
+from .etags import etag, if_match
 from .responses import ok
 from .responses import page_of_texts
 from ..domain.delivery_status import STATUSES
@@ -81,14 +82,15 @@ def get_integration_overview(call: Call):
 def get_delivery(call: Call, delivery_id: str):
     """Read one delivery in full"""
     from ..service import delivery_reads as reads
-    return ok(reads.get_delivery(call.account, delivery_id))
+    found, revision = reads.get_versioned(call.account, delivery_id)
+    return ok(found, headers={"ETag": etag(revision)})
 
 
 @endpoint(bp, "/deliveries/{delivery_id}/responses", "POST", body="domain.delivery:ResponseBody", response="domain.delivery:SupplierDelivery")
 def respond_to_delivery(call: Call, delivery_id: str):
     """Accept, update or reject a delivery"""
     from ..service import deliveries
-    return ok(deliveries.respond(call.account, delivery_id, call.body(), call.idempotency))
+    return ok(deliveries.respond(call.account, delivery_id, call.body(), call.idempotency, if_match(call.header("if-match"))))
 
 
 @endpoint(bp, "/deliveries/{delivery_id}/csv", "GET", query=("encoding",))

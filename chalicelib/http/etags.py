@@ -1,4 +1,4 @@
-"""ETag and If-Match: the product revision, quoted as RFC 9110 wants."""
+"""ETag and If-Match: a product's or a delivery's revision, quoted as RFC 9110 wants."""
 
 
 def etag(revision: str) -> str:

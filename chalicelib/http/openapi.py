@@ -50,6 +50,9 @@ EXAMPLES_FILE = Path(__file__).with_name("examples.json")
 
 # Reads of these resources carry an ETag; PUT/PATCH/DELETE on the path that reads them accept If-Match.
 VERSIONED_MODELS: tuple[type, ...] = (Product,)
+# Deliveries (decisions §16): their single reads carry an ETag; these changes take If-Match.
+ETAG_OPERATIONS = frozenset({"get_delivery", "get_own_delivery"})
+IF_MATCH_OPERATIONS = frozenset({"respond_to_delivery", "amend_delivery", "cancel_delivery", "receive_delivery"})
 
 
 class WebhookEvent(BaseModel):
@@ -194,7 +197,7 @@ def _parameters(operation: Operation, versioned: set[str]) -> list[dict]:
         for name in operation.query
         if name not in paging
     ]
-    if operation.method in WRITE_METHODS and operation.path in versioned:
+    if (operation.method in WRITE_METHODS and operation.path in versioned) or operation.name in IF_MATCH_OPERATIONS:
         found.append(IF_MATCH)
     if operation.method == "POST" and operation.replayable:
         found.append(IDEMPOTENCY_KEY)
@@ -218,7 +221,7 @@ def _success(operation: Operation, responses: dict, example: dict) -> dict:
         for media in response["content"].values():
             if "response" in example:
                 media["example"] = example["response"]
-    if operation.response_model in VERSIONED_MODELS:
+    if operation.response_model in VERSIONED_MODELS or operation.name in ETAG_OPERATIONS:
         headers["ETag"] = ETAG_HEADER
     return response
 
@@ -230,7 +233,7 @@ def _problem_statuses(operation: Operation, versioned: set[str]) -> list[int]:
     statuses += [404, 405]
     if (operation.method == "POST" and operation.replayable and operation.role is not None) or operation.name in CONTENDED:
         statuses.append(409)
-    if operation.method in WRITE_METHODS and operation.path in versioned:
+    if (operation.method in WRITE_METHODS and operation.path in versioned) or operation.name in IF_MATCH_OPERATIONS:
         statuses.append(412)
     if operation.method in bodies.BODY_METHODS:
         statuses += [413, 415]

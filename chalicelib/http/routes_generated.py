@@ -18,6 +18,7 @@ ROUTES = (
     ('/customer/deliveries', 'GET', 'chalicelib.http.customer_deliveries', 'list_own_deliveries', ('*/*',)),
     ('/customer/deliveries', 'POST', 'chalicelib.http.customer_deliveries', 'place_order', ('application/json',)),
     ('/customer/deliveries/{delivery_id}', 'GET', 'chalicelib.http.customer_deliveries', 'get_own_delivery', ('*/*',)),
+    ('/customer/deliveries/{delivery_id}/amendments', 'POST', 'chalicelib.http.customer_deliveries', 'amend_delivery', ('application/json',)),
     ('/customer/deliveries/{delivery_id}/cancel', 'POST', 'chalicelib.http.customer_deliveries', 'cancel_delivery', ('application/json',)),
     ('/customer/deliveries/{delivery_id}/receive', 'POST', 'chalicelib.http.customer_deliveries', 'receive_delivery', ('application/json',)),
     ('/customer/delivery-dates', 'GET', 'chalicelib.http.customer_portal', 'list_delivery_dates', ('*/*',)),

@@ -13,7 +13,7 @@ from ..domain.common import ValidationFailed
 from ..domain import integration as integration_state
 from ..domain.common import parse
 from ..domain.delivery import CustomerActionBody
-from ..domain.errors import Busy, NotFound, invalid
+from ..domain.errors import Busy, NotFound, PreconditionFailed, invalid
 from ..domain.feed import RESPONSE_CHANGE, Change, ChangeType, delivery_change
 from ..domain.limits import CONTENTION_SECONDS
 from ..domain.order_file import order_file as build_order_file
@@ -36,6 +36,13 @@ integration_overview = delivery_reads.integration_overview
 
 LOST_CLAIM = "another request with this Idempotency-Key took over; retry to get its answer"
 TOO_LARGE = "the delivery has reached the storage limit of one delivery"
+STALE_ETAG = "the delivery was changed since the ETag given in If-Match; read it again"
+
+
+def require_version(stored: deliveries.StoredDelivery, if_match: str | None) -> None:
+    """412 when If-Match names another version than the one read (decisions §16); nothing is written."""
+    if if_match is not None and if_match != delivery_reads.revision(stored):
+        raise PreconditionFailed(STALE_ETAG)
 
 
 def raise_for(outcome: outcomes.LostClaim | outcomes.TooLarge) -> None:
@@ -60,11 +67,13 @@ def _change(
     idempotency: IdempotencyClaim | None = None,
     view: Callable[[deliveries.StoredDelivery], dict] = _customer_view,
     by_customer: bool = False,
+    if_match: str | None = None,
 ) -> dict:
     """Apply `change(delivery, now)` (which raises when the state machine forbids it) until it is written; the
     answer is `view` of the written delivery. A customer's change also makes the integration state PENDING, in
-    the same write."""
+    the same write. With `if_match`, only the version it names is changed: a lost race re-reads and answers 412."""
     for attempt in _attempts():
+        require_version(stored, if_match)
         now = clock.now()
         changed = deposits.with_deposits(change(stored.delivery, now), stored.deposit_basis)
         integration = _repended(stored, now) if by_customer else None
@@ -110,10 +119,13 @@ def _back_off(attempt: int) -> None:
     contention.back_off(attempt)
 
 
-def respond(account: str, delivery_id: str, data, idempotency: IdempotencyClaim | None = None) -> dict:
+def respond(
+    account: str, delivery_id: str, data, idempotency: IdempotencyClaim | None = None, if_match: str | None = None
+) -> dict:
     """Append a supplier response and move the status per decisions §8; the delivery in full."""
     body = delivery.parse_response(data)
     stored = _read(account, delivery_id, consistent=True)
+    require_version(stored, if_match)
     items, empties, errors = None, None, []
     try:
         items = delivery.response_items(body, stored.delivery["request"]["items"])
@@ -132,6 +144,7 @@ def respond(account: str, delivery_id: str, data, idempotency: IdempotencyClaim 
         RESPONSE_CHANGE[body.type],
         idempotency=idempotency,
         view=_supplier_view,
+        if_match=if_match,
     )
 
 
@@ -160,16 +173,16 @@ _cancel = _customer_action("cancelled", delivery.status_after_cancel)
 _receive = _customer_action("received", delivery.status_after_receive)
 
 
-def cancel(account: str, customer_id: str, delivery_id: str, data, idempotency: IdempotencyClaim | None = None) -> dict:
+def cancel(account: str, customer_id: str, delivery_id: str, data, idempotency: IdempotencyClaim | None = None, if_match: str | None = None) -> dict:
     body = parse(CustomerActionBody, data)
     stored = _read(account, delivery_id, customer_id, consistent=True)
-    return _change(account, stored, lambda d, now: _cancel(d, now, body), ChangeType.DELIVERY_CANCELLED, idempotency, by_customer=True)
+    return _change(account, stored, lambda d, now: _cancel(d, now, body), ChangeType.DELIVERY_CANCELLED, idempotency, by_customer=True, if_match=if_match)
 
 
-def receive(account: str, customer_id: str, delivery_id: str, data, idempotency: IdempotencyClaim | None = None) -> dict:
+def receive(account: str, customer_id: str, delivery_id: str, data, idempotency: IdempotencyClaim | None = None, if_match: str | None = None) -> dict:
     body = parse(CustomerActionBody, data)
     stored = _read(account, delivery_id, customer_id, consistent=True)
-    return _change(account, stored, lambda d, now: _receive(d, now, body), ChangeType.DELIVERY_DELIVERED, idempotency, by_customer=True)
+    return _change(account, stored, lambda d, now: _receive(d, now, body), ChangeType.DELIVERY_DELIVERED, idempotency, by_customer=True, if_match=if_match)
 
 
 CHANGED_BY_CUSTOMER = (

@@ -35,10 +35,21 @@ def customer_view(stored: deliveries.StoredDelivery) -> dict:
     return stored.delivery
 
 
+def revision(stored: deliveries.StoredDelivery) -> str:
+    """The delivery's version as its ETag names it (decisions §16): the id and the version counter every change
+    bumps, both on the item already read, so an ETag costs no request."""
+    return f"{stored.delivery['id']}-{stored.version}"
+
+
 def get_delivery(account: str, delivery_id: str, customer_id: str | None = None) -> dict:
     """The delivery in full; a customer's own as customers see it when `customer_id` is given."""
+    return get_versioned(account, delivery_id, customer_id)[0]
+
+
+def get_versioned(account: str, delivery_id: str, customer_id: str | None = None) -> tuple[dict, str]:
+    """The delivery in full (as get_delivery) and its revision, for the ETag of single reads."""
     stored = read(account, delivery_id, customer_id)
-    return customer_view(stored) if customer_id is not None else supplier_view(stored)
+    return (customer_view(stored) if customer_id is not None else supplier_view(stored)), revision(stored)
 
 
 @paged

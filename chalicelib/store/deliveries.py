@@ -3,7 +3,8 @@
   (store/rendered.py; `doc`, a map, on items written before), with `status`, `customer_id` and `version` (bumped
   by every change, each conditional on it). GSI1 (by status) and GSI2 (by customer), newest first, let a list page
   read only the deliveries it shows, never their items;
-- the request items (`keys.delivery_items_key`): immutable, read only for the single-delivery view.
+- the request items (`keys.delivery_items_key`), with `amendments` (JSON text; only an amendment rewrites them,
+  decisions §16), read only for the single-delivery view.
 Ids come from a per-account counter.
 
 The integration state (decisions §14) sits beside `body`: `integration`, its JSON text as supplier reads show it
@@ -38,6 +39,7 @@ COUNTER = "DELIVERY"
 LEGACY = "doc"  # the summary's map before `body`
 DEPOSIT_BASIS = "deposit_basis"  # JSON text: what the delivery's deposits are counted from (decisions §15)
 INTEGRATION = "integration"  # the state, beside the document (never in it: customers' lists read the same text)
+AMENDMENTS = "amendments"  # JSON text on the items item: what each amendment changed (decisions §16)
 READ_NAMES = {"#body": rendered.BODY, "#doc": LEGACY}
 
 
@@ -177,12 +179,14 @@ def _failed(reasons: dict[tuple[str, str], str], operation: dict) -> bool:
     return reasons.get(table.item_key(operation)) == table.CONDITION_FAILED
 
 
-def from_summary(summary: dict, items: list | None) -> StoredDelivery:
-    """The delivery of a summary item; read in full (with its items), with its `deposits` (decisions §15)."""
+def from_summary(summary: dict, items: list | None, amendments: str | None = None) -> StoredDelivery:
+    """The delivery of a summary item; read in full (with its items and `amendments`, decisions §16), with its
+    `deposits` (decisions §15)."""
     delivery = rendered.document(summary, LEGACY)
     basis = json.loads(summary[DEPOSIT_BASIS]) if DEPOSIT_BASIS in summary else None
     if items is not None:
-        delivery = with_deposits({**delivery, "request": {**delivery["request"], "items": items}}, basis)
+        delivery = {**delivery, "request": {**delivery["request"], "items": items}}
+        delivery = with_deposits({**delivery, "amendments": rendered.parse(amendments)} if amendments else delivery, basis)
     return StoredDelivery(
         delivery, int(summary["version"]), _state(summary), summary.get("integration_since"), deposit_basis=basis
     )
@@ -202,12 +206,13 @@ def get(account: str, delivery_id: int, consistent: bool = False) -> StoredDeliv
     summary = batch.pick(found, summary_key)
     if summary is None:
         return None
-    items = (batch.pick(found, items_key) or {}).get("items", [])
-    return from_summary(summary, items)
+    held = batch.pick(found, items_key) or {}
+    return from_summary(summary, held.get("items", []), held.get(AMENDMENTS))
 
 
 def _update_operation(
-    account: str, delivery_id: int, expected_version: int, delivery: dict | None, integration: IntegrationWrite | None
+    account: str, delivery_id: int, expected_version: int, delivery: dict | None, integration: IntegrationWrite | None,
+    extra: dict | None = None,
 ) -> dict:
     """A transaction item that stores the changed delivery and/or its new integration state if nobody changed
     the delivery since `expected_version`.
@@ -223,6 +228,7 @@ def _update_operation(
         )
     if integration is not None:
         changes.update(_integration_attributes(account, delivery_id, integration))
+    changes.update(extra or {})  # an amendment's new deposit basis
     names = {f"#a{i}": name for i, name in enumerate(changes)}
     values = {f"a{i}": value for i, value in enumerate(changes.values())}
     sets = ", ".join(f"#a{i} = :a{i}" for i in range(len(changes)))
@@ -248,14 +254,16 @@ def change(
     change: Change | None = None,
     now: dt.datetime,
     also: dict | None = None,
+    extra: dict | None = None,
 ) -> StoredDelivery | Stale | LostClaim | TooLarge:
     """Store the changed delivery if nobody changed it since `expected_version`; with its new integration state
     and counts, its Idempotency-Key answer and its feed entry (and the event it makes) in the same write. Lost to
     another write (its version or a transaction): Stale. `also`: one more transaction item that belongs to the
-    change (a receive's move of the customer's deposit balances)."""
+    change (a receive's move of the customer's deposit balances, an amendment's new items); `extra`: attributes
+    of the summary to set too."""
     from ..domain import feed as feed_changes
     change = change or feed_changes.delivery_change(feed_changes.STATUS_CHANGE[delivery["status"]], delivery)
-    return _write(account, delivery["id"], expected_version, delivery, integration, claim, [change], now, also=also)
+    return _write(account, delivery["id"], expected_version, delivery, integration, claim, [change], now, also=also, extra=extra)
 
 
 def set_integration(
@@ -274,17 +282,13 @@ def set_integration(
 
 
 def _write(
-    account, delivery_id, expected_version, delivery, integration, claim, changes, now, unchanged=None, also=None
+    account, delivery_id, expected_version, delivery, integration, claim, changes, now, unchanged=None, also=None, extra=None
 ):
     from . import outcomes
-    update = _update_operation(account, delivery_id, expected_version, delivery, integration)
-    written = StoredDelivery(
-        delivery if delivery is not None else unchanged,
-        expected_version + 1,
-        integration.state if integration is not None else None,
-        integration.since if integration is not None else None,
-        deposit_basis=None,
-    )
+    update = _update_operation(account, delivery_id, expected_version, delivery, integration, extra)
+    written = StoredDelivery(delivery if delivery is not None else unchanged, expected_version + 1,
+                             integration.state if integration is not None else None,
+                             integration.since if integration is not None else None, deposit_basis=None)
     counts = _counts_operation(account, delivery_id, integration.counts) if integration is not None else None
     others = [counts] if counts is not None else []
     others += [also] if also is not None else []
@@ -341,13 +345,8 @@ def _transact(
 
 
 def refresh(account: str, stored: StoredDelivery) -> StoredDelivery | None:
-    """The delivery as it is now, read consistently; only its summary is read again (items never change)."""
-    response = table.client().get_item(
-        TableName=table.name(), Key=table.to_item(keys.delivery_key(account, stored.delivery["id"])), ConsistentRead=True
-    )
-    if "Item" not in response:
-        return None
-    return from_summary(table.from_item(response["Item"]), stored.delivery["request"].get("items"))
+    """The delivery as it is now, read consistently in full (an amendment may have changed its items)."""
+    return get(account, stored.delivery["id"], consistent=True)
 
 
 def without_integration(account: str, limit: int, start: dict | None = None) -> tuple[list[StoredDelivery], dict | None]:

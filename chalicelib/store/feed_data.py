@@ -62,7 +62,8 @@ def _delivery_keys(account, entry):
 def _delivery(entry, items):
     if items[0] is None:
         return None
-    stored = deliveries.from_summary(items[0], (items[1] or {}).get("items", []))
+    listed = items[1] or {}
+    stored = deliveries.from_summary(items[0], listed.get("items", []), listed.get(deliveries.AMENDMENTS))
     return supplier_view(stored.delivery, stored.integration)  # as the supplier GET shows it
 
 

@@ -144,6 +144,7 @@ def record_examples(api, monkeypatch) -> dict[str, dict]:
     call("PUT", f"/deliveries/{delivery_id}/integration", {"status": "IMPORTED", "reference": "ERP-88213"})
     call("POST", f"/customer/deliveries/{delivery_id}/receive", {"user": USER, "message": "All there, thanks"}, **as_customer)
     second = call("POST", "/customer/deliveries", {**ORDER, "message": None} | {"items": [{"id": "cola-1-5", "count": 12}]}, **as_customer)
+    call("POST", f"/customer/deliveries/{second['deliveries'][0]['id']}/amendments", {"items": [{"id": "cola-1-5", "count": 18}], "user": USER, "message": "Six more, please"}, **as_customer)
     call("POST", f"/customer/deliveries/{second['deliveries'][0]['id']}/cancel", {"user": USER, "message": "Ordered twice by mistake"}, **as_customer)
     call("GET", "/account/webhook-deliveries?limit=1")
     call("GET", "/account/integration")

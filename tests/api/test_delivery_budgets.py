@@ -135,3 +135,34 @@ def test_reading_the_feed_numbers_what_is_pending_first(shop, requests):
     assert requests == ["Query", "GetItem", "TransactWriteItems", "Query"]
     assert [(e["sequence"], e["type"]) for e in page["changes"]] == [(before + 1, "delivery.requested")]
     assert page["max_sequence"] == before + 1  # the head as the numbering moved it
+
+
+def test_an_amendment_costs_at_most_an_orders_requests(shop, requests):
+    """decisions §16: the delivery, what its lines are checked against, one transaction (summary, items and
+    records, counts, feed entry) against an order's read, id allocation and transaction."""
+    body = {"items": [{"id": "beer", "count": 1}, {"id": "cheese", "count": 1}], "user": {"name": "A", "email": "a@example.com"}}
+    with requests:
+        assert order(shop, body["items"]).status_code == 200
+    placing = list(requests)
+    with requests:
+        response = shop.post("/customer/deliveries/1/amendments", body={**body, "items": [{"id": "beer", "count": 2}]}, token=CUSTOMER_TOKEN)
+        assert response.status_code == 200, response.data
+    assert requests == ["BatchGetItem", "BatchGetItem", "TransactWriteItems"] and len(requests) <= len(placing)
+    with requests:  # changing nothing writes nothing
+        assert shop.post("/customer/deliveries/1/amendments", body={**body, "items": [{"id": "beer", "count": 2}]}, token=CUSTOMER_TOKEN).status_code == 200
+    assert requests == ["BatchGetItem", "BatchGetItem"]
+
+
+def test_a_read_with_its_etag_and_a_change_with_if_match_take_no_request_more(shop, requests):
+    place(shop, [{"id": "beer", "count": 1}])
+    for path, token in (("/deliveries/1", ...), ("/customer/deliveries/1", CUSTOMER_TOKEN)):
+        with requests:
+            assert "ETag" in shop.get(path, token=token).headers
+        assert requests == ["BatchGetItem"]
+    etag = shop.get("/deliveries/1").headers["ETag"]
+    with requests:
+        assert respond(shop, 1, {"type": "ACCEPT"}, headers={"If-Match": etag}).status_code == 200
+    assert requests == ["BatchGetItem", "TransactWriteItems"]
+    with requests:  # stale: refused after the one read
+        assert respond(shop, 1, {"type": "ACCEPT"}, headers={"If-Match": etag}).status_code == 412
+    assert requests == ["BatchGetItem"]

@@ -408,3 +408,16 @@ def test_policy_numbers_in_the_document_come_from_the_constants(doc):
     assert limit["maximum"] == limits.PAGE_ITEMS
     too_large = doc["components"]["responses"]["Problem413"]["description"]
     assert str(limits.MAX_BODY_BYTES) in too_large
+
+
+def test_etag_on_single_delivery_reads_and_if_match_on_their_changes(doc):
+    """decisions §16: the two single reads carry the ETag; responses, amendments, cancel and receive take If-Match."""
+    for path in ("/deliveries/{delivery_id}", "/customer/deliveries/{delivery_id}"):
+        assert "ETag" in doc["paths"][path]["get"]["responses"]["200"]["headers"]
+    assert "ETag" not in doc["paths"]["/deliveries"]["get"]["responses"]["200"]["headers"]
+    changes = ["/deliveries/{delivery_id}/responses", "/customer/deliveries/{delivery_id}/amendments",
+               "/customer/deliveries/{delivery_id}/cancel", "/customer/deliveries/{delivery_id}/receive"]
+    for path in changes:
+        operation = doc["paths"][path]["post"]
+        assert ("header", "If-Match") in parameters(operation) and "412" in operation["responses"], path
+    assert ("header", "If-Match") not in parameters(doc["paths"]["/customer/deliveries"]["post"])

@@ -1,0 +1,113 @@
+"""Versions of a delivery (decisions §16): an ETag on both single reads, If-Match on responses, cancel and
+receive (amendments: tests/api/test_amendments.py)."""
+import pytest
+
+from .deliveries_helpers import CUSTOMER_TOKEN, OTHER_CUSTOMER_TOKEN, place, respond, shop  # noqa: F401
+
+BEER = [{"id": "beer", "count": 2, "bundle": {"id": "crate"}}]
+
+
+def etags(api, delivery_id) -> tuple[str, str]:
+    supplier = api.get(f"/deliveries/{delivery_id}")
+    customer = api.get(f"/customer/deliveries/{delivery_id}", token=CUSTOMER_TOKEN)
+    assert supplier.status_code == customer.status_code == 200
+    return supplier.headers["ETag"], customer.headers["ETag"]
+
+
+def test_both_single_reads_carry_the_same_etag_and_lists_none(shop):
+    delivery_id = place(shop, BEER)["id"]
+    supplier, customer = etags(shop, delivery_id)
+    assert supplier == customer and supplier.startswith('"') and supplier.endswith('"')
+    assert etags(shop, delivery_id) == (supplier, customer)  # a read changes nothing
+    assert "ETag" not in shop.get("/deliveries").headers
+    assert shop.request("HEAD", f"/deliveries/{delivery_id}").headers["ETag"] == supplier
+
+
+def test_the_etag_changes_with_every_change(shop):
+    delivery_id = place(shop, BEER, scheduled={"date": "2026-05-06"})["id"]
+    seen = [etags(shop, delivery_id)[0]]
+    changes = [
+        lambda: respond(shop, delivery_id, {"type": "ACCEPT"}),
+        lambda: shop.put(f"/deliveries/{delivery_id}/integration", {"status": "IMPORTED"}),
+        lambda: respond(shop, delivery_id, {"type": "UPDATE", "message": "tomorrow"}),
+        lambda: shop.post(f"/customer/deliveries/{delivery_id}/amendments", {"items": [{"id": "beer", "count": 3}], "user": {"name": "A", "email": "a@example.com"}}, token=CUSTOMER_TOKEN),
+        lambda: shop.post(f"/customer/deliveries/{delivery_id}/receive", token=CUSTOMER_TOKEN),
+    ]
+    for change in changes:
+        assert change().status_code == 200
+        supplier, customer = etags(shop, delivery_id)
+        assert supplier == customer and supplier not in seen
+        seen.append(supplier)
+    cancelled = place(shop, BEER)["id"]
+    before = etags(shop, cancelled)[0]
+    assert shop.post(f"/customer/deliveries/{cancelled}/cancel", token=CUSTOMER_TOKEN).status_code == 200
+    assert etags(shop, cancelled)[0] != before
+
+
+def test_the_same_integration_state_again_keeps_the_etag(shop):
+    delivery_id = place(shop, BEER)["id"]
+    assert shop.put(f"/deliveries/{delivery_id}/integration", {"status": "IMPORTED"}).status_code == 200
+    before = etags(shop, delivery_id)
+    assert shop.put(f"/deliveries/{delivery_id}/integration", {"status": "IMPORTED"}).status_code == 200
+    assert etags(shop, delivery_id) == before
+
+
+def _stale_then_current(api, delivery_id, send):
+    stale = etags(api, delivery_id)[0]
+    assert api.put(f"/deliveries/{delivery_id}/integration", {"status": "IMPORTED"}).status_code == 200
+    current = etags(api, delivery_id)[0]
+    before = api.get(f"/deliveries/{delivery_id}").data
+    refused = send(stale)
+    assert refused.status_code == 412
+    assert refused.headers["Content-Type"] == "application/problem+json"
+    assert refused.data["type"] == "precondition-failed" and refused.data["status"] == 412
+    assert api.get(f"/deliveries/{delivery_id}").data == before  # nothing changed
+    assert etags(api, delivery_id)[0] == current
+    return current
+
+
+@pytest.mark.parametrize("weak", [False, True])
+def test_a_response_with_a_stale_if_match_is_412_and_with_the_current_one_200(shop, weak):
+    delivery_id = place(shop, BEER)["id"]
+
+    def send(tag):
+        return respond(shop, delivery_id, {"type": "ACCEPT"}, headers={"If-Match": ("W/" if weak else "") + tag})
+
+    current = _stale_then_current(shop, delivery_id, send)
+    accepted = send(current)
+    assert accepted.status_code == 200 and accepted.data["status"] == "ACCEPTED"
+
+
+@pytest.mark.parametrize("action, status", [("cancel", "CANCELLED"), ("receive", "DELIVERED")])
+def test_cancel_and_receive_with_a_stale_if_match_are_412(shop, action, status):
+    delivery_id = place(shop, BEER)["id"]
+
+    def send(tag):
+        return shop.post(f"/customer/deliveries/{delivery_id}/{action}", token=CUSTOMER_TOKEN, headers={"If-Match": tag})
+
+    current = _stale_then_current(shop, delivery_id, send)
+    done = send(current)
+    assert done.status_code == 200 and done.data["status"] == status
+
+
+def test_an_etag_of_another_delivery_or_a_made_up_one_is_stale(shop):
+    first, second = place(shop, BEER)["id"], place(shop, BEER)["id"]
+    other = etags(shop, second)[0]
+    for tag in (other, '"nonsense"', '""'):
+        response = respond(shop, first, {"type": "ACCEPT"}, headers={"If-Match": tag})
+        assert response.status_code == 412, tag
+    assert respond(shop, first, {"type": "ACCEPT"}, headers={"If-Match": "*"}).status_code == 200
+
+
+def test_without_if_match_changes_behave_as_before(shop):
+    delivery_id = place(shop, BEER)["id"]
+    assert shop.put(f"/deliveries/{delivery_id}/integration", {"status": "IMPORTED"}).status_code == 200
+    assert respond(shop, delivery_id, {"type": "ACCEPT"}).status_code == 200
+    assert shop.post(f"/customer/deliveries/{delivery_id}/cancel", token=CUSTOMER_TOKEN).status_code == 200
+
+
+def test_another_customers_delivery_is_404_before_its_version(shop):
+    delivery_id = place(shop, BEER)["id"]
+    response = shop.post(f"/customer/deliveries/{delivery_id}/cancel", token=OTHER_CUSTOMER_TOKEN, headers={"If-Match": '"x"'})
+    assert response.status_code == 404
+    assert shop.get(f"/customer/deliveries/{delivery_id}", token=OTHER_CUSTOMER_TOKEN).status_code == 404
