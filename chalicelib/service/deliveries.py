@@ -119,8 +119,10 @@ def respond(account: str, delivery_id: str, data, idempotency: IdempotencyClaim 
         items = delivery.response_items(body, stored.delivery["request"]["items"])
     except ValidationFailed as failed:
         errors += failed.errors
+    # The types this response's own items charge are named before its empties (one price per type, §15).
+    answered = {**stored.delivery, "responses": [*stored.delivery.get("responses", []), {"items": items}]}
     try:
-        empties = _collected(account, body, deposits.known_types(stored.delivery, stored.deposit_basis))
+        empties = _collected(account, body, deposits.known_types(answered, stored.deposit_basis))
     except ValidationFailed as failed:
         errors += failed.errors
     if errors:  # every field problem at once (decisions §3)
