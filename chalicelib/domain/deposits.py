@@ -181,17 +181,6 @@ def delivery_deposits(delivery: dict, basis: dict | None) -> dict | None:
     return {"charged": charged_list, "returned": returned_list, "total": total_of(charged_list, returned_list)}
 
 
-def balance_moves(deposits: dict | None) -> dict[str, int]:
-    """What receiving the delivery adds to the customer's balances: charged counts up, returned counts down."""
-    moves: dict[str, int] = {}
-    if deposits:
-        for entry in deposits["charged"]:
-            add(moves, entry["id"], entry["count"])
-        for entry in deposits["returned"]:
-            add(moves, entry["id"], -entry["count"])
-    return {d: n for d, n in moves.items() if n}
-
-
 def with_deposits(delivery: dict, basis: dict | None) -> dict:
     """The delivery as single reads show it: `deposits` after the interface's fields (before `integration`),
     absent when there is nothing to show."""

@@ -8,6 +8,7 @@ lost and none skips the state machine.
 from typing import Callable
 
 from ..domain import delivery, deposits
+from ..domain import deposit_statement as statement
 from ..domain import deposit_types as deposit_shapes
 from ..domain.common import ValidationFailed
 from ..domain import integration as integration_state
@@ -19,6 +20,7 @@ from ..domain.limits import CONTENTION_SECONDS
 from ..domain.order_file import order_file as build_order_file
 from ..domain.timestamps import iso
 from ..store import deliveries, outcomes
+from ..store import deposit_statement as statement_store
 from ..store import deposits as deposit_store
 from . import clock, contention, delivery_reads
 from .idempotency import IdempotencyClaim
@@ -79,7 +81,7 @@ def _change(
         # One entry for the whole change, a re-pended integration state included (decisions §13).
         entry = delivery_change(change_type, changed)
         outcome = deliveries.change(
-            account, changed, stored.version, claim, integration, change=entry, now=now, also=_balances_moved(account, changed)
+            account, changed, stored.version, claim, integration, change=entry, now=now, also=_balances_moved(account, changed, now)
         )
         if isinstance(outcome, deliveries.StoredDelivery):
             return view(written)
@@ -92,12 +94,19 @@ def _change(
     raise Busy("the delivery is being changed by many requests at once; try again")
 
 
-def _balances_moved(account: str, changed: dict) -> dict | None:
-    """A delivery that becomes DELIVERED moves its customer's deposit balances in the same write (decisions §15)."""
+def _balances_moved(account: str, changed: dict, now) -> list[dict]:
+    """A delivery that becomes DELIVERED moves its customer's deposit balances, and records the move in the
+    customer's statement, in the same write (decisions §15)."""
     customer_id = changed["request"].get("customer_id")
     if changed["status"] != delivery.DELIVERED or customer_id is None:
-        return None
-    return deposit_store.balance_operation(account, customer_id, deposits.balance_moves(changed.get("deposits")))
+        return []
+    moves = statement.receive_moves(changed.get("deposits"))
+    if not moves:
+        return []
+    return [
+        deposit_store.balance_operation(account, customer_id, statement.counts(moves)),
+        statement_store.record_operation(account, customer_id, now, moves, delivery_id=int(changed["id"])),
+    ]
 
 
 def _attempts():

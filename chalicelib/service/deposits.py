@@ -1,4 +1,6 @@
 """Use cases of deposit types and customers' balances (decisions §15)."""
+from typing import TYPE_CHECKING
+
 from ..domain.errors import Busy, Conflict, NotFound, invalid
 from ..domain.identifiers import is_identifier
 from ..domain.limits import DEPOSIT_TYPES
@@ -7,6 +9,9 @@ from ..store import deposits, outcomes
 from ..store.paging import Page
 from . import clock, contention
 from .paging import paged
+
+if TYPE_CHECKING:  # a cold read does not load the Idempotency-Key machinery
+    from .idempotency import IdempotencyClaim
 
 
 LIST_QUERY = "deposits"
@@ -79,9 +84,12 @@ def customer_balances(account: str, customer_id: str) -> dict:
     return arithmetic.balances(*read)
 
 
-def adjust_balance(account: str, customer_id: str, body) -> dict:
-    """POST /customers/:id/deposits: add a count (an opening balance, a correction) to one balance."""
+def adjust_balance(account: str, customer_id: str, body, idempotency: "IdempotencyClaim | None" = None) -> dict:
+    """POST /customers/:id/deposits: add a count (an opening balance, a correction) to one balance. A keyed
+    request records its answer in the write that adjusts (§11): a retry after a crash replays it, never adjusts
+    twice."""
     from ..domain import common as shapes, deposit_types as deposit_shapes
+    from ..domain import deposits as arithmetic
     if not is_identifier(customer_id):
         raise _customer_gone(customer_id)
     try:
@@ -91,9 +99,27 @@ def adjust_balance(account: str, customer_id: str, body) -> dict:
         if isinstance(given, str) and is_identifier(given) and given not in deposits.read_types(account):
             raise shapes.ValidationFailed([shapes.FieldError("id", "is not a deposit type of this supplier"), *failed.errors]) from None
         raise
-    refused = deposits.adjust(account, customer_id, adjustment.id, adjustment.count, clock.now())
-    if isinstance(refused, outcomes.Gone):
+    answer = (lambda types, held: idempotency.completion(arithmetic.balances(types, held))) if idempotency else None
+    done = deposits.adjust(account, customer_id, adjustment.id, adjustment.count, adjustment.message, clock.now(), answer)
+    if isinstance(done, outcomes.Gone):
         raise _customer_gone(customer_id)
-    if isinstance(refused, outcomes.Stale):
+    if isinstance(done, outcomes.Stale):
         raise invalid("id", "is not a deposit type of this supplier")
-    return customer_balances(account, customer_id)
+    if isinstance(done, outcomes.LostClaim):
+        raise Busy("another request with this Idempotency-Key took over; retry to get its answer")
+    if isinstance(done, outcomes.Contended):
+        raise Busy(contention.ACCOUNT_BUSY)
+    # Keyed: the answer recorded with the write; else the balances as they are now.
+    return arithmetic.balances(done["types"], done["held"]) if idempotency else customer_balances(account, customer_id)
+
+
+@paged
+def movements(account: str, customer_id: str, deposit: str | None, limit: int, cursor: str | None) -> Page:
+    """GET /customers/:id/deposits/movements and GET /customer/deposits/movements: the statement, newest first."""
+    from ..store import customers, deposit_statement
+    if not is_identifier(customer_id) or customers.get(account, customer_id) is None:
+        raise _customer_gone(customer_id)
+    from ..domain.deposit_types import DEPOSIT_ID_LENGTH, DEPOSIT_ID_RULE
+    if deposit is not None and (not is_identifier(deposit) or len(deposit) > DEPOSIT_ID_LENGTH):
+        raise invalid("deposit", DEPOSIT_ID_RULE)
+    return deposit_statement.read_page(account, customer_id, deposit, limit, cursor)

@@ -247,12 +247,12 @@ def change(
     *,
     change: Change | None = None,
     now: dt.datetime,
-    also: dict | None = None,
+    also: list[dict] = (),
 ) -> StoredDelivery | Stale | LostClaim | TooLarge:
     """Store the changed delivery if nobody changed it since `expected_version`; with its new integration state
     and counts, its Idempotency-Key answer and its feed entry (and the event it makes) in the same write. Lost to
-    another write (its version or a transaction): Stale. `also`: one more transaction item that belongs to the
-    change (a receive's move of the customer's deposit balances)."""
+    another write (its version or a transaction): Stale. `also`: more transaction items that belong to the
+    change (a receive's move of the customer's deposit balances and its statement record)."""
     from ..domain import feed as feed_changes
     change = change or feed_changes.delivery_change(feed_changes.STATUS_CHANGE[delivery["status"]], delivery)
     return _write(account, delivery["id"], expected_version, delivery, integration, claim, [change], now, also=also)
@@ -274,7 +274,7 @@ def set_integration(
 
 
 def _write(
-    account, delivery_id, expected_version, delivery, integration, claim, changes, now, unchanged=None, also=None
+    account, delivery_id, expected_version, delivery, integration, claim, changes, now, unchanged=None, also=()
 ):
     from . import outcomes
     update = _update_operation(account, delivery_id, expected_version, delivery, integration)
@@ -287,7 +287,7 @@ def _write(
     )
     counts = _counts_operation(account, delivery_id, integration.counts) if integration is not None else None
     others = [counts] if counts is not None else []
-    others += [also] if also is not None else []
+    others += list(also)
     if not others and claim is None and not changes:
         try:
             table.client().update_item(**update["Update"])

@@ -13,13 +13,15 @@
   up, none is lost.
 """
 import datetime as dt
+import time
 
 from botocore.exceptions import ClientError
 
 from ..domain.feed import Change, ChangeType
 from ..domain.limits import DEPOSIT_TYPES
 from . import batch, feed, keys, table
-from .outcomes import Contended, Gone, InUse, Refusal, Stale
+from ..domain.retry import attempts, back_off
+from .outcomes import Contended, Gone, InUse, LostClaim, Refusal, Stale
 
 BALANCE_PREFIX = "D#"
 PUT_ATTEMPTS = 5
@@ -188,9 +190,9 @@ def balance_operation(account: str, customer_id: str, moves: dict[str, int]) -> 
         "Update": {
             "TableName": table.name(),
             "Key": table.to_item(keys.deposit_balance_key(account, customer_id)),
-            "UpdateExpression": "ADD " + ", ".join(f"#b{i} :b{i}" for i in range(len(moves))),
-            "ExpressionAttributeNames": names,
-            "ExpressionAttributeValues": table.values(**values),
+            "UpdateExpression": "ADD " + ", ".join(f"#b{i} :b{i}" for i in range(len(moves))) + ", #moved :one",
+            "ExpressionAttributeNames": {**names, "#moved": MOVED},
+            "ExpressionAttributeValues": table.values(**values, one=1),
         }
     }
 
@@ -213,31 +215,76 @@ def read_balances(account: str, customer_id: str) -> tuple[dict[str, dict], dict
     return types_of(batch.pick(found, types)), held_in(batch.pick(found, balance))
 
 
-def adjust(account: str, customer_id: str, deposit_id: str, count: int, now: dt.datetime) -> None | Gone | Stale:
-    """Add `count` to one balance, with its feed entry: Gone when the customer does not exist, Stale when the type
-    does not (both checked in the same transaction)."""
-    operations = [
-        balance_operation(account, customer_id, {deposit_id: count}),
-        {"ConditionCheck": {
-            "TableName": table.name(),
-            "Key": table.to_item(keys.customer_key(account, customer_id)),
-            "ConditionExpression": "attribute_exists(PK)",
-        }},
-        {"ConditionCheck": {
-            "TableName": table.name(),
-            "Key": table.to_item(keys.deposit_type_key(account, deposit_id)),
-            "ConditionExpression": "attribute_exists(PK)",
-        }},
-    ]
-    try:
-        feed.commit(account, operations, [Change(ChangeType.CUSTOMER_DEPOSITS_UPDATED, customer_id)], now)
-    except ClientError as error:
-        reasons = table.cancellation_reasons(error, operations)
-        if table.CONDITION_FAILED not in reasons.values():
-            raise
-        customer = table.key_of(keys.customer_key(account, customer_id))
-        return Gone() if reasons.get(customer) == table.CONDITION_FAILED else Stale()
-    return None
+def _check(key: dict, condition: str, names: dict | None = None, values: dict | None = None) -> dict:
+    check = {"TableName": table.name(), "Key": table.to_item(key), "ConditionExpression": condition}
+    if names:
+        check["ExpressionAttributeNames"] = names
+    if values:
+        check["ExpressionAttributeValues"] = table.values(**values)
+    return {"ConditionCheck": check}
+
+
+MOVED = "moved"  # how many moves a customer's balances item has taken: what a keyed adjustment is conditional on
+ADJUST_ATTEMPTS = 30
+
+
+def adjust(
+    account: str, customer_id: str, deposit_id: str, count: int, message: str, now: dt.datetime, answer=None,
+) -> dict | Gone | Stale | Contended | LostClaim:
+    """Add `count` to one balance, with its statement record (the type's name and price now, and the message) and
+    its feed entry; (types, balances) as they are after it. Gone when the customer does not exist, Stale when the
+    type does not (both checked in the same transaction); Contended when others kept writing between our read and
+    our write. `answer(types, balances)`: the Idempotency-Key completion to record in the same write (§11), which
+    is then conditional on the balances being as read, so the answer recorded is exactly what was written."""
+    from .deposit_statement import record_operation
+    from .idempotency import complete_operation
+
+    customer_key, types_key, balance_key = balances_keys(account, customer_id)
+    for attempt in attempts(None, ADJUST_ATTEMPTS, 0):  # bounded by count: the store reads no clock
+        found = batch.get_items([customer_key, types_key, balance_key], consistent=True)
+        if batch.pick(found, customer_key) is None:
+            return Gone()
+        types, balance = types_of(batch.pick(found, types_key)), batch.pick(found, balance_key)
+        current = types.get(deposit_id)
+        if current is None:
+            return Stale()
+        held = held_in(balance)
+        held[deposit_id] = held.get(deposit_id, 0) + count
+        moved = balance_operation(account, customer_id, {deposit_id: count})
+        valued = _check(
+            types_key, "#t.#d.#n = :name AND #t.#d.#p = :price",
+            {"#t": "types", "#d": deposit_id, "#n": "name", "#p": "price"}, {"name": current["name"], "price": current["price"]},
+        )  # fmt: skip
+        operations = [
+            moved,
+            record_operation(account, customer_id, now, {deposit_id: {**current, "count": count}}, message=message),
+            _check(customer_key, "attribute_exists(PK)"),
+            _check(keys.deposit_type_key(account, deposit_id), "attribute_exists(PK)"),
+            valued,
+        ]
+        if answer is not None:
+            seen = (balance or {}).get(MOVED)
+            update = moved["Update"]
+            update["ConditionExpression"] = "attribute_not_exists(#moved)" if seen is None else "#moved = :seen"
+            if seen is not None:
+                update["ExpressionAttributeValues"].update(table.values(seen=int(seen)))
+            operations.append(complete_operation(answer(types, held)))
+        change = Change(ChangeType.CUSTOMER_DEPOSITS_UPDATED, customer_id, customer_id=customer_id)
+        try:
+            feed.commit(account, operations, [change], now)
+            return {"types": types, "held": held}
+        except ClientError as error:
+            reasons = table.cancellation_reasons(error, operations)
+            if table.CONDITION_FAILED not in reasons.values():
+                raise
+            if reasons.get(table.key_of(customer_key)) == table.CONDITION_FAILED:
+                return Gone()
+            if reasons.get(table.key_of(keys.deposit_type_key(account, deposit_id))) == table.CONDITION_FAILED:
+                return Stale()
+            if answer is not None and reasons.get(table.item_key(operations[-1])) == table.CONDITION_FAILED:
+                return LostClaim()
+        back_off(attempt, time.sleep, first=0.002, cap=0.05)
+    return Contended()
 
 
 # Data stored before each type had its own item (issue 25).

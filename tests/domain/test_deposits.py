@@ -2,8 +2,8 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
+from chalicelib.domain.deposit_statement import counts, receive_moves
 from chalicelib.domain.deposits import (
-    balance_moves,
     balances,
     delivery_deposits,
     deposit_packaging,
@@ -193,9 +193,10 @@ def test_a_return_with_only_empties():
 
 def test_balance_moves_charged_up_returned_down():
     empties = [{"id": "crate", "name": "Crate", "price": 150, "count": 1}]
-    moves = balance_moves(delivery_deposits(_delivery([_item()], [ACCEPT], empties=empties), BASIS))
-    assert moves == {"bottle": 20}  # one crate out, one back
-    assert balance_moves(None) == {}
+    moves = receive_moves(delivery_deposits(_delivery([_item()], [ACCEPT], empties=empties), BASIS))
+    assert moves == {"bottle": {"name": "Bottle", "price": 8, "count": 20}}  # one crate out, one back
+    assert counts(moves) == {"bottle": 20}
+    assert receive_moves(None) == {}
 
 
 def test_with_deposits_sits_before_integration():
