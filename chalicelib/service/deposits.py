@@ -64,6 +64,9 @@ def delete_deposit(account: str, deposit_id: str) -> None:
     get_deposit(account, deposit_id)
     if deposits.any_balance(account, deposit_id):
         raise Conflict(f"deposit type {deposit_id} is in a customer's balance and cannot be deleted")
+    from ..store import deposit_guard
+    if deposit_guard.open_delivery_names(account, deposit_id):
+        raise Conflict(f"deposit type {deposit_id} is named by a delivery that is not final and cannot be deleted")
     refused = deposits.delete(account, deposit_id, clock.now())
     if isinstance(refused, outcomes.Gone):
         raise _gone(deposit_id)

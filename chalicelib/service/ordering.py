@@ -8,7 +8,7 @@ from ..domain import integration
 from ..domain.common import FieldError, ValidationFailed, parse
 from ..domain.delivery import OrderBody
 from ..domain.deposit_orders import BASIS
-from ..domain.deposits import with_deposits
+from ..domain.deposits import deposit_packaging, with_deposits
 from ..domain.errors import Busy
 from ..domain.feed import ChangeType, delivery_change
 from ..domain.ordering import plan_order
@@ -21,11 +21,25 @@ from .idempotency import IdempotencyClaim
 CONTENDED_ATTEMPTS = 30  # another transaction held the account's integration counts: each wait is short
 
 
+def names_unknown_deposits(context: order_context.OrderContext) -> bool:
+    """Whether a product read names a deposit type the (eventually consistent) read of the types lacks."""
+    for product in context.products.values():
+        packaging = deposit_packaging(product) or {}
+        named = [packaging.get("vessel"), *(bundle["deposit"] for bundle in packaging.get("bundles", ()))]
+        if any(deposit is not None and deposit not in context.deposit_types for deposit in named):
+            return True
+    return False
+
+
 def place_order(account: str, customer_id: str, data, idempotency: IdempotencyClaim | None = None) -> list[dict]:
     """The deliveries created, in full; ValidationFailed with one error per problem."""
     body = parse(OrderBody, data)
     now = clock.now()
     context = order_context.load(account, customer_id, [item.id for item in body.items], read_deposits=True)
+    if names_unknown_deposits(context):  # a stale read: a product names a type the types item did not show yet
+        context = order_context.load(account, customer_id, [item.id for item in body.items], read_deposits=True, consistent=True)
+        if names_unknown_deposits(context):  # a product read before its type's delete: the catalogue moved
+            raise Busy("the catalogue changed while the order was read; try again")
     order = plan_order(body, customer_id, context, now)
     bases = [delivery.pop(BASIS, None) for delivery in order.deliveries]
     ids = deliveries.allocate_ids(account, len(order.deliveries))

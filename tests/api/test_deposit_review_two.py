@@ -38,3 +38,57 @@ def test_a_keyed_adjustment_answers_and_replays_the_balances_it_wrote(drinks):
     again = drinks.post(f"/customers/{CUSTOMER}/deposits", body, headers=headers)
     assert again.data == first.data and again.headers.get("Idempotent-Replayed") == "true"
     assert crate_balance(drinks) == 4
+
+
+def test_a_type_an_open_delivery_charges_cannot_be_deleted_once_no_product_names_it(drinks):
+    """The review's reproduction: no product names the pallet any more, an open delivery still charges it."""
+    from tests.api.deliveries_helpers import CUSTOMER_TOKEN, place, respond
+    from tests.api.test_deposit_deliveries import PALLET
+
+    delivery = place(drinks, [{"id": "lager", "count": 1, "bundle": PALLET}])
+    assert drinks.patch("/products/lager", {"bundles": [{"type": "CR", "size": 20, "deposit": "crate"}]}).status_code == 200
+    refused = drinks.delete("/deposits/pallet")
+    assert refused.status_code == 400 and refused.data["type"] == "conflict", refused.data
+    assert respond(drinks, delivery["id"], {"type": "ACCEPT"}).status_code == 200
+    assert drinks.delete("/deposits/pallet").status_code == 400  # ACCEPTED is not final either
+    drinks.post(f"/customer/deliveries/{delivery['id']}/receive", {}, token=CUSTOMER_TOKEN)
+    assert drinks.delete("/deposits/pallet").status_code == 400  # now the balance holds it
+    assert drinks.post(f"/customers/{CUSTOMER}/deposits", {"id": "pallet", "count": -1, "message": "back"}).status_code == 200
+    assert drinks.delete("/deposits/pallet").status_code == 204
+
+
+def test_a_type_only_announced_as_empties_cannot_be_deleted_until_the_delivery_is_final(drinks):
+    from tests.api.deliveries_helpers import CUSTOMER_TOKEN, place
+
+    delivery = place(drinks, [{"id": "water", "count": 1}], empties=[{"id": "keg", "count": 2}])
+    refused = drinks.delete("/deposits/keg")
+    assert refused.status_code == 400 and refused.data["type"] == "conflict"
+    assert drinks.post(f"/customer/deliveries/{delivery['id']}/cancel", {}, token=CUSTOMER_TOKEN).status_code == 200
+    assert drinks.delete("/deposits/keg").status_code == 204
+
+
+def test_an_order_whose_read_of_the_deposit_types_is_stale_reads_again(drinks, monkeypatch):
+    """The review's reproduction: products and deposit types come from one eventually consistent read; a stale
+    types item that lacks a type a product names was a KeyError (a 500). The order reads again, consistently."""
+    from chalicelib.store import batch, keys, order_context
+    from tests.api.deliveries_helpers import ACCOUNT, place
+    from tests.api.test_deposit_deliveries import CRATE
+
+    real = batch.get_items
+    stale_reads = []
+
+    def stale(wanted, consistent=False, **kwargs):
+        found = real(wanted, consistent=consistent, **kwargs)
+        if not consistent:  # the types item as it was before the types existed
+            stale_reads.append(found.pop(table_key(keys.deposit_types_key(ACCOUNT)), None))
+        return found
+
+    def table_key(key):
+        return key["PK"], key["SK"]
+
+    monkeypatch.setattr(order_context.batch, "get_items", stale)
+    delivery = place(drinks, [{"id": "lager", "count": 1, "bundle": CRATE}])
+    assert stale_reads and stale_reads[0] is not None  # the first read was made stale
+    assert delivery["request"]["deposits"] == [
+        {"id": "bottle", "name": "Bottle", "price": 8, "count": 20}, {"id": "crate", "name": "Crate", "price": 150, "count": 1}
+    ]
