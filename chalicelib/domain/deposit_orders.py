@@ -1,6 +1,8 @@
 """Deposits and empties of a new order (decisions §15): each item's `deposits`, `request.deposits`,
 `request.empties`, and the basis a delivery keeps to count its deposits later (domain/deposits.py)."""
-from .common import FieldError
+from decimal import Decimal
+
+from .common import FieldError, is_whole
 from .deposit_types import empties_entries, empties_errors
 from .deposits import add, as_list, deposit_packaging, entries, item_charges  # noqa: F401 (deposit_packaging: ordering)
 
@@ -48,3 +50,14 @@ def finish(delivery: dict, packagings: dict[str, dict], deposit_types: dict, emp
         delivery["request"]["empties"] = empties_entries(empties, deposit_types)
     packaging = {item_id: p for item_id, p in packagings.items() if p}
     delivery[BASIS] = {"packaging": packaging, "types": types} if packaging or empties else None
+
+
+FRACTION_OF_A_VESSEL = "makes a fraction of a vessel, and deposits are charged on whole vessels only"
+
+
+def fraction_errors(packaging: dict | None, vessels, path: str) -> list[FieldError]:
+    """An item whose packaging carries a deposit is ordered, and answered, in whole vessels (a bundle of 2.5 would
+    make 7.5 bottles, and half a bottle carries no deposit): refused, naming the bundle."""
+    if packaging and not is_whole(Decimal(str(vessels))):
+        return [FieldError(path, FRACTION_OF_A_VESSEL)]
+    return []

@@ -8,6 +8,7 @@ lost and none skips the state machine.
 from typing import Callable
 
 from ..domain import delivery, deposits
+from ..domain import deposit_orders
 from ..domain import deposit_statement as statement
 from ..domain import deposit_types as deposit_shapes
 from ..domain.common import ValidationFailed
@@ -128,6 +129,9 @@ def respond(account: str, delivery_id: str, data, idempotency: IdempotencyClaim 
         items = delivery.response_items(body, stored.delivery["request"]["items"])
     except ValidationFailed as failed:
         errors += failed.errors
+    packagings = ((stored.deposit_basis or {}).get("packaging")) or {}
+    for i, item in enumerate(items or ()):  # (items: the response's, in its order)
+        errors += deposit_orders.fraction_errors(packagings.get(item["id"]), item["vessel_count"], f"items[{i}].bundle")
     # The types this response's own items charge are named before its empties (one price per type, §15).
     answered = {**stored.delivery, "responses": [*stored.delivery.get("responses", []), {"items": items}]}
     try:

@@ -92,3 +92,43 @@ def test_an_order_whose_read_of_the_deposit_types_is_stale_reads_again(drinks, m
     assert delivery["request"]["deposits"] == [
         {"id": "bottle", "name": "Bottle", "price": 8, "count": 20}, {"id": "crate", "name": "Crate", "price": 150, "count": 1}
     ]
+
+
+JUICE = {
+    "status": "ACTIVE", "category": "drinks", "name": "Juice", "price": 100,
+    "vessel": {"size": 1, "unit": "l", "type": "BO", "deposit": "bottle"},
+    "bundles": [{"type": "CT", "size": 2.5, "unit": "kg"}, {"type": "CR", "size": 6, "deposit": "crate"}],
+}
+
+
+def test_a_bundle_making_a_fraction_of_a_vessel_is_refused_when_deposits_are_charged(drinks):
+    """The review's reproduction: 3 bundles of 2.5 made 7.5 bottles, and the bottle deposit was cut to 7."""
+    from tests.api.deliveries_helpers import order, place, put_product, respond
+    from tests.conftest import problem_paths
+
+    put_product(drinks, "juice", JUICE)
+    refused = order(drinks, [{"id": "juice", "count": 3, "bundle": {"type": "CT", "size": 2.5}}])
+    assert refused.status_code == 400, refused.data
+    assert problem_paths(refused) == ["items[0].bundle"]
+    placed = order(drinks, [{"id": "juice", "count": 2, "bundle": {"type": "CT", "size": 2.5}}])  # 5 bottles
+    assert placed.status_code == 200, placed.data
+    item = placed.data["deliveries"][0]["request"]["items"][0]
+    assert item["vessel_count"] == 5 and item["deposits"] == [{"id": "bottle", "count": 5}]
+    delivery = place(drinks, [{"id": "juice", "count": 1, "bundle": {"type": "CR", "size": 6}}])
+    answer = {"type": "ACCEPT", "items": [{"id": "juice", "count": 3, "bundle": {"type": "CT", "size": 2.5, "unit": "kg"}}]}
+    refused = respond(drinks, delivery["id"], answer)
+    assert refused.status_code == 400 and problem_paths(refused) == ["items[0].bundle"]
+    answer["items"][0]["count"] = 4  # 10 bottles
+    accepted = respond(drinks, delivery["id"], answer)
+    assert accepted.status_code == 200, accepted.data
+    assert accepted.data["deposits"]["charged"] == [{"id": "bottle", "name": "Bottle", "price": 8, "count": 10}]
+
+
+def test_a_fraction_of_a_vessel_is_still_fine_without_deposits(drinks):
+    from tests.api.deliveries_helpers import order, put_product
+
+    plain = {**JUICE, "vessel": {"size": 1, "unit": "l", "type": "BO"}, "bundles": [{"type": "CT", "size": 2.5, "unit": "kg"}]}
+    put_product(drinks, "plain-juice", plain)
+    placed = order(drinks, [{"id": "plain-juice", "count": 3, "bundle": {"type": "CT", "size": 2.5}}])
+    assert placed.status_code == 200, placed.data
+    assert placed.data["deliveries"][0]["request"]["items"][0]["vessel_count"] == 7.5
