@@ -3,7 +3,7 @@
 from decimal import Decimal
 
 from .common import FieldError, is_whole
-from .deposit_types import empties_entries, empties_errors
+from .deposit_types import empties_entries, empties_errors, empties_size_errors
 from .deposits import add, as_list, deposit_packaging, entries, item_charges  # noqa: F401 (deposit_packaging: ordering)
 
 # The key under which plan_order hands each delivery's basis to the service (which stores it beside the delivery).
@@ -32,8 +32,10 @@ def order_errors(body, deposit_types: dict) -> list[FieldError]:
     errors = []
     if not body.items and (body.type != "RETURN" or not body.empties):
         errors.append(FieldError("items", "must hold at least one item (only a RETURN may carry empties alone)"))
-    errors += empties_errors(body.empties or [], deposit_types, "empties", 1)
-    return errors
+    empties_wrong = empties_errors(body.empties or [], deposit_types, "empties", 1)
+    if not empties_wrong and body.empties:
+        empties_wrong = empties_size_errors(empties_entries(body.empties, deposit_types), "empties")
+    return errors + empties_wrong
 
 
 def finish(delivery: dict, packagings: dict[str, dict], deposit_types: dict, empties) -> None:

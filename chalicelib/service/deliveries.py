@@ -155,11 +155,15 @@ def _collected(account: str, body, known: dict) -> list[dict] | None:
     when this response names it first (decisions §15); the types are read only when it has some."""
     if body.empties is None:
         return None
-    types = deposit_store.read_types(account) if body.empties else {}
+    types = deposit_store.read_types(account, usable_only=True) if body.empties else {}
     errors = deposit_shapes.empties_errors(body.empties, types, "empties", 0)
     if errors:
         raise ValidationFailed(errors)
-    return deposit_shapes.empties_entries(body.empties, {**types, **known})
+    entries = deposit_shapes.empties_entries(body.empties, {**types, **known})
+    errors = deposit_shapes.empties_size_errors(entries, "empties")
+    if errors:
+        raise ValidationFailed(errors)
+    return entries
 
 
 def _customer_action(field: str, next_status: Callable[[str], str]):

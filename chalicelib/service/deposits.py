@@ -61,17 +61,31 @@ def list_deposits(account: str, limit: int, cursor: str | None) -> Page:
 
 
 def delete_deposit(account: str, deposit_id: str) -> None:
-    get_deposit(account, deposit_id)
-    if deposits.any_balance(account, deposit_id):
-        raise Conflict(f"deposit type {deposit_id} is in a customer's balance and cannot be deleted")
+    """Mark the type as being deleted, check what still names it, delete it (or unmark it). The mark comes first:
+    adjustments of it are refused from then on, and a receive turns an open delivery naming it into a balance
+    atomically, so checking the open deliveries before the balances misses no interleaving of receives."""
     from ..store import deposit_guard
-    if deposit_guard.open_delivery_names(account, deposit_id):
-        raise Conflict(f"deposit type {deposit_id} is named by a delivery that is not final and cannot be deleted")
-    refused = deposits.delete(account, deposit_id, clock.now())
+    get_deposit(account, deposit_id)
+    refused = deposits.retire(account, deposit_id)
     if isinstance(refused, outcomes.Gone):
         raise _gone(deposit_id)
     if isinstance(refused, outcomes.InUse):
         raise Conflict(f"deposit type {deposit_id} is named by a product's packaging and cannot be deleted")
+    deleted = False
+    try:
+        if deposit_guard.open_delivery_names(account, deposit_id):
+            raise Conflict(f"deposit type {deposit_id} is named by a delivery that is not final and cannot be deleted")
+        if deposits.any_balance(account, deposit_id):
+            raise Conflict(f"deposit type {deposit_id} is in a customer's balance and cannot be deleted")
+        refused = deposits.delete(account, deposit_id, clock.now())
+        if isinstance(refused, outcomes.Gone):
+            raise _gone(deposit_id)
+        if isinstance(refused, outcomes.InUse):
+            raise Conflict(f"deposit type {deposit_id} is named by a product's packaging and cannot be deleted")
+        deleted = True
+    finally:
+        if not deleted:
+            deposits.retire(account, deposit_id, retiring=False)
 
 
 def _customer_gone(customer_id: str) -> NotFound:
@@ -112,6 +126,8 @@ def adjust_balance(account: str, customer_id: str, body, idempotency: "Idempoten
         raise Busy("another request with this Idempotency-Key took over; retry to get its answer")
     if isinstance(done, outcomes.Contended):
         raise Busy(contention.ACCOUNT_BUSY)
+    if isinstance(done, deposits.Retiring):
+        raise Busy(f"deposit type {adjustment.id} is being deleted; try again")
     # Keyed: the answer recorded with the write; else the balances as they are now.
     return arithmetic.balances(done["types"], done["held"]) if idempotency else customer_balances(account, customer_id)
 

@@ -31,8 +31,17 @@ class Full(Refusal):
     """The account holds the most deposit types it may."""
 
 
-def types_of(item: dict | None) -> dict[str, dict]:
-    return {d: {"name": t["name"], "price": int(t["price"])} for d, t in ((item or {}).get("types") or {}).items()}
+class Retiring(Refusal):
+    """The type is being deleted: its balances may not move by adjustment now."""
+
+
+RETIRING = "retiring"  # set on a type while its DELETE checks what still names it
+
+
+def types_of(item: dict | None, usable_only: bool = False) -> dict[str, dict]:
+    """The types of the types item; `usable_only` leaves out those being deleted (new names of them are refused)."""
+    found = ((item or {}).get("types") or {}).items()
+    return {d: {"name": t["name"], "price": int(t["price"])} for d, t in found if not (usable_only and t.get(RETIRING))}
 
 
 def public(deposit_id: str, entry: dict) -> dict:
@@ -40,15 +49,15 @@ def public(deposit_id: str, entry: dict) -> dict:
 
 
 def types_in(found: dict, account: str) -> dict[str, dict]:
-    """The deposit types in the items of a BatchGetItem that asked for `keys.deposit_types_key`."""
-    return types_of(batch.pick(found, keys.deposit_types_key(account)))
+    """The deposit types an order may name, in the items of a BatchGetItem that asked for `keys.deposit_types_key`."""
+    return types_of(batch.pick(found, keys.deposit_types_key(account)), usable_only=True)
 
 
-def read_types(account: str, consistent: bool = False) -> dict[str, dict]:
+def read_types(account: str, consistent: bool = False, usable_only: bool = False) -> dict[str, dict]:
     response = table.client().get_item(
         TableName=table.name(), Key=table.to_item(keys.deposit_types_key(account)), ConsistentRead=consistent
     )
-    return types_of(table.from_item(response["Item"]) if "Item" in response else None)
+    return types_of(table.from_item(response["Item"]) if "Item" in response else None, usable_only)
 
 
 def _created(account: str, deposit_id: str) -> dict:
@@ -109,6 +118,34 @@ def put(account: str, deposit_id: str, name: str, price: int, now: dt.datetime) 
             if table.CONDITION_FAILED not in table.cancellation_codes(error):
                 raise
     return Contended()
+
+
+def retire(account: str, deposit_id: str, retiring: bool = True) -> None | Gone | InUse:
+    """Mark a type no product names as being deleted (or no longer, `retiring` False), in its definition and its
+    own item: from then on adjustments of it are refused, and orders and responses do not take it as new empties.
+    No feed entry: nothing a GET shows changes."""
+    expression = "SET #t.#d.#r = :yes" if retiring else "REMOVE #t.#d.#r"
+    values = {"yes": True} if retiring else {}
+    marked = _update(account, expression, "attribute_exists(#t.#d)", {"#d": deposit_id, "#r": RETIRING}, values)
+    if not values:
+        del marked["ExpressionAttributeValues"]
+    own = {
+        "TableName": table.name(),
+        "Key": table.to_item(keys.deposit_type_key(account, deposit_id)),
+        "UpdateExpression": "SET #r = :yes" if retiring else "REMOVE #r",
+        "ConditionExpression": "refs = :zero" if retiring else "attribute_exists(PK)",
+        "ExpressionAttributeNames": {"#r": RETIRING},
+        "ExpressionAttributeValues": table.values(**({"zero": 0, "yes": True} if retiring else {})),
+    }
+    if not retiring:
+        del own["ExpressionAttributeValues"]
+    try:
+        table.client().transact_write_items(TransactItems=[{"Update": marked}, {"Update": own}])
+    except ClientError as error:
+        if table.CONDITION_FAILED not in table.cancellation_codes(error):
+            raise
+        return InUse() if deposit_id in read_types(account, consistent=True) else Gone()
+    return None
 
 
 def delete(account: str, deposit_id: str, now: dt.datetime) -> None | Gone | InUse:
@@ -230,7 +267,7 @@ ADJUST_ATTEMPTS = 30
 
 def adjust(
     account: str, customer_id: str, deposit_id: str, count: int, message: str, now: dt.datetime, answer=None,
-) -> dict | Gone | Stale | Contended | LostClaim:
+) -> dict | Gone | Stale | Contended | LostClaim | Retiring:
     """Add `count` to one balance, with its statement record (the type's name and price now, and the message) and
     its feed entry; (types, balances) as they are after it. Gone when the customer does not exist, Stale when the
     type does not (both checked in the same transaction); Contended when others kept writing between our read and
@@ -251,9 +288,12 @@ def adjust(
         held = held_in(balance)
         held[deposit_id] = held.get(deposit_id, 0) + count
         moved = balance_operation(account, customer_id, {deposit_id: count})
+        if ((batch.pick(found, types_key) or {}).get("types") or {}).get(deposit_id, {}).get(RETIRING):
+            return Retiring()
         valued = _check(
-            types_key, "#t.#d.#n = :name AND #t.#d.#p = :price",
-            {"#t": "types", "#d": deposit_id, "#n": "name", "#p": "price"}, {"name": current["name"], "price": current["price"]},
+            types_key, "#t.#d.#n = :name AND #t.#d.#p = :price AND attribute_not_exists(#t.#d.#r)",
+            {"#t": "types", "#d": deposit_id, "#n": "name", "#p": "price", "#r": RETIRING},
+            {"name": current["name"], "price": current["price"]},
         )  # fmt: skip
         operations = [
             moved,

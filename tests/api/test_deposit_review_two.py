@@ -132,3 +132,40 @@ def test_a_fraction_of_a_vessel_is_still_fine_without_deposits(drinks):
     placed = order(drinks, [{"id": "plain-juice", "count": 3, "bundle": {"type": "CT", "size": 2.5}}])
     assert placed.status_code == 200, placed.data
     assert placed.data["deliveries"][0]["request"]["items"][0]["vessel_count"] == 7.5
+
+
+def _long_named_types(api, n, char="€"):
+    for i in range(n):
+        deposit_id = f"{i:02d}" + "t" * 62  # 64 characters
+        assert api.put(f"/deposits/{deposit_id}", {"name": char * 64, "price": 100_000}).status_code == 200
+    return [f"{i:02d}" + "t" * 62 for i in range(n)]
+
+
+def test_empties_are_bounded_in_bytes_and_three_lists_at_the_bound_fit_an_open_delivery(drinks):
+    """The review's reproduction: with 64-character non-ASCII names a delivery with full empties lists could not
+    take one more response. The lists are bounded in bytes (limits.EMPTIES_BYTES), so an order's empties and two
+    responses' empties at that bound fit, REJECT, cancel and receive still possible."""
+    from chalicelib.domain.limits import EMPTIES_BYTES
+    from chalicelib.domain.rendering import size_in_bytes
+    from tests.api.deliveries_helpers import CUSTOMER_TOKEN, order, respond
+    from tests.conftest import problem_paths
+
+    ids = _long_named_types(drinks, 50)
+    every = [{"id": d, "count": 100_000} for d in ids]
+    refused = order(drinks, [{"id": "water", "count": 1}], empties=every)
+    assert refused.status_code == 400 and problem_paths(refused) == ["empties"]
+    assert f"at most {EMPTIES_BYTES:,}" in refused.data["errors"][0]["message"]
+    entry = {"id": ids[0], "name": "€" * 64, "price": 100_000, "count": 100_000}
+    fitting = (EMPTIES_BYTES - 2) // (size_in_bytes(entry) + 1)  # as many as the bound holds
+    empties = every[:fitting]
+    placed = order(drinks, [{"id": "water", "count": 1}], empties=empties)
+    assert placed.status_code == 200, placed.data
+    delivery_id = placed.data["deliveries"][0]["id"]
+    assert size_in_bytes(placed.data["deliveries"][0]["request"]["empties"]) <= EMPTIES_BYTES
+    for kind in ("ACCEPT", "UPDATE"):
+        answered = respond(drinks, delivery_id, {"type": kind, "empties": empties})
+        assert answered.status_code == 200, answered.data
+    one_more = respond(drinks, delivery_id, {"type": "UPDATE", "empties": every[: fitting + 1]})
+    assert one_more.status_code == 400 and problem_paths(one_more) == ["empties"]
+    received = drinks.post(f"/customer/deliveries/{delivery_id}/receive", {"message": "x" * 2000}, token=CUSTOMER_TOKEN)
+    assert received.status_code == 200, received.data
