@@ -238,3 +238,20 @@ def test_one_type_has_one_price_within_a_delivery():
     pallet = {"id": "pallet", "name": "Pallet", "price": 1500, "count": 1}
     assert pallet in deposits["charged"] and deposits["returned"] == [pallet]
     assert deposits["total"] == 800 * 8 + 40 * 150
+
+
+def test_a_response_bundle_given_by_type_and_size_is_the_ordered_bundle_when_it_matches():
+    """Two bundles of one type and size: the plastic crate (ordered, id `plastic`) and the wooden one listed first.
+    A response naming the bundle by type and size keeps the ordered one's deposit, not the first one's."""
+    packaging = {"vessel": "bottle", "bundles": [
+        {"type": "CR", "size": 20, "id": "wood", "deposit": "keg"},
+        {"type": "CR", "size": 20, "id": "plastic", "deposit": "crate"},
+    ]}  # fmt: skip
+    ordered = {"type": "CR", "size": 20, "id": "plastic"}
+    responses = [{"type": "ACCEPT", "items": [{"id": "beer", "count": 2, "bundle": {"type": "CR", "size": 20}, "vessel_count": 40}]}]
+    delivery = _delivery([_item(bundle=ordered)], responses)
+    deposits = delivery_deposits(delivery, {"packaging": {"beer": packaging}, "types": TYPES})
+    assert {e["id"]: e["count"] for e in deposits["charged"]} == {"bottle": 40, "crate": 2}
+    other = [{"type": "ACCEPT", "items": [{"id": "beer", "count": 1, "bundle": {"type": "CR", "size": 20, "id": "wood"}, "vessel_count": 20}]}]
+    deposits = delivery_deposits(_delivery([_item(bundle=ordered)], other), {"packaging": {"beer": packaging}, "types": TYPES})
+    assert {e["id"]: e["count"] for e in deposits["charged"]} == {"bottle": 20, "keg": 1}  # named by id: that one
