@@ -60,3 +60,17 @@ def test_deletes_racing_receives_and_adjustments_leave_no_balance_or_open_delive
     # A type left behind is usable again: not stuck as being deleted.
     assert deposits.types_of(table.from_item(table.client().get_item(
         TableName=table.name(), Key=table.to_item(keys.deposit_types_key(ACCOUNT)), ConsistentRead=True)["Item"]), usable_only=True) == remaining
+
+
+def test_a_type_being_deleted_takes_no_adjustment_and_no_new_empties(engine):
+    from tests.store.conftest import NOW
+
+    deposits.put(ACCOUNT, "tray", "Tray", 100, NOW)
+    table.client().put_item(TableName=table.name(), Item=table.to_item({**keys.customer_key(ACCOUNT, "bar"), "data": {"id": "bar"}}))
+    assert deposits.retire(ACCOUNT, "tray") is None
+    assert isinstance(deposits.adjust(ACCOUNT, "bar", "tray", 1, "m", NOW), deposits.Retiring)
+    assert "tray" in deposits.read_types(ACCOUNT, consistent=True)  # GET /deposits still lists it
+    assert "tray" not in deposits.read_types(ACCOUNT, consistent=True, usable_only=True)  # empties refuse it
+    assert deposits.retire(ACCOUNT, "tray", retiring=False) is None
+    assert isinstance(deposits.adjust(ACCOUNT, "bar", "tray", 1, "m", NOW), dict)
+    assert deposits.retire(ACCOUNT, "nope") == deposits.Gone()
