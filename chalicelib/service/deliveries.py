@@ -20,7 +20,7 @@ from ..domain.feed import RESPONSE_CHANGE, Change, ChangeType, delivery_change
 from ..domain.limits import CONTENTION_SECONDS
 from ..domain.order_file import order_file as build_order_file
 from ..domain.timestamps import iso
-from ..store import deliveries, outcomes
+from ..store import deliveries, outcomes, table
 from ..store import deposit_statement as statement_store
 from ..store import deposits as deposit_store
 from . import clock, contention, delivery_reads
@@ -63,6 +63,7 @@ def _change(
     idempotency: IdempotencyClaim | None = None,
     view: Callable[[deliveries.StoredDelivery], dict] = _customer_view,
     by_customer: bool = False,
+    guards: list[dict] = (),
 ) -> dict:
     """Apply `change(delivery, now)` (which raises when the state machine forbids it) until it is written; the
     answer is `view` of the written delivery. A customer's change also makes the integration state PENDING, in
@@ -82,7 +83,7 @@ def _change(
         # One entry for the whole change, a re-pended integration state included (decisions §13).
         entry = delivery_change(change_type, changed)
         outcome = deliveries.change(
-            account, changed, stored.version, claim, integration, change=entry, now=now, also=_balances_moved(account, changed, now)
+            account, changed, stored.version, claim, integration, change=entry, now=now, also=_balances_moved(account, changed, now) + list(guards)
         )
         if isinstance(outcome, deliveries.StoredDelivery):
             return view(written)
@@ -140,14 +141,24 @@ def respond(account: str, delivery_id: str, data, idempotency: IdempotencyClaim 
         errors += failed.errors
     if errors:  # every field problem at once (decisions §3)
         raise ValidationFailed(errors)
-    return _change(
-        account,
-        stored,
-        lambda current, now: delivery.respond(current, delivery.build_response(body, items, now, empties)),
-        RESPONSE_CHANGE[body.type],
-        idempotency=idempotency,
-        view=_supplier_view,
-    )
+    # Types the delivery did not name yet must still be there, not being deleted, when the response commits.
+    known = deposits.known_types(stored.delivery, stored.deposit_basis)
+    guards = deposit_store.usable_check(account, [e.id for e in body.empties or [] if e.id not in known])
+    try:
+        return _change(
+            account,
+            stored,
+            lambda current, now: delivery.respond(current, delivery.build_response(body, items, now, empties)),
+            RESPONSE_CHANGE[body.type],
+            idempotency=idempotency,
+            view=_supplier_view,
+            guards=guards,
+        )
+    except table.WriteFailed as failed:
+        if not deposit_store.refused_unusable(failed, account):
+            raise
+        from .deposits import empties_refused
+        raise empties_refused(account, body.empties) from None
 
 
 def _collected(account: str, body, known: dict) -> list[dict] | None:

@@ -142,3 +142,13 @@ def movements(account: str, customer_id: str, deposit: str | None, limit: int, c
     if deposit is not None and (not is_identifier(deposit) or len(deposit) > DEPOSIT_ID_LENGTH):
         raise invalid("deposit", DEPOSIT_ID_RULE)
     return deposit_statement.read_page(account, customer_id, deposit, limit, cursor)
+
+
+def empties_refused(account: str, empties) -> Exception:
+    """What an order or a response answers when a type of its empties was deleted, or is being deleted, between
+    its read and its write: 400 naming each such entry (409 when the delete gave up meanwhile)."""
+    from ..domain.common import FieldError, ValidationFailed
+    usable = deposits.read_types(account, consistent=True, usable_only=True)
+    message = "is not a deposit type of this supplier"
+    errors = [FieldError(f"empties[{i}].id", message) for i, empty in enumerate(empties or []) if empty.id not in usable]
+    return ValidationFailed(errors) if errors else Busy("a deposit type of the empties was being deleted; try again")

@@ -13,8 +13,10 @@ from ..domain.errors import Busy
 from ..domain.feed import ChangeType, delivery_change
 from ..domain.ordering import plan_order
 from ..domain.timestamps import iso
-from ..store import deliveries, order_context, outcomes
+from ..store import deliveries, order_context, outcomes, table
+from ..store import deposits as deposit_store
 from . import clock, contention
+from . import deposits as deposit_service
 from .deliveries import raise_for
 from .idempotency import IdempotencyClaim
 
@@ -49,13 +51,19 @@ def place_order(account: str, customer_id: str, data, idempotency: IdempotencyCl
     # Each new delivery is PENDING (decisions §14), counted in the same transaction.
     counts = {name: n * len(placed) for name, n in integration.count_changes(None, integration.PENDING).items()}
     changes = [delivery_change(ChangeType.DELIVERY_REQUESTED, delivery) for delivery in placed]
+    guards = deposit_store.usable_check(account, [empty.id for empty in body.empties or []])  # against a DELETE
     for attempt in contention.attempts(CONTENDED_ATTEMPTS, seconds=0):
         # The worklist's `since` is the time of the attempt that commits (decisions §14: nothing behind a reader).
         since = iso(now) if attempt == 0 else iso(clock.now())
         requested = deliveries.IntegrationWrite(dict(integration.REQUESTED_STATE), since, counts)
-        outcome = deliveries.place(
-            account, placed, order.product_ids, claim, requested, changes=changes, now=now, bases=bases
-        )
+        try:
+            outcome = deliveries.place(
+                account, placed, order.product_ids, claim, requested, changes=changes, now=now, bases=bases, guards=guards
+            )
+        except table.WriteFailed as failed:  # a type of its empties was deleted, or is being deleted, since the read
+            if not deposit_store.refused_unusable(failed, account):
+                raise
+            raise deposit_service.empties_refused(account, body.empties) from None
         if not isinstance(outcome, outcomes.Contended):
             break
         contention.back_off(attempt)

@@ -143,11 +143,11 @@ def place(
     *,
     changes: list[Change] | None = None,
     now: dt.datetime,
-    bases: list[dict | None] | None = None,
+    bases: list[dict | None] | None = None, guards: list[dict] = (),
 ) -> None | Stale | ProductsGone | LostClaim | TooLarge | Contended:
     """Create the deliveries of one order, in one transaction with the "used" flags of their products, the
     integration counts, the Idempotency-Key answer and their feed entries (which make their events); None when
-    written. `integration` is each new delivery's state, its `counts` those of the whole order."""
+    written. `integration` is each new delivery's state, its `counts` those of the whole order; `guards`: checks."""
     from ..domain import feed as feed_changes
     from . import outcomes, products
     bases = bases or [None] * len(deliveries)
@@ -158,7 +158,7 @@ def place(
     used = {product_id: products.mark_used_operation(account, product_id) for product_id in used_products}
     if changes is None:
         changes = [feed_changes.delivery_change(feed_changes.ChangeType.DELIVERY_REQUESTED, delivery) for delivery in deliveries]
-    operations = creates + ([counts] if counts is not None else []) + list(used.values())
+    operations = creates + ([counts] if counts is not None else []) + list(used.values()) + list(guards)
     reasons = _transact(account, operations, claim, changes, now)
     if not isinstance(reasons, dict):
         return reasons

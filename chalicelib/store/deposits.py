@@ -148,6 +148,23 @@ def retire(account: str, deposit_id: str, retiring: bool = True) -> None | Gone 
     return None
 
 
+def usable_check(account: str, deposit_ids) -> list[dict]:
+    """The ConditionCheck that each of the types (at most limits.EMPTIES: the expression stays within DynamoDB's 4 KB)
+    exists and is not being deleted when the write that names them commits; [] for none."""
+    ids = sorted(set(deposit_ids))
+    if not ids:
+        return []
+    names = {"#t": "types", "#r": RETIRING, **{f"#e{i}": d for i, d in enumerate(ids)}}
+    condition = " AND ".join(f"attribute_exists(#t.#e{i}) AND attribute_not_exists(#t.#e{i}.#r)" for i in range(len(ids)))
+    return [_check(keys.deposit_types_key(account), condition, names)]
+
+
+def refused_unusable(failed: table.WriteFailed, account: str) -> bool:
+    """Whether a write with a usable_check failed on it: a type it names was deleted, or is being deleted, since
+    its read."""
+    return failed.reasons.get(table.key_of(keys.deposit_types_key(account))) == table.CONDITION_FAILED
+
+
 def delete(account: str, deposit_id: str, now: dt.datetime) -> None | Gone | InUse:
     """Delete a type no product names; None when deleted. (Balances are checked before: any_balance.)"""
     write = _update(account, "REMOVE #t.#d ADD #count :minus", "attribute_exists(#t.#d)", {"#d": deposit_id, "#count": "count"}, {"minus": -1})

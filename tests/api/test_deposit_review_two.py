@@ -169,3 +169,47 @@ def test_empties_are_bounded_in_bytes_and_three_lists_at_the_bound_fit_an_open_d
     assert one_more.status_code == 400 and problem_paths(one_more) == ["empties"]
     received = drinks.post(f"/customer/deliveries/{delivery_id}/receive", {"message": "x" * 2000}, token=CUSTOMER_TOKEN)
     assert received.status_code == 200, received.data
+
+
+def test_an_order_whose_empties_type_is_being_deleted_when_it_commits_is_refused(drinks, monkeypatch):
+    """A DELETE marks the type between the order's read and its write: the order's transaction is conditional on
+    the types of its empties being usable, so no open delivery ever names a type being deleted."""
+    from chalicelib.store import deliveries, deposits
+    from tests.api.deliveries_helpers import ACCOUNT, order
+    from tests.conftest import problem_paths
+
+    real = deliveries.place
+
+    def deleted_meanwhile(*args, **kwargs):
+        deposits.retire(ACCOUNT, "keg")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(deliveries, "place", deleted_meanwhile)
+    refused = order(drinks, [{"id": "water", "count": 1}], empties=[{"id": "crate", "count": 1}, {"id": "keg", "count": 2}])
+    assert refused.status_code == 400, refused.data
+    assert problem_paths(refused) == ["empties[1].id"]
+    assert drinks.get("/deliveries").data["deliveries"] == []
+    monkeypatch.setattr(deliveries, "place", real)
+    deposits.retire(ACCOUNT, "keg", retiring=False)
+    assert order(drinks, [{"id": "water", "count": 1}], empties=[{"id": "keg", "count": 2}]).status_code == 200
+
+
+def test_a_response_whose_new_empties_type_is_being_deleted_when_it_commits_is_refused(drinks, monkeypatch):
+    from chalicelib.store import deliveries, deposits
+    from tests.api.deliveries_helpers import ACCOUNT, place, respond
+    from tests.conftest import problem_paths
+
+    delivery = place(drinks, [{"id": "water", "count": 1}])
+    real = deliveries.change
+
+    def deleted_meanwhile(*args, **kwargs):
+        deposits.retire(ACCOUNT, "keg")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(deliveries, "change", deleted_meanwhile)
+    refused = respond(drinks, delivery["id"], {"type": "ACCEPT", "empties": [{"id": "keg", "count": 1}]})
+    assert refused.status_code == 400 and problem_paths(refused) == ["empties[0].id"], refused.data
+    assert drinks.get(f"/deliveries/{delivery['id']}").data["status"] == "REQUESTED"
+    monkeypatch.setattr(deliveries, "change", real)
+    deposits.retire(ACCOUNT, "keg", retiring=False)
+    assert respond(drinks, delivery["id"], {"type": "ACCEPT", "empties": [{"id": "keg", "count": 1}]}).status_code == 200
