@@ -24,7 +24,9 @@ How it stays exact:
   meanwhile) is left alone: the customer's change comes through the feed, PENDING, and is acknowledged then.
 - Balances (`deposit_balances`: customer id -> {deposit id: balance}, zeros left out; names and prices are in `deposits`) change
   with an adjustment (`customer-deposits.updated`, whose data is the customer's balances) and when a delivery is
-  received (its `delivery.delivered` entry): then the mirror reads that customer's balances as they are now.
+  received (its `delivery.delivered` entry): then the mirror reads that customer's balances as they are now, and
+  its statement (`deposit_statements`: customer id -> its movements, newest first, as
+  `GET /customers/:id/deposits/movements` pages them; the movements of a type add up to its balance).
 - A webhook's `previous_sequence` is only a hint (`webhook_hint`): when it is past what the mirror holds, read
   the feed now instead of waiting for the next poll. The feed, not the webhook, is the source of truth.
 """
@@ -90,6 +92,7 @@ def open_mirror(path: str) -> sqlite3.Connection:
     db.execute("CREATE TABLE IF NOT EXISTS position (id INTEGER PRIMARY KEY CHECK (id = 1), after INTEGER NOT NULL)")
     for table in MIRRORED.values():
         db.execute(f"CREATE TABLE IF NOT EXISTS {table} (id TEXT PRIMARY KEY, doc TEXT NOT NULL)")
+    db.execute("CREATE TABLE IF NOT EXISTS deposit_statements (id TEXT PRIMARY KEY, doc TEXT NOT NULL)")
     db.execute("CREATE TABLE IF NOT EXISTS to_acknowledge (id TEXT PRIMARY KEY)")
     return db
 
@@ -113,6 +116,27 @@ def balances_of(client: Client, customer_id: str) -> dict | None:
         return None
     response.raise_for_status()
     return held(response.json())
+
+
+def statement_of(client: Client, customer_id: str) -> list | None:
+    """A customer's statement, every page of it (None: no movements, or no such customer)."""
+    movements, cursor = [], None
+    while True:
+        params = {"limit": 100, **({"cursor": cursor} if cursor else {})}
+        response = client.get(f"/customers/{customer_id}/deposits/movements", **params)
+        if response.status_code == 404:
+            return None
+        response.raise_for_status()
+        page = response.json()
+        movements += page["movements"]
+        cursor = page.get("cursor")
+        if cursor is None:
+            return movements or None
+
+
+def _store_deposits_of(client: Client, db: sqlite3.Connection, customer_id: str, balances) -> None:
+    _store(db, "deposit_balances", customer_id, balances)
+    _store(db, "deposit_statements", customer_id, statement_of(client, customer_id))
 
 
 def _store(db: sqlite3.Connection, table: str, ident: str, data) -> None:
@@ -156,6 +180,7 @@ def full_resync(client: Client, db: sqlite3.Connection) -> int:
     }
     customers = [customer["id"] for customer in client.listing("/customers", "customers")]
     balances = {customer_id: balances_of(client, customer_id) for customer_id in customers}
+    statements = {customer_id: statement_of(client, customer_id) for customer_id in customers}
     db.execute("BEGIN")
     db.execute("DELETE FROM to_acknowledge")
     for table, items in lists.items():
@@ -163,8 +188,10 @@ def full_resync(client: Client, db: sqlite3.Connection) -> int:
         for item in items:
             _store(db, table, str(item["id"]), item)
     db.execute("DELETE FROM deposit_balances")
+    db.execute("DELETE FROM deposit_statements")
     for customer_id, balance in balances.items():
         _store(db, "deposit_balances", customer_id, balance)
+        _store(db, "deposit_statements", customer_id, statements[customer_id])
     db.execute("INSERT OR REPLACE INTO position (id, after) VALUES (1, ?)", (start,))
     db.execute("COMMIT")
     return start
@@ -189,12 +216,12 @@ def follow(client: Client, db: sqlite3.Connection, die_after: int | None = None)
             table = MIRRORED.get(change["resource"])
             data = change.get("data")
             if table == "deposit_balances":
-                data = held(data)
-            if table is not None:
+                _store_deposits_of(client, db, change["id"], held(data))
+            elif table is not None:
                 _store(db, table, change["id"], data)
             customer_id = ((data or {}).get("request") or {}).get("customer_id")
             if change["type"] == "delivery.delivered" and customer_id is not None:
-                _store(db, "deposit_balances", customer_id, balances_of(client, customer_id))
+                _store_deposits_of(client, db, customer_id, balances_of(client, customer_id))
             applied += 1
             if die_after is not None and applied >= die_after:
                 os._exit(137)  # the test's "kill -9" in the middle of a page: the page is rolled back

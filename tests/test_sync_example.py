@@ -26,7 +26,7 @@ def mirror(db: Path) -> dict:
     with sqlite3.connect(db) as conn:
         return {
             table_name: {row[0]: json.loads(row[1]) for row in conn.execute(f"SELECT id, doc FROM {table_name}")}
-            for table_name in ("products", "categories", "deliveries", "deposits", "deposit_balances")
+            for table_name in ("products", "categories", "deliveries", "deposits", "deposit_balances", "deposit_statements")
         }
 
 
@@ -46,6 +46,13 @@ def assert_mirrors_the_lists(api, db: Path) -> None:
     customers = [c["id"] for c in api.get("/customers?limit=100").data["customers"]]
     balances = {c: api.get(f"/customers/{c}/deposits").data["deposits"] for c in customers}
     assert found["deposit_balances"] == {c: {d["id"]: d["balance"] for d in held if d["balance"]} for c, held in balances.items()}
+    statements = {c: api.get(f"/customers/{c}/deposits/movements?limit=100").data["movements"] for c in customers}
+    assert found["deposit_statements"] == {c: movements for c, movements in statements.items() if movements}
+    for c, movements in found["deposit_statements"].items():  # the statement adds up to the balances
+        summed = {}
+        for movement in movements:
+            summed[movement["id"]] = summed.get(movement["id"], 0) + movement["count"]
+        assert {d: n for d, n in summed.items() if n} == found["deposit_balances"][c]
     assert {k: v["status"] for k, v in found["deliveries"].items()} == {str(d["id"]): d["status"] for d in deliveries}
     # Each delivery as its single read shows it: amended ones with their items as they stand (decisions §16).
     assert found["deliveries"] == {str(d["id"]): api.get(f"/deliveries/{d['id']}").data for d in deliveries}
@@ -72,6 +79,7 @@ def changes_in_the_middle(api) -> None:
     api.put("/deposits/keg", {"name": "Keg", "price": 3000})
     api.patch("/products/beer", {"bundles": [{"type": "CT", "size": 24, "deposit": "crate"}]})
     third = place(api, [{"id": "beer", "count": 2, "bundle": {"type": "CT", "size": 24}}], empties=[{"id": "keg", "count": 1}])
+    respond(api, third["id"], {"type": "ACCEPT"})  # the supplier confirms the keg coming back
     api.post(f"/customer/deliveries/{third['id']}/receive", {}, token=CUSTOMER_TOKEN)
 
 

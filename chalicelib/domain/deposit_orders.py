@@ -1,7 +1,9 @@
 """Deposits and empties of a new order (decisions §15): each item's `deposits`, `request.deposits`,
 `request.empties`, and the basis a delivery keeps to count its deposits later (domain/deposits.py)."""
-from .common import FieldError
-from .deposit_types import empties_entries, empties_errors
+from decimal import Decimal
+
+from .common import FieldError, is_whole
+from .deposit_types import empties_entries, empties_errors, empties_size_errors
 from .deposits import add, as_list, deposit_packaging, entries, item_charges  # noqa: F401 (deposit_packaging: ordering)
 
 # The key under which plan_order hands each delivery's basis to the service (which stores it beside the delivery).
@@ -30,8 +32,10 @@ def order_errors(body, deposit_types: dict) -> list[FieldError]:
     errors = []
     if not body.items and (body.type != "RETURN" or not body.empties):
         errors.append(FieldError("items", "must hold at least one item (only a RETURN may carry empties alone)"))
-    errors += empties_errors(body.empties or [], deposit_types, "empties", 1)
-    return errors
+    empties_wrong = empties_errors(body.empties or [], deposit_types, "empties", 1)
+    if not empties_wrong and body.empties:
+        empties_wrong = empties_size_errors(empties_entries(body.empties, deposit_types), "empties")
+    return errors + empties_wrong
 
 
 def finish(delivery: dict, packagings: dict[str, dict], deposit_types: dict, empties) -> None:
@@ -48,3 +52,14 @@ def finish(delivery: dict, packagings: dict[str, dict], deposit_types: dict, emp
         delivery["request"]["empties"] = empties_entries(empties, deposit_types)
     packaging = {item_id: p for item_id, p in packagings.items() if p}
     delivery[BASIS] = {"packaging": packaging, "types": types} if packaging or empties else None
+
+
+FRACTION_OF_A_VESSEL = "makes a fraction of a vessel, and deposits are charged on whole vessels only"
+
+
+def fraction_errors(packaging: dict | None, vessels, path: str) -> list[FieldError]:
+    """An item whose packaging carries a deposit is ordered, and answered, in whole vessels (a bundle of 2.5 would
+    make 7.5 bottles, and half a bottle carries no deposit): refused, naming the bundle."""
+    if packaging and not is_whole(Decimal(str(vessels))):
+        return [FieldError(path, FRACTION_OF_A_VESSEL)]
+    return []

@@ -122,3 +122,8 @@ def empties_entries(empties: list[Empty], known: dict) -> list[dict]:
         {"id": e.id, "name": known[e.id]["name"], "price": known[e.id]["price"], "count": e.count}
         for e in sorted(empties, key=lambda e: e.id)
     ]
+
+
+def empties_size_errors(entries: list[dict], path: str) -> list[FieldError]:
+    """A list of empties as the delivery shows it is bounded in bytes too (limits.EMPTIES_BYTES)."""
+    return limits.size_errors(entries, limits.EMPTIES_BYTES, path, "a list of empties holds")

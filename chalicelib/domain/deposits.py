@@ -91,6 +91,17 @@ def counts_of(entry_list: list[dict] | None) -> dict[str, int]:
     return counts
 
 
+def _same_bundle(said: dict | None, ordered: dict | None) -> dict | None:
+    """A response's bundle given by type and size is the bundle the item was ordered in when that matches
+    (decisions §15): it takes the ordered bundle's id, so the ordered bundle's deposit wins over the first of
+    the product's bundles of that type and size."""
+    if not said or not ordered or said.get("id") is not None or ordered.get("id") is None:
+        return said
+    if said.get("type") != ordered.get("type") or Decimal(str(said.get("size"))) != Decimal(str(ordered.get("size"))):
+        return said
+    return {**said, "id": ordered["id"]}
+
+
 def _items_now(delivery: dict) -> list[tuple[str, object, dict | None, object]]:
     """Each request item as it now stands: (id, count, bundle, vessel_count) as the latest response listing it
     states them, otherwise as requested."""
@@ -102,62 +113,73 @@ def _items_now(delivery: dict) -> list[tuple[str, object, dict | None, object]]:
     for item in delivery["request"].get("items") or ():
         said = latest.get(item["id"], {})
         count = said.get("count", item["count"])
-        bundle = said["bundle"] if "bundle" in said else item.get("bundle")
+        bundle = _same_bundle(said["bundle"], item.get("bundle")) if "bundle" in said else item.get("bundle")
         result.append((item["id"], count, bundle, said.get("vessel_count", item.get("vessel_count", count))))
     return result
 
 
-def _empties_now(delivery: dict) -> list[dict]:
-    """What comes back: the latest response that carries `empties`, otherwise the request's."""
+def _charges(delivery: dict, packaging: dict) -> dict[str, int]:
+    charged: dict[str, int] = {}
+    for item_id, count, bundle, vessels in _items_now(delivery):
+        for deposit, n in item_charges(packaging.get(item_id), count, bundle, vessels).items():
+            add(charged, deposit, n)
+    return charged
+
+
+def accepted(delivery: dict) -> bool:
+    """Whether the supplier has answered the delivery with an ACCEPT (a later response does not undo it)."""
+    return any(response.get("type") == "ACCEPT" for response in delivery.get("responses") or ())
+
+
+def _returned_empties(delivery: dict) -> list[dict]:
+    """What the supplier has confirmed comes back (decisions §15): the latest response that carries `empties`;
+    once an ACCEPT exists and none does, what the customer announced; before any ACCEPT, nothing (a customer's
+    announcement alone never credits its balance)."""
     for response in reversed(delivery.get("responses") or ()):
         if "empties" in response:
             return response["empties"]
-    return delivery["request"].get("empties") or []
+    return (delivery["request"].get("empties") or []) if accepted(delivery) else []
 
 
 def known_types(delivery: dict, basis: dict | None) -> dict[str, dict]:
-    """The name and price of each deposit type the delivery has named so far, as it was when first named (the
-    order's deposits and empties, then each response's empties): a delivery's prices never change later.
-    (`basis` is what charges are counted from; a type only its packaging knows is not named yet.)"""
+    """The one name and price of each deposit type within the delivery (decisions §15), as the delivery first
+    named it: the order's deposits and empties, then each response in turn, the types its items charge first
+    (valued as the order read the products' packaging), then its empties. A delivery's prices never change
+    later, and one type never has two."""
+    types = {d: {"name": t["name"], "price": int(t["price"])} for d, t in ((basis or {}).get("types") or {}).items()}
+    packaging = (basis or {}).get("packaging") or {}
     known: dict[str, dict] = {}
-    lists = [delivery["request"].get("deposits"), delivery["request"].get("empties")]
-    lists += [response.get("empties") for response in delivery.get("responses") or ()]
-    for entry in (entry for entry_list in lists for entry in entry_list or ()):
-        known.setdefault(entry["id"], {"name": entry["name"], "price": int(entry["price"])})
+
+    def name(entry_list) -> None:
+        for entry in entry_list or ():
+            known.setdefault(entry["id"], {"name": entry["name"], "price": int(entry["price"])})
+
+    name(delivery["request"].get("deposits"))
+    name(delivery["request"].get("empties"))
+    responses = delivery.get("responses") or []
+    for k, response in enumerate(responses):
+        if response.get("items"):
+            charged = _charges({**delivery, "responses": responses[: k + 1]}, packaging)
+            name([{"id": d, **types[d]} for d in sorted(charged) if d in types])
+        name(response.get("empties"))
     return known
 
 
 def delivery_deposits(delivery: dict, basis: dict | None) -> dict | None:
     """The delivery's `deposits` object, `{"charged", "returned", "total"}`; None when both lists are empty."""
-    basis = basis or {}
-    packaging, types = basis.get("packaging") or {}, dict(basis.get("types") or {})
-    charged: dict[str, int] = {}
-    for item_id, count, bundle, vessels in _items_now(delivery):
-        for deposit, n in item_charges(packaging.get(item_id), count, bundle, vessels).items():
-            add(charged, deposit, n)
-    empties = _empties_now(delivery)
-    stated = {entry["id"]: {"name": entry["name"], "price": entry["price"]} for entry in empties}
-    returned = counts_of(empties)
-    if delivery.get("type") == "RETURN":  # what a return's items carry comes back
-        for deposit, n in charged.items():
-            add(returned, deposit, n)
+    charged = _charges(delivery, (basis or {}).get("packaging") or {})
+    returned = counts_of(_returned_empties(delivery))
+    if delivery.get("type") == "RETURN":  # a return's items give back what they carry, once the supplier accepts
+        if accepted(delivery):
+            for deposit, n in charged.items():
+                add(returned, deposit, n)
         charged = {}
-    # What comes back at the price its list states (as first named); what is charged as the order saw it.
-    charged_list, returned_list = entries(charged, {**stated, **types}), entries(returned, {**types, **stated})
+    stored = ((basis or {}).get("types")) or {}  # a type no list names yet is valued as the order read it
+    types = {**{d: {"name": t["name"], "price": int(t["price"])} for d, t in stored.items()}, **known_types(delivery, basis)}
+    charged_list, returned_list = entries(charged, types), entries(returned, types)
     if not charged_list and not returned_list:
         return None
     return {"charged": charged_list, "returned": returned_list, "total": total_of(charged_list, returned_list)}
-
-
-def balance_moves(deposits: dict | None) -> dict[str, int]:
-    """What receiving the delivery adds to the customer's balances: charged counts up, returned counts down."""
-    moves: dict[str, int] = {}
-    if deposits:
-        for entry in deposits["charged"]:
-            add(moves, entry["id"], entry["count"])
-        for entry in deposits["returned"]:
-            add(moves, entry["id"], -entry["count"])
-    return {d: n for d, n in moves.items() if n}
 
 
 def with_deposits(delivery: dict, basis: dict | None) -> dict:

@@ -80,7 +80,7 @@ class Change:
     type: ChangeType
     id: str
     status: str | None = None  # deliveries: the status after the change
-    customer_id: str | None = None  # customer pricing: whose
+    customer_id: str | None = None  # customer pricing, customer deposits: whose
     integration: str | None = None  # delivery.integration: the new integration status
 
     @property

@@ -19,7 +19,7 @@ class ChangeEntry(BaseModel):
     integration: str | None = Field(
         None, description="delivery.integration entries: the delivery's new integration status (PENDING, IMPORTED, FAILED)."
     )
-    customer_id: str | None = Field(None, description="Customer pricing: whose pricing it is.")
+    customer_id: str | None = Field(None, description="Customer pricing: whose pricing it is; customer deposits: whose balances.")
     data: Any = Field(
         None,
         description="With include=data: the resource as its GET answers now, null when it no longer exists. "

@@ -188,6 +188,7 @@ IMPORT = Record(IMPORT_SUMMARY_FIELDS + ("errors",), {"errors": Record(("row", "
 
 DEPOSIT = Record(("id", "name", "price"))
 CUSTOMER_DEPOSITS = Record(("deposits", "total"), {"deposits": Record(("id", "name", "price", "balance"))})
+MOVEMENT = Record(("at", "id", "name", "price", "count", "delivery_id", "message"))
 
 
 def page(name: str, item: Order) -> Record:
@@ -224,6 +225,7 @@ BY_MODEL: dict[str, Order] = {
     "Deposit": DEPOSIT,
     "DepositList": page("deposits", DEPOSIT),
     "CustomerDeposits": CUSTOMER_DEPOSITS,
+    "MovementList": page("movements", MOVEMENT),
     "ChangePage": Record(
         ("changes", "last_sequence", "max_sequence"),
         {"changes": Record(("sequence", "type", "resource", "id", "at", "status", "integration", "customer_id", "data"))},

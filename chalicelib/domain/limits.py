@@ -57,6 +57,10 @@ DEPOSIT_TYPES = 200  # per account: all of them live in one item (store/deposits
 DEPOSIT_PRICE = 100_000  # cents
 DEPOSIT_COUNT = 100_000  # an entry of empties; an adjustment is -DEPOSIT_COUNT..DEPOSIT_COUNT
 EMPTIES = 50  # entries of an order's or a response's empties
+# ... and bytes of such a list as the delivery shows it (names and prices included): an order's empties and two
+# responses' empties at this bound take 21,000 of an open delivery's 27,404 bytes, whatever alphabet the types'
+# names are written in (64 characters of 4 bytes would make 50 entries ~18,500 bytes each).
+EMPTIES_BYTES = 7_000
 ADJUSTMENT_MESSAGE_LENGTH = 500
 
 # Deliveries.

@@ -104,6 +104,10 @@ def _line(
         if bundle is None:
             errors.append(FieldError(f"{path}.bundle", "is not a bundle of this product"))
     price = None
+    if count_ok and bundle is not None:
+        errors += deposit_orders.fraction_errors(
+            deposit_orders.deposit_packaging(product), vessel_count(item.count, bundle), f"{path}.bundle"
+        )
     if count_ok and (item.bundle is None or bundle is not None):
         quantity = Decimal(vessel_count(item.count, bundle))
         level = level_for(product, context)

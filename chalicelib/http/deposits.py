@@ -56,7 +56,7 @@ def get_customer_deposits(call: Call, customer_id: str):
 def adjust_customer_deposits(call: Call, customer_id: str):
     """Adjust one balance of a customer (opening balances, corrections)"""
     from ..service import deposits
-    return ok(deposits.adjust_balance(call.account, customer_id, call.body()))
+    return ok(deposits.adjust_balance(call.account, customer_id, call.body(), call.idempotency))
 
 
 @endpoint(bp, "/customer/deposits", "GET", role=CUSTOMER, response="domain.deposit_types:CustomerDeposits")
@@ -64,3 +64,28 @@ def get_own_deposits(call: Call):
     """This customer's balance of every deposit type"""
     from ..service import deposits
     return ok(deposits.customer_balances(call.account, call.customer_id))
+
+
+def _statement(call: Call, customer_id: str):
+    from ..service import deposits
+    limit, cursor = call.page()
+    page = deposits.movements(call.account, customer_id, call.queries.get("deposit"), limit, cursor)
+    return page_body("movements", page.items, page.cursor)
+
+
+@endpoint(
+    bp, "/customers/{customer_id}/deposits/movements", "GET", response="domain.deposit_statement:MovementList",
+    query=("deposit",), paged=True,
+)
+def list_customer_deposit_movements(call: Call, customer_id: str):
+    """A customer's statement: every move of its balances, newest first"""
+    return _statement(call, customer_id)
+
+
+@endpoint(
+    bp, "/customer/deposits/movements", "GET", role=CUSTOMER, response="domain.deposit_statement:MovementList",
+    query=("deposit",), paged=True,
+)
+def list_own_deposit_movements(call: Call):
+    """This customer's statement: every move of its balances, newest first"""
+    return _statement(call, call.customer_id)

@@ -125,6 +125,10 @@ QUERY_PARAMETERS = {
         "description": "Comma-separated product ids the order would contain; every one must be deliverable.",
         "schema": {"type": "string", "minLength": 1},
     },
+    "deposit": {
+        "description": "Only the movements of this deposit type.",
+        "schema": {"type": "string", "pattern": "^[a-zA-Z0-9_-]{1,64}$"},
+    },
     "days": {
         "description": f"How many deliverable dates to list (1 to {MAX_DAYS}).",
         "schema": {"type": "integer", "minimum": 1, "maximum": MAX_DAYS, "default": DEFAULT_DAYS},
@@ -142,11 +146,18 @@ OPERATION_NOTES = {
     ),
     "put_deposit": "An account has at most 200 deposit types: a new id beyond that is a 400 naming `id`. The same "
     "name and price again change nothing.",
-    "delete_deposit": "400 `conflict` while a product's vessel or bundle names the type, or a customer's balance of "
-    "it is not 0.",
+    "delete_deposit": "400 `conflict` while a product's vessel or bundle names the type, a delivery that is not final "
+    "(REQUESTED, ACCEPTED) charges, announces or collects it (or was ordered in packaging that names it), or a "
+    "customer's balance of it is not 0.",
+    "list_customer_deposit_movements": "Every move of the customer's balances, one movement per type a receive or an "
+    "adjustment moved, newest first: `count` signed (+ charged, − returned, an adjustment's own sign), `name` and "
+    "`price` as the move valued them, `delivery_id` for a receive, `message` for an adjustment. For every type the "
+    "counts add up to the balance. 404 for an unknown customer.",
+    "list_own_deposit_movements": "The statement of `GET /customers/{customer_id}/deposits/movements`, for the "
+    "customer's own balances.",
     "adjust_customer_deposits": "Adds `count` (non-zero, -100,000 to 100,000) to the customer's balance of one "
     "deposit type, for opening balances and corrections; a balance may go below 0. Answers the balances as the GET "
-    "does.",
+    "does; each adjustment is a movement of the statement, with its `message`. 409 while the type is being deleted.",
 }
 
 # Problems an operation answers beyond those every operation of its kind does (429: a per-account rate,

@@ -40,7 +40,7 @@ def amend(
         outcome = deliveries.change(
             account, changed, stored.version, claim, integration,
             change=delivery_change(ChangeType.DELIVERY_AMENDED, changed), now=now,
-            also=delivery_amendments.items_operation(account, changed), extra={deliveries.DEPOSIT_BASIS: json_text(result.basis)},
+            also=[delivery_amendments.items_operation(account, changed)], extra={deliveries.DEPOSIT_BASIS: json_text(result.basis)},
         )
         if isinstance(outcome, deliveries.StoredDelivery):
             return delivery_reads.customer_view(written)

@@ -55,7 +55,7 @@ def read_changes(account: str, after: int | None, limit: int, include_data: bool
 
 def event_body(event: dict) -> str | None:
     """The JSON text a webhook event sends (§10, §13): {type, idempotency_key, sequence, previous_sequence,
-    data}. Legacy types carry the delivery as GET /deliveries/:id shows it now (None: the delivery is gone, the
+    data}, feed types with the entry's resource, id and customer_id before data. Legacy types carry the delivery as GET /deliveries/:id shows it now (None: the delivery is gone, the
     event can never be sent); feed types carry `data` as include=data gives it (null when gone). The same text on
     every attempt and resend but for `data`, which is read when sending. Events recorded before the feed have no
     sequence; events recorded before the outbox held no body keep theirs."""
@@ -71,9 +71,10 @@ def event_body(event: dict) -> str | None:
         if stored is None:
             return None
         body["data"] = ordered(stored.delivery, FEED_DATA[Resource.DELIVERY])
-    else:
+    else:  # the entry's resource, id and customer_id: what a `*.deleted` event (data null) is about
         entry = {"resource": event["resource"], "id": event["resource_id"]}
         if event.get("customer_id") is not None:
             entry["customer_id"] = event["customer_id"]
+        body.update(entry)
         body["data"] = _travels(entry, feed_data.current(event["account"], [entry])[0])
     return json_text(body)

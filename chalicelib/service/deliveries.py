@@ -8,6 +8,8 @@ lost and none skips the state machine.
 from typing import Callable
 
 from ..domain import delivery, deposits
+from ..domain import deposit_orders
+from ..domain import deposit_statement as statement
 from ..domain import deposit_types as deposit_shapes
 from ..domain.common import ValidationFailed
 from ..domain import integration as integration_state
@@ -18,7 +20,8 @@ from ..domain.feed import RESPONSE_CHANGE, Change, ChangeType, delivery_change
 from ..domain.limits import CONTENTION_SECONDS
 from ..domain.order_file import order_file as build_order_file
 from ..domain.timestamps import iso
-from ..store import deliveries, outcomes
+from ..store import deliveries, outcomes, table
+from ..store import deposit_statement as statement_store
 from ..store import deposits as deposit_store
 from . import clock, contention, delivery_reads
 from .idempotency import IdempotencyClaim
@@ -68,6 +71,7 @@ def _change(
     view: Callable[[deliveries.StoredDelivery], dict] = _customer_view,
     by_customer: bool = False,
     if_match: str | None = None,
+    guards: list[dict] = (),
 ) -> dict:
     """Apply `change(delivery, now)` (which raises when the state machine forbids it) until it is written; the
     answer is `view` of the written delivery. A customer's change also makes the integration state PENDING, in
@@ -88,7 +92,7 @@ def _change(
         # One entry for the whole change, a re-pended integration state included (decisions §13).
         entry = delivery_change(change_type, changed)
         outcome = deliveries.change(
-            account, changed, stored.version, claim, integration, change=entry, now=now, also=_balances_moved(account, changed)
+            account, changed, stored.version, claim, integration, change=entry, now=now, also=_balances_moved(account, changed, now) + list(guards)
         )
         if isinstance(outcome, deliveries.StoredDelivery):
             return view(written)
@@ -101,12 +105,19 @@ def _change(
     raise Busy("the delivery is being changed by many requests at once; try again")
 
 
-def _balances_moved(account: str, changed: dict) -> dict | None:
-    """A delivery that becomes DELIVERED moves its customer's deposit balances in the same write (decisions §15)."""
+def _balances_moved(account: str, changed: dict, now) -> list[dict]:
+    """A delivery that becomes DELIVERED moves its customer's deposit balances, and records the move in the
+    customer's statement, in the same write (decisions §15)."""
     customer_id = changed["request"].get("customer_id")
     if changed["status"] != delivery.DELIVERED or customer_id is None:
-        return None
-    return deposit_store.balance_operation(account, customer_id, deposits.balance_moves(changed.get("deposits")))
+        return []
+    moves = statement.receive_moves(changed.get("deposits"))
+    if not moves:
+        return []
+    return [
+        deposit_store.balance_operation(account, customer_id, statement.counts(moves)),
+        statement_store.record_operation(account, customer_id, now, moves, delivery_id=int(changed["id"])),
+    ]
 
 
 def _attempts():
@@ -131,21 +142,36 @@ def respond(
         items = delivery.response_items(body, stored.delivery["request"]["items"])
     except ValidationFailed as failed:
         errors += failed.errors
+    packagings = ((stored.deposit_basis or {}).get("packaging")) or {}
+    for i, item in enumerate(items or ()):  # (items: the response's, in its order)
+        errors += deposit_orders.fraction_errors(packagings.get(item["id"]), item["vessel_count"], f"items[{i}].bundle")
+    # The types this response's own items charge are named before its empties (one price per type, §15).
+    answered = {**stored.delivery, "responses": [*stored.delivery.get("responses", []), {"items": items}]}
     try:
-        empties = _collected(account, body, deposits.known_types(stored.delivery, stored.deposit_basis))
+        empties = _collected(account, body, deposits.known_types(answered, stored.deposit_basis))
     except ValidationFailed as failed:
         errors += failed.errors
     if errors:  # every field problem at once (decisions §3)
         raise ValidationFailed(errors)
-    return _change(
-        account,
-        stored,
-        lambda current, now: delivery.respond(current, delivery.build_response(body, items, now, empties)),
-        RESPONSE_CHANGE[body.type],
-        idempotency=idempotency,
-        view=_supplier_view,
-        if_match=if_match,
-    )
+    # Types the delivery did not name yet must still be there, not being deleted, when the response commits.
+    known = deposits.known_types(stored.delivery, stored.deposit_basis)
+    guards = deposit_store.usable_check(account, [e.id for e in body.empties or [] if e.id not in known])
+    try:
+        return _change(
+            account,
+            stored,
+            lambda current, now: delivery.respond(current, delivery.build_response(body, items, now, empties)),
+            RESPONSE_CHANGE[body.type],
+            idempotency=idempotency,
+            view=_supplier_view,
+            if_match=if_match,
+            guards=guards,
+        )
+    except table.WriteFailed as failed:
+        if not deposit_store.refused_unusable(failed, account):
+            raise
+        from .deposits import empties_refused
+        raise empties_refused(account, body.empties) from None
 
 
 def _collected(account: str, body, known: dict) -> list[dict] | None:
@@ -153,11 +179,15 @@ def _collected(account: str, body, known: dict) -> list[dict] | None:
     when this response names it first (decisions §15); the types are read only when it has some."""
     if body.empties is None:
         return None
-    types = deposit_store.read_types(account) if body.empties else {}
+    types = deposit_store.read_types(account, usable_only=True) if body.empties else {}
     errors = deposit_shapes.empties_errors(body.empties, types, "empties", 0)
     if errors:
         raise ValidationFailed(errors)
-    return deposit_shapes.empties_entries(body.empties, {**types, **known})
+    entries = deposit_shapes.empties_entries(body.empties, {**types, **known})
+    errors = deposit_shapes.empties_size_errors(entries, "empties")
+    if errors:
+        raise ValidationFailed(errors)
+    return entries
 
 
 def _customer_action(field: str, next_status: Callable[[str], str]):

@@ -1,4 +1,6 @@
 """Use cases of deposit types and customers' balances (decisions §15)."""
+from typing import TYPE_CHECKING
+
 from ..domain.errors import Busy, Conflict, NotFound, invalid
 from ..domain.identifiers import is_identifier
 from ..domain.limits import DEPOSIT_TYPES
@@ -7,6 +9,9 @@ from ..store import deposits, outcomes
 from ..store.paging import Page
 from . import clock, contention
 from .paging import paged
+
+if TYPE_CHECKING:  # a cold read does not load the Idempotency-Key machinery
+    from .idempotency import IdempotencyClaim
 
 
 LIST_QUERY = "deposits"
@@ -56,14 +61,31 @@ def list_deposits(account: str, limit: int, cursor: str | None) -> Page:
 
 
 def delete_deposit(account: str, deposit_id: str) -> None:
+    """Mark the type as being deleted, check what still names it, delete it (or unmark it). The mark comes first:
+    adjustments of it are refused from then on, and a receive turns an open delivery naming it into a balance
+    atomically, so checking the open deliveries before the balances misses no interleaving of receives."""
+    from ..store import deposit_guard
     get_deposit(account, deposit_id)
-    if deposits.any_balance(account, deposit_id):
-        raise Conflict(f"deposit type {deposit_id} is in a customer's balance and cannot be deleted")
-    refused = deposits.delete(account, deposit_id, clock.now())
+    refused = deposits.retire(account, deposit_id)
     if isinstance(refused, outcomes.Gone):
         raise _gone(deposit_id)
     if isinstance(refused, outcomes.InUse):
         raise Conflict(f"deposit type {deposit_id} is named by a product's packaging and cannot be deleted")
+    deleted = False
+    try:
+        if deposit_guard.open_delivery_names(account, deposit_id):
+            raise Conflict(f"deposit type {deposit_id} is named by a delivery that is not final and cannot be deleted")
+        if deposits.any_balance(account, deposit_id):
+            raise Conflict(f"deposit type {deposit_id} is in a customer's balance and cannot be deleted")
+        refused = deposits.delete(account, deposit_id, clock.now())
+        if isinstance(refused, outcomes.Gone):
+            raise _gone(deposit_id)
+        if isinstance(refused, outcomes.InUse):
+            raise Conflict(f"deposit type {deposit_id} is named by a product's packaging and cannot be deleted")
+        deleted = True
+    finally:
+        if not deleted:
+            deposits.retire(account, deposit_id, retiring=False)
 
 
 def _customer_gone(customer_id: str) -> NotFound:
@@ -79,9 +101,12 @@ def customer_balances(account: str, customer_id: str) -> dict:
     return arithmetic.balances(*read)
 
 
-def adjust_balance(account: str, customer_id: str, body) -> dict:
-    """POST /customers/:id/deposits: add a count (an opening balance, a correction) to one balance."""
+def adjust_balance(account: str, customer_id: str, body, idempotency: "IdempotencyClaim | None" = None) -> dict:
+    """POST /customers/:id/deposits: add a count (an opening balance, a correction) to one balance. A keyed
+    request records its answer in the write that adjusts (§11): a retry after a crash replays it, never adjusts
+    twice."""
     from ..domain import common as shapes, deposit_types as deposit_shapes
+    from ..domain import deposits as arithmetic
     if not is_identifier(customer_id):
         raise _customer_gone(customer_id)
     try:
@@ -91,9 +116,39 @@ def adjust_balance(account: str, customer_id: str, body) -> dict:
         if isinstance(given, str) and is_identifier(given) and given not in deposits.read_types(account):
             raise shapes.ValidationFailed([shapes.FieldError("id", "is not a deposit type of this supplier"), *failed.errors]) from None
         raise
-    refused = deposits.adjust(account, customer_id, adjustment.id, adjustment.count, clock.now())
-    if isinstance(refused, outcomes.Gone):
+    answer = (lambda types, held: idempotency.completion(arithmetic.balances(types, held))) if idempotency else None
+    done = deposits.adjust(account, customer_id, adjustment.id, adjustment.count, adjustment.message, clock.now(), answer)
+    if isinstance(done, outcomes.Gone):
         raise _customer_gone(customer_id)
-    if isinstance(refused, outcomes.Stale):
+    if isinstance(done, outcomes.Stale):
         raise invalid("id", "is not a deposit type of this supplier")
-    return customer_balances(account, customer_id)
+    if isinstance(done, outcomes.LostClaim):
+        raise Busy("another request with this Idempotency-Key took over; retry to get its answer")
+    if isinstance(done, outcomes.Contended):
+        raise Busy(contention.ACCOUNT_BUSY)
+    if isinstance(done, deposits.Retiring):
+        raise Busy(f"deposit type {adjustment.id} is being deleted; try again")
+    # Keyed: the answer recorded with the write; else the balances as they are now.
+    return arithmetic.balances(done["types"], done["held"]) if idempotency else customer_balances(account, customer_id)
+
+
+@paged
+def movements(account: str, customer_id: str, deposit: str | None, limit: int, cursor: str | None) -> Page:
+    """GET /customers/:id/deposits/movements and GET /customer/deposits/movements: the statement, newest first."""
+    from ..store import customers, deposit_statement
+    if not is_identifier(customer_id) or customers.get(account, customer_id) is None:
+        raise _customer_gone(customer_id)
+    from ..domain.deposit_types import DEPOSIT_ID_LENGTH, DEPOSIT_ID_RULE
+    if deposit is not None and (not is_identifier(deposit) or len(deposit) > DEPOSIT_ID_LENGTH):
+        raise invalid("deposit", DEPOSIT_ID_RULE)
+    return deposit_statement.read_page(account, customer_id, deposit, limit, cursor)
+
+
+def empties_refused(account: str, empties) -> Exception:
+    """What an order or a response answers when a type of its empties was deleted, or is being deleted, between
+    its read and its write: 400 naming each such entry (409 when the delete gave up meanwhile)."""
+    from ..domain.common import FieldError, ValidationFailed
+    usable = deposits.read_types(account, consistent=True, usable_only=True)
+    message = "is not a deposit type of this supplier"
+    errors = [FieldError(f"empties[{i}].id", message) for i, empty in enumerate(empties or []) if empty.id not in usable]
+    return ValidationFailed(errors) if errors else Busy("a deposit type of the empties was being deleted; try again")

@@ -8,17 +8,29 @@ from ..domain import integration
 from ..domain.common import FieldError, ValidationFailed, parse
 from ..domain.delivery import OrderBody
 from ..domain.deposit_orders import BASIS
-from ..domain.deposits import with_deposits
+from ..domain.deposits import deposit_packaging, with_deposits
 from ..domain.errors import Busy
 from ..domain.feed import ChangeType, delivery_change
 from ..domain.ordering import plan_order
 from ..domain.timestamps import iso
-from ..store import deliveries, order_context, outcomes
+from ..store import deliveries, order_context, outcomes, table
+from ..store import deposits as deposit_store
 from . import clock, contention
+from . import deposits as deposit_service
 from .deliveries import raise_for
 from .idempotency import IdempotencyClaim
 
 CONTENDED_ATTEMPTS = 30  # another transaction held the account's integration counts: each wait is short
+
+
+def names_unknown_deposits(context: order_context.OrderContext) -> bool:
+    """Whether a product read names a deposit type the (eventually consistent) read of the types lacks."""
+    for product in context.products.values():
+        packaging = deposit_packaging(product) or {}
+        named = [packaging.get("vessel"), *(bundle["deposit"] for bundle in packaging.get("bundles", ()))]
+        if any(deposit is not None and deposit not in context.deposit_types for deposit in named):
+            return True
+    return False
 
 
 def place_order(account: str, customer_id: str, data, idempotency: IdempotencyClaim | None = None) -> list[dict]:
@@ -26,6 +38,10 @@ def place_order(account: str, customer_id: str, data, idempotency: IdempotencyCl
     body = parse(OrderBody, data)
     now = clock.now()
     context = order_context.load(account, customer_id, [item.id for item in body.items], read_deposits=True)
+    if names_unknown_deposits(context):  # a stale read: a product names a type the types item did not show yet
+        context = order_context.load(account, customer_id, [item.id for item in body.items], read_deposits=True, consistent=True)
+        if names_unknown_deposits(context):  # a product read before its type's delete: the catalogue moved
+            raise Busy("the catalogue changed while the order was read; try again")
     order = plan_order(body, customer_id, context, now)
     bases = [delivery.pop(BASIS, None) for delivery in order.deliveries]
     ids = deliveries.allocate_ids(account, len(order.deliveries))
@@ -35,13 +51,19 @@ def place_order(account: str, customer_id: str, data, idempotency: IdempotencyCl
     # Each new delivery is PENDING (decisions §14), counted in the same transaction.
     counts = {name: n * len(placed) for name, n in integration.count_changes(None, integration.PENDING).items()}
     changes = [delivery_change(ChangeType.DELIVERY_REQUESTED, delivery) for delivery in placed]
+    guards = deposit_store.usable_check(account, [empty.id for empty in body.empties or []])  # against a DELETE
     for attempt in contention.attempts(CONTENDED_ATTEMPTS, seconds=0):
         # The worklist's `since` is the time of the attempt that commits (decisions §14: nothing behind a reader).
         since = iso(now) if attempt == 0 else iso(clock.now())
         requested = deliveries.IntegrationWrite(dict(integration.REQUESTED_STATE), since, counts)
-        outcome = deliveries.place(
-            account, placed, order.product_ids, claim, requested, changes=changes, now=now, bases=bases
-        )
+        try:
+            outcome = deliveries.place(
+                account, placed, order.product_ids, claim, requested, changes=changes, now=now, bases=bases, guards=guards
+            )
+        except table.WriteFailed as failed:  # a type of its empties was deleted, or is being deleted, since the read
+            if not deposit_store.refused_unusable(failed, account):
+                raise
+            raise deposit_service.empties_refused(account, body.empties) from None
         if not isinstance(outcome, outcomes.Contended):
             break
         contention.back_off(attempt)

@@ -145,11 +145,11 @@ def place(
     *,
     changes: list[Change] | None = None,
     now: dt.datetime,
-    bases: list[dict | None] | None = None,
+    bases: list[dict | None] | None = None, guards: list[dict] = (),
 ) -> None | Stale | ProductsGone | LostClaim | TooLarge | Contended:
     """Create the deliveries of one order, in one transaction with the "used" flags of their products, the
     integration counts, the Idempotency-Key answer and their feed entries (which make their events); None when
-    written. `integration` is each new delivery's state, its `counts` those of the whole order."""
+    written. `integration` is each new delivery's state, its `counts` those of the whole order; `guards`: checks."""
     from ..domain import feed as feed_changes
     from . import outcomes, products
     bases = bases or [None] * len(deliveries)
@@ -160,7 +160,7 @@ def place(
     used = {product_id: products.mark_used_operation(account, product_id) for product_id in used_products}
     if changes is None:
         changes = [feed_changes.delivery_change(feed_changes.ChangeType.DELIVERY_REQUESTED, delivery) for delivery in deliveries]
-    operations = creates + ([counts] if counts is not None else []) + list(used.values())
+    operations = creates + ([counts] if counts is not None else []) + list(used.values()) + list(guards)
     reasons = _transact(account, operations, claim, changes, now)
     if not isinstance(reasons, dict):
         return reasons
@@ -253,14 +253,14 @@ def change(
     *,
     change: Change | None = None,
     now: dt.datetime,
-    also: dict | None = None,
+    also: list[dict] = (),
     extra: dict | None = None,
 ) -> StoredDelivery | Stale | LostClaim | TooLarge:
     """Store the changed delivery if nobody changed it since `expected_version`; with its new integration state
     and counts, its Idempotency-Key answer and its feed entry (and the event it makes) in the same write. Lost to
-    another write (its version or a transaction): Stale. `also`: one more transaction item that belongs to the
-    change (a receive's move of the customer's deposit balances, an amendment's new items); `extra`: attributes
-    of the summary to set too."""
+    another write (its version or a transaction): Stale. `also`: more transaction items that belong to the
+    change (a receive's move of deposit balances and its statement record, an amendment's new items); `extra`:
+    attributes of the summary to set too."""
     from ..domain import feed as feed_changes
     change = change or feed_changes.delivery_change(feed_changes.STATUS_CHANGE[delivery["status"]], delivery)
     return _write(account, delivery["id"], expected_version, delivery, integration, claim, [change], now, also=also, extra=extra)
@@ -282,7 +282,7 @@ def set_integration(
 
 
 def _write(
-    account, delivery_id, expected_version, delivery, integration, claim, changes, now, unchanged=None, also=None, extra=None
+    account, delivery_id, expected_version, delivery, integration, claim, changes, now, unchanged=None, also=(), extra=None
 ):
     from . import outcomes
     update = _update_operation(account, delivery_id, expected_version, delivery, integration, extra)
@@ -291,7 +291,7 @@ def _write(
                              integration.since if integration is not None else None, deposit_basis=None)
     counts = _counts_operation(account, delivery_id, integration.counts) if integration is not None else None
     others = [counts] if counts is not None else []
-    others += [also] if also is not None else []
+    others += list(also)
     if not others and claim is None and not changes:
         try:
             table.client().update_item(**update["Update"])

@@ -13,13 +13,15 @@
   up, none is lost.
 """
 import datetime as dt
+import time
 
 from botocore.exceptions import ClientError
 
 from ..domain.feed import Change, ChangeType
 from ..domain.limits import DEPOSIT_TYPES
 from . import batch, feed, keys, table
-from .outcomes import Contended, Gone, InUse, Refusal, Stale
+from ..domain.retry import attempts, back_off
+from .outcomes import Contended, Gone, InUse, LostClaim, Refusal, Stale
 
 BALANCE_PREFIX = "D#"
 PUT_ATTEMPTS = 5
@@ -29,8 +31,17 @@ class Full(Refusal):
     """The account holds the most deposit types it may."""
 
 
-def types_of(item: dict | None) -> dict[str, dict]:
-    return {d: {"name": t["name"], "price": int(t["price"])} for d, t in ((item or {}).get("types") or {}).items()}
+class Retiring(Refusal):
+    """The type is being deleted: its balances may not move by adjustment now."""
+
+
+RETIRING = "retiring"  # set on a type while its DELETE checks what still names it
+
+
+def types_of(item: dict | None, usable_only: bool = False) -> dict[str, dict]:
+    """The types of the types item; `usable_only` leaves out those being deleted (new names of them are refused)."""
+    found = ((item or {}).get("types") or {}).items()
+    return {d: {"name": t["name"], "price": int(t["price"])} for d, t in found if not (usable_only and t.get(RETIRING))}
 
 
 def public(deposit_id: str, entry: dict) -> dict:
@@ -38,15 +49,15 @@ def public(deposit_id: str, entry: dict) -> dict:
 
 
 def types_in(found: dict, account: str) -> dict[str, dict]:
-    """The deposit types in the items of a BatchGetItem that asked for `keys.deposit_types_key`."""
-    return types_of(batch.pick(found, keys.deposit_types_key(account)))
+    """The deposit types an order may name, in the items of a BatchGetItem that asked for `keys.deposit_types_key`."""
+    return types_of(batch.pick(found, keys.deposit_types_key(account)), usable_only=True)
 
 
-def read_types(account: str, consistent: bool = False) -> dict[str, dict]:
+def read_types(account: str, consistent: bool = False, usable_only: bool = False) -> dict[str, dict]:
     response = table.client().get_item(
         TableName=table.name(), Key=table.to_item(keys.deposit_types_key(account)), ConsistentRead=consistent
     )
-    return types_of(table.from_item(response["Item"]) if "Item" in response else None)
+    return types_of(table.from_item(response["Item"]) if "Item" in response else None, usable_only)
 
 
 def _created(account: str, deposit_id: str) -> dict:
@@ -107,6 +118,51 @@ def put(account: str, deposit_id: str, name: str, price: int, now: dt.datetime) 
             if table.CONDITION_FAILED not in table.cancellation_codes(error):
                 raise
     return Contended()
+
+
+def retire(account: str, deposit_id: str, retiring: bool = True) -> None | Gone | InUse:
+    """Mark a type no product names as being deleted (or no longer, `retiring` False), in its definition and its
+    own item: from then on adjustments of it are refused, and orders and responses do not take it as new empties.
+    No feed entry: nothing a GET shows changes."""
+    expression = "SET #t.#d.#r = :yes" if retiring else "REMOVE #t.#d.#r"
+    values = {"yes": True} if retiring else {}
+    marked = _update(account, expression, "attribute_exists(#t.#d)", {"#d": deposit_id, "#r": RETIRING}, values)
+    if not values:
+        del marked["ExpressionAttributeValues"]
+    own = {
+        "TableName": table.name(),
+        "Key": table.to_item(keys.deposit_type_key(account, deposit_id)),
+        "UpdateExpression": "SET #r = :yes" if retiring else "REMOVE #r",
+        "ConditionExpression": "refs = :zero" if retiring else "attribute_exists(PK)",
+        "ExpressionAttributeNames": {"#r": RETIRING},
+        "ExpressionAttributeValues": table.values(**({"zero": 0, "yes": True} if retiring else {})),
+    }
+    if not retiring:
+        del own["ExpressionAttributeValues"]
+    try:
+        table.client().transact_write_items(TransactItems=[{"Update": marked}, {"Update": own}])
+    except ClientError as error:
+        if table.CONDITION_FAILED not in table.cancellation_codes(error):
+            raise
+        return InUse() if deposit_id in read_types(account, consistent=True) else Gone()
+    return None
+
+
+def usable_check(account: str, deposit_ids) -> list[dict]:
+    """The ConditionCheck that each of the types (at most limits.EMPTIES: the expression stays within DynamoDB's 4 KB)
+    exists and is not being deleted when the write that names them commits; [] for none."""
+    ids = sorted(set(deposit_ids))
+    if not ids:
+        return []
+    names = {"#t": "types", "#r": RETIRING, **{f"#e{i}": d for i, d in enumerate(ids)}}
+    condition = " AND ".join(f"attribute_exists(#t.#e{i}) AND attribute_not_exists(#t.#e{i}.#r)" for i in range(len(ids)))
+    return [_check(keys.deposit_types_key(account), condition, names)]
+
+
+def refused_unusable(failed: table.WriteFailed, account: str) -> bool:
+    """Whether a write with a usable_check failed on it: a type it names was deleted, or is being deleted, since
+    its read."""
+    return failed.reasons.get(table.key_of(keys.deposit_types_key(account))) == table.CONDITION_FAILED
 
 
 def delete(account: str, deposit_id: str, now: dt.datetime) -> None | Gone | InUse:
@@ -188,9 +244,9 @@ def balance_operation(account: str, customer_id: str, moves: dict[str, int]) -> 
         "Update": {
             "TableName": table.name(),
             "Key": table.to_item(keys.deposit_balance_key(account, customer_id)),
-            "UpdateExpression": "ADD " + ", ".join(f"#b{i} :b{i}" for i in range(len(moves))),
-            "ExpressionAttributeNames": names,
-            "ExpressionAttributeValues": table.values(**values),
+            "UpdateExpression": "ADD " + ", ".join(f"#b{i} :b{i}" for i in range(len(moves))) + ", #moved :one",
+            "ExpressionAttributeNames": {**names, "#moved": MOVED},
+            "ExpressionAttributeValues": table.values(**values, one=1),
         }
     }
 
@@ -213,31 +269,79 @@ def read_balances(account: str, customer_id: str) -> tuple[dict[str, dict], dict
     return types_of(batch.pick(found, types)), held_in(batch.pick(found, balance))
 
 
-def adjust(account: str, customer_id: str, deposit_id: str, count: int, now: dt.datetime) -> None | Gone | Stale:
-    """Add `count` to one balance, with its feed entry: Gone when the customer does not exist, Stale when the type
-    does not (both checked in the same transaction)."""
-    operations = [
-        balance_operation(account, customer_id, {deposit_id: count}),
-        {"ConditionCheck": {
-            "TableName": table.name(),
-            "Key": table.to_item(keys.customer_key(account, customer_id)),
-            "ConditionExpression": "attribute_exists(PK)",
-        }},
-        {"ConditionCheck": {
-            "TableName": table.name(),
-            "Key": table.to_item(keys.deposit_type_key(account, deposit_id)),
-            "ConditionExpression": "attribute_exists(PK)",
-        }},
-    ]
-    try:
-        feed.commit(account, operations, [Change(ChangeType.CUSTOMER_DEPOSITS_UPDATED, customer_id)], now)
-    except ClientError as error:
-        reasons = table.cancellation_reasons(error, operations)
-        if table.CONDITION_FAILED not in reasons.values():
-            raise
-        customer = table.key_of(keys.customer_key(account, customer_id))
-        return Gone() if reasons.get(customer) == table.CONDITION_FAILED else Stale()
-    return None
+def _check(key: dict, condition: str, names: dict | None = None, values: dict | None = None) -> dict:
+    check = {"TableName": table.name(), "Key": table.to_item(key), "ConditionExpression": condition}
+    if names:
+        check["ExpressionAttributeNames"] = names
+    if values:
+        check["ExpressionAttributeValues"] = table.values(**values)
+    return {"ConditionCheck": check}
+
+
+MOVED = "moved"  # how many moves a customer's balances item has taken: what a keyed adjustment is conditional on
+ADJUST_ATTEMPTS = 30
+
+
+def adjust(
+    account: str, customer_id: str, deposit_id: str, count: int, message: str, now: dt.datetime, answer=None,
+) -> dict | Gone | Stale | Contended | LostClaim | Retiring:
+    """Add `count` to one balance, with its statement record (the type's name and price now, and the message) and
+    its feed entry; (types, balances) as they are after it. Gone when the customer does not exist, Stale when the
+    type does not (both checked in the same transaction); Contended when others kept writing between our read and
+    our write. `answer(types, balances)`: the Idempotency-Key completion to record in the same write (§11), which
+    is then conditional on the balances being as read, so the answer recorded is exactly what was written."""
+    from .deposit_statement import record_operation
+    from .idempotency import complete_operation
+
+    customer_key, types_key, balance_key = balances_keys(account, customer_id)
+    for attempt in attempts(None, ADJUST_ATTEMPTS, 0):  # bounded by count: the store reads no clock
+        found = batch.get_items([customer_key, types_key, balance_key], consistent=True)
+        if batch.pick(found, customer_key) is None:
+            return Gone()
+        types, balance = types_of(batch.pick(found, types_key)), batch.pick(found, balance_key)
+        current = types.get(deposit_id)
+        if current is None:
+            return Stale()
+        held = held_in(balance)
+        held[deposit_id] = held.get(deposit_id, 0) + count
+        moved = balance_operation(account, customer_id, {deposit_id: count})
+        if ((batch.pick(found, types_key) or {}).get("types") or {}).get(deposit_id, {}).get(RETIRING):
+            return Retiring()
+        valued = _check(
+            types_key, "#t.#d.#n = :name AND #t.#d.#p = :price AND attribute_not_exists(#t.#d.#r)",
+            {"#t": "types", "#d": deposit_id, "#n": "name", "#p": "price", "#r": RETIRING},
+            {"name": current["name"], "price": current["price"]},
+        )  # fmt: skip
+        operations = [
+            moved,
+            record_operation(account, customer_id, now, {deposit_id: {**current, "count": count}}, message=message),
+            _check(customer_key, "attribute_exists(PK)"),
+            _check(keys.deposit_type_key(account, deposit_id), "attribute_exists(PK)"),
+            valued,
+        ]
+        if answer is not None:
+            seen = (balance or {}).get(MOVED)
+            update = moved["Update"]
+            update["ConditionExpression"] = "attribute_not_exists(#moved)" if seen is None else "#moved = :seen"
+            if seen is not None:
+                update["ExpressionAttributeValues"].update(table.values(seen=int(seen)))
+            operations.append(complete_operation(answer(types, held)))
+        change = Change(ChangeType.CUSTOMER_DEPOSITS_UPDATED, customer_id, customer_id=customer_id)
+        try:
+            feed.commit(account, operations, [change], now)
+            return {"types": types, "held": held}
+        except ClientError as error:
+            reasons = table.cancellation_reasons(error, operations)
+            if table.CONDITION_FAILED not in reasons.values():
+                raise
+            if reasons.get(table.key_of(customer_key)) == table.CONDITION_FAILED:
+                return Gone()
+            if reasons.get(table.key_of(keys.deposit_type_key(account, deposit_id))) == table.CONDITION_FAILED:
+                return Stale()
+            if answer is not None and reasons.get(table.item_key(operations[-1])) == table.CONDITION_FAILED:
+                return LostClaim()
+        back_off(attempt, time.sleep, first=0.002, cap=0.05)
+    return Contended()
 
 
 # Data stored before each type had its own item (issue 25).

@@ -72,7 +72,8 @@ def read_head(account: str) -> Head:
 def resource_key(change: Change) -> str:
     """The pending entry's sort key: one per resource (customer pricing is one per product and customer)."""
     key = f"{change.resource}#{change.id}"
-    return f"{key}#{change.customer_id}" if change.customer_id is not None else key
+    # (a customer's deposits are named by the customer's id already: their key stays as it was)
+    return f"{key}#{change.customer_id}" if change.customer_id not in (None, change.id) else key
 
 
 def pending_change(change: Change, now: dt.datetime) -> dict:

@@ -308,3 +308,8 @@ def deposit_type_key(account: str, deposit_id: str) -> dict:
 def deposit_balance_key(account: str, customer_id: str) -> dict:
     """One customer's balances, one number attribute per deposit type (store/deposits.py)."""
     return {"PK": account_pk(account), "SK": f"{DEPOSIT_BALANCE_PREFIX}{customer_id}"}
+
+
+def deposit_movements_prefix(customer_id: str) -> str:
+    """The sort keys of one customer's statement records (store/deposit_statement.py): newest last by time."""
+    return f"DEPMOVE#{customer_id}#"

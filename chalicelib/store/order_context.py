@@ -29,6 +29,7 @@ def load(
     read_pricing: bool = True,
     born: Mapping[str, str | None] | None = None,
     read_deposits: bool = False,
+    consistent: bool = False,
 ) -> OrderContext:
     """Products, pricing and price groups that do not exist are absent from their maps; so is pricing of an
     earlier product of the same id (store/products.py `belongs`).
@@ -36,7 +37,7 @@ def load(
     read_products=False when the caller already holds the products (a catalogue page), then `born` gives each
     product's (StoredProduct.born); read_pricing=False when prices do not matter (delivery dates);
     read_deposits: the account's deposit types too (one item, decisions §15: an order reads them in the same
-    request).
+    request). consistent: read everything consistently (an order whose first read was stale reads again).
     """
     product_ids = list(dict.fromkeys(product_ids))
     settings_key = settings.deliveries_key(account)
@@ -50,7 +51,7 @@ def load(
             if customer_id is not None:
                 wanted.append(keys.customer_pricing_key(account, product_id, customer_id))
             wanted.append(keys.price_groups_key(account, product_id))
-    found = batch.get_items(wanted)
+    found = batch.get_items(wanted, consistent=consistent)
 
     def data(key: dict | None) -> dict | None:
         item = batch.pick(found, key) if key is not None else None

@@ -119,6 +119,7 @@ def record_examples(api, monkeypatch) -> dict[str, dict]:
     call("GET", "/deposits?limit=1")
     call("POST", "/customers/aurora/deposits", {"id": "crate", "count": 12, "message": "Opening balance, counted on 2026-05-01"})
     call("GET", "/customers/aurora/deposits")
+    call("GET", "/customers/aurora/deposits/movements?deposit=crate")
     call("PUT", "/products/cola-1-5/customer-pricing/aurora", PRICING)
     call("GET", "/products/cola-1-5/customer-pricing/aurora")
     call("PUT", "/products/cola-1-5/price-groups", {"bars": {"price": 180}})
@@ -132,6 +133,7 @@ def record_examples(api, monkeypatch) -> dict[str, dict]:
     call("GET", "/customer/products", **as_customer)
     call("GET", "/customer/delivery-dates?products=cola-1-5&days=7", **as_customer)
     call("GET", "/customer/deposits", **as_customer)
+    call("GET", "/customer/deposits/movements", **as_customer)
     placed = call("POST", "/customer/deliveries", ORDER, **as_customer)
     delivery_id = placed["deliveries"][0]["id"]
     call("GET", "/customer/deliveries", **as_customer)

@@ -407,7 +407,10 @@ def test_feed_type_events_carry_the_entry_and_chain_by_previous_sequence(shop):
         ("delivery.accepted", selection + 4, selection + 3),
     ]
     product_event = bodies[0]
-    assert list(product_event) == ["type", "idempotency_key", "sequence", "previous_sequence", "data"]
+    assert list(product_event) == ["type", "idempotency_key", "sequence", "previous_sequence", "resource", "id", "data"]
+    assert (product_event["resource"], product_event["id"]) == ("product", "beer")
+    assert (bodies[2]["resource"], bodies[2]["id"]) == ("delivery", str(delivery["id"]))
+    assert "resource" not in bodies[1] and "customer_id" not in bodies[0]  # a legacy type keeps its body
     assert product_event["data"] == shop.get("/products/beer").data
     assert bodies[2]["data"] == shop.get(f"/deliveries/{delivery['id']}").data
     events = {e["sequence"]: e for e in shop.get("/account/events").data["events"]}
@@ -422,6 +425,49 @@ def test_feed_type_events_carry_the_entry_and_chain_by_previous_sequence(shop):
     assert {k: resent[k] for k in ("idempotency_key", "sequence", "previous_sequence")} == {
         k: product_event[k] for k in ("idempotency_key", "sequence", "previous_sequence")
     }
+
+
+def test_deleted_and_per_customer_events_say_what_they_are_about(shop):
+    """A `*.deleted` event's data is null: its resource and id say what was deleted; entries that have a
+    customer_id carry it (customer pricing, a customer's deposits)."""
+    make_customer(shop, "c1")
+    events = ["product.deleted", "customer-pricing.deleted", "customer-deposits.updated", "deposit.deleted"]
+    assert shop.put("/account/settings/webhooks", {"url": "https://erp.example.com/hook", "events": events}).status_code == 200
+    make_product(shop, "chips", price=250)
+    assert shop.put("/products/chips/customer-pricing/c1", {"price": 90}).status_code == 200
+    assert shop.delete("/products/chips/customer-pricing/c1").status_code == 204
+    assert shop.delete("/products/chips").status_code == 204
+    assert shop.put("/deposits/crate", {"name": "Crate", "price": 150}).status_code == 200
+    assert shop.post("/customers/c1/deposits", {"id": "crate", "count": 2, "message": "opening"}).status_code == 200
+    held = shop.get("/customers/c1/deposits").data
+    assert shop.post("/customers/c1/deposits", {"id": "crate", "count": -2, "message": "back"}).status_code == 200
+    assert shop.delete("/deposits/crate").status_code == 204
+    receiver = Receiver()
+    _send_all(receiver)
+    bodies = sorted(receiver.bodies, key=lambda b: b["sequence"])
+    assert [{k: b[k] for k in b if k not in ("idempotency_key", "sequence", "previous_sequence")} for b in bodies] == [
+        {"type": "customer-pricing.deleted", "resource": "customer-pricing", "id": "chips", "customer_id": "c1", "data": None},
+        {"type": "product.deleted", "resource": "product", "id": "chips", "data": None},
+        {"type": "customer-deposits.updated", "resource": "customer-deposits", "id": "c1", "customer_id": "c1",
+         "data": {"deposits": [], "total": 0}},
+        {"type": "customer-deposits.updated", "resource": "customer-deposits", "id": "c1", "customer_id": "c1",
+         "data": {"deposits": [], "total": 0}},
+        {"type": "deposit.deleted", "resource": "deposit", "id": "crate", "data": None},
+    ]  # fmt: skip
+    assert held["deposits"][0]["balance"] == 2
+    assert list(bodies[0]) == ["type", "idempotency_key", "sequence", "previous_sequence", "resource", "id", "customer_id", "data"]
+
+
+def test_a_customer_deposits_entry_carries_the_customer_id(shop):
+    make_customer(shop, "c1")
+    assert shop.put("/deposits/crate", {"name": "Crate", "price": 150}).status_code == 200
+    before = newest(shop)
+    assert shop.post("/customers/c1/deposits", {"id": "crate", "count": 2, "message": "opening"}).status_code == 200
+    (entry,) = changes(shop, f"?after={before}")["changes"]
+    assert {k: entry[k] for k in ("type", "resource", "id", "customer_id")} == {
+        "type": "customer-deposits.updated", "resource": "customer-deposits", "id": "c1", "customer_id": "c1"
+    }
+    assert list(entry) == ["sequence", "type", "resource", "id", "at", "customer_id"]
 
 
 def test_the_default_selection_sends_only_the_legacy_types(shop):

@@ -72,8 +72,11 @@ def test_lists_leave_deposits_out(drinks):
 def test_empties_announced_with_an_order(drinks):
     delivery = place(drinks, [{"id": "lager", "count": 1, "bundle": CRATE}], empties=[{"id": "keg", "count": 1}, {"id": "crate", "count": 2}])
     assert delivery["request"]["empties"] == [{**CRATE_E, "count": 2}, {"id": "keg", "name": "Keg", "price": 3000, "count": 1}]
-    assert delivery["deposits"]["returned"] == delivery["request"]["empties"]
-    assert delivery["deposits"]["total"] == 20 * 8 + 150 - 300 - 3000
+    assert delivery["deposits"]["returned"] == []  # announced, not yet confirmed by the supplier
+    assert delivery["deposits"]["total"] == 20 * 8 + 150
+    accepted = respond(drinks, delivery["id"], {"type": "ACCEPT"}).data
+    assert accepted["deposits"]["returned"] == delivery["request"]["empties"]
+    assert accepted["deposits"]["total"] == 20 * 8 + 150 - 300 - 3000
 
 
 @pytest.mark.parametrize(
@@ -107,7 +110,9 @@ def test_empties_bounds_pass(drinks):
 def test_a_return_may_carry_only_empties(drinks):
     delivery = place(drinks, [], type="RETURN", empties=[{"id": "crate", "count": 3}])
     assert delivery["request"]["items"] == []
-    assert delivery["deposits"] == {"charged": [], "returned": [{**CRATE_E, "count": 3}], "total": -450}
+    assert "deposits" not in delivery  # nothing confirmed before the supplier's ACCEPT
+    accepted = respond(drinks, delivery["id"], {"type": "ACCEPT"}).data
+    assert accepted["deposits"] == {"charged": [], "returned": [{**CRATE_E, "count": 3}], "total": -450}
     response = drinks.post("/customer/deliveries", {"type": "RETURN", "user": USER, "empties": [{"id": "crate", "count": 1}]}, token=CUSTOMER_TOKEN)
     assert response.status_code == 200, response.data
 
@@ -125,6 +130,8 @@ def test_other_orders_need_an_item(drinks):
 def test_a_return_gives_back_what_its_items_carry(drinks):
     delivery = place(drinks, [{"id": "lager", "count": 2, "bundle": CRATE}], type="RETURN", empties=[{"id": "keg", "count": 1}])
     assert delivery["request"]["deposits"] == [{**BOTTLE_E, "count": 40}, {**CRATE_E, "count": 2}]
+    assert "deposits" not in delivery
+    delivery = respond(drinks, delivery["id"], {"type": "ACCEPT"}).data
     assert delivery["deposits"]["charged"] == []
     assert delivery["deposits"]["returned"] == [
         {**BOTTLE_E, "count": 40}, {**CRATE_E, "count": 2}, {"id": "keg", "name": "Keg", "price": 3000, "count": 1}
@@ -249,6 +256,7 @@ def test_receive_moves_the_balances(drinks):
 
 def test_a_return_lowers_the_balance_and_may_go_below_zero(drinks):
     delivery = place(drinks, [], type="RETURN", empties=[{"id": "crate", "count": 2}])
+    respond(drinks, delivery["id"], {"type": "ACCEPT"})
     drinks.post(f"/customer/deliveries/{delivery['id']}/receive", {}, token=CUSTOMER_TOKEN)
     assert {b["id"]: b["balance"] for b in balances(drinks)["deposits"]}["crate"] == -2
     assert balances(drinks)["total"] == -300
@@ -280,8 +288,23 @@ def test_a_receive_moving_balances_makes_no_more_requests(drinks):
     assert moving == without
 
 
+def test_a_customer_receiving_without_an_accept_credits_nothing(drinks):
+    """The review's reproduction: a customer token alone places a RETURN and receives it at once."""
+    lots = [{"id": d, "count": 100_000} for d in ("bottle", "crate", "keg", "pallet")]
+    delivery = place(drinks, [{"id": "lager", "count": 2, "bundle": CRATE}], type="RETURN", empties=lots)
+    received = drinks.post(f"/customer/deliveries/{delivery['id']}/receive", {}, token=CUSTOMER_TOKEN)
+    assert received.status_code == 200, received.data
+    assert "deposits" not in received.data
+    assert balances(drinks)["total"] == 0
+    ordered = place(drinks, [{"id": "lager", "count": 1, "bundle": CRATE}], empties=lots)
+    received = drinks.post(f"/customer/deliveries/{ordered['id']}/receive", {}, token=CUSTOMER_TOKEN).data
+    assert received["deposits"]["returned"] == []
+    assert {b["id"]: b["balance"] for b in balances(drinks)["deposits"]} == {"bottle": 20, "crate": 1, "keg": 0, "pallet": 0}
+
+
 def test_order_file_rows(drinks):
     delivery = place(drinks, [{"id": "lager", "count": 1, "bundle": CRATE}], empties=[{"id": "keg", "count": 2}])
+    respond(drinks, delivery["id"], {"type": "ACCEPT"})
     text = drinks.client.http.get(f"/deliveries/{delivery['id']}/csv", headers={"Authorization": "token test-supplier-token", "Accept": "text/csv"}).body.decode("utf-8-sig")
     lines = text.split("\n")
     i = delivery["id"]

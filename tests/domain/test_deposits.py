@@ -2,8 +2,8 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
+from chalicelib.domain.deposit_statement import counts, receive_moves
 from chalicelib.domain.deposits import (
-    balance_moves,
     balances,
     delivery_deposits,
     deposit_packaging,
@@ -114,9 +114,25 @@ def test_nothing_to_show_is_none():
     assert delivery_deposits(_delivery([_item()], empties=[]), BASIS | {"packaging": {}}) is None
 
 
-def test_returned_from_request_empties_and_total_may_be_negative():
+ACCEPT = {"type": "ACCEPT"}
+
+
+def test_announced_empties_are_not_returned_before_an_accept():
     empties = [{"id": "keg", "name": "Keg", "price": 3000, "count": 2}]
     deposits = delivery_deposits(_delivery([_item()], empties=empties), BASIS)
+    assert deposits["returned"] == []
+    assert deposits["total"] == 20 * 8 + 150
+
+
+def test_an_update_without_an_accept_returns_nothing_announced():
+    empties = [{"id": "keg", "name": "Keg", "price": 3000, "count": 2}]
+    deposits = delivery_deposits(_delivery([_item()], [{"type": "UPDATE"}], empties), BASIS)
+    assert deposits["returned"] == []
+
+
+def test_returned_from_request_empties_and_total_may_be_negative():
+    empties = [{"id": "keg", "name": "Keg", "price": 3000, "count": 2}]
+    deposits = delivery_deposits(_delivery([_item()], [ACCEPT], empties=empties), BASIS)
     assert deposits["returned"] == empties
     assert deposits["total"] == 20 * 8 + 150 - 6000
 
@@ -155,9 +171,15 @@ def test_count_zero_charges_nothing():
     assert delivery_deposits(_delivery([_item()], responses), BASIS) is None
 
 
-def test_a_return_gives_back_what_its_items_carry():
+def test_a_return_gives_back_nothing_before_its_accept():
     empties = [{"id": "crate", "name": "Crate", "price": 150, "count": 1}]
     deposits = delivery_deposits(_delivery([_item()], empties=empties, kind="RETURN"), BASIS)
+    assert deposits is None  # nothing charged, nothing confirmed
+
+
+def test_a_return_gives_back_what_its_items_carry():
+    empties = [{"id": "crate", "name": "Crate", "price": 150, "count": 1}]
+    deposits = delivery_deposits(_delivery([_item()], [ACCEPT], empties=empties, kind="RETURN"), BASIS)
     assert deposits["charged"] == []
     assert {e["id"]: e["count"] for e in deposits["returned"]} == {"bottle": 20, "crate": 2}
     assert deposits["total"] == -(20 * 8 + 2 * 150)
@@ -165,15 +187,16 @@ def test_a_return_gives_back_what_its_items_carry():
 
 def test_a_return_with_only_empties():
     empties = [{"id": "crate", "name": "Crate", "price": 150, "count": 4}]
-    deposits = delivery_deposits(_delivery([], empties=empties, kind="RETURN"), BASIS)
+    deposits = delivery_deposits(_delivery([], [ACCEPT], empties=empties, kind="RETURN"), BASIS)
     assert deposits == {"charged": [], "returned": empties, "total": -600}
 
 
 def test_balance_moves_charged_up_returned_down():
     empties = [{"id": "crate", "name": "Crate", "price": 150, "count": 1}]
-    moves = balance_moves(delivery_deposits(_delivery([_item()], empties=empties), BASIS))
-    assert moves == {"bottle": 20}  # one crate out, one back
-    assert balance_moves(None) == {}
+    moves = receive_moves(delivery_deposits(_delivery([_item()], [ACCEPT], empties=empties), BASIS))
+    assert moves == {"bottle": {"name": "Bottle", "price": 8, "count": 20}}  # one crate out, one back
+    assert counts(moves) == {"bottle": 20}
+    assert receive_moves(None) == {}
 
 
 def test_with_deposits_sits_before_integration():
@@ -197,7 +220,38 @@ def test_balances_list_every_type_with_zero():
 @given(st.lists(st.tuples(st.sampled_from(["bottle", "crate", "keg"]), st.integers(0, 1000)), max_size=10))
 def test_total_is_charged_minus_returned(counts):
     empties = [{"id": d, "name": TYPES[d]["name"], "price": TYPES[d]["price"], "count": n} for d, n in dict(counts).items()]
-    deposits = delivery_deposits(_delivery([_item()], empties=empties), BASIS)
+    deposits = delivery_deposits(_delivery([_item()], [ACCEPT], empties=empties), BASIS)
     returned = sum(e["count"] * e["price"] for e in empties)
     assert deposits["total"] == 20 * 8 + 150 - returned
     assert all(e["count"] > 0 for e in deposits["returned"])
+
+
+def test_one_type_has_one_price_within_a_delivery():
+    """A pallet the response's items charge is valued as the order read it, and so are the empties that collect
+    it: a one-for-one swap nets zero, whatever price the response's empties were given."""
+    responses = [{
+        "type": "ACCEPT",
+        "items": [{"id": "beer", "count": 1, "bundle": PALLET, "vessel_count": 800}],
+        "empties": [{"id": "pallet", "name": "Pallet new", "price": 2000, "count": 1}],
+    }]  # fmt: skip
+    deposits = delivery_deposits(_delivery([_item()], responses), BASIS)
+    pallet = {"id": "pallet", "name": "Pallet", "price": 1500, "count": 1}
+    assert pallet in deposits["charged"] and deposits["returned"] == [pallet]
+    assert deposits["total"] == 800 * 8 + 40 * 150
+
+
+def test_a_response_bundle_given_by_type_and_size_is_the_ordered_bundle_when_it_matches():
+    """Two bundles of one type and size: the plastic crate (ordered, id `plastic`) and the wooden one listed first.
+    A response naming the bundle by type and size keeps the ordered one's deposit, not the first one's."""
+    packaging = {"vessel": "bottle", "bundles": [
+        {"type": "CR", "size": 20, "id": "wood", "deposit": "keg"},
+        {"type": "CR", "size": 20, "id": "plastic", "deposit": "crate"},
+    ]}  # fmt: skip
+    ordered = {"type": "CR", "size": 20, "id": "plastic"}
+    responses = [{"type": "ACCEPT", "items": [{"id": "beer", "count": 2, "bundle": {"type": "CR", "size": 20}, "vessel_count": 40}]}]
+    delivery = _delivery([_item(bundle=ordered)], responses)
+    deposits = delivery_deposits(delivery, {"packaging": {"beer": packaging}, "types": TYPES})
+    assert {e["id"]: e["count"] for e in deposits["charged"]} == {"bottle": 40, "crate": 2}
+    other = [{"type": "ACCEPT", "items": [{"id": "beer", "count": 1, "bundle": {"type": "CR", "size": 20, "id": "wood"}, "vessel_count": 20}]}]
+    deposits = delivery_deposits(_delivery([_item(bundle=ordered)], other), {"packaging": {"beer": packaging}, "types": TYPES})
+    assert {e["id"]: e["count"] for e in deposits["charged"]} == {"bottle": 20, "keg": 1}  # named by id: that one

@@ -63,22 +63,22 @@ def test_concurrent_adjustments_of_one_customer_all_count(engine):
 
     table.client().put_item(TableName=table.name(), Item=table.to_item({**keys.customer_key(ACCOUNT, "bar"), "data": {"id": "bar", "name": "Bar"}}))
     with ThreadPoolExecutor(8) as pool:
-        results = list(pool.map(lambda n: deposits.adjust(ACCOUNT, "bar", "crate", n, NOW), range(1, 17)))
-    assert results == [None] * 16
+        results = list(pool.map(lambda n: deposits.adjust(ACCOUNT, "bar", "crate", n, "m", NOW), range(1, 17)))
+    assert all(isinstance(result, dict) for result in results)
     types, held = deposits.read_balances(ACCOUNT, "bar")
     assert held == {"crate": sum(range(1, 17))}
 
 
 def test_adjusting_an_unknown_customer_or_type(engine):
     deposits.put(ACCOUNT, "crate", "Crate", 150, NOW)
-    assert deposits.adjust(ACCOUNT, "nobody", "crate", 1, NOW) == outcomes.Gone()
+    assert deposits.adjust(ACCOUNT, "nobody", "crate", 1, "m", NOW) == outcomes.Gone()
     from chalicelib.store import keys, table
 
     table.client().put_item(TableName=table.name(), Item=table.to_item({**keys.customer_key(ACCOUNT, "bar"), "data": {"id": "bar", "name": "Bar"}}))
-    assert deposits.adjust(ACCOUNT, "bar", "keg", 1, NOW) == outcomes.Stale()
+    assert deposits.adjust(ACCOUNT, "bar", "keg", 1, "m", NOW) == outcomes.Stale()
     assert deposits.read_balances(ACCOUNT, "bar") == ({"crate": {"name": "Crate", "price": 150}}, {})
     assert deposits.any_balance(ACCOUNT, "crate") is False
-    assert deposits.adjust(ACCOUNT, "bar", "crate", 2, NOW) is None
+    assert deposits.adjust(ACCOUNT, "bar", "crate", 2, "m", NOW) == {"types": {"crate": {"name": "Crate", "price": 150}}, "held": {"crate": 2}}
     assert deposits.any_balance(ACCOUNT, "crate") is True
 
 
@@ -224,3 +224,48 @@ def test_a_type_others_keep_changing_is_contended_and_the_service_answers_busy(e
             service.put_deposit(ACCOUNT, "bottle", {"name": "Bottle", "price": 8})
         assert raised.value.status == 409
     assert deposits.read_types(ACCOUNT, consistent=True) == {}
+
+
+def test_the_statement_adds_up_to_the_balances_under_concurrent_receives_and_adjustments(local_api):
+    """Receives and adjustments of one customer at once, on DynamoDB Local: every balance move has its record,
+    written in the move's own transaction, so the movements of each type add up to its balance exactly."""
+    from chalicelib.service import deliveries as delivery_service
+    from chalicelib.service import deposits as deposit_service
+
+    api = local_api
+    for deposit_id, price in (("bottle", 8), ("crate", 150)):
+        assert api.put(f"/deposits/{deposit_id}", {"name": deposit_id.title(), "price": price}).status_code == 200
+    lager = {"status": "ACTIVE", "category": "drinks", "name": "Lager", "price": 95,
+             "vessel": {"size": 0.5, "unit": "l", "deposit": "bottle"}, "bundles": [{"type": "CR", "size": 20, "deposit": "crate"}]}
+    assert api.put("/products/lager", lager).status_code == 200
+    user = {"name": "Ana", "email": "ana@bar.example"}
+    placed = []
+    for _ in range(6):
+        body = {"user": user, "items": [{"id": "lager", "count": 2, "bundle": {"type": "CR", "size": 20}}], "empties": [{"id": "crate", "count": 3}]}
+        delivery_id = api.post("/customer/deliveries", body, token="bar-token").data["deliveries"][0]["id"]
+        assert api.post(f"/deliveries/{delivery_id}/responses", {"type": "ACCEPT"}).status_code == 200
+        placed.append(delivery_id)
+    work = [("receive", d) for d in placed] + [("adjust", n) for n in range(1, 11)]
+
+    def run(job):
+        kind, value = job
+        if kind == "receive":
+            return delivery_service.receive(ACCOUNT, "bar", str(value), {})["status"]
+        return deposit_service.adjust_balance(ACCOUNT, "bar", {"id": "crate" if value % 2 else "bottle", "count": value, "message": f"m{value}"})["total"] is not None
+
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(run, work))
+    assert results == ["DELIVERED"] * 6 + [True] * 10
+    types, held = deposits.read_balances(ACCOUNT, "bar")
+    summed: dict[str, int] = {}
+    movements, cursor = [], None
+    while True:
+        page = deposit_service.movements(ACCOUNT, "bar", None, 7, cursor)
+        movements += page.items
+        cursor = page.cursor
+        if cursor is None:
+            break
+    for movement in movements:
+        summed[movement["id"]] = summed.get(movement["id"], 0) + movement["count"]
+    assert summed == held == {"bottle": 6 * 40 + 2 + 4 + 6 + 8 + 10, "crate": 6 * (2 - 3) + 1 + 3 + 5 + 7 + 9}
+    assert len(movements) == 6 * 2 + 10
