@@ -11,7 +11,8 @@ from ..domain.common import parse
 from ..domain.errors import Busy, NotFound
 from ..domain.feed import ChangeType, delivery_change
 from ..domain.rendering import json_text
-from ..store import deliveries, delivery_amendments, order_context, outcomes
+from ..store import deliveries, delivery_amendments, order_context, outcomes, table
+from ..store import deposits as deposit_store
 from . import clock, delivery_reads
 from .deliveries import _attempts, _back_off, _repended, raise_for, require_version
 from .idempotency import IdempotencyClaim
@@ -27,6 +28,9 @@ def amend(
     require_version(stored, if_match)
     amendments.check_amendable(stored.delivery)  # before reading the catalogue: a final delivery reads nothing more
     context = order_context.load(account, customer_id, [item.id for item in body.items], read_deposits=True)
+    # Types of the new empties the delivery did not name yet must still be there when the amendment commits.
+    known = deposits.known_types(stored.delivery, stored.deposit_basis)
+    guards = deposit_store.usable_check(account, [e.id for e in body.empties or [] if e.id not in known])
     for attempt in _attempts():
         require_version(stored, if_match)
         now = clock.now()
@@ -37,11 +41,18 @@ def amend(
         integration = _repended(stored, now)
         written = deliveries.StoredDelivery(changed, stored.version + 1, integration.state, integration.since, result.basis)
         claim = idempotency.completion(delivery_reads.customer_view(written)) if idempotency is not None else None
-        outcome = deliveries.change(
-            account, changed, stored.version, claim, integration,
-            change=delivery_change(ChangeType.DELIVERY_AMENDED, changed), now=now,
-            also=[delivery_amendments.items_operation(account, changed)], extra={deliveries.DEPOSIT_BASIS: json_text(result.basis)},
-        )
+        try:
+            outcome = deliveries.change(
+                account, changed, stored.version, claim, integration,
+                change=delivery_change(ChangeType.DELIVERY_AMENDED, changed), now=now,
+                also=[delivery_amendments.items_operation(account, changed), *guards],
+                extra={deliveries.DEPOSIT_BASIS: json_text(result.basis)},
+            )
+        except table.WriteFailed as failed:  # a type of its new empties was deleted, or is being deleted, meanwhile
+            if not deposit_store.refused_unusable(failed, account):
+                raise
+            from .deposits import empties_refused
+            raise empties_refused(account, body.empties) from None
         if isinstance(outcome, deliveries.StoredDelivery):
             return delivery_reads.customer_view(written)
         if not isinstance(outcome, outcomes.Stale):

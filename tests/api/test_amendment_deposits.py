@@ -73,3 +73,26 @@ def test_responses_before_an_amendment_no_longer_state_the_items_or_empties(drin
     assert response.data["deposits"] == {"charged": [{**KEG_E, "count": 3}], "returned": [], "total": 9000}
     again = respond(drinks, delivery["id"], {"type": "ACCEPT", "empties": [{"id": "keg", "count": 2}]})
     assert again.data["deposits"] == {"charged": [{**KEG_E, "count": 3}], "returned": [{**KEG_E, "count": 2}], "total": 3000}
+
+
+def test_new_empties_of_a_type_deleted_between_read_and_write_are_refused_naming_them(drinks, monkeypatch):
+    """An amendment's new empties are conditional on their types when it commits, as an order's are (§15's guard)."""
+    from chalicelib.store import deliveries, deposits
+
+    assert drinks.put("/deposits/tray", {"name": "Tray", "price": 100}).status_code == 200  # no product names it
+    delivery = place(drinks, [{"id": "ale", "count": 1}])
+    original = deliveries.change
+
+    def retired_meanwhile(*args, **kwargs):
+        assert deposits.retire("acme", "tray") is None  # a DELETE of the type is under way
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(deliveries, "change", retired_meanwhile)
+    refused = amend(drinks, delivery["id"], {"items": [{"id": "ale", "count": 1}], "empties": [{"id": "tray", "count": 2}]})
+    assert refused.status_code == 400 and problem_paths(refused) == ["empties[0].id"], refused.data
+    monkeypatch.setattr(deliveries, "change", original)
+    unchanged = drinks.get(f"/customer/deliveries/{delivery['id']}", token=CUSTOMER_TOKEN).data
+    assert "amendments" not in unchanged and "empties" not in unchanged["request"]
+    # A type the delivery already names needs no check: the delete guard counts open deliveries naming it.
+    kept = amend(drinks, delivery["id"], {"items": [{"id": "ale", "count": 2}]})
+    assert kept.status_code == 200 and kept.data["amendments"][0]["items"][0]["count"] == 2
