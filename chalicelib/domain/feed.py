@@ -21,6 +21,7 @@ class Resource(StrEnum):
     DELIVERY = "delivery"
     DEPOSIT = "deposit"  # decisions §15
     CUSTOMER_DEPOSITS = "customer-deposits"  # `id` the customer id
+    STANDING_ORDER = "standing-order"  # decisions §17: `id` the standing order's, with `customer_id`
 
 
 class ChangeType(StrEnum):
@@ -47,6 +48,10 @@ class ChangeType(StrEnum):
     DEPOSIT_UPDATED = "deposit.updated"
     DEPOSIT_DELETED = "deposit.deleted"
     CUSTOMER_DEPOSITS_UPDATED = "customer-deposits.updated"  # an adjustment of a customer's balance
+    STANDING_ORDER_CREATED = "standing-order.created"  # decisions §17
+    STANDING_ORDER_UPDATED = "standing-order.updated"
+    STANDING_ORDER_DELETED = "standing-order.deleted"
+    STANDING_ORDER_FAILED = "standing-order.failed"  # an occurrence could not be placed
 
     @property
     def resource(self) -> Resource:
@@ -79,7 +84,7 @@ class Change:
     type: ChangeType
     id: str
     status: str | None = None  # deliveries: the status after the change
-    customer_id: str | None = None  # customer pricing: whose
+    customer_id: str | None = None  # customer pricing, standing orders: whose
     integration: str | None = None  # delivery.integration: the new integration status
 
     @property

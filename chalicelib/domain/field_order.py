@@ -149,7 +149,8 @@ DELIVERY_CUSTOMER = Record(("id", "company", "address", "contact"), {"address": 
 CUSTOMER_ACTION = Record(("timestamp", "user", "message"), {"user": USER})
 INTEGRATION = Record(("status", "reference", "message", "updated"))  # extension (decisions §14)
 DELIVERY = Record(
-    ("id", "type", "status", "customer", "request", "responses", "cancelled", "received", "deposits", "integration"),
+    ("id", "type", "status", "customer", "request", "responses", "cancelled", "received", "deposits", "integration",
+     "standing_order"),
     {
         "customer": DELIVERY_CUSTOMER,
         "request": DELIVERY_REQUEST,
@@ -158,6 +159,7 @@ DELIVERY = Record(
         "received": CUSTOMER_ACTION,  # extension
         "deposits": DELIVERY_DEPOSITS,  # extension (decisions §15), single reads only
         "integration": INTEGRATION,  # extension, supplier reads only
+        "standing_order": Record(("id", "date")),  # extension (decisions §17), the last field
     },
 )
 WEBHOOK_SETTINGS = Record(
@@ -181,6 +183,13 @@ IMPORT = Record(IMPORT_SUMMARY_FIELDS + ("errors",), {"errors": Record(("row", "
 
 DEPOSIT = Record(("id", "name", "price"))
 CUSTOMER_DEPOSITS = Record(("deposits", "total"), {"deposits": Record(("id", "name", "price", "balance"))})
+STANDING_ORDER = Record(
+    ("id", "customer_id", "name", "items", "weekdays", "every_weeks", "starts_on", "ends_on", "place_days_ahead",
+     "paused", "type", "empties", "message", "cost_center", "company", "address", "user", "created", "updated"),
+    {"items": Record(("id", "count", "bundle", "message"), {"bundle": Record(("id", "type", "size"))}),
+     "empties": Record(("id", "count")), "address": ADDRESS, "user": USER},
+)
+OCCURRENCE = Record(("date", "status", "place_at", "delivery_ids", "errors"), {"errors": Record(("path", "message"))})
 
 
 def page(name: str, item: Order) -> Record:
@@ -217,6 +226,10 @@ BY_MODEL: dict[str, Order] = {
     "Deposit": DEPOSIT,
     "DepositList": page("deposits", DEPOSIT),
     "CustomerDeposits": CUSTOMER_DEPOSITS,
+    "StandingOrder": STANDING_ORDER,
+    "StandingOrderList": page("standing_orders", STANDING_ORDER),
+    "Occurrence": OCCURRENCE,
+    "OccurrenceList": Record(("occurrences",), {"occurrences": OCCURRENCE}),
     "ChangePage": Record(
         ("changes", "last_sequence", "max_sequence"),
         {"changes": Record(("sequence", "type", "resource", "id", "at", "status", "integration", "customer_id", "data"))},
@@ -233,4 +246,5 @@ FEED_DATA: dict[str, Order] = {
     "delivery": DELIVERY,
     "deposit": DEPOSIT,
     "customer-deposits": CUSTOMER_DEPOSITS,
+    "standing-order": STANDING_ORDER,
 }
