@@ -14,7 +14,7 @@ from . import limits, schedule
 from .common import FieldError, IsoDate, Shape, ShortText, Text, ValidationFailed, dump, parse
 from .customer import Address
 from .delivery import DELIVERY, DeliveryType, OrderBody, OrderItem, User
-from .deposit_types import Empties
+from .deposit_types import Empties, ItemDeposit
 from .rendering import size_in_bytes
 from .values import literal
 
@@ -62,13 +62,28 @@ class StandingOrderBody(Shape):
     user: User
 
 
+class StandingOrderBundle(Shape):
+    id: str | None = None
+    type: str | None = None
+    size: float | None = None
+
+
+class StandingOrderLine(Shape):
+    """An item as written: the order's item (decisions §8)."""
+
+    id: str
+    count: float
+    bundle: StandingOrderBundle | None = None
+    message: str | None = None
+
+
 class StandingOrder(Shape):
     """A standing order as reads show it: every field, defaults included."""
 
     id: str
     customer_id: str
     name: str | None
-    items: list[OrderItem]
+    items: list[StandingOrderLine]
     weekdays: list[int]
     every_weeks: int
     starts_on: IsoDate
@@ -76,7 +91,7 @@ class StandingOrder(Shape):
     place_days_ahead: int
     paused: bool
     type: literal(DeliveryType)
-    empties: Empties | None
+    empties: list[ItemDeposit] | None
     message: str | None
     cost_center: str | None
     company: str | None
