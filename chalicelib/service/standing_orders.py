@@ -16,10 +16,10 @@ from ..domain.values import ProductStatus
 from ..store import customers, order_context, outcomes
 from ..store import standing_orders as store
 from ..store.paging import Page
-from . import clock
+from . import clock, contention
 from .paging import paged
 
-WRITE_ATTEMPTS = 5  # another write of the same standing order came between our read and our write
+WRITE_ATTEMPTS = 10  # another write of the same standing order came between our read and our write
 
 
 def not_found(standing_id: str) -> NotFound:
@@ -72,7 +72,7 @@ def put_standing_order(account: str, customer_id: str, standing_id: str, data) -
     now = clock.now()
     context = order_context.load(account, customer_id, [item.id for item in body.items], read_deposits=True)
     plan_order(rules.order_body(dump(body)), customer_id, context, now)  # the order's own checks, as it stands
-    for _ in range(WRITE_ATTEMPTS):
+    for attempt in range(WRITE_ATTEMPTS):
         previous = store.get(account, customer_id, standing_id)
         created = previous.data["created"] if previous else iso(now)
         document = rules.shown(body, standing_id, customer_id, created, iso(now))
@@ -92,8 +92,9 @@ def put_standing_order(account: str, customer_id: str, standing_id: str, data) -
         written = store.put(account, customer_id, standing_id, stored, previous, Change(kind, standing_id, customer_id=customer_id), now)
         if isinstance(written, store.Full):
             raise invalid("id", f"a customer has at most {rules.MAX_PER_CUSTOMER} standing orders; delete one first")
-        if not isinstance(written, outcomes.Stale):
+        if not isinstance(written, (outcomes.Stale, outcomes.Contended)):
             return document
+        contention.back_off(attempt)
     raise Busy("this standing order is being changed by another request; try again")
 
 
@@ -120,10 +121,11 @@ def list_customers_standing_orders(account: str, customer_id: str, limit: int, c
 def delete_standing_order(account: str, customer_id: str, standing_id: str) -> None:
     """Deliveries already placed stay."""
     change = Change(ChangeType.STANDING_ORDER_DELETED, standing_id, customer_id=customer_id)
-    for _ in range(WRITE_ATTEMPTS):
+    for attempt in range(WRITE_ATTEMPTS):
         previous = _found(account, customer_id, standing_id)
-        if not isinstance(store.delete(account, customer_id, standing_id, previous, change, clock.now()), outcomes.Stale):
+        if not isinstance(store.delete(account, customer_id, standing_id, previous, change, clock.now()), outcomes.Refusal):
             return None
+        contention.back_off(attempt)
     raise Busy("this standing order is being changed by another request; try again")
 
 

@@ -16,7 +16,7 @@ from ..domain.feed import Change
 from ..domain.standing_orders import MAX_PER_CUSTOMER
 from ..domain.timestamps import iso
 from . import feed, keys, table
-from .outcomes import Gone, Refusal, Stale, Taken
+from .outcomes import Contended, Refusal, Stale, Taken
 from .paging import Page, query_page
 
 
@@ -115,11 +115,13 @@ def _refusal(error: ClientError, operations: list[dict], item_key: dict, count_k
         return Full()
     if reasons.get(table.key_of(item_key)) == table.CONDITION_FAILED:
         return Stale()
+    if table.TRANSACTION_CONFLICT in reasons.values():
+        return Contended()  # another write held the count or the item for a moment
     raise error
 
 
 def put(account: str, customer_id: str, standing_id: str, stored: Stored, previous: Stored | None,
-        change: Change, now: dt.datetime) -> Stored | Stale | Full:
+        change: Change, now: dt.datetime) -> Stored | Stale | Contended | Full:
     """Create or replace, conditional on the version read (`previous`, None: it must not exist); a creation
     counts against the customer's MAX_PER_CUSTOMER in the same transaction."""
     key = keys.standing_order_key(account, customer_id, standing_id)
@@ -138,7 +140,7 @@ def put(account: str, customer_id: str, standing_id: str, stored: Stored, previo
 
 
 def delete(account: str, customer_id: str, standing_id: str, previous: Stored, change: Change, now: dt.datetime):
-    """None, or Stale when it changed since `previous` was read."""
+    """None, or Stale when it changed since `previous` was read (Contended: held for a moment)."""
     key = keys.standing_order_key(account, customer_id, standing_id)
     delete_request = {"TableName": table.name(), "Key": table.to_item(key), **_version_condition(previous)}
     operations = [{"Delete": delete_request}, _count_update(account, customer_id, -1)]
@@ -149,7 +151,7 @@ def delete(account: str, customer_id: str, standing_id: str, previous: Stored, c
     return None
 
 
-def update(account: str, customer_id: str, standing_id: str, previous: Stored, skips: list[str], due: str | None) -> Stored | Stale | Gone:
+def update(account: str, customer_id: str, standing_id: str, previous: Stored, skips: list[str], due: str | None) -> Stored | Stale | Contended:
     """Its skips and its place in the due queue (nothing a feed reader sees), conditional on the version read."""
     changed = Stored(previous.data, previous.born, previous.first_day, skips, previous.version + 1, due)
     request = {"TableName": table.name(), "Item": table.to_item(_item(account, customer_id, standing_id, changed))}
@@ -158,6 +160,8 @@ def update(account: str, customer_id: str, standing_id: str, previous: Stored, s
     try:
         table.client().put_item(**request)
     except ClientError as error:
+        if table.is_transaction_conflict(error):
+            return Contended()
         return table.refusal(error, Stale(), Stale())
     return changed
 

@@ -204,3 +204,19 @@ def test_the_supplier_reads_occurrences(shop):
     }
     assert shop.get("/customers/nobody/standing-orders/weekly/occurrences").status_code == 404
     assert shop.get("/customers/c2/standing-orders/weekly/occurrences").status_code == 404
+
+
+def test_at_most_100_skipped_dates_still_to_come(shop):
+    put_standing(shop, weekdays=[0, 1, 2, 3, 4, 5, 6])
+    first = dt.date(2026, 5, 10)
+    for n in range(100):
+        day = (first + dt.timedelta(days=n)).isoformat()
+        assert shop.put(f"{BASE}/weekly/occurrences/{day}", body={"skip": True}, token=CUSTOMER_TOKEN).status_code == 200
+    beyond = shop.put(f"{BASE}/weekly/occurrences/2026-09-01", body={"skip": True}, token=CUSTOMER_TOKEN)
+    assert beyond.status_code == 400
+    assert problem_paths(beyond) == ["skip"]
+    # Taking one back makes room; skips of dates gone by no longer count.
+    assert shop.put(f"{BASE}/weekly/occurrences/2026-05-10", body={"skip": False}, token=CUSTOMER_TOKEN).status_code == 200
+    assert shop.put(f"{BASE}/weekly/occurrences/2026-09-01", body={"skip": True}, token=CUSTOMER_TOKEN).status_code == 200
+    at("2026-05-12T00:00:00+00:00")
+    assert shop.put(f"{BASE}/weekly/occurrences/2026-09-02", body={"skip": True}, token=CUSTOMER_TOKEN).status_code == 200

@@ -117,3 +117,13 @@ def test_a_date_is_not_placed_before_its_moment(shop, moment):
     assert run_placer()["due"] == 0
     clock.current().advance(1)
     assert run_placer()["placed"] == 1
+
+
+def test_the_one_minute_schedule_places_due_dates(shop):
+    """In AWS the schedule (jobs/triggers.py, the deploy template) runs every phase of jobs/handlers.py."""
+    from chalicelib.jobs import handlers
+
+    assert "standing-orders" in [phase.name for phase in handlers.PHASES]
+    put_standing(shop)
+    handlers.every_minute(None)
+    assert own_deliveries(shop) == [1]
