@@ -86,6 +86,7 @@ class Change:
     status: str | None = None  # deliveries: the status after the change
     customer_id: str | None = None  # customer pricing, standing orders: whose
     integration: str | None = None  # delivery.integration: the new integration status
+    date: str | None = None  # standing-order.failed: the date that could not be placed (decisions §17)
 
     @property
     def resource(self) -> Resource:

@@ -232,7 +232,7 @@ BY_MODEL: dict[str, Order] = {
     "OccurrenceList": Record(("occurrences",), {"occurrences": OCCURRENCE}),
     "ChangePage": Record(
         ("changes", "last_sequence", "max_sequence"),
-        {"changes": Record(("sequence", "type", "resource", "id", "at", "status", "integration", "customer_id", "data"))},
+        {"changes": Record(("sequence", "type", "resource", "id", "at", "status", "integration", "customer_id", "date", "data"))},
     ),
 }
 
@@ -246,5 +246,5 @@ FEED_DATA: dict[str, Order] = {
     "delivery": DELIVERY,
     "deposit": DEPOSIT,
     "customer-deposits": CUSTOMER_DEPOSITS,
-    "standing-order": STANDING_ORDER,
+    "standing-order": STANDING_ORDER,  # a standing-order.failed entry's data is the failed date (OCCURRENCE)
 }

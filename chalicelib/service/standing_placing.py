@@ -58,7 +58,7 @@ def place_due(item: store.Due) -> Turn:
     counts = {PLACED: 0, FAILED: 0, "busy": 0}
     if not stored.data["paused"]:
         for date in rules.due_dates(calendar.open_dates(now, recorded, skips), now)[:PER_TURN]:
-            outcome = place_date(item, stored, date, context)
+            outcome = place_date(item, stored, date, context, calendar)
             if outcome is None:
                 counts["busy"] += 1
                 continue
@@ -76,7 +76,7 @@ def _key(item: store.Due, born: str, date: dt.date) -> str:
     return hashlib.sha256(f"{item.customer_id}/{item.standing_id}/{born}/{date.isoformat()}".encode()).hexdigest()
 
 
-def place_date(item: store.Due, stored: store.Stored, date: dt.date, context) -> dict | None:
+def place_date(item: store.Due, stored: store.Stored, date: dt.date, context, calendar: rules.Calendar) -> dict | None:
     """Place one date and record its outcome; None when another placer holds it right now."""
     key = _key(item, stored.born, date)
     try:
@@ -89,8 +89,12 @@ def place_date(item: store.Due, stored: store.Stored, date: dt.date, context) ->
         outcome = _placed(item, stored, date, context, claim)
         if outcome is None:
             return None
-    changes = [Change(ChangeType.STANDING_ORDER_FAILED, item.standing_id, customer_id=item.customer_id)] if outcome["status"] == FAILED else []
-    store.record(item.account, item.customer_id, item.standing_id, stored.born, date.isoformat(), outcome, changes, clock.now())
+    changes, shown = [], None
+    if outcome["status"] == FAILED:
+        day = date.isoformat()
+        changes = [Change(ChangeType.STANDING_ORDER_FAILED, item.standing_id, customer_id=item.customer_id, date=day)]
+        shown = rules.occurrence(date, rules.OccurrenceStatus.FAILED, calendar.place_at(date), calendar.zone, outcome)
+    store.record(item.account, item.customer_id, item.standing_id, stored.born, date.isoformat(), outcome, changes, clock.now(), shown)
     return outcome
 
 

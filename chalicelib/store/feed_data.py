@@ -27,6 +27,8 @@ def _keys(account: str, entry: dict) -> list[dict]:
         return [keys.deposit_types_key(account)]
     if resource == Resource.CUSTOMER_DEPOSITS:
         return deposits.balances_keys(account, ident)
+    if resource == Resource.STANDING_ORDER and entry.get("date"):  # a failed date: the date as shown
+        return [keys.standing_failed_key(account, entry["customer_id"], ident, entry["date"])]
     if resource == Resource.STANDING_ORDER:
         return [keys.standing_order_key(account, entry["customer_id"], ident)]
     return [keys.delivery_key(account, int(ident)), keys.delivery_items_key(account, int(ident))]

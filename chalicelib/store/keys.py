@@ -334,3 +334,8 @@ def standing_occurrence_key(account: str, customer_id: str, standing_id: str, bo
 
 def standing_due(due_iso: str, account: str, customer_id: str, standing_id: str) -> dict:
     return {"GSI3PK": queue_partition(STANDING_DUE, account), "GSI3SK": f"{due_iso}#{account}#{customer_id}#{standing_id}"}
+
+
+def standing_failed_key(account: str, customer_id: str, standing_id: str, date: str) -> dict:
+    """A failed date as shown (decisions §17): what the `data` of its standing-order.failed entry reads."""
+    return {"PK": f"{account_pk(account)}#SOFAILED#{customer_id}#{standing_id}", "SK": date}

@@ -190,14 +190,21 @@ def records(account: str, customer_id: str, standing_id: str, born: str, first: 
 
 
 def record(account: str, customer_id: str, standing_id: str, born: str, date: str, outcome: dict,
-           changes: list[Change], now: dt.datetime) -> None | Taken:
-    """Record a date's outcome once: Taken when it is recorded already (another placer was first)."""
+           changes: list[Change], now: dt.datetime, shown: dict | None = None) -> None | Taken:
+    """Record a date's outcome once: Taken when it is recorded already (another placer was first). `shown`: the
+    failed date as reads show it, kept for its feed entry's `data` in the same transaction."""
     key = keys.standing_occurrence_key(account, customer_id, standing_id, born, date)
     item = {**key, **outcome, "at": iso(now)}
-    operations = [{"Put": {"TableName": table.name(), "Item": table.to_item(item),
-                           "ConditionExpression": "attribute_not_exists(PK)"}}]
+    put = {"TableName": table.name(), "Item": table.to_item(item), "ConditionExpression": "attribute_not_exists(PK)"}
     try:
-        feed.commit(account, operations, changes, now)
+        if changes:
+            operations = [{"Put": put}]
+            if shown is not None:
+                copy = {**keys.standing_failed_key(account, customer_id, standing_id, date), "data": shown}
+                operations.append({"Put": {"TableName": table.name(), "Item": table.to_item(copy)}})
+            feed.commit(account, operations, changes, now)
+        else:  # a placed date: one plain write (a transaction costs twice)
+            table.client().put_item(**put)
     except ClientError as error:
         if table.is_conditional_failure(error) or table.CONDITION_FAILED in table.cancellation_codes(error):
             return Taken()

@@ -49,7 +49,15 @@ def test_a_failed_date_makes_an_entry_and_a_selectable_event(shop):
     failed = next(e for e in events if e["type"] == "standing-order.failed")
     body = json.loads(changes.event_body(failed))
     assert body["type"] == "standing-order.failed"
-    assert body["data"]["id"] == "weekly"
+    occurrence = {
+        "date": "2026-05-05", "status": "FAILED", "place_at": "2026-05-03T23:59:00+00:00",
+        "errors": [{"path": "scheduled.date", "message": "is not a delivery date for every product ordered"}],
+    }
+    assert body["data"] == occurrence
+    assert list(body["data"]) == list(occurrence)
+    (entry,) = [e for e in entries(shop) if e["type"] == "standing-order.failed"]
+    assert (entry["id"], entry["customer_id"], entry["date"], entry["data"]) == ("weekly", "c1", "2026-05-05", occurrence)
+    assert "date" not in entries(shop)[0]
 
 
 def test_an_unknown_standing_order_event_type_is_refused(shop):
