@@ -103,7 +103,7 @@ class StandingOrder(Shape):
 
 class StandingOrderList(Shape):
     standing_orders: list[StandingOrder]
-    cursor: str | None
+    cursor: str | None = None
 
 
 class OccurrenceError(Shape):
