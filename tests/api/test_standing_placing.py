@@ -127,3 +127,13 @@ def test_the_one_minute_schedule_places_due_dates(shop):
     put_standing(shop)
     handlers.every_minute(None)
     assert own_deliveries(shop) == [1]
+
+
+def test_make_run_runs_the_placing_loop():
+    """`make run` gives every phase of jobs/handlers.py a loop; this one looks every 5 seconds."""
+    from chalicelib.jobs import standing_order_turns
+    from chalicelib.localdev import run
+
+    phases = [loop.args[0] for loop in run.background_loops()]
+    assert standing_order_turns.PHASE in phases
+    assert standing_order_turns.PHASE.pause <= 5
