@@ -168,6 +168,13 @@ def update(account: str, customer_id: str, standing_id: str, previous: Stored, s
 
 # The outcome of each date.
 
+KEPT_DAYS = 400  # a date's outcome is kept this long after the date (TTL), so no partition grows without bound
+
+
+def _expires_at(date: str) -> int:
+    day = dt.datetime.fromisoformat(date).replace(tzinfo=dt.timezone.utc)
+    return int(day.timestamp()) + KEPT_DAYS * 86400
+
 
 def records(account: str, customer_id: str, standing_id: str, born: str, first: str, last: str) -> dict[str, dict]:
     """date -> {status, delivery_ids?, errors?} for the recorded dates from `first` to `last`."""
@@ -194,13 +201,15 @@ def record(account: str, customer_id: str, standing_id: str, born: str, date: st
     """Record a date's outcome once: Taken when it is recorded already (another placer was first). `shown`: the
     failed date as reads show it, kept for its feed entry's `data` in the same transaction."""
     key = keys.standing_occurrence_key(account, customer_id, standing_id, born, date)
-    item = {**key, **outcome, "at": iso(now)}
+    expires = _expires_at(date)
+    item = {**key, **outcome, "at": iso(now), table.TTL_ATTRIBUTE: expires}
     put = {"TableName": table.name(), "Item": table.to_item(item), "ConditionExpression": "attribute_not_exists(PK)"}
     try:
         if changes:
             operations = [{"Put": put}]
             if shown is not None:
-                copy = {**keys.standing_failed_key(account, customer_id, standing_id, date), "data": shown}
+                copy = {**keys.standing_failed_key(account, customer_id, standing_id, date), "data": shown,
+                        table.TTL_ATTRIBUTE: expires}
                 operations.append({"Put": {"TableName": table.name(), "Item": table.to_item(copy)}})
             feed.commit(account, operations, changes, now)
         else:  # a placed date: one plain write (a transaction costs twice)

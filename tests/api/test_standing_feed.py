@@ -63,3 +63,15 @@ def test_a_failed_date_makes_an_entry_and_a_selectable_event(shop):
 def test_an_unknown_standing_order_event_type_is_refused(shop):
     response = shop.put("/account/settings/webhooks", {"url": "https://hooks.example.com/x", "events": ["standing-order.placed"]})
     assert response.status_code == 400
+
+
+def test_placing_appends_delivery_requested_as_an_order_does(shop):
+    put_standing(shop)
+    run_placer()
+    placed = [e for e in shop.get("/changes?after=0&limit=1000").json_body["changes"] if e["resource"] == "delivery"]
+    assert [(e["type"], e["id"], e["status"]) for e in placed] == [("delivery.requested", "1", "REQUESTED")]
+    found = table.client().query(
+        TableName=table.name(), KeyConditionExpression="PK = :pk",
+        ExpressionAttributeValues=table.values(pk=keys.events_pk("acme")),
+    )["Items"]
+    assert [table.from_item(item)["type"] for item in found] == ["request-delivery"]
