@@ -86,6 +86,11 @@ def place_date(item: store.Due, stored: store.Stored, date: dt.date, context, ca
     if isinstance(claim, idempotency.Replay):
         outcome = _replayed(claim)
     else:
+        # A skip, pause or replacement written since the turn read the standing order: the next turn decides.
+        fresh = store.get(item.account, item.customer_id, item.standing_id)
+        if fresh is None or fresh.version != stored.version:
+            idempotency.abandon(claim)
+            return None
         outcome = _placed(item, stored, date, context, claim)
         if outcome is None:
             return None

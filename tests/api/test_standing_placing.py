@@ -137,3 +137,24 @@ def test_make_run_runs_the_placing_loop():
     phases = [loop.args[0] for loop in run.background_loops()]
     assert standing_order_turns.PHASE in phases
     assert standing_order_turns.PHASE.pause <= 5
+
+
+def test_a_skip_written_while_a_turn_runs_is_honoured(shop, monkeypatch):
+    """The turn read the standing order before the customer skipped the date: it checks again once it holds the
+    date's key, and leaves the date to the next turn, which sees the skip."""
+    from chalicelib.service import idempotency
+
+    put_standing(shop)
+    original = idempotency.begin
+
+    def begin(*args, **kwargs):
+        shop.put("/customer/standing-orders/weekly/occurrences/2026-05-05", body={"skip": True}, token=CUSTOMER_TOKEN)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(idempotency, "begin", begin)
+    assert run_placer()["placed"] == 0
+    monkeypatch.setattr(idempotency, "begin", original)
+    clock.current().advance(10)
+    run_placer()
+    assert own_deliveries(shop) == []
+    assert first_occurrence(shop)["status"] == "SKIPPED"
