@@ -8,7 +8,7 @@ import datetime as dt
 from ..domain import schedule
 from ..domain import standing_orders as rules
 from ..domain.common import dump, parse
-from ..domain.errors import Busy, InvalidTransition, NotFound, invalid
+from ..domain.errors import Busy, InvalidTransition, NotFound, ValidationFailed, invalid
 from ..domain.feed import Change, ChangeType
 from ..domain.identifiers import ID_RULE, is_identifier
 from ..domain.timestamps import iso
@@ -156,7 +156,7 @@ def customers_occurrences(account: str, customer_id: str, standing_id: str, star
 def skip(account: str, customer_id: str, standing_id: str, day: str, data) -> dict:
     """Skip one counted date, or take the skip back (skip false); a placed or failed date stays as it is."""
     body = parse(rules.SkipBody, data)
-    for _ in range(WRITE_ATTEMPTS):
+    for attempt in range(WRITE_ATTEMPTS):
         stored = _found(account, customer_id, standing_id)
         now = clock.now()
         calendar = calendar_of(account, customer_id, stored.data, stored.first_day)
@@ -164,19 +164,20 @@ def skip(account: str, customer_id: str, standing_id: str, day: str, data) -> di
         recorded = store.records(account, customer_id, standing_id, stored.born, *horizon(calendar, now))
         recorded.update(store.records(account, customer_id, standing_id, stored.born, day, day))
         if day in recorded:
-            raise InvalidTransition(
-                f"{day} was already {recorded[day]['status'].lower()}; amend or cancel its delivery instead"
-            )
+            placed = recorded[day]["status"] == rules.OccurrenceStatus.PLACED
+            reason = "was placed; amend or cancel its delivery instead" if placed else "failed and is not placed again"
+            raise InvalidTransition(f"{day} {reason}")
         skips = set(stored.skips) | {day} if body.skip else set(stored.skips) - {day}
         kept = rules.kept_skips(skips, min(calendar.today(now), date))
         errors = rules.skip_errors(kept)
         if errors:
-            raise rules.ValidationFailed(errors)
+            raise ValidationFailed(errors)
         open_dates = calendar.open_dates(now, recorded, set(kept))
         due = rules.next_due(open_dates, stored.data["paused"], stored.data["ends_on"], now)
         written = store.update(account, customer_id, standing_id, stored, kept, iso(due) if due else None)
         if not isinstance(written, outcomes.Refusal):
             return _occurrence(calendar, date, None, body.skip, stored.data["paused"], now)
+        contention.back_off(attempt)
     raise Busy("this standing order is being changed by another request; try again")
 
 

@@ -142,6 +142,7 @@ def test_skip_refusals(shop):
     placed = shop.put(f"{BASE}/weekly/occurrences/2026-05-05", body={"skip": True}, token=CUSTOMER_TOKEN)
     assert placed.status_code == 400
     assert placed.json_body["type"].endswith("invalid-transition")
+    assert placed.json_body["detail"] == "2026-05-05 was placed; amend or cancel its delivery instead"
     for day in ("2026-05-13", "2026-05-01", "someday"):  # not a Tuesday or Friday; before starts_on; not a date
         assert shop.put(f"{BASE}/weekly/occurrences/{day}", body={"skip": True}, token=CUSTOMER_TOKEN).status_code == 404
     assert shop.put(f"{BASE}/nope/occurrences/2026-05-12", body={"skip": True}, token=CUSTOMER_TOKEN).status_code == 404
@@ -170,6 +171,8 @@ def test_a_date_with_no_delivery_fails_and_is_never_moved(shop):
     assert first["errors"] == [{"path": "scheduled.date", "message": "is not a delivery date for every product ordered"}]
     assert "delivery_ids" not in first
     assert second["status"] == "PLANNED"
+    refused = shop.put(f"{BASE}/weekly/occurrences/2026-05-05", body={"skip": True}, token=CUSTOMER_TOKEN)
+    assert (refused.status_code, refused.json_body["detail"]) == (400, "2026-05-05 failed and is not placed again")
     assert shop.get("/customer/deliveries", token=CUSTOMER_TOKEN).json_body["deliveries"] == []
     at("2026-05-06T23:59:00+00:00")
     assert run_placer() == {"due": 1, "placed": 1, "failed": 0, "busy": 0, "crashed": 0}  # the next date is not held up
