@@ -296,6 +296,7 @@ class Calendar:
         self.standing, self.first_day = standing, first_day
         self.products, self.customer, self.settings = products, customer, settings
         self.zone = schedule.account_timezone(settings)
+        self._cutoffs: dict[dt.date, dt.datetime | None] = {}
 
     def today(self, now: dt.datetime) -> dt.date:
         return schedule.local_now(now, self.zone).date()
@@ -304,7 +305,18 @@ class Calendar:
         return counted_dates(self.standing, self.first_day, start, end)
 
     def cutoff(self, date: dt.date) -> dt.datetime | None:
-        return cutoff_moment(date, self.products, self.customer, self.settings)
+        if date not in self._cutoffs:
+            self._cutoffs[date] = cutoff_moment(date, self.products, self.customer, self.settings)
+        return self._cutoffs[date]
+
+    def reach_days(self) -> int:
+        """How far ahead a date can have its placing moment within RECHECK: the longest lead days of any rule,
+        place_days_ahead, and a day either side."""
+        leads = [0]
+        for level in (*self.products, self.customer or {}, self.settings):
+            for rules_ in (level.get("delivery_days") or {}, level.get("delivery_date_overrides") or {}):
+                leads += [int(rule.get("lead_days", 0)) for rule in rules_.values()]
+        return max(leads) + int(self.standing["place_days_ahead"]) + 2
 
     def last_moment(self, date: dt.date) -> dt.datetime:
         """Until when the date may still be placed: its cutoff (for an undeliverable date, the default one,
@@ -315,11 +327,11 @@ class Calendar:
         return placing_moment(date, self.cutoff(date), int(self.standing["place_days_ahead"]), self.zone)
 
     def open_dates(self, now: dt.datetime, recorded, skips) -> list[tuple[dt.date, dt.datetime]]:
-        """(date, placing moment) of each date still to place (not recorded, skipped or past its last moment),
-        in date order."""
+        """(date, placing moment) of each date still to place (not recorded, skipped or past its last moment)
+        whose moment may come within RECHECK, in date order: later dates are looked at in a later turn."""
         today = self.today(now)
         result = []
-        for date in self.dates(today, today + dt.timedelta(days=LOOK_AHEAD_DAYS)):
+        for date in self.dates(today, today + dt.timedelta(days=min(self.reach_days(), LOOK_AHEAD_DAYS))):
             key = date.isoformat()
             if key in recorded or key in skips or now > self.last_moment(date):
                 continue

@@ -135,3 +135,20 @@ def test_an_occurrence_range_refused_names_its_parameter(start, end, path):
     with pytest.raises(ValidationFailed) as refused:
         rules.occurrence_range(D(2026, 5, 4), start, end)
     assert [e.path for e in refused.value.errors] == [path]
+
+
+def test_the_placer_looks_only_as_far_as_a_placing_moment_can_come_within_a_day():
+    now = dt.datetime(2026, 5, 4, 9, 30, tzinfo=UTC)
+    far = {"delivery_days": {str(d): {"lead_days": 30} for d in range(7)}}
+    near = rules.Calendar(order(weekdays=[0, 1, 2, 3, 4, 5, 6]), D(2026, 5, 4), [{}], None, {"timezone": "UTC"})
+    assert near.reach_days() == 4
+    assert [d.isoformat() for d, _ in near.open_dates(now, {}, set())] == [
+        "2026-05-04", "2026-05-05", "2026-05-06", "2026-05-07", "2026-05-08"
+    ]
+    ahead = rules.Calendar(order(weekdays=[3]), D(2026, 5, 4), [far], None, {"timezone": "UTC"})
+    assert ahead.reach_days() == 34
+    # Wednesdays before 2026-06-03 are past their cutoff (30 days ahead); 06-03 is ordered by 2026-05-04 23:59 and
+    # placed two days before that: due now. Later Wednesdays are looked at in a later turn.
+    dates = ahead.open_dates(now, {}, set())
+    assert dates == [(D(2026, 6, 3), dt.datetime(2026, 5, 2, 23, 59, tzinfo=ZoneInfo("UTC")))]
+    assert rules.next_due(dates, False, None, now) <= now
