@@ -48,6 +48,7 @@ browser:
 # account's write rate against many accounts' over HTTP with several API processes; writes bench/feed_rate.json.
 bench: deps
 	$(PY) bench/run.py
+	$(PY) bench/standing_orders.py
 	$(PY) bench/feed_rate.py
 
 # The CSV catalogue import: rows/s, DynamoDB requests and capacity per row; writes bench/import.json.

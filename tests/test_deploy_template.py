@@ -190,3 +190,15 @@ def test_the_code_package_holds_bytecode_so_a_cold_start_compiles_nothing_of_it(
                             text=True, env=env, cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
     assert json.loads(result.stdout.strip().splitlines()[-1]) == []
+
+
+def test_the_one_minute_schedule_places_standing_orders(template):
+    """Decisions §17: a placing moment is acted on within a minute in AWS. The schedule runs every phase of
+    jobs/handlers.py, standing orders among them."""
+    from chalicelib.jobs import budget, handlers, standing_order_turns
+
+    events = resources(template, "AWS::Serverless::Function")["BackgroundSchedule"]["Properties"]["Events"]
+    schedules = [event["Properties"]["Schedule"] for event in events.values() if event["Type"] == "Schedule"]
+    assert schedules == ["rate(1 minute)"]
+    assert standing_order_turns.PHASE in handlers.PHASES
+    assert standing_order_turns.PHASE.window(budget.LAMBDA_TIMEOUT_SECONDS) > 0

@@ -120,9 +120,19 @@ class Amendment(Shape):
     items: list[AmendedLine]
 
 
-class DeliverySummary(Shape):
-    """A delivery as lists show it: the request without its items."""
+class StandingOrderMark(Shape):
+    """The standing order that placed the delivery, and the date it placed (decisions §17)."""
 
+    id: str
+    date: IsoDate
+
+
+# The standing order mark is the last field of every delivery shape, after the extensions each adds: so each
+# shape a reader sees declares it last, over a base without it.
+MARK_DESCRIPTION = "The standing order that placed this delivery (decisions §17); absent on other deliveries"
+
+
+class _DeliveryFields(Shape):
     id: int
     type: literal(DeliveryType)
     status: literal(DeliveryStatus)
@@ -133,12 +143,22 @@ class DeliverySummary(Shape):
     received: CustomerAction | None = None
 
 
-class Delivery(DeliverySummary):
-    """A delivery in full, as GET /deliveries/:id shows it."""
-
+class _DeliveryInFull(_DeliveryFields):
     request: DeliveryRequest
     amendments: list[Amendment] | None = Field(default=None, description="What each amendment changed (decisions §16)")
     deposits: DeliveryDeposits | None = None
+
+
+class DeliverySummary(_DeliveryFields):
+    """A delivery as lists show it: the request without its items."""
+
+    standing_order: StandingOrderMark | None = Field(default=None, description=MARK_DESCRIPTION)
+
+
+class Delivery(_DeliveryInFull):
+    """A delivery in full, as GET /deliveries/:id shows it."""
+
+    standing_order: StandingOrderMark | None = Field(default=None, description=MARK_DESCRIPTION)
 
 
 class DeliveryList(Shape):
@@ -146,16 +166,18 @@ class DeliveryList(Shape):
     cursor: str | None = None
 
 
-class SupplierDeliverySummary(DeliverySummary):
+class SupplierDeliverySummary(_DeliveryFields):
     """A delivery as the supplier's lists show it: with its integration state (decisions §14)."""
 
     integration: Integration
+    standing_order: StandingOrderMark | None = Field(default=None, description=MARK_DESCRIPTION)
 
 
-class SupplierDelivery(Delivery):
+class SupplierDelivery(_DeliveryInFull):
     """A delivery in full as the supplier reads it: with its integration state (decisions §14)."""
 
     integration: Integration
+    standing_order: StandingOrderMark | None = Field(default=None, description=MARK_DESCRIPTION)
 
 
 class SupplierDeliveryList(Shape):

@@ -21,6 +21,7 @@ class Resource(StrEnum):
     DELIVERY = "delivery"
     DEPOSIT = "deposit"  # decisions §15
     CUSTOMER_DEPOSITS = "customer-deposits"  # `id` the customer id
+    STANDING_ORDER = "standing-order"  # decisions §17: `id` the standing order's, with `customer_id`
 
 
 class ChangeType(StrEnum):
@@ -48,6 +49,10 @@ class ChangeType(StrEnum):
     DEPOSIT_UPDATED = "deposit.updated"
     DEPOSIT_DELETED = "deposit.deleted"
     CUSTOMER_DEPOSITS_UPDATED = "customer-deposits.updated"  # an adjustment of a customer's balance
+    STANDING_ORDER_CREATED = "standing-order.created"  # decisions §17
+    STANDING_ORDER_UPDATED = "standing-order.updated"
+    STANDING_ORDER_DELETED = "standing-order.deleted"
+    STANDING_ORDER_FAILED = "standing-order.failed"  # an occurrence could not be placed
 
     @property
     def resource(self) -> Resource:
@@ -80,8 +85,9 @@ class Change:
     type: ChangeType
     id: str
     status: str | None = None  # deliveries: the status after the change
-    customer_id: str | None = None  # customer pricing, customer deposits: whose
+    customer_id: str | None = None  # customer pricing, customer deposits, standing orders: whose
     integration: str | None = None  # delivery.integration: the new integration status
+    date: str | None = None  # standing-order.failed: the date that could not be placed (decisions §17)
 
     @property
     def resource(self) -> Resource:

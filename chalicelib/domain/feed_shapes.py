@@ -19,7 +19,10 @@ class ChangeEntry(BaseModel):
     integration: str | None = Field(
         None, description="delivery.integration entries: the delivery's new integration status (PENDING, IMPORTED, FAILED)."
     )
-    customer_id: str | None = Field(None, description="Customer pricing: whose pricing it is; customer deposits: whose balances.")
+    customer_id: str | None = Field(
+        None, description="Customer pricing: whose pricing it is; customer deposits: whose balances; standing orders: whose it is."
+    )
+    date: str | None = Field(None, description="standing-order.failed entries: the date that could not be placed.")
     data: Any = Field(
         None,
         description="With include=data: the resource as its GET answers now, null when it no longer exists. "

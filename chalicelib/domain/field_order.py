@@ -155,7 +155,7 @@ AMENDMENT = Record(  # extension (decisions §16)
 )
 DELIVERY = Record(
     ("id", "type", "status", "customer", "request", "responses", "cancelled", "received", "amendments", "deposits",
-     "integration"),
+     "integration", "standing_order"),
     {
         "customer": DELIVERY_CUSTOMER,
         "request": DELIVERY_REQUEST,
@@ -165,6 +165,7 @@ DELIVERY = Record(
         "amendments": AMENDMENT,  # extension (decisions §16), single reads only
         "deposits": DELIVERY_DEPOSITS,  # extension (decisions §15), single reads only
         "integration": INTEGRATION,  # extension, supplier reads only
+        "standing_order": Record(("id", "date")),  # extension (decisions §17), the last field
     },
 )
 WEBHOOK_SETTINGS = Record(
@@ -189,6 +190,13 @@ IMPORT = Record(IMPORT_SUMMARY_FIELDS + ("errors",), {"errors": Record(("row", "
 DEPOSIT = Record(("id", "name", "price"))
 CUSTOMER_DEPOSITS = Record(("deposits", "total"), {"deposits": Record(("id", "name", "price", "balance"))})
 MOVEMENT = Record(("at", "id", "name", "price", "count", "delivery_id", "message"))
+STANDING_ORDER = Record(
+    ("id", "customer_id", "name", "items", "weekdays", "every_weeks", "starts_on", "ends_on", "place_days_ahead",
+     "paused", "type", "empties", "message", "cost_center", "company", "address", "user", "created", "updated"),
+    {"items": Record(("id", "count", "bundle", "message"), {"bundle": Record(("id", "type", "size"))}),
+     "empties": Record(("id", "count")), "address": ADDRESS, "user": USER},
+)
+OCCURRENCE = Record(("date", "status", "place_at", "delivery_ids", "errors"), {"errors": Record(("path", "message"))})
 
 
 def page(name: str, item: Order) -> Record:
@@ -226,9 +234,13 @@ BY_MODEL: dict[str, Order] = {
     "DepositList": page("deposits", DEPOSIT),
     "CustomerDeposits": CUSTOMER_DEPOSITS,
     "MovementList": page("movements", MOVEMENT),
+    "StandingOrder": STANDING_ORDER,
+    "StandingOrderList": page("standing_orders", STANDING_ORDER),
+    "Occurrence": OCCURRENCE,
+    "OccurrenceList": Record(("occurrences",), {"occurrences": OCCURRENCE}),
     "ChangePage": Record(
         ("changes", "last_sequence", "max_sequence"),
-        {"changes": Record(("sequence", "type", "resource", "id", "at", "status", "integration", "customer_id", "data"))},
+        {"changes": Record(("sequence", "type", "resource", "id", "at", "status", "integration", "customer_id", "date", "data"))},
     ),
 }
 
@@ -242,4 +254,5 @@ FEED_DATA: dict[str, Order] = {
     "delivery": DELIVERY,
     "deposit": DEPOSIT,
     "customer-deposits": CUSTOMER_DEPOSITS,
+    "standing-order": STANDING_ORDER,  # a standing-order.failed entry's data is the failed date (OCCURRENCE)
 }

@@ -104,6 +104,8 @@ PATH_PARAMETER_SCHEMAS = {
     "token_id": {"type": "string", "minLength": 1, "maxLength": ID_MAX_LENGTH},
     "event_id": {"type": "string", "minLength": 1},
     "asset": {"type": "string", "minLength": 1},
+    "standing_id": ID_SCHEMA,
+    "date": {"type": "string", "format": "date"},
 }
 
 ETAG_HEADER = {"description": "Version of the resource, for If-Match.", "schema": {"type": "string"}}

@@ -85,9 +85,19 @@ PATH_PARAMETERS = {
     "event_id": "The event's id.",
     "import_id": "The import's id.",
     "asset": "A file of the documentation page.",
+    "standing_id": "The standing order's id (`[a-zA-Z0-9_-]`), unique per customer.",
+    "date": "A date (YYYY-MM-DD) the standing order counts.",
 }
 
 QUERY_PARAMETERS = {
+    "from": {
+        "description": "The first date to list (default: today in the account's time zone).",
+        "schema": {"type": "string", "format": "date"},
+    },
+    "to": {
+        "description": "The last date to list (default: `from` + 27 days; at most 92 days after `from`).",
+        "schema": {"type": "string", "format": "date"},
+    },
     "after": {
         "description": "The sequence the reader has seen (default 0: from the start); `latest` answers the newest "
         "position without entries (where a full resynchronisation starts). Above max_sequence: 400. When the "

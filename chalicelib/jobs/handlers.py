@@ -11,6 +11,7 @@ from ..domain.limits import IMAGE_DOWNLOAD_SECONDS, IMPORT_CHUNK_SECONDS, NUMBER
 from ..service import background, feed_numbering as numbering
 from . import event_lanes, images, import_turns
 from .budget import Phase, run_phases
+from .standing_order_turns import PHASE as STANDING_ORDERS
 
 log = logging.getLogger("supplier-ordering.jobs")
 
@@ -40,6 +41,7 @@ FEED = Phase(
     pause=0.25,  # `make run`: pending entries wait at most about this long when nobody reads the feed
 )
 PHASES: list[Phase] = [FEED, EVENTS, IMAGES, IMPORTS]
+PHASES.append(STANDING_ORDERS)  # decisions §17
 
 
 def _remaining_seconds(event) -> float | None:

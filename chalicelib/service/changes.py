@@ -18,6 +18,8 @@ def _travels(entry: dict, data):
         return {"url": data["url"], "method": data.get("method", "POST"), "events": list(data.get("events") or DEFAULT_EVENTS)}
     if entry["resource"] == Resource.SETTINGS:
         return ordered(data, BY_MODEL["AccountDeliverySettings"])
+    if entry["resource"] == Resource.STANDING_ORDER and entry.get("date"):  # a failed date (decisions §17)
+        return ordered(data, BY_MODEL["Occurrence"])
     return ordered(data, FEED_DATA.get(entry["resource"]))
 
 
@@ -73,8 +75,7 @@ def event_body(event: dict) -> str | None:
         body["data"] = ordered(stored.delivery, FEED_DATA[Resource.DELIVERY])
     else:  # the entry's resource, id and customer_id: what a `*.deleted` event (data null) is about
         entry = {"resource": event["resource"], "id": event["resource_id"]}
-        if event.get("customer_id") is not None:
-            entry["customer_id"] = event["customer_id"]
-        body.update(entry)
+        entry.update({name: event[name] for name in ("customer_id", "date") if event.get(name) is not None})
+        body.update({name: entry[name] for name in ("resource", "id", "customer_id") if name in entry})
         body["data"] = _travels(entry, feed_data.current(event["account"], [entry])[0])
     return json_text(body)

@@ -33,8 +33,11 @@ def names_unknown_deposits(context: order_context.OrderContext) -> bool:
     return False
 
 
-def place_order(account: str, customer_id: str, data, idempotency: IdempotencyClaim | None = None) -> list[dict]:
-    """The deliveries created, in full; ValidationFailed with one error per problem."""
+def place_order(
+    account: str, customer_id: str, data, idempotency: IdempotencyClaim | None = None, standing_order: dict | None = None
+) -> list[dict]:
+    """The deliveries created, in full; ValidationFailed with one error per problem. `standing_order`: the
+    {id, date} a standing order's placing marks its deliveries with (decisions §17)."""
     body = parse(OrderBody, data)
     now = clock.now()
     context = order_context.load(account, customer_id, [item.id for item in body.items], read_deposits=True)
@@ -43,6 +46,9 @@ def place_order(account: str, customer_id: str, data, idempotency: IdempotencyCl
         if names_unknown_deposits(context):  # a product read before its type's delete: the catalogue moved
             raise Busy("the catalogue changed while the order was read; try again")
     order = plan_order(body, customer_id, context, now)
+    if standing_order is not None:
+        for delivery in order.deliveries:
+            delivery["standing_order"] = standing_order
     bases = [delivery.pop(BASIS, None) for delivery in order.deliveries]
     ids = deliveries.allocate_ids(account, len(order.deliveries))
     placed = [{"id": delivery_id, **delivery} for delivery_id, delivery in zip(ids, order.deliveries)]

@@ -91,8 +91,7 @@ def feed_event(
     item = new_event(account, event_type, {"id": int(change.id)} if about_delivery else None, now)
     item.update(sequence=sequence, previous_sequence=previous_sequence, resource=str(change.resource), resource_id=change.id)
     item.update(keys.outbox_first(account, sequence))
-    if change.customer_id is not None:
-        item["customer_id"] = change.customer_id
+    item.update({name: getattr(change, name) for name in ("customer_id", "date") if getattr(change, name) is not None})
     return {"Put": {"TableName": table.name(), "Item": table.to_item(item)}}
 
 

@@ -79,7 +79,7 @@ def resource_key(change: Change) -> str:
 def pending_change(change: Change, now: dt.datetime) -> dict:
     """What the entry will say, but its sequence."""
     pending = {"type": str(change.type), "resource": str(change.resource), "id": change.id, "at": iso(now)}
-    for name in ("status", "customer_id", "integration"):
+    for name in ("status", "customer_id", "integration", "date"):
         if getattr(change, name) is not None:
             pending[name] = getattr(change, name)
     return pending
@@ -164,7 +164,7 @@ class Entries:
 def _public(item: dict) -> dict:
     entry = {name: item[name] for name in ("sequence", "type", "resource", "id", "at")}
     entry["sequence"] = int(entry["sequence"])
-    for name in ("status", "integration", "customer_id"):
+    for name in ("status", "integration", "customer_id", "date"):
         if name in item:
             entry[name] = item[name]
     return entry

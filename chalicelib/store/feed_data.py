@@ -80,6 +80,12 @@ def _customer_deposits(entry, items):
     return balances(deposits.types_of(items[1]), deposits.held_in(items[2]))
 
 
+def _standing_order_keys(account, entry):
+    if entry.get("date"):  # standing-order.failed: the date as its occurrence shows it (decisions §17)
+        return [keys.standing_failed_key(account, entry["customer_id"], entry["id"], entry["date"])]
+    return [keys.standing_order_key(account, entry["customer_id"], entry["id"])]
+
+
 READERS: dict[Resource, Reader] = {
     Resource.PRODUCT: Reader(lambda a, e: [keys.product_key(a, e["id"])], _product),
     Resource.CATEGORY: Reader(lambda a, e: [keys.category_key(a, e["id"])], _category),
@@ -95,6 +101,7 @@ READERS: dict[Resource, Reader] = {
     Resource.DELIVERY: Reader(_delivery_keys, _delivery),
     Resource.DEPOSIT: Reader(lambda a, e: [keys.deposit_types_key(a)], _deposit),
     Resource.CUSTOMER_DEPOSITS: Reader(lambda a, e: deposits.balances_keys(a, e["id"]), _customer_deposits),
+    Resource.STANDING_ORDER: Reader(_standing_order_keys, _data),
 }
 
 

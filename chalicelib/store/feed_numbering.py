@@ -76,13 +76,14 @@ def _selection(account: str) -> tuple[str, ...] | None:
 
 
 def _change(pending: dict) -> Change:
-    return Change(ChangeType(pending["type"]), pending["id"], pending.get("status"), pending.get("customer_id"), pending.get("integration"))
+    return Change(ChangeType(pending["type"]), pending["id"], pending.get("status"), pending.get("customer_id"),
+                  pending.get("integration"), pending.get("date"))
 
 
 def entry_item(account: str, sequence: int, pending: dict) -> dict:
     item = {**keys.feed_entry_key(account, sequence), "sequence": sequence}
     item.update({name: pending[name] for name in ("type", "resource", "id", "at")})
-    item.update({name: pending[name] for name in ("status", "customer_id", "integration") if name in pending})
+    item.update({name: pending[name] for name in ("status", "customer_id", "integration", "date") if name in pending})
     # The table's TTL attribute, counted from the change (not from its numbering).
     item["expires_at"] = int(parse_iso(pending["at"]).timestamp()) + RETENTION_DAYS * 86400
     return item

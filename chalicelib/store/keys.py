@@ -313,3 +313,34 @@ def deposit_balance_key(account: str, customer_id: str) -> dict:
 def deposit_movements_prefix(customer_id: str) -> str:
     """The sort keys of one customer's statement records (store/deposit_statement.py): newest last by time."""
     return f"DEPMOVE#{customer_id}#"
+
+
+# Standing orders (decisions §17): one item each in the account's partition, a count item per customer, and the
+# recorded outcome of each placed or failed date in a partition of the standing order's own (per `born`, so an id
+# deleted and written again starts afresh). Standing orders with a placing moment to act on are a queue on GSI3.
+STANDING_DUE = "STANDING#DUE"  # GSI3PK prefix; GSI3SK <due iso>#<account>#<customer>#<id>
+
+
+def standing_orders_prefix(customer_id: str) -> str:
+    return f"STANDING#{customer_id}#"
+
+
+def standing_order_key(account: str, customer_id: str, standing_id: str) -> dict:
+    return {"PK": account_pk(account), "SK": f"{standing_orders_prefix(customer_id)}{standing_id}"}
+
+
+def standing_count_key(account: str, customer_id: str) -> dict:
+    return {"PK": account_pk(account), "SK": f"STANDINGCOUNT#{customer_id}"}
+
+
+def standing_occurrence_key(account: str, customer_id: str, standing_id: str, born: str, date: str) -> dict:
+    return {"PK": f"{account_pk(account)}#SO#{customer_id}#{standing_id}#{born}", "SK": date}
+
+
+def standing_due(due_iso: str, account: str, customer_id: str, standing_id: str) -> dict:
+    return {"GSI3PK": queue_partition(STANDING_DUE, account), "GSI3SK": f"{due_iso}#{account}#{customer_id}#{standing_id}"}
+
+
+def standing_failed_key(account: str, customer_id: str, standing_id: str, date: str) -> dict:
+    """A failed date as shown (decisions §17): what the `data` of its standing-order.failed entry reads."""
+    return {"PK": f"{account_pk(account)}#SOFAILED#{customer_id}#{standing_id}", "SK": date}

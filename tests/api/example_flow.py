@@ -58,6 +58,14 @@ ORDER = {
     "message": "Back door, before noon",
     "user": USER,
 }
+STANDING_ORDER = {
+    "name": "Monday and Thursday cola",
+    "items": [{"id": "cola-1-5", "count": 2, "bundle": {"id": "crate"}}],
+    "weekdays": [1, 4],
+    "starts_on": "2026-11-30",
+    "place_days_ahead": 3,
+    "user": USER,
+}
 WEBHOOK = {"url": "https://hooks.aurora.example/supplier", "method": "POST", "headers": {"X-Shop": "aurora"}}
 
 
@@ -148,6 +156,16 @@ def record_examples(api, monkeypatch) -> dict[str, dict]:
     second = call("POST", "/customer/deliveries", {**ORDER, "message": None} | {"items": [{"id": "cola-1-5", "count": 12}]}, **as_customer)
     call("POST", f"/customer/deliveries/{second['deliveries'][0]['id']}/amendments", {"items": [{"id": "cola-1-5", "count": 18}], "user": USER, "message": "Six more, please"}, **as_customer)
     call("POST", f"/customer/deliveries/{second['deliveries'][0]['id']}/cancel", {"user": USER, "message": "Ordered twice by mistake"}, **as_customer)
+    standing = "/customer/standing-orders/weekly-cola"
+    call("PUT", standing, STANDING_ORDER, **as_customer)
+    call("GET", "/customer/standing-orders", **as_customer)
+    call("GET", standing, **as_customer)
+    call("PUT", f"{standing}/occurrences/2026-12-03", {"skip": True}, **as_customer)
+    call("GET", f"{standing}/occurrences?from=2026-11-30&to=2026-12-07", **as_customer)
+    call("GET", "/customers/aurora/standing-orders")
+    call("GET", "/customers/aurora/standing-orders/weekly-cola")
+    call("GET", "/customers/aurora/standing-orders/weekly-cola/occurrences?from=2026-11-30&to=2026-12-07")
+    call("DELETE", standing, status=204, **as_customer)
     call("GET", "/account/webhook-deliveries?limit=1")
     call("GET", "/account/integration")
     token_id = call.examples["create_customer_token"]["response"]["id"]

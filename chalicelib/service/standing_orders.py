@@ -1,0 +1,192 @@
+"""Use cases of standing orders (decisions §17): write, read and delete them, list their dates, skip one.
+
+The order a standing order places is checked as an order is (domain/ordering.plan_order) when it is written;
+placing its dates is service/standing_placing.py.
+"""
+import datetime as dt
+
+from ..domain import schedule
+from ..domain import standing_orders as rules
+from ..domain.common import dump, parse
+from ..domain.errors import Busy, InvalidTransition, NotFound, ValidationFailed, invalid
+from ..domain.feed import Change, ChangeType
+from ..domain.identifiers import ID_RULE, is_identifier
+from ..domain.timestamps import iso
+from ..domain.values import ProductStatus
+from ..store import customers, order_context, outcomes
+from ..store import standing_orders as store
+from ..store.paging import Page
+from . import clock, contention
+from .paging import paged
+
+WRITE_ATTEMPTS = 10  # another write of the same standing order came between our read and our write
+
+
+def not_found(standing_id: str) -> NotFound:
+    return NotFound(f"standing order {standing_id} does not exist")
+
+
+def _customer_not_found(customer_id: str) -> NotFound:
+    return NotFound(f"customer {customer_id} does not exist")
+
+
+def calendar_of(account: str, customer_id: str, standing: dict, first_day: str, context=None) -> rules.Calendar:
+    """The dates against the rules of now. Only ACTIVE items have dates to keep (OUT_OF_STOCK ones go as soon
+    as possible, inactive ones are skipped), so they alone decide the cutoff."""
+    if context is None:
+        ids = [item["id"] for item in standing["items"]]
+        context = order_context.load(account, customer_id, ids, read_pricing=False)
+    products = [context.products.get(item["id"]) for item in standing["items"]]
+    active = [p for p in products if p is not None and p.get("status") == ProductStatus.ACTIVE]
+    return rules.Calendar(standing, dt.date.fromisoformat(first_day), active, context.customer, context.settings)
+
+
+def local_today(settings: dict, now: dt.datetime) -> dt.date:
+    return schedule.local_now(now, schedule.account_timezone(settings)).date()
+
+
+def horizon(calendar: rules.Calendar, now: dt.datetime) -> tuple[str, str]:
+    today = calendar.today(now)
+    return today.isoformat(), (today + dt.timedelta(days=rules.LOOK_AHEAD_DAYS)).isoformat()
+
+
+def _found(account: str, customer_id: str, standing_id: str) -> store.Stored:
+    stored = store.get(account, customer_id, standing_id) if is_identifier(standing_id) else None
+    if stored is None:
+        raise not_found(standing_id)
+    return stored
+
+
+def _check_customer(account: str, customer_id: str) -> None:
+    if not is_identifier(customer_id) or customers.get(account, customer_id) is None:
+        raise _customer_not_found(customer_id)
+
+
+def put_standing_order(account: str, customer_id: str, standing_id: str, data) -> dict:
+    """Create or replace; placed dates stay placed and skips of dates that still count are kept."""
+    from ..domain.ordering import plan_order
+
+    if not is_identifier(standing_id):
+        raise invalid("id", ID_RULE)
+    body = rules.parse_body(data)
+    now = clock.now()
+    context = order_context.load(account, customer_id, [item.id for item in body.items], read_deposits=True)
+    plan_order(rules.order_body(dump(body)), customer_id, context, now)  # the order's own checks, as it stands
+    for attempt in range(WRITE_ATTEMPTS):
+        previous = store.get(account, customer_id, standing_id)
+        created = previous.data["created"] if previous else iso(now)
+        document = rules.shown(body, standing_id, customer_id, created, iso(now))
+        first_day = previous.first_day if previous else local_today(context.settings, now).isoformat()
+        calendar = calendar_of(account, customer_id, document, first_day, context)
+        today = calendar.today(now)
+        skips = []
+        if previous is not None:
+            kept = rules.kept_skips(previous.skips, today)
+            skips = [day for day in kept if rules.counts(document, dt.date.fromisoformat(day), calendar.first_day)]
+        born = previous.born if previous else store.new_born()
+        recorded = store.records(account, customer_id, standing_id, born, *horizon(calendar, now)) if previous else {}
+        due = rules.next_due(calendar.open_dates(now, recorded, set(skips)), document["paused"], document["ends_on"], now)
+        version = previous.version + 1 if previous else 1
+        stored = store.Stored(document, born, first_day, skips, version, iso(due) if due else None)
+        kind = ChangeType.STANDING_ORDER_CREATED if previous is None else ChangeType.STANDING_ORDER_UPDATED
+        written = store.put(account, customer_id, standing_id, stored, previous, Change(kind, standing_id, customer_id=customer_id), now)
+        if isinstance(written, store.Full):
+            raise invalid("id", f"a customer has at most {rules.MAX_PER_CUSTOMER} standing orders; delete one first")
+        if not isinstance(written, (outcomes.Stale, outcomes.Contended)):
+            return document
+        contention.back_off(attempt)
+    raise Busy("this standing order is being changed by another request; try again")
+
+
+def get_standing_order(account: str, customer_id: str, standing_id: str) -> dict:
+    return _found(account, customer_id, standing_id).data
+
+
+def get_customers_standing_order(account: str, customer_id: str, standing_id: str) -> dict:
+    """The supplier's read: 404 for an unknown customer too."""
+    _check_customer(account, customer_id)
+    return get_standing_order(account, customer_id, standing_id)
+
+
+@paged
+def list_standing_orders(account: str, customer_id: str, limit: int, cursor: str | None) -> Page:
+    return store.list_page(account, customer_id, limit, cursor)
+
+
+def list_customers_standing_orders(account: str, customer_id: str, limit: int, cursor: str | None) -> Page:
+    _check_customer(account, customer_id)
+    return list_standing_orders(account, customer_id, limit, cursor)
+
+
+def delete_standing_order(account: str, customer_id: str, standing_id: str) -> None:
+    """Deliveries already placed stay."""
+    change = Change(ChangeType.STANDING_ORDER_DELETED, standing_id, customer_id=customer_id)
+    for attempt in range(WRITE_ATTEMPTS):
+        previous = _found(account, customer_id, standing_id)
+        if not isinstance(store.delete(account, customer_id, standing_id, previous, change, clock.now()), outcomes.Refusal):
+            return None
+        contention.back_off(attempt)
+    raise Busy("this standing order is being changed by another request; try again")
+
+
+def _occurrence(calendar: rules.Calendar, date: dt.date, record, skipped: bool, paused: bool, now: dt.datetime) -> dict:
+    status = rules.status_of(date, record, skipped, paused, calendar.last_moment(date), now)
+    return rules.occurrence(date, status, calendar.place_at(date), calendar.zone, record)
+
+
+def occurrences(account: str, customer_id: str, standing_id: str, start: str | None, end: str | None) -> dict:
+    """Every counted date from `start` to `end` (and any placed or failed date there that a replacement no
+    longer counts), in date order."""
+    stored = _found(account, customer_id, standing_id)
+    now = clock.now()
+    calendar = calendar_of(account, customer_id, stored.data, stored.first_day)
+    first, last = rules.occurrence_range(calendar.today(now), start, end)
+    recorded = store.records(account, customer_id, standing_id, stored.born, first.isoformat(), last.isoformat())
+    dates = sorted(set(calendar.dates(first, last)) | {dt.date.fromisoformat(day) for day in recorded})
+    skips, paused = set(stored.skips), stored.data["paused"]
+    shown = [_occurrence(calendar, d, recorded.get(d.isoformat()), d.isoformat() in skips, paused, now) for d in dates]
+    return {"occurrences": shown}
+
+
+def customers_occurrences(account: str, customer_id: str, standing_id: str, start: str | None, end: str | None) -> dict:
+    _check_customer(account, customer_id)
+    return occurrences(account, customer_id, standing_id, start, end)
+
+
+def skip(account: str, customer_id: str, standing_id: str, day: str, data) -> dict:
+    """Skip one counted date, or take the skip back (skip false); a placed or failed date stays as it is."""
+    body = parse(rules.SkipBody, data)
+    for attempt in range(WRITE_ATTEMPTS):
+        stored = _found(account, customer_id, standing_id)
+        now = clock.now()
+        calendar = calendar_of(account, customer_id, stored.data, stored.first_day)
+        date = _counted_date(calendar, day, standing_id)
+        recorded = store.records(account, customer_id, standing_id, stored.born, *horizon(calendar, now))
+        recorded.update(store.records(account, customer_id, standing_id, stored.born, day, day))
+        if day in recorded:
+            placed = recorded[day]["status"] == rules.OccurrenceStatus.PLACED
+            reason = "was placed; amend or cancel its delivery instead" if placed else "failed and is not placed again"
+            raise InvalidTransition(f"{day} {reason}")
+        skips = set(stored.skips) | {day} if body.skip else set(stored.skips) - {day}
+        kept = rules.kept_skips(skips, min(calendar.today(now), date))
+        errors = rules.skip_errors(kept)
+        if errors:
+            raise ValidationFailed(errors)
+        open_dates = calendar.open_dates(now, recorded, set(kept))
+        due = rules.next_due(open_dates, stored.data["paused"], stored.data["ends_on"], now)
+        written = store.update(account, customer_id, standing_id, stored, kept, iso(due) if due else None)
+        if not isinstance(written, outcomes.Refusal):
+            return _occurrence(calendar, date, None, body.skip, stored.data["paused"], now)
+        contention.back_off(attempt)
+    raise Busy("this standing order is being changed by another request; try again")
+
+
+def _counted_date(calendar: rules.Calendar, day: str, standing_id: str) -> dt.date:
+    try:
+        date = dt.date.fromisoformat(day) if len(day) == 10 else None
+    except ValueError:
+        date = None
+    if date is None or not rules.counts(calendar.standing, date, calendar.first_day):
+        raise NotFound(f"{day} is not a date of standing order {standing_id}")
+    return date
+

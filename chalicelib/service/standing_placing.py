@@ -1,0 +1,162 @@
+"""Use case: place the dates of standing orders whose placing moment has come (decisions §17).
+
+Each date is placed as the customer would place it (service/ordering.place_order: the same checks, the prices
+of the moment, split by availability), under an Idempotency-Key of its own: the claim is taken before placing
+and the answer is recorded in the placing transaction, so whatever runs at once, crashes or restarts, a date is
+placed at most once. A placer that finds the key answered already (a crash between placing and recording) takes
+the delivery ids from that answer. The outcome is then recorded on the date once (PLACED, or FAILED with its
+errors and a `standing-order.failed` entry); a failed date is never moved to another day.
+"""
+import datetime as dt
+import hashlib
+import json
+import logging
+from dataclasses import dataclass
+
+from ..domain import standing_orders as rules
+from ..domain.common import dump
+from ..domain.errors import Busy, FieldError, ValidationFailed
+from ..domain.feed import Change, ChangeType
+from ..domain.rendering import json_text
+from ..domain.timestamps import iso
+from ..domain.values import ORDERABLE_STATUSES
+from ..store import order_context
+from ..store import standing_orders as store
+from . import clock, idempotency, ordering
+from .standing_orders import calendar_of, horizon
+
+log = logging.getLogger("supplier-ordering.standing-orders")
+
+SCOPE = "standing-order"  # the Idempotency-Key scope of placings
+PER_TURN = 3  # dates of one standing order placed in one turn; the rest wait for its next turn
+PLACED, FAILED = rules.OccurrenceStatus.PLACED.value, rules.OccurrenceStatus.FAILED.value
+
+
+@dataclass(frozen=True)
+class Turn:
+    placed: int = 0
+    failed: int = 0
+    busy: int = 0
+
+
+def due(limit: int) -> list[store.Due]:
+    return store.due(clock.now(), limit)
+
+
+def place_due(item: store.Due) -> Turn:
+    """One turn of one standing order: place its due dates (at most PER_TURN), then put it back in the queue
+    at its next placing moment."""
+    stored = store.get(item.account, item.customer_id, item.standing_id)
+    now = clock.now()
+    if stored is None or stored.due is None or stored.due > iso(now):
+        return Turn()  # deleted, paused or moved on by another placer or a write since the queue was read
+    ids = [line["id"] for line in stored.data["items"]]
+    context = order_context.load(item.account, item.customer_id, ids, read_pricing=False)
+    calendar = calendar_of(item.account, item.customer_id, stored.data, stored.first_day, context)
+    recorded = store.records(item.account, item.customer_id, item.standing_id, stored.born, *horizon(calendar, now))
+    skips = set(stored.skips)
+    counts = {PLACED: 0, FAILED: 0, "busy": 0}
+    if not stored.data["paused"]:
+        for date in rules.due_dates(calendar.open_dates(now, recorded, skips), now)[:PER_TURN]:
+            outcome = place_date(item, stored, date, context, calendar)
+            if outcome is None:
+                counts["busy"] += 1
+                continue
+            recorded[date.isoformat()] = outcome
+            counts[outcome["status"]] += 1
+    now = clock.now()
+    next_moment = rules.next_due(calendar.open_dates(now, recorded, skips), stored.data["paused"], stored.data["ends_on"], now)
+    if counts["busy"] and next_moment is not None:
+        next_moment = max(next_moment, now + dt.timedelta(seconds=5))  # another placer holds the date: look again soon
+    store.update(item.account, item.customer_id, item.standing_id, stored, stored.skips, iso(next_moment) if next_moment else None)
+    return Turn(counts[PLACED], counts[FAILED], counts["busy"])
+
+
+def _key(item: store.Due, born: str, date: dt.date) -> str:
+    return hashlib.sha256(f"{item.customer_id}/{item.standing_id}/{born}/{date.isoformat()}".encode()).hexdigest()
+
+
+def place_date(item: store.Due, stored: store.Stored, date: dt.date, context, calendar: rules.Calendar) -> dict | None:
+    """Place one date and record its outcome; None when another placer holds it right now."""
+    key = _key(item, stored.born, date)
+    try:
+        claim = idempotency.begin(item.account, SCOPE, key, key)
+    except Busy:
+        return None
+    if isinstance(claim, idempotency.Replay):
+        outcome = _replayed(claim)
+    else:
+        # A skip, pause or replacement written since the turn read the standing order: the next turn decides.
+        fresh = store.get(item.account, item.customer_id, item.standing_id)
+        if fresh is None or fresh.version != stored.version:
+            idempotency.abandon(claim)
+            return None
+        outcome = _placed(item, stored, date, context, claim)
+        if outcome is None:
+            return None
+    changes, shown = [], None
+    if outcome["status"] == FAILED:
+        day = date.isoformat()
+        changes = [Change(ChangeType.STANDING_ORDER_FAILED, item.standing_id, customer_id=item.customer_id, date=day)]
+        shown = rules.occurrence(date, rules.OccurrenceStatus.FAILED, calendar.place_at(date), calendar.zone, outcome)
+    store.record(item.account, item.customer_id, item.standing_id, stored.born, date.isoformat(), outcome, changes, clock.now(), shown)
+    return outcome
+
+
+def _replayed(replay: idempotency.Replay) -> dict:
+    """The outcome an earlier placer's answer holds (it placed, or failed, and crashed before recording)."""
+    body = json.loads(replay.body)
+    if replay.status == 200:
+        return {"status": PLACED, "delivery_ids": [delivery["id"] for delivery in body["deliveries"]]}
+    return {"status": FAILED, "errors": body.get("errors", [])}
+
+
+def _orderable(standing: dict, context) -> tuple[dict, list[int], list[FieldError]]:
+    """The order without the items that can no longer be ordered, the standing order's index of each item
+    kept, and the reason each other one was skipped."""
+    kept, positions, skipped = [], [], []
+    for index, line in enumerate(standing["items"]):
+        product = context.products.get(line["id"])
+        if product is None:
+            skipped.append(FieldError(f"items[{index}].id", "is not a product of this supplier; skipped"))
+        elif product.get("status") not in ORDERABLE_STATUSES:
+            skipped.append(FieldError(f"items[{index}].id", "is not available for ordering; skipped"))
+        else:
+            kept.append(line)
+            positions.append(index)
+    return {**standing, "items": kept}, positions, skipped
+
+
+def _renumbered(error: FieldError, positions: list[int]) -> FieldError:
+    """An error of the placed order named by the standing order's item index."""
+    if error.path.startswith("items["):
+        index, rest = error.path[len("items["):].split("]", 1)
+        if index.isdigit() and int(index) < len(positions):
+            return FieldError(f"items[{positions[int(index)]}]{rest}", error.message)
+    return error
+
+
+def _failed(claim, errors: list[FieldError]) -> dict:
+    shown = [{"path": e.path, "message": e.message} for e in errors]
+    idempotency.finish(claim, 400, {"Content-Type": "application/json"}, json_text({"errors": shown}), work_failed=True)
+    return {"status": FAILED, "errors": shown}
+
+
+def _placed(item: store.Due, stored: store.Stored, date: dt.date, context, claim) -> dict | None:
+    standing, positions, skipped = _orderable(stored.data, context)
+    if not standing["items"] and not (standing.get("empties") and standing["type"] == "RETURN"):
+        return _failed(claim, skipped)
+    body = dump(rules.order_body(standing, date))
+    marker = {"id": item.standing_id, "date": date.isoformat()}
+    try:
+        placed = ordering.place_order(item.account, item.customer_id, body, claim, standing_order=marker)
+    except ValidationFailed as failed:
+        return _failed(claim, skipped + [_renumbered(error, positions) for error in failed.errors])
+    except Exception:  # noqa: BLE001 - busy or a store fault: the date waits for the next turn
+        idempotency.abandon(claim)
+        log.exception("placing %s of standing order %s of %s failed; tried again", date, item.standing_id, item.account)
+        return None
+    outcome = {"status": PLACED, "delivery_ids": [delivery["id"] for delivery in placed]}
+    if skipped:
+        outcome["errors"] = [{"path": e.path, "message": e.message} for e in skipped]
+    return outcome
