@@ -11,11 +11,12 @@ from ..domain.common import parse
 from ..domain.errors import Busy, NotFound
 from ..domain.feed import ChangeType, delivery_change
 from ..domain.rendering import json_text
-from ..store import deliveries, delivery_amendments, order_context, outcomes, table
+from ..store import deliveries, delivery_amendments, outcomes, table
 from ..store import deposits as deposit_store
 from . import clock, delivery_reads
 from .deliveries import _attempts, _back_off, _repended, raise_for, require_version
 from .idempotency import IdempotencyClaim
+from .ordering import load_context
 
 
 def amend(
@@ -27,7 +28,7 @@ def amend(
     stored = delivery_reads.read(account, delivery_id, customer_id, consistent=True)
     require_version(stored, if_match)
     amendments.check_amendable(stored.delivery)  # before reading the catalogue: a final delivery reads nothing more
-    context = order_context.load(account, customer_id, [item.id for item in body.items], read_deposits=True)
+    context = load_context(account, customer_id, [item.id for item in body.items])
     # Types of the new empties the delivery did not name yet must still be there when the amendment commits.
     known = deposits.known_types(stored.delivery, stored.deposit_basis)
     guards = deposit_store.usable_check(account, [e.id for e in body.empties or [] if e.id not in known])

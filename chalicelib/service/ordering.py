@@ -23,6 +23,17 @@ from .idempotency import IdempotencyClaim
 CONTENDED_ATTEMPTS = 30  # another transaction held the account's integration counts: each wait is short
 
 
+def load_context(account: str, customer_id: str, product_ids: list[str]) -> order_context.OrderContext:
+    """What an order (an amendment, a standing order) is checked against, read once; again consistently when the
+    first read was stale: a product naming a deposit type the read of the types did not show yet."""
+    context = order_context.load(account, customer_id, product_ids, read_deposits=True)
+    if names_unknown_deposits(context):
+        context = order_context.load(account, customer_id, product_ids, read_deposits=True, consistent=True)
+        if names_unknown_deposits(context):  # a product read before its type's delete: the catalogue moved
+            raise Busy("the catalogue changed while the order was read; try again")
+    return context
+
+
 def names_unknown_deposits(context: order_context.OrderContext) -> bool:
     """Whether a product read names a deposit type the (eventually consistent) read of the types lacks."""
     for product in context.products.values():
@@ -40,11 +51,7 @@ def place_order(
     {id, date} a standing order's placing marks its deliveries with (decisions §17)."""
     body = parse(OrderBody, data)
     now = clock.now()
-    context = order_context.load(account, customer_id, [item.id for item in body.items], read_deposits=True)
-    if names_unknown_deposits(context):  # a stale read: a product names a type the types item did not show yet
-        context = order_context.load(account, customer_id, [item.id for item in body.items], read_deposits=True, consistent=True)
-        if names_unknown_deposits(context):  # a product read before its type's delete: the catalogue moved
-            raise Busy("the catalogue changed while the order was read; try again")
+    context = load_context(account, customer_id, [item.id for item in body.items])
     order = plan_order(body, customer_id, context, now)
     if standing_order is not None:
         for delivery in order.deliveries:

@@ -65,12 +65,13 @@ def _check_customer(account: str, customer_id: str) -> None:
 def put_standing_order(account: str, customer_id: str, standing_id: str, data) -> dict:
     """Create or replace; placed dates stay placed and skips of dates that still count are kept."""
     from ..domain.ordering import plan_order
+    from .ordering import load_context
 
     if not is_identifier(standing_id):
         raise invalid("id", ID_RULE)
     body = rules.parse_body(data)
     now = clock.now()
-    context = order_context.load(account, customer_id, [item.id for item in body.items], read_deposits=True)
+    context = load_context(account, customer_id, [item.id for item in body.items])
     plan_order(rules.order_body(dump(body)), customer_id, context, now)  # the order's own checks, as it stands
     for attempt in range(WRITE_ATTEMPTS):
         previous = store.get(account, customer_id, standing_id)

@@ -96,3 +96,24 @@ def test_new_empties_of_a_type_deleted_between_read_and_write_are_refused_naming
     # A type the delivery already names needs no check: the delete guard counts open deliveries naming it.
     kept = amend(drinks, delivery["id"], {"items": [{"id": "ale", "count": 2}]})
     assert kept.status_code == 200 and kept.data["amendments"][0]["items"][0]["count"] == 2
+
+
+def test_an_amendment_whose_read_of_the_deposit_types_is_stale_reads_again(drinks, monkeypatch):
+    """As an order (§15): a stale read of the types lacking one a product names reads again, never a 500."""
+    from chalicelib.store import batch, keys, order_context
+
+    delivery = place(drinks, [{"id": "ale", "count": 1}])
+    real, stale_reads = batch.get_items, []
+    types_key = keys.deposit_types_key("acme")
+
+    def stale(wanted, consistent=False, **kwargs):
+        found = real(wanted, consistent=consistent, **kwargs)
+        if not consistent:  # the types item as it was before the types existed
+            stale_reads.append(found.pop((types_key["PK"], types_key["SK"]), None))
+        return found
+
+    monkeypatch.setattr(order_context.batch, "get_items", stale)
+    response = amend(drinks, delivery["id"], {"items": [{"id": "ale", "count": 1}, {"id": "lager", "count": 1, "bundle": CRATE}]})
+    assert response.status_code == 200, response.data
+    assert stale_reads and stale_reads[0] is not None  # the first read was made stale
+    assert {e["id"]: e["count"] for e in response.data["deposits"]["charged"]} == {"bottle": 20, "crate": 1, "keg": 1}
