@@ -128,7 +128,10 @@ def _orderable(standing: dict, context) -> tuple[dict, list[int], list[FieldErro
 
 
 def _renumbered(error: FieldError, positions: list[int]) -> FieldError:
-    """An error of the placed order named by the standing order's item index."""
+    """An error of the placed order in the standing order's words: its items by their index in it, and the date
+    (the order's `scheduled.date`) as `scheduled`, as decisions §17 names an undeliverable date."""
+    if error.path.startswith("scheduled"):
+        return FieldError("scheduled", error.message)
     if error.path.startswith("items["):
         index, rest = error.path[len("items["):].split("]", 1)
         if index.isdigit() and int(index) < len(positions):

@@ -51,7 +51,7 @@ def test_a_failed_date_makes_an_entry_and_a_selectable_event(shop):
     assert body["type"] == "standing-order.failed"
     occurrence = {
         "date": "2026-05-05", "status": "FAILED", "place_at": "2026-05-03T23:59:00+00:00",
-        "errors": [{"path": "scheduled.date", "message": "is not a delivery date for every product ordered"}],
+        "errors": [{"path": "scheduled", "message": "is not a delivery date for every product ordered"}],
     }
     assert body["data"] == occurrence
     assert list(body["data"]) == list(occurrence)

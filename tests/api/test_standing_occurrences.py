@@ -168,7 +168,7 @@ def test_a_date_with_no_delivery_fails_and_is_never_moved(shop):
     assert run_placer()["failed"] == 1
     first, second = occurrences(shop, query="?to=2026-05-08").json_body["occurrences"]
     assert first["status"] == "FAILED"
-    assert first["errors"] == [{"path": "scheduled.date", "message": "is not a delivery date for every product ordered"}]
+    assert first["errors"] == [{"path": "scheduled", "message": "is not a delivery date for every product ordered"}]
     assert "delivery_ids" not in first
     assert second["status"] == "PLANNED"
     refused = shop.put(f"{BASE}/weekly/occurrences/2026-05-05", body={"skip": True}, token=CUSTOMER_TOKEN)
