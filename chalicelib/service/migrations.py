@@ -1,7 +1,7 @@
 """One-off data migrations, run from the command line (never on a request's path)."""
 from ..domain import integration
 from ..domain.errors import Busy
-from ..store import deliveries, deposits, outcomes
+from ..store import deliveries, delivery_migration, deposits, outcomes
 from . import clock, contention
 
 PAGE = 100
@@ -15,7 +15,7 @@ def migrate_integration(account: str, status: str = integration.PENDING) -> int:
     second run, or a run beside PUTs and customer changes, counts nothing twice."""
     migrated, start = 0, None
     while True:
-        found, start = deliveries.without_integration(account, PAGE, start)
+        found, start = delivery_migration.without_integration(account, PAGE, start)
         for stored in found:
             state = {"status": str(status)}
             write = deliveries.IntegrationWrite(state, integration.entered_before(stored.delivery), integration.count_changes(None, state["status"]))
@@ -28,7 +28,7 @@ def _add_integration(account: str, stored: deliveries.StoredDelivery, write: del
     """Whether the delivery took its first state (False: it had one already); tried again while another write
     holds the account's counts for a moment."""
     for attempt in contention.attempts(ADD_ATTEMPTS):
-        added = deliveries.add_integration(account, stored, write, clock.now())
+        added = delivery_migration.add_integration(account, stored, write, clock.now())
         if not isinstance(added, outcomes.Contended):
             return added is None
         contention.back_off(attempt)

@@ -5,7 +5,7 @@ import random
 import pytest
 
 from chalicelib.store import deliveries as store
-from chalicelib.store import delivery_lists, keys, outcomes, products, table
+from chalicelib.store import delivery_lists, delivery_migration, keys, outcomes, products, table
 
 from .conftest import NOW, sample_product
 
@@ -130,10 +130,10 @@ def test_a_first_integration_state_is_taken_once_contended_when_held_and_fails_b
     write = store.IntegrationWrite({"status": "PENDING"}, "2026-05-04T09:30:00Z", {"pending": 1})
     counts = keys.integration_counts_key("acme", 1 % keys.INTEGRATION_COUNT_SHARDS)
     cancel_once(monkeypatch, on_item(counts, table.TRANSACTION_CONFLICT))
-    assert store.add_integration("acme", without, write, NOW) == outcomes.Contended()
+    assert delivery_migration.add_integration("acme", without, write, NOW) == outcomes.Contended()
     cancel_once(monkeypatch, on_item(counts, "ThrottlingError"))
     with pytest.raises(table.WriteFailed, match="ThrottlingError"):
-        store.add_integration("acme", without, write, NOW)
-    assert store.add_integration("acme", without, write, NOW) is None
-    assert store.add_integration("acme", without, write, NOW) == outcomes.Taken()
+        delivery_migration.add_integration("acme", without, write, NOW)
+    assert delivery_migration.add_integration("acme", without, write, NOW) is None
+    assert delivery_migration.add_integration("acme", without, write, NOW) == outcomes.Taken()
     assert store.get("acme", 1).integration == {"status": "PENDING"}

@@ -12,7 +12,7 @@ import pytest
 from chalicelib.domain.errors import Busy, InvalidTransition
 from chalicelib.service import catalogue, deliveries, ordering
 from chalicelib.store import deliveries as delivery_store
-from chalicelib.store import delivery_lists, keys, table
+from chalicelib.store import delivery_lists, delivery_migration, keys, table
 from chalicelib.store.feed import FeedBusy
 from tests.transactions import cancelled
 
@@ -303,14 +303,14 @@ def test_the_migration_tries_again_while_the_counts_are_held(shop, monkeypatch, 
     )
     for key in keys.integration_counts_keys(ACCOUNT):
         table.client().delete_item(TableName=table.name(), Key=table.to_item(key))
-    add, pauses = delivery_store.add_integration, []
+    add, pauses = delivery_migration.add_integration, []
     monkeypatch.setattr(contention, "back_off", pauses.append)
-    monkeypatch.setattr(delivery_store, "add_integration", lambda *a: outcomes.Contended() if len(pauses) < 2 else add(*a))
+    monkeypatch.setattr(delivery_migration, "add_integration", lambda *a: outcomes.Contended() if len(pauses) < 2 else add(*a))
     assert migrations.migrate_integration(ACCOUNT) == 1
     assert pauses == [0, 1]
     assert_counts_exact([delivery_id])
 
-    monkeypatch.setattr(delivery_store, "add_integration", lambda *a: outcomes.Contended())
+    monkeypatch.setattr(delivery_migration, "add_integration", lambda *a: outcomes.Contended())
     pauses.clear()
     table.client().update_item(
         TableName=table.name(), Key=table.to_item(keys.delivery_key(ACCOUNT, delivery_id)),
