@@ -8,13 +8,13 @@ delivery read). A lost race re-reads the delivery and checks the amendment again
 """
 from ..domain import amendments, deposits
 from ..domain.common import parse
-from ..domain.errors import Busy, NotFound
+from ..domain.errors import Busy
 from ..domain.feed import ChangeType, delivery_change
 from ..domain.rendering import json_text
-from ..store import deliveries, delivery_amendments, outcomes, table
-from ..store import deposits as deposit_store
+from ..store import deliveries, delivery_amendments
 from . import clock, delivery_reads
-from .deliveries import _attempts, _back_off, _repended, raise_for, require_version
+from .deliveries import KEPT_CHANGING, _attempts, _repended, again_after, require_version
+from .deposits import empties_still_usable, new_empties_check
 from .idempotency import IdempotencyClaim
 from .ordering import load_context
 
@@ -29,9 +29,7 @@ def amend(
     require_version(stored, if_match)
     amendments.check_amendable(stored.delivery)  # before reading the catalogue: a final delivery reads nothing more
     context = load_context(account, customer_id, [item.id for item in body.items])
-    # Types of the new empties the delivery did not name yet must still be there when the amendment commits.
-    known = deposits.known_types(stored.delivery, stored.deposit_basis)
-    guards = deposit_store.usable_check(account, [e.id for e in body.empties or [] if e.id not in known])
+    guards = new_empties_check(account, body.empties, stored.delivery, stored.deposit_basis)
     for attempt in _attempts():
         require_version(stored, if_match)
         now = clock.now()
@@ -42,24 +40,14 @@ def amend(
         integration = _repended(stored, now)
         written = deliveries.StoredDelivery(changed, stored.version + 1, integration.state, integration.since, result.basis)
         claim = idempotency.completion(delivery_reads.customer_view(written)) if idempotency is not None else None
-        try:
+        with empties_still_usable(account, body.empties):
             outcome = deliveries.change(
                 account, changed, stored.version, claim, integration,
                 change=delivery_change(ChangeType.DELIVERY_AMENDED, changed), now=now,
                 also=[delivery_amendments.items_operation(account, changed), *guards],
                 extra={deliveries.DEPOSIT_BASIS: json_text(result.basis)},
             )
-        except table.WriteFailed as failed:  # a type of its new empties was deleted, or is being deleted, meanwhile
-            if not deposit_store.refused_unusable(failed, account):
-                raise
-            from .deposits import empties_refused
-            raise empties_refused(account, body.empties) from None
         if isinstance(outcome, deliveries.StoredDelivery):
             return delivery_reads.customer_view(written)
-        if not isinstance(outcome, outcomes.Stale):
-            raise_for(outcome)
-        _back_off(attempt)
-        stored = deliveries.refresh(account, stored)
-        if stored is None:
-            raise NotFound(f"delivery {delivery_id} does not exist")
-    raise Busy("the delivery is being changed by many requests at once; try again")
+        stored = again_after(account, stored, outcome, attempt)
+    raise Busy(KEPT_CHANGING)

@@ -20,7 +20,7 @@ from ..domain.feed import RESPONSE_CHANGE, Change, ChangeType, delivery_change
 from ..domain.limits import CONTENTION_SECONDS
 from ..domain.order_file import order_file as build_order_file
 from ..domain.timestamps import iso
-from ..store import deliveries, outcomes, table
+from ..store import deliveries, outcomes
 from ..store import deposit_statement as statement_store
 from ..store import deposits as deposit_store
 from . import clock, contention, delivery_reads
@@ -96,13 +96,23 @@ def _change(
         )
         if isinstance(outcome, deliveries.StoredDelivery):
             return view(written)
-        if not isinstance(outcome, outcomes.Stale):
-            raise_for(outcome)
-        _back_off(attempt)
-        stored = deliveries.refresh(account, stored)
-        if stored is None:
-            raise NotFound(f"delivery {changed['id']} does not exist")
-    raise Busy("the delivery is being changed by many requests at once; try again")
+        stored = again_after(account, stored, outcome, attempt)
+    raise Busy(KEPT_CHANGING)
+
+
+KEPT_CHANGING = "the delivery is being changed by many requests at once; try again"
+
+
+def again_after(account: str, stored: deliveries.StoredDelivery, outcome, attempt: int) -> deliveries.StoredDelivery:
+    """A change of the delivery that was not written: the error its outcome means, or, when another write won
+    (Stale), the delivery as it is now to apply the change to, after a pause."""
+    if not isinstance(outcome, outcomes.Stale):
+        raise_for(outcome)
+    _back_off(attempt)
+    fresh = deliveries.refresh(account, stored)
+    if fresh is None:
+        raise NotFound(f"delivery {stored.delivery['id']} does not exist")
+    return fresh
 
 
 def _balances_moved(account: str, changed: dict, now) -> list[dict]:
@@ -153,10 +163,10 @@ def respond(
         errors += failed.errors
     if errors:  # every field problem at once (decisions §3)
         raise ValidationFailed(errors)
-    # Types the delivery did not name yet must still be there, not being deleted, when the response commits.
-    known = deposits.known_types(stored.delivery, stored.deposit_basis)
-    guards = deposit_store.usable_check(account, [e.id for e in body.empties or [] if e.id not in known])
-    try:
+    from .deposits import empties_still_usable, new_empties_check
+
+    guards = new_empties_check(account, body.empties, stored.delivery, stored.deposit_basis)
+    with empties_still_usable(account, body.empties):
         return _change(
             account,
             stored,
@@ -167,11 +177,6 @@ def respond(
             if_match=if_match,
             guards=guards,
         )
-    except table.WriteFailed as failed:
-        if not deposit_store.refused_unusable(failed, account):
-            raise
-        from .deposits import empties_refused
-        raise empties_refused(account, body.empties) from None
 
 
 def _collected(account: str, body, known: dict) -> list[dict] | None:

@@ -1,4 +1,5 @@
 """Use cases of deposit types and customers' balances (decisions §15)."""
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from ..domain.errors import Busy, Conflict, NotFound, invalid
@@ -142,6 +143,28 @@ def movements(account: str, customer_id: str, deposit: str | None, limit: int, c
     if deposit is not None and (not is_identifier(deposit) or len(deposit) > DEPOSIT_ID_LENGTH):
         raise invalid("deposit", DEPOSIT_ID_RULE)
     return deposit_statement.read_page(account, customer_id, deposit, limit, cursor)
+
+
+def new_empties_check(account: str, empties, delivery: dict, basis: dict | None) -> list[dict]:
+    """The check, put in the write, that the types of `empties` the delivery did not name yet still exist and are
+    not being deleted when it commits (decisions §15's delete guard counts the types open deliveries name)."""
+    from ..domain.deposits import known_types
+
+    known = known_types(delivery, basis)
+    return deposits.usable_check(account, [e.id for e in empties or [] if e.id not in known])
+
+
+@contextmanager
+def empties_still_usable(account: str, empties):
+    """Around a write whose empties were checked against the types it read (and which holds their usable_check):
+    a type deleted, or being deleted, before it committed is answered as empties_refused, never a 5xx."""
+    from ..store import table
+    try:
+        yield
+    except table.WriteFailed as failed:
+        if not deposits.refused_unusable(failed, account):
+            raise
+        raise empties_refused(account, empties) from None
 
 
 def empties_refused(account: str, empties) -> Exception:

@@ -31,7 +31,6 @@ from ..store import (
     import_items,
     outcomes,
     product_images,
-    products,
 )
 from ..domain.timestamps import iso
 from ..store.paging import Page

@@ -13,7 +13,7 @@ from ..domain.errors import Busy
 from ..domain.feed import ChangeType, delivery_change
 from ..domain.ordering import plan_order
 from ..domain.timestamps import iso
-from ..store import deliveries, order_context, outcomes, table
+from ..store import deliveries, order_context, outcomes
 from ..store import deposits as deposit_store
 from . import clock, contention
 from . import deposits as deposit_service
@@ -69,14 +69,10 @@ def place_order(
         # The worklist's `since` is the time of the attempt that commits (decisions §14: nothing behind a reader).
         since = iso(now) if attempt == 0 else iso(clock.now())
         requested = deliveries.IntegrationWrite(dict(integration.REQUESTED_STATE), since, counts)
-        try:
+        with deposit_service.empties_still_usable(account, body.empties):
             outcome = deliveries.place(
                 account, placed, order.product_ids, claim, requested, changes=changes, now=now, bases=bases, guards=guards
             )
-        except table.WriteFailed as failed:  # a type of its empties was deleted, or is being deleted, since the read
-            if not deposit_store.refused_unusable(failed, account):
-                raise
-            raise deposit_service.empties_refused(account, body.empties) from None
         if not isinstance(outcome, outcomes.Contended):
             break
         contention.back_off(attempt)
