@@ -26,6 +26,7 @@ log = logging.getLogger("supplier-ordering.feed")
 
 MAX_TRANSACTION_ITEMS = 100  # DynamoDB's bound: the head, then per pending entry its removal, per change ≤ 2
 PENDING_READ = 1000  # pending entries one numbering orders at most (the oldest first, by when they began)
+READ_PAGES = 2  # Query pages (≤ 1 MB each) one read of the pending entries takes at most: its bound in bytes
 PER_TRANSACTION = 50  # about the changes one numbering transaction takes: a numbering of k rounds reads k × this
 MAX_ATTEMPTS = 8  # lost races (another sequencer, a write appending) before leaving the rest to the next run
 CLEARED_PER_TRANSACTION = 25  # emptied pending entries one clearing deletes
@@ -50,7 +51,8 @@ class Numbered:
 
 
 def read_state(account: str, limit: int = PENDING_READ) -> State:
-    """The feed head and at most `limit` pending entries in one consistent Query (they sort next to each other)."""
+    """The feed head and at most `limit` pending entries in one consistent Query (they sort next to each other),
+    of at most READ_PAGES pages: what a reader numbering inline reads is bounded in bytes too."""
     request = {
         "TableName": table.name(),
         "KeyConditionExpression": "PK = :pk AND SK BETWEEN :head AND :end",
@@ -60,8 +62,9 @@ def read_state(account: str, limit: int = PENDING_READ) -> State:
         "ConsistentRead": True,
     }
     found: list[dict] = []
-    complete = False
-    while len(found) < limit + 1:
+    complete, pages = False, 0
+    while len(found) < limit + 1 and pages < READ_PAGES:
+        pages += 1
         response = table.client().query(**request, Limit=limit + 1 - len(found))
         found += [table.from_item(item) for item in response.get("Items", [])]
         if "LastEvaluatedKey" not in response:
@@ -69,8 +72,7 @@ def read_state(account: str, limit: int = PENDING_READ) -> State:
             break
         request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
     head = head_of(found.pop(0) if found and found[0]["SK"] == keys.FEED_HEAD_SK else None)
-    # Oldest first by the entry's first change (an emptied entry keeps the index key it began with, so that key
-    # says nothing of what was appended since).
+    # Oldest first by the entry's first change.
     pending = sorted((item for item in found if item.get("changes")), key=lambda item: (item["changes"][0]["at"], item["SK"]))
     return State(head, pending, [item for item in found if not item.get("changes")], complete)
 
@@ -217,8 +219,8 @@ def number(account: str, now: dt.datetime, rounds: int = 10, settled_before: dt.
         if clear_before is not None:
             clear([item for item in state.emptied if item.get("numbered_at", "") < iso(clear_before)])
             clear_before = None
-        if not state.pending:
-            return Numbered(numbered, True, state.head)
+        if not state.pending:  # (a read that stopped at its bound among emptied entries has not seen them all)
+            return Numbered(numbered, state.complete, state.head)
         if settled_before is not None and state.pending[0]["changes"][0]["at"] > iso(settled_before):
             return Numbered(numbered, True, state.head)
         selected, pending, complete = _selection(account), state.pending, state.complete
