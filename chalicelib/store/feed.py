@@ -45,6 +45,11 @@ class FeedBusy(Exception):
     answers it as Busy in one place, service/contention.kept_losing_as_busy."""
 
 
+class FeedBacklog(FeedBusy):
+    """The resource holds FEED_PENDING_PER_RESOURCE changes not numbered yet: retrying before numbering runs
+    cannot help."""
+
+
 @dataclass(frozen=True)
 class Head:
     sequence: int  # the last sequence used (0: no entry yet)
@@ -144,7 +149,7 @@ def commit(account: str, operations: list[dict], changes: list[Change], now: dt.
             own, pending = codes[: len(operations)], codes[len(operations) :]
             if any(code not in ("None", "") for code in own) or table.CONDITION_FAILED in pending:
                 if table.CONDITION_FAILED in pending and all(code in ("None", "") for code in own):
-                    raise FeedBusy() from error  # a resource with FEED_PENDING_PER_RESOURCE changes unnumbered
+                    raise FeedBacklog() from error  # a resource with FEED_PENDING_PER_RESOURCE changes unnumbered
                 raise _trimmed(error, codes, len(operations))
             if not retry_held:
                 raise Held() from error
