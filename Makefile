@@ -46,10 +46,12 @@ browser:
 
 # DynamoDB requests, capacity, latency, cold start and memory per endpoint; writes bench/results.json. Then one
 # account's write rate against many accounts' over HTTP with several API processes; writes bench/feed_rate.json.
+# Then the feed's capacity per change, per write kind, all in (bench/feed_cost.py).
 bench: deps
 	$(PY) bench/run.py
 	$(PY) bench/standing_orders.py
 	$(PY) bench/feed_rate.py
+	$(PY) bench/feed_cost.py
 
 # The CSV catalogue import: rows/s, DynamoDB requests and capacity per row; writes bench/import.json.
 bench-import: deps

@@ -37,6 +37,13 @@ TABLE = "Table"  # logical id of the table in the template
 TABLE_ARN = {"Fn::GetAtt": [TABLE, "Arn"]}
 STREAM_ARN = {"Fn::GetAtt": [TABLE, "StreamArn"]}
 STREAM_PARALLELIZATION = 10  # the most Lambda allows
+# A batch whose work keeps failing is retried this often (halved each time, only from its first failed record),
+# then its description goes to the dead-letter queue and the shard moves on; the one-minute schedule's sweep
+# numbers and sends what it held (docs/jobs.md "The stream in AWS"). Without a limit a poison batch would hold
+# its shard for the stream's 24 hours.
+STREAM_RETRIES = 5
+STREAM_FAILURES = "StreamFailures"  # logical id of the on-failure destination (SQS)
+STREAM_FAILURES_ARN = {"Fn::GetAtt": [STREAM_FAILURES, "Arn"]}
 
 # Everything the service does to its table, and nothing else (no Scan, no table management).
 # BatchWriteItem grants nothing PutItem and DeleteItem do not.
@@ -151,10 +158,38 @@ def merge_template() -> dict:
                         "TableStreamDynamodbEventSource": {
                             # Up to 10 batches of a shard at once, split by partition key (one per account's
                             # events), so an account whose first send hangs holds few others' stream batches.
-                            "Properties": {"Stream": STREAM_ARN, "ParallelizationFactor": STREAM_PARALLELIZATION}
+                            "Properties": {
+                                "Stream": STREAM_ARN,
+                                "ParallelizationFactor": STREAM_PARALLELIZATION,
+                                "MaximumRetryAttempts": STREAM_RETRIES,
+                                "BisectBatchOnFunctionError": True,
+                                # The handler answers the records whose work failed (jobs/handlers.py).
+                                "FunctionResponseTypes": ["ReportBatchItemFailures"],
+                                "DestinationConfig": {"OnFailure": {"Type": "SQS", "Destination": STREAM_FAILURES_ARN}},
+                            }
                         }
                     }
                 }
+            },
+            STREAM_FAILURES: {
+                "Type": "AWS::SQS::Queue",
+                "Properties": {"MessageRetentionPeriod": 1209600, "SqsManagedSseEnabled": True},
+            },
+            "StreamFailuresAlarm": {
+                "Type": "AWS::CloudWatch::Alarm",
+                "Properties": {
+                    "AlarmDescription": "Stream batches the jobs gave up on (the schedule sweeps their work): read "
+                    "the queue's messages for the shard and sequence numbers, and the function's logs.",
+                    "Namespace": "AWS/SQS",
+                    "MetricName": "ApproximateNumberOfMessagesVisible",
+                    "Dimensions": [{"Name": "QueueName", "Value": {"Fn::GetAtt": [STREAM_FAILURES, "QueueName"]}}],
+                    "Statistic": "Maximum",
+                    "Period": 60,
+                    "EvaluationPeriods": 1,
+                    "Threshold": 0,
+                    "ComparisonOperator": "GreaterThanThreshold",
+                    "TreatMissingData": "notBreaching",
+                },
             },
             "RestAPI": {
                 "Properties": {
@@ -169,6 +204,7 @@ def merge_template() -> dict:
         "Outputs": {
             "TableName": {"Description": "TABLE_NAME for the admin command line", "Value": {"Ref": TABLE}},
             "TableStreamArn": {"Value": STREAM_ARN},
+            "StreamFailuresQueue": {"Description": "Stream batches given up on", "Value": {"Ref": STREAM_FAILURES}},
         },
     }
 
@@ -185,6 +221,8 @@ def policy() -> dict:
                 "Resource": [TABLE_ARN, {"Fn::Sub": "${%s.Arn}/index/*" % TABLE}],
             },
             {"Sid": "TableStream", "Effect": "Allow", "Action": STREAM_ACTIONS, "Resource": [STREAM_ARN]},
+            # The stream's trigger sends what it gives up on with the function's role.
+            {"Sid": "StreamFailures", "Effect": "Allow", "Action": ["sqs:SendMessage"], "Resource": [STREAM_FAILURES_ARN]},
             {
                 "Sid": "TableStreamList",
                 "Effect": "Allow",

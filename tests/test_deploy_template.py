@@ -96,6 +96,21 @@ def test_the_jobs_run_with_the_configured_timeout_and_the_stream_in_parallel_bat
     assert source["ParallelizationFactor"] == 10
 
 
+def test_a_failing_stream_batch_is_retried_a_few_times_bisected_then_sent_to_a_queue_with_an_alarm(template):
+    """Issue 34: without a retry limit a poison batch held its shard for 24 hours."""
+    functions = resources(template, "AWS::Serverless::Function")
+    source = functions["TableStream"]["Properties"]["Events"]["TableStreamDynamodbEventSource"]["Properties"]
+    assert source["MaximumRetryAttempts"] == 5
+    assert source["BisectBatchOnFunctionError"] is True
+    assert source["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert source["DestinationConfig"] == {"OnFailure": {"Type": "SQS", "Destination": {"Fn::GetAtt": ["StreamFailures", "Arn"]}}}
+    assert resources(template, "AWS::SQS::Queue").keys() == {"StreamFailures"}
+    (alarm,) = resources(template, "AWS::CloudWatch::Alarm").values()
+    assert alarm["Properties"]["Dimensions"] == [{"Name": "QueueName", "Value": {"Fn::GetAtt": ["StreamFailures", "QueueName"]}}]
+    assert (alarm["Properties"]["Threshold"], alarm["Properties"]["ComparisonOperator"]) == (0, "GreaterThanThreshold")
+    assert "BackgroundSchedule" in functions  # the safety net: the schedule sweeps what a given-up batch held
+
+
 def statements(template):
     roles = resources(template, "AWS::IAM::Role")
     assert roles
@@ -120,6 +135,8 @@ def test_roles_reach_only_the_table_its_indexes_and_stream(template):
         assert not any("*" in action for action in actions)
         if all(action.startswith("dynamodb:") for action in actions):
             assert all(is_table_resource(r) for r in statement["Resource"]), statement
+        elif actions == ["sqs:SendMessage"]:  # the stream's on-failure queue, nothing else
+            assert statement["Resource"] == [{"Fn::GetAtt": ["StreamFailures", "Arn"]}]
         else:
             # Writing its own logs: only log groups of this stack's functions.
             assert all(action.startswith("logs:") for action in actions), statement

@@ -56,9 +56,14 @@ def invalid(path: str, message: str) -> ValidationFailed:
 
 
 class Busy(ServiceError):
-    """Someone else is changing the same thing right now (a request in progress, a contended delivery)."""
+    """Someone else is changing the same thing right now (a request in progress, a contended delivery).
+    `retry_after`: whole seconds after which a retry can succeed, when the service knows (else http's default)."""
 
     type, status = ProblemType.CONFLICT, 409
+
+    def __init__(self, detail: str, retry_after: int | None = None):
+        super().__init__(detail)
+        self.retry_after = retry_after
 
 
 class TooManyRequests(ServiceError):

@@ -3,7 +3,7 @@ import json
 
 from chalice import Response
 
-from ..domain.errors import ServiceError, TooManyRequests
+from ..domain.errors import Busy, ServiceError, TooManyRequests
 from ..domain.field_order import Order, ordered
 from ..domain.problems import ProblemType
 from ..domain.rendering import json_text
@@ -47,7 +47,7 @@ def problem(status: int, type_: ProblemType, detail: str, errors=(), headers: di
 
 def from_error(error: ServiceError) -> Response:
     headers = {"WWW-Authenticate": 'Bearer realm="supplier-ordering"'} if error.status == 401 else None
-    if isinstance(error, TooManyRequests):
+    if isinstance(error, (TooManyRequests, Busy)) and error.retry_after is not None:
         headers = {"Retry-After": str(error.retry_after)}
     return problem(error.status, error.type, error.detail, error.errors, headers)
 

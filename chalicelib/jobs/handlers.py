@@ -40,8 +40,7 @@ FEED = Phase(
     busy=lambda counts: counts["left"] > 0,
     pause=0.25,  # `make run`: pending entries wait at most about this long when nobody reads the feed
 )
-PHASES: list[Phase] = [FEED, EVENTS, IMAGES, IMPORTS]
-PHASES.append(STANDING_ORDERS)  # decisions §17
+PHASES: list[Phase] = [FEED, EVENTS, IMAGES, IMPORTS, STANDING_ORDERS]  # standing orders: decisions §17
 
 
 def _remaining_seconds(event) -> float | None:
@@ -51,7 +50,10 @@ def _remaining_seconds(event) -> float | None:
 
 
 def on_table_change(event):
-    new_events, download, queued_import, pending_feeds = [], False, False, []
+    """A batch of the table's stream. Answers the records whose work failed (`batchItemFailures`, Powertools'
+    batch utility), so the event source mapping retries from the first of them (bisecting, at most
+    deploy_template.STREAM_RETRIES times, then the on-failure queue); the schedule's sweep is the safety net."""
+    new_events, download, queued_import, pending_feeds = [], False, False, {}
     for record in event:
         woken = background.woken(record.event_name, record.new_image)
         if woken.event is not None:
@@ -59,20 +61,34 @@ def on_table_change(event):
         download = download or woken.image
         queued_import = queued_import or woken.import_
         if woken.feed_account is not None:
-            pending_feeds.append(woken.feed_account)
+            pending_feeds.setdefault(woken.feed_account, []).append(record.sequence_number)
     # Only the batch's events: each account in its own lane, parked accounts' events left for the schedule.
-    phases = []
+    phases, unnumbered = [], set()
     if pending_feeds:
-        phases.append(Phase("feed", NUMBERING_SECONDS, lambda deadline: numbering.number_accounts(pending_feeds, deadline)))
+        accounts = list(pending_feeds)
+        phases.append(Phase("feed", NUMBERING_SECONDS, lambda deadline: numbering.number_accounts(accounts, deadline, failed=unnumbered)))
     if new_events:
         phases.append(Phase("new events", SEND_TIMEOUT_SECONDS, lambda deadline: event_lanes.dispatch_new(new_events, deadline)))
     if download:
         phases.append(IMAGES)
     if queued_import:
         phases.append(IMPORTS)
-    # A failing stream batch would be retried and hold up the shard; run_phases logs failures and the schedule
-    # retries the work instead.
+    # Sending, images and imports are retried by the schedule (their units hold their own due times); a
+    # numbering that failed is answered as its records' failure, so the stream tries it again soon.
     run_phases(phases, _remaining_seconds(event))
+    return _partial_response(event, {number for account in unnumbered for number in pending_feeds[account]})
+
+
+def _partial_response(event, failed: set[str]) -> dict:
+    from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+
+    def record_handler(record) -> None:
+        if record.dynamodb.sequence_number in failed:
+            raise RuntimeError("numbering its account failed")
+
+    processor = BatchProcessor(event_type=EventType.DynamoDBStreams, raise_on_entire_batch_failure=False)
+    return process_partial_response(event=event.to_dict(), record_handler=record_handler, processor=processor,
+                                    context=getattr(event, "context", None))
 
 
 def every_minute(event):

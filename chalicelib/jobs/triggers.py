@@ -17,7 +17,7 @@ bp = Blueprint(__name__)
 @bp.on_dynamodb_record(stream_arn=config.table_stream_arn(), batch_size=100, name="table_stream")
 def on_table_change(event):
     from . import handlers
-    handlers.on_table_change(event)
+    return handlers.on_table_change(event)  # the records whose work failed (batchItemFailures)
 
 
 @bp.schedule(Rate(1, unit=Rate.MINUTES), name="background_schedule")

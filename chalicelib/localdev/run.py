@@ -51,7 +51,11 @@ class StartupFailed(Exception):
     pass
 
 
-def background_loops() -> list[BackgroundLoop]:
+# With the table's stream driving numbering (stream_loop), the feed's sweep is only the safety net it is in AWS.
+SWEEP_BESIDE_STREAM_SECONDS = 5.0
+
+
+def background_loops(streamed: bool = False) -> list[BackgroundLoop]:
     """Work that runs beside the API while it is served: each loop runs in its own thread and returns soon
     after the event it is given is set. Every phase of jobs/handlers.py (events, images, ...) gets a loop
     (decisions §10: `make run` delivers events locally); in AWS a table stream and a schedule run the same
@@ -59,7 +63,19 @@ def background_loops() -> list[BackgroundLoop]:
     """
     from ..jobs import budget, handlers
 
-    return [functools.partial(budget.loop_forever, phase) for phase in handlers.PHASES]
+    return [
+        functools.partial(budget.loop_forever, phase, interval=SWEEP_BESIDE_STREAM_SECONDS)
+        if streamed and phase is handlers.FEED else functools.partial(budget.loop_forever, phase)
+        for phase in handlers.PHASES
+    ]
+
+
+def stream_loop() -> BackgroundLoop:
+    """DynamoDB Local's table stream fed to the stream Lambda's own handler, as the event source mapping does in
+    AWS (localdev/stream.py): a write is numbered and its events sent from the stream, beside the loops above."""
+    from . import stream
+
+    return stream.feeder().run_forever
 
 
 def allow_local_receivers() -> None:
@@ -232,8 +248,8 @@ def start_api(listener: socket.socket, count: int, stoppers: list[Callable[[], N
     return processes
 
 
-def start_background_loops(stop_event: threading.Event, stoppers: list[Callable[[], None]]) -> None:
-    for loop in background_loops():
+def start_background_loops(stop_event: threading.Event, stoppers: list[Callable[[], None]], streamed: bool = False) -> None:
+    for loop in background_loops(streamed):
         name = getattr(loop, "__name__", None) or getattr(getattr(loop, "args", [None])[0], "name", "loop")
         thread = threading.Thread(target=loop, args=(stop_event,), name=name, daemon=True)
         thread.start()
@@ -277,7 +293,12 @@ def serve() -> int:
         say(f"Starting the API on port {port}: {instances} instance{'s' if instances > 1 else ''} (CONCURRENCY) ...")
         api = start_api(listener, instances, stoppers)
         listener.close()  # the API processes hold it; with all of them gone the port is free
-        start_background_loops(threading.Event(), stoppers)
+        stop_event = threading.Event()
+        if persistent:  # DynamoDB Local has the table's stream; moto's in-memory server is not relied on for it
+            feeder = threading.Thread(target=stream_loop(), args=(stop_event,), name="table-stream", daemon=True)
+            feeder.start()
+            stoppers.append(lambda: feeder.join(timeout=10))
+        start_background_loops(stop_event, stoppers, streamed=persistent)  # its stopper sets stop_event first
         base_url = f"http://127.0.0.1:{port}"
         say()
         say("Supplier Ordering Service is running" + ("" if persistent else " (IN MEMORY: nothing is persisted)"))

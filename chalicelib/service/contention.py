@@ -11,6 +11,10 @@ from ..domain.limits import CONTENTION_SECONDS
 from . import clock
 
 ACCOUNT_BUSY = "the account is being changed by many requests at once; try again"  # a write that kept losing races
+# A resource with FEED_PENDING_PER_RESOURCE changes waiting for their feed sequences (docs/feed.md): numbering
+# takes them within §13's 5 seconds (the stream, the sweep, any reader of the feed), so a retry after that fits.
+FEED_BACKLOG = "this resource has too many changes waiting for their place in the change feed; retry after Retry-After seconds"
+FEED_BACKLOG_RETRY_AFTER = 5
 
 def attempts(minimum: int, seconds: float = CONTENTION_SECONDS) -> Iterator[int]:
     """Attempt numbers: at least `minimum`, and on until contention has lasted `seconds` of the one clock."""
@@ -32,8 +36,10 @@ def kept_losing_as_busy():
     except ServiceError:
         raise  # a 404 of a cold read loads none of the write path
     except Exception as error:
-        from ..store.feed import FeedBusy  # only for a failure the service did not name
+        from ..store.feed import FeedBacklog, FeedBusy  # only for a failure the service did not name
 
+        if isinstance(error, FeedBacklog):
+            raise Busy(FEED_BACKLOG, FEED_BACKLOG_RETRY_AFTER) from error
         if isinstance(error, FeedBusy):
             raise Busy(ACCOUNT_BUSY) from error
         raise

@@ -40,9 +40,10 @@ PENDING, DELIVERED, FAILED = EventStatus.PENDING, EventStatus.DELIVERED, EventSt
 ID_TIME_DIGITS = 13  # milliseconds since 1970, zero-padded: the id sorts and finds its item
 
 
-def _new_id(now: dt.datetime) -> str:
-    milliseconds = int(now.timestamp() * 1000)
-    return f"{milliseconds:0{ID_TIME_DIGITS}d}{secrets.token_hex(8)}"
+def _new_id(now: dt.datetime, sequence: int | None = None) -> str:
+    # A feed event's id holds its sequence (8 hex digits, then 8 random): one millisecond's events list in order.
+    tail = secrets.token_hex(8) if sequence is None else f"{sequence % 16**8:08x}{secrets.token_hex(4)}"
+    return f"{int(now.timestamp() * 1000):0{ID_TIME_DIGITS}d}{tail}"
 
 
 def _sort_key(event_id: str) -> str | None:
@@ -54,10 +55,10 @@ def _sort_key(event_id: str) -> str | None:
     return f"{iso(created)}#{event_id}"
 
 
-def new_event(account: str, event_type: str, data: dict | None, now: dt.datetime) -> dict:
+def new_event(account: str, event_type: str, data: dict | None, now: dt.datetime, sequence: int | None = None) -> dict:
     # The item keeps milliseconds only, so the id's time and the SK's time are the same instant.
     now = now.replace(microsecond=now.microsecond // 1000 * 1000)
-    event_id = _new_id(now)
+    event_id = _new_id(now, sequence)
     created = iso(now)
     return {
         **keys.event_key(account, f"{created}#{event_id}"),
@@ -88,7 +89,7 @@ def feed_event(
     """A TransactWriteItems element recording the event a feed entry makes (store/feed.py puts it in the entry's
     transaction): it names the entry's resource, its `sequence` and the account's previous event's."""
     about_delivery = change.resource == Resource.DELIVERY
-    item = new_event(account, event_type, {"id": int(change.id)} if about_delivery else None, now)
+    item = new_event(account, event_type, {"id": int(change.id)} if about_delivery else None, now, sequence)
     item.update(sequence=sequence, previous_sequence=previous_sequence, resource=str(change.resource), resource_id=change.id)
     item.update(keys.outbox_first(account, sequence))
     item.update({name: getattr(change, name) for name in ("customer_id", "date") if getattr(change, name) is not None})

@@ -45,11 +45,17 @@ class FeedBusy(Exception):
     answers it as Busy in one place, service/contention.kept_losing_as_busy."""
 
 
+class FeedBacklog(FeedBusy):
+    """The resource holds FEED_PENDING_PER_RESOURCE changes not numbered yet: retrying before numbering runs
+    cannot help."""
+
+
 @dataclass(frozen=True)
 class Head:
     sequence: int  # the last sequence used (0: no entry yet)
     exists: bool
     last_event_sequence: int = 0  # the sequence of the account's latest webhook event (0: none yet)
+    last_event_at: str = ""  # when that event was made (iso): a later numbering's events are made no earlier
 
 
 def head_key(account: str) -> dict:
@@ -59,7 +65,7 @@ def head_key(account: str) -> dict:
 def head_of(item: dict | None) -> Head:
     if item is None:
         return Head(0, False)
-    return Head(int(item["sequence"]), True, int(item.get("last_event_sequence", 0)))
+    return Head(int(item["sequence"]), True, int(item.get("last_event_sequence", 0)), item.get("last_event_at", ""))
 
 
 def read_head(account: str) -> Head:
@@ -88,13 +94,13 @@ def pending_change(change: Change, now: dt.datetime) -> dict:
 def _pending_update(account: str, key: str, changes: list[Change], now: dt.datetime) -> dict:
     """Append the changes to the resource's pending entry, refused (nothing written) when it would hold more
     than FEED_PENDING_PER_RESOURCE: the bound in bytes of an item nobody has numbered for a long time."""
-    gsi = keys.feed_pending_gsi(iso(now), account)
+    gsi = keys.feed_pending_gsi(account, key)
     return {
         "Update": {
             "TableName": table.name(),
             "Key": table.to_item(keys.feed_pending_key(account, key)),
             "UpdateExpression": "SET #changes = list_append(if_not_exists(#changes, :none), :new), "
-            "GSI3PK = :queue, GSI3SK = if_not_exists(GSI3SK, :since)",
+            "GSI3PK = :queue, GSI3SK = :since",
             "ConditionExpression": "attribute_not_exists(#changes) OR size(#changes) <= :room",
             "ExpressionAttributeNames": {"#changes": "changes"},
             "ExpressionAttributeValues": table.values(
@@ -144,7 +150,7 @@ def commit(account: str, operations: list[dict], changes: list[Change], now: dt.
             own, pending = codes[: len(operations)], codes[len(operations) :]
             if any(code not in ("None", "") for code in own) or table.CONDITION_FAILED in pending:
                 if table.CONDITION_FAILED in pending and all(code in ("None", "") for code in own):
-                    raise FeedBusy() from error  # a resource with FEED_PENDING_PER_RESOURCE changes unnumbered
+                    raise FeedBacklog() from error  # a resource with FEED_PENDING_PER_RESOURCE changes unnumbered
                 raise _trimmed(error, codes, len(operations))
             if not retry_held:
                 raise Held() from error

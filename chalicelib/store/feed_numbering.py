@@ -9,6 +9,7 @@ transaction that numbers it removes it. The table stream (AWS), the background l
 reader of the feed (inline, before it reads) run it.
 """
 import datetime as dt
+import logging
 import time
 import uuid
 from dataclasses import dataclass
@@ -21,10 +22,17 @@ from ..domain.timestamps import iso, parse_iso
 from . import events, keys, table
 from .feed import Head, head_of
 
+log = logging.getLogger("supplier-ordering.feed")
+
 MAX_TRANSACTION_ITEMS = 100  # DynamoDB's bound: the head, then per pending entry its removal, per change ≤ 2
 PENDING_READ = 1000  # pending entries one numbering orders at most (the oldest first, by when they began)
+READ_PAGES = 2  # Query pages (≤ 1 MB each) one read of the pending entries takes at most: its bound in bytes
+PER_TRANSACTION = 50  # about the changes one numbering transaction takes: a numbering of k rounds reads k × this
 MAX_ATTEMPTS = 8  # lost races (another sequencer, a write appending) before leaving the rest to the next run
 CLEARED_PER_TRANSACTION = 25  # emptied pending entries one clearing deletes
+# An entry a numbering empties is deleted by it when its newest change is older than this: a resource written
+# that recently may be written again while the numbering is in flight, which a delete would refuse.
+QUIET = dt.timedelta(seconds=1)
 
 
 @dataclass(frozen=True)
@@ -32,6 +40,7 @@ class State:
     head: Head
     pending: list[dict]  # entries with changes to number, oldest first
     emptied: list[dict]  # entries a numbering emptied (kept: a write may append again; cleared when quiet)
+    complete: bool = True  # the read reached the last pending entry
 
 
 @dataclass(frozen=True)
@@ -41,8 +50,9 @@ class Numbered:
     head: Head  # the head as this numbering last saw or moved it: every entry up to it is readable
 
 
-def read_state(account: str) -> State:
-    """The feed head and the pending entries in one consistent Query (they sort next to each other)."""
+def read_state(account: str, limit: int = PENDING_READ) -> State:
+    """The feed head and at most `limit` pending entries in one consistent Query (they sort next to each other),
+    of at most READ_PAGES pages: what a reader numbering inline reads is bounded in bytes too."""
     request = {
         "TableName": table.name(),
         "KeyConditionExpression": "PK = :pk AND SK BETWEEN :head AND :end",
@@ -52,17 +62,19 @@ def read_state(account: str) -> State:
         "ConsistentRead": True,
     }
     found: list[dict] = []
-    while len(found) < PENDING_READ:
-        response = table.client().query(**request)
+    complete, pages = False, 0
+    while len(found) < limit + 1 and pages < READ_PAGES:
+        pages += 1
+        response = table.client().query(**request, Limit=limit + 1 - len(found))
         found += [table.from_item(item) for item in response.get("Items", [])]
         if "LastEvaluatedKey" not in response:
+            complete = True
             break
         request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
     head = head_of(found.pop(0) if found and found[0]["SK"] == keys.FEED_HEAD_SK else None)
-    # Oldest first by the entry's first change (an emptied entry keeps the index key it began with, so that key
-    # says nothing of what was appended since).
+    # Oldest first by the entry's first change.
     pending = sorted((item for item in found if item.get("changes")), key=lambda item: (item["changes"][0]["at"], item["SK"]))
-    return State(head, pending, [item for item in found if not item.get("changes")])
+    return State(head, pending, [item for item in found if not item.get("changes")], complete)
 
 
 def _selection(account: str) -> tuple[str, ...] | None:
@@ -89,7 +101,7 @@ def entry_item(account: str, sequence: int, pending: dict) -> dict:
     return item
 
 
-def _head_update(account: str, head: Head, count: int, last_event: int) -> dict:
+def _head_update(account: str, head: Head, count: int, last_event: int, last_event_at: str) -> dict:
     update = {
         "TableName": table.name(),
         "Key": table.to_item(keys.feed_head_key(account)),
@@ -97,6 +109,9 @@ def _head_update(account: str, head: Head, count: int, last_event: int) -> dict:
         "ExpressionAttributeNames": {"#seq": "sequence"},
         "ExpressionAttributeValues": table.values(next=head.sequence + count, event=last_event),
     }
+    if last_event_at:
+        update["UpdateExpression"] += ", last_event_at = :at"
+        update["ExpressionAttributeValues"].update(table.values(at=last_event_at))
     if head.exists:
         update["ConditionExpression"] = "#seq = :seen"
         update["ExpressionAttributeValues"].update(table.values(seen=head.sequence))
@@ -105,12 +120,20 @@ def _head_update(account: str, head: Head, count: int, last_event: int) -> dict:
     return {"Update": update}
 
 
-def _removal(item: dict, taken: int, now: dt.datetime) -> dict:
-    """Remove the `taken` first changes of a pending entry (a write may be appending behind them: its changes
-    stay, in order, and neither refuses the other). An entry emptied so stays: deleting it here would refuse the
-    whole numbering whenever a write appends meanwhile (a busy resource); `clear` deletes it once quiet."""
+def _removal(item: dict, taken: int, now: dt.datetime, quiet_before: str | None) -> dict:
+    """Take the `taken` first changes of a pending entry. An entry emptied is deleted (conditional on holding
+    exactly those: a write appending meanwhile refuses this numbering, which reads again), so it leaves the
+    pending index and costs later reads nothing, unless its resource is busy: numbered before (`numbered_at`)
+    with a change since `quiet_before`, or `quiet_before` is None (this numbering was refused once). Otherwise they
+    are removed from the front (a write may be appending behind them: its changes stay, in order, and neither
+    refuses the other); an entry so emptied stays, and `clear` deletes it once it stayed empty a while."""
     key = table.to_item({"PK": item["PK"], "SK": item["SK"]})
     names = {"#changes": "changes"}
+    changes = item["changes"]
+    busy = quiet_before is None or ("numbered_at" in item and changes[-1]["at"] >= quiet_before)
+    if taken == len(changes) and not busy:
+        return {"Delete": {"TableName": table.name(), "Key": key, "ConditionExpression": "size(#changes) = :n",
+                           "ExpressionAttributeNames": names, "ExpressionAttributeValues": table.values(n=taken)}}
     removed = ", ".join(f"#changes[{i}]" for i in range(taken))
     return {
         "Update": {
@@ -124,21 +147,36 @@ def _removal(item: dict, taken: int, now: dt.datetime) -> dict:
     }
 
 
-def _plan(account: str, pending: list[dict], head: Head, selected, now: dt.datetime) -> tuple[list[dict], Head, bool]:
+def _event_type(change_type: str, selected) -> str | None:
+    """The event an entry makes. A type this code does not know (written by a newer release during a deploy) is
+    numbered as it is and makes no event: it never blocks its account's numbering."""
+    try:
+        known = ChangeType(change_type)
+    except ValueError:
+        log.warning("feed change type %r unknown to this release: numbered without an event", change_type)
+        return None
+    return event_type_of(known, selected)
+
+
+def _plan(account: str, pending: list[dict], head: Head, selected, now: dt.datetime,
+          quiet_before: str | None = None) -> tuple[list[dict], Head, list[int]]:
     """The numbering transaction for as many pending changes as one transaction holds, oldest entries first and
-    each entry's changes in their order; the head it moves to, and whether that is all of them."""
+    each entry's changes in their order; the head it moves to, and how many changes it takes of each entry."""
     room = MAX_TRANSACTION_ITEMS - 1
     sequence, last_event = head.sequence, head.last_event_sequence
+    # The events listing sorts by when an event was made: a numbering's events are made no earlier than the
+    # account's latest (another sequencer's clock may be ahead), so newest first follows the sequence.
+    made_at = max(now, parse_iso(head.last_event_at)) if head.last_event_at else now
+    made_at = made_at.replace(microsecond=made_at.microsecond // 1000 * 1000)
     written: list[dict] = []
-    everything = True
+    took: list[int] = []
     for item in pending:
         changes, taken, own = item.get("changes", []), 0, []
         if room < 2:  # its removal and at least one change
-            everything = False
             break
         room -= 1
         for pending_change in changes:
-            event_type = event_type_of(ChangeType(pending_change["type"]), selected)
+            event_type = _event_type(pending_change["type"], selected)
             cost = 1 + (event_type is not None)
             if cost > room:
                 break
@@ -148,48 +186,67 @@ def _plan(account: str, pending: list[dict], head: Head, selected, now: dt.datet
             own.append({"Put": {"TableName": table.name(), "Item": table.to_item(entry_item(account, sequence, pending_change)),
                                 "ConditionExpression": "attribute_not_exists(PK)"}})
             if event_type is not None:
-                own.append(events.feed_event(account, event_type, _change(pending_change), sequence, last_event, now))
+                own.append(events.feed_event(account, event_type, _change(pending_change), sequence, last_event, made_at))
                 last_event = sequence
         if taken:
-            written += [_removal(item, taken, now)] + own
+            written += [_removal(item, taken, now, quiet_before)] + own
+            took.append(taken)
         if taken < len(changes):
-            everything = False
             break
     count = sequence - head.sequence
-    return [_head_update(account, head, count, last_event)] + written, Head(sequence, True, last_event), everything
+    event_at = iso(made_at) if last_event != head.last_event_sequence else head.last_event_at
+    moved = Head(sequence, True, last_event, event_at)
+    return [_head_update(account, head, count, last_event, event_at)] + written, moved, took
+
+
+def _left(pending: list[dict], took: list[int]) -> list[dict]:
+    """The pending entries as a committed numbering left them (the first ones emptied or shortened)."""
+    left = [{**item, "changes": item["changes"][taken:]} for item, taken in zip(pending, took)]
+    return [item for item in left if item["changes"]] + pending[len(took):]
 
 
 def number(account: str, now: dt.datetime, rounds: int = 10, settled_before: dt.datetime | None = None,
-           clear_before: dt.datetime | None = None) -> Numbered:
-    """Number the account's pending entries: at most `rounds` transactions (each up to ~49 entries).
-    `settled_before`: leave them (done) while every pending change is younger, to a reader numbering inline.
-    `clear_before`: when nothing is left, delete the entries emptied before then (`clear`)."""
-    numbered, lost, head = 0, 0, None
-    for _ in range(rounds):
-        state = read_state(account)
+           clear_before: dt.datetime | None = None, quiet: dt.timedelta = QUIET) -> Numbered:
+    """Number the account's pending entries: at most `rounds` transactions (each up to ~49 changes), as many as
+    one read of the pending entries holds before reading again (a backlog of thousands is read once per
+    PENDING_READ entries, not once per transaction). `settled_before`: leave them (done) while every pending
+    change is younger, to a reader numbering inline. `clear_before`: delete the entries emptied before then
+    (`clear`). `quiet`: a resource numbered before and changed again within it is busy (`_removal`)."""
+    numbered, lost, done_rounds, head = 0, 0, 0, None
+    quiet_before: str | None = iso(now - quiet)
+    while done_rounds < rounds:
+        state = read_state(account, min(PENDING_READ, (rounds - done_rounds) * PER_TRANSACTION))
         head = state.head
-        if not state.pending:
-            if clear_before is not None:
-                clear([item for item in state.emptied if item.get("numbered_at", "") < iso(clear_before)])
-            return Numbered(numbered, True, state.head)
+        if clear_before is not None:
+            clear([item for item in state.emptied if item.get("numbered_at", "") < iso(clear_before)])
+            clear_before = None
+        if not state.pending:  # (a read that stopped at its bound among emptied entries has not seen them all)
+            return Numbered(numbered, state.complete, state.head)
         if settled_before is not None and state.pending[0]["changes"][0]["at"] > iso(settled_before):
             return Numbered(numbered, True, state.head)
-        items, moved, everything = _plan(account, state.pending, state.head, _selection(account), now)
-        try:
-            table.client().transact_write_items(TransactItems=items, ClientRequestToken=uuid.uuid4().hex)
-        except ClientError as error:
-            if not table.cancellation_codes(error):
-                raise
-            # Another sequencer moved the head, or a write appended to an entry we read: read again.
-            lost += 1
-            if lost >= MAX_ATTEMPTS:
-                return Numbered(numbered, False, state.head)
-            back_off(lost, time.sleep, first=0.002, cap=0.05)
-            continue
-        numbered += moved.sequence - state.head.sequence
-        head = moved
-        if everything and len(state.pending) < PENDING_READ:
-            return Numbered(numbered, True, head)
+        selected, pending, complete = _selection(account), state.pending, state.complete
+        while pending and done_rounds < rounds:
+            items, moved, took = _plan(account, pending, head, selected, now, quiet_before)
+            done_rounds += 1
+            try:
+                table.client().transact_write_items(TransactItems=items, ClientRequestToken=uuid.uuid4().hex)
+            except ClientError as error:
+                if not table.cancellation_codes(error):
+                    raise
+                # Another sequencer moved the head, or a write appended to an entry we read: read again, and
+                # from now on keep what we empty (a delete would be refused by the next append again).
+                lost += 1
+                quiet_before = None
+                if lost >= MAX_ATTEMPTS:
+                    return Numbered(numbered, False, head)
+                back_off(lost, time.sleep, first=0.002, cap=0.05)
+                break
+            numbered += moved.sequence - head.sequence
+            head = moved
+            pending = _left(pending, took)
+        else:
+            if not pending and complete:
+                return Numbered(numbered, True, head)
     return Numbered(numbered, False, head)  # a head read or committed, never one only planned
 
 
@@ -223,16 +280,10 @@ def clear(emptied: list[dict]) -> int:
     return cleared
 
 
-def accounts_pending(now: dt.datetime, limit: int) -> list[str]:
-    """Accounts with pending entries (from the sparse index, which lags a little), oldest first, each once."""
-    found = table.due_items(keys.GSI3, keys.FEED_PENDING, keys.due_bound(iso(now)), limit)
-    return list(dict.fromkeys(item["GSI3SK"].split("#", 1)[1] for item in found))
-
-
 def woken(record_name: str, image: dict) -> str | None:
     """The account a stream record of a pending entry asks to number (a write appended to it)."""
     if record_name not in ("INSERT", "MODIFY"):
         return None
     if not keys.in_queue((image.get("GSI3PK") or {}).get("S"), keys.FEED_PENDING) or not (image.get("changes") or {}).get("L"):
         return None
-    return (image.get("GSI3SK") or {}).get("S", "#").split("#", 1)[1] or None
+    return keys.account_of_pk((image.get("PK") or {}).get("S", "")) or None

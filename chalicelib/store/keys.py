@@ -264,7 +264,7 @@ def outbox_lane_key(account: str) -> dict:
 # one entry item per sequence in a partition of its own, read in order with one Query. A write commits its change
 # with a pending entry (one item per resource, its changes in commit order) that the sequencer numbers later. The
 # head and the pending entries sort next to each other in the account's partition, so one Query reads both.
-FEED_PENDING = "FEED#PENDING"  # GSI3PK prefix of accounts with pending entries; GSI3SK <first pending iso>#<account>
+FEED_PENDING = "FEED#PENDING"  # GSI3PK prefix of accounts with pending entries; GSI3SK <account>#<resource key>
 FEED_HEAD_SK = "FEED#HEAD"
 FEED_PENDING_PREFIX = "FEED#PENDING#"
 FEED_PENDING_END = "FEED#PENDING$"  # just above every pending entry's sort key ("$" follows "#")
@@ -274,8 +274,19 @@ def feed_pending_key(account: str, resource_key: str) -> dict:
     return {"PK": account_pk(account), "SK": f"{FEED_PENDING_PREFIX}{resource_key}"}
 
 
-def feed_pending_gsi(since_iso: str, account: str) -> dict:
-    return {"GSI3PK": queue_partition(FEED_PENDING, account), "GSI3SK": f"{since_iso}#{account}"}
+def feed_pending_gsi(account: str, resource_key: str) -> dict:
+    """Sorted by account, so a sweep takes one turn per account (a skip past the account's entries), however many
+    entries one account has pending (items written before this carry `<first pending iso>#<account>`)."""
+    return {"GSI3PK": queue_partition(FEED_PENDING, account), "GSI3SK": f"{account}#{resource_key}"}
+
+
+def past_account(sort_key: str) -> str:
+    """A bound above every pending index key that starts like `sort_key` up to its first '#'."""
+    return f"{sort_key.split('#', 1)[0]}#\uffff"
+
+
+def account_of_pk(pk: str) -> str:
+    return pk.removeprefix(ACCOUNT_PREFIX)
 
 
 def feed_head_key(account: str) -> dict:

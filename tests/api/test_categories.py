@@ -206,8 +206,8 @@ def test_a_category_that_keeps_changing_under_a_put_is_409_and_unchanged(api, mo
 
 @pytest.mark.pending_feed
 def test_a_category_with_too_many_unnumbered_changes_is_409_and_a_keyed_retry_does_the_work(api, monkeypatch):
-    """The store gives up (feed.FeedBusy) while a resource has FEED_PENDING_PER_RESOURCE changes unnumbered: the
-    client gets 409 with nothing written, the Idempotency-Key is let go, and once the sequencer caught up the same
+    """The store gives up (feed.FeedBacklog) while a resource has FEED_PENDING_PER_RESOURCE changes unnumbered: the
+    client gets 409 with its own detail and Retry-After 5 and nothing written, the Idempotency-Key is let go, and once the sequencer caught up the same
     keyed request creates the category."""
     from chalicelib.service import clock
     from chalicelib.store import feed, feed_numbering
@@ -219,7 +219,11 @@ def test_a_category_with_too_many_unnumbered_changes_is_409_and_a_keyed_retry_do
     keyed = {"Idempotency-Key": "create-full"}
     response = api.post("/categories", {"id": "full", "name": "Again"}, headers=keyed)
     problem(response, 409, "conflict")
-    assert response.data["detail"] == "the account is being changed by many requests at once; try again"
+    # Not the generic contention answer: retrying cannot help until numbering runs, within §13's 5 seconds.
+    assert response.data["detail"] == (
+        "this resource has too many changes waiting for their place in the change feed; retry after Retry-After seconds"
+    )
+    assert response.headers["Retry-After"] == "5"
     assert api.get("/categories/full").status_code == 404
     feed_numbering.number("acme", clock.now())
     retried = api.post("/categories", {"id": "full", "name": "Again"}, headers=keyed)

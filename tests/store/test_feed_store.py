@@ -16,7 +16,7 @@ import pytest
 from chalicelib.domain.errors import Busy
 from chalicelib.service import catalogue, changes, customers, deliveries, ordering, pricing, settings, webhooks
 from chalicelib.service import feed_numbering as numbering
-from chalicelib.store import feed, feed_numbering, keys, table
+from chalicelib.store import feed, feed_numbering, feed_queue, keys, table
 from chalicelib.store.feed import FeedBusy
 from tests.transactions import cancelled, intercept
 
@@ -465,27 +465,58 @@ def test_a_reader_numbers_changes_of_any_age(shop, fake_clock):
     assert page["max_sequence"] == before + 1
 
 
-def test_an_emptied_pending_entry_stays_until_it_was_empty_a_while_then_a_sweep_deletes_it(shop, fake_clock):
+def number_keeping(monkeypatch, fake_clock) -> None:
+    """A numbering refused once (as when a write appended to an entry it would delete): it keeps the entries it
+    empties from then on."""
+    refusals = []
+
+    def refused_once(send, **request):
+        if not refusals:
+            refusals.append(True)
+            raise cancelled(["ConditionalCheckFailed"] + ["None"] * (len(request["TransactItems"]) - 1), "appended")
+        return send(**request)
+
+    real = intercept(monkeypatch, refused_once)
+    feed_numbering.number(ACCOUNT, fake_clock.now())
+    monkeypatch.setattr(table, "client", lambda: real)
+
+
+def test_an_emptied_pending_entry_of_a_busy_resource_stays_until_it_was_empty_a_while_then_a_sweep_deletes_it(shop, fake_clock, monkeypatch):
+    """A numbering refused once keeps the entries it empties; so does one of a resource numbered before and
+    changed again within QUIET. Others are deleted by the numbering that empties them."""
     number_at(fake_clock)
     catalogue.put_category(ACCOUNT, "once", {"name": "Once"})
-    feed_numbering.number(ACCOUNT, fake_clock.now())
+    number_keeping(monkeypatch, fake_clock)
     emptied = _pending_item("category#once")
     assert emptied is not None and emptied["changes"] == []  # a write appending now is not refused by a delete
-    assert ACCOUNT in feed_numbering.accounts_pending(fake_clock.now() + dt.timedelta(seconds=1), 100)
+    assert ACCOUNT in feed_queue.accounts_pending(100)
     fake_clock.advance(numbering.CLEAR_EMPTIED_AFTER)
     numbering.sweep(fake_clock.now() + dt.timedelta(seconds=30))
     assert _pending_item("category#once") is not None  # empty for exactly CLEAR_EMPTIED_AFTER: not yet
     fake_clock.advance(dt.timedelta(milliseconds=1))
     numbering.sweep(fake_clock.now() + dt.timedelta(seconds=30))
     assert _pending_item("category#once") is None
-    assert ACCOUNT not in feed_numbering.accounts_pending(fake_clock.now() + dt.timedelta(seconds=1), 100)
+    assert ACCOUNT not in feed_queue.accounts_pending(100)
+    catalogue.put_category(ACCOUNT, "once", {"name": "Busy again"})
+    feed_numbering.number(ACCOUNT, fake_clock.now())
+    assert _pending_item("category#once") is None  # recreated, never numbered since: deleted when numbered
+    catalogue.put_category(ACCOUNT, "once", {"name": "Busy"})
+    number_keeping(monkeypatch, fake_clock)
+    catalogue.put_category(ACCOUNT, "once", {"name": "Busier"})  # numbered before, changed within QUIET
+    feed_numbering.number(ACCOUNT, fake_clock.now())
+    assert _pending_item("category#once")["changes"] == []
+    fake_clock.advance(feed_numbering.QUIET)
+    catalogue.put_category(ACCOUNT, "once", {"name": "Quiet"})
+    fake_clock.advance(feed_numbering.QUIET + dt.timedelta(milliseconds=1))
+    feed_numbering.number(ACCOUNT, fake_clock.now())
+    assert _pending_item("category#once") is None
 
 
-def test_clearing_keeps_an_entry_a_write_appended_to_and_deletes_the_others(shop, fake_clock):
+def test_clearing_keeps_an_entry_a_write_appended_to_and_deletes_the_others(shop, fake_clock, monkeypatch):
     before = number_at(fake_clock)
     for name in ("a", "b", "c"):
         catalogue.put_category(ACCOUNT, name, {"name": name})
-    feed_numbering.number(ACCOUNT, fake_clock.now())
+    number_keeping(monkeypatch, fake_clock)
     mine = [f"FEED#PENDING#category#{n}" for n in ("a", "b", "c")]
     emptied = [item for item in feed_numbering.read_state(ACCOUNT).emptied if item["SK"] in mine]
     assert sorted(item["SK"] for item in emptied) == mine

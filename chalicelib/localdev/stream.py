@@ -1,0 +1,122 @@
+"""`make run`: the table's stream drives the background work as the Lambda event source mapping does in AWS.
+
+DynamoDB Local keeps a stream of the table (ListStreams, DescribeStream, GetShardIterator, GetRecords, with
+transactional writes in it). `StreamFeeder` polls each open shard every POLL_SECONDS (Lambda polls a shard about
+four times a second), hands a batch of at most BATCH records to the very handler the stream's Lambda runs
+(jobs/handlers.on_table_change, as a Chalice DynamoDBEvent), and reads its `batchItemFailures`: the batch is
+tried again from its first failed record, at most RETRIES times (then logged and skipped, as the on-failure
+destination takes it in AWS); the schedule's loops are the safety net. Shards opened later are read from their
+start; the ones open when it starts, from their end (what was written before is the schedule's).
+"""
+import datetime as dt
+import logging
+import threading
+from typing import Callable
+
+log = logging.getLogger("supplier-ordering.stream")
+
+POLL_SECONDS = 0.25
+BATCH = 100
+RETRIES = 5  # deploy_template.STREAM_RETRIES
+SHARDS_EVERY = 20  # polls between two reads of the stream's shards
+
+
+def _as_lambda_record(record: dict, stream_arn: str) -> dict:
+    """A GetRecords record as Lambda hands it over (the creation time in epoch seconds, the stream's ARN)."""
+    stream = dict(record["dynamodb"])
+    created = stream.get("ApproximateCreationDateTime")
+    if isinstance(created, dt.datetime):
+        stream["ApproximateCreationDateTime"] = created.timestamp()
+    stream.setdefault("ApproximateCreationDateTime", 0)
+    return {"eventSourceARN": stream_arn, **record, "dynamodb": stream}
+
+
+class StreamFeeder:
+    def __init__(self, tables, streams, table_name: str, handler: Callable | None = None):
+        self.tables, self.client = tables, streams  # a dynamodb client and a dynamodbstreams client
+        self.table_name = table_name
+        self.handler = handler or _lambda_handler
+        self.iterators: dict[str, str] = {}
+        self.polls = 0
+        self.stream_arn: str | None = None
+
+    def _streams(self) -> None:
+        if self.stream_arn is None:
+            self.stream_arn = self.tables.describe_table(TableName=self.table_name)["Table"]["LatestStreamArn"]
+            first = True
+        else:
+            first = False
+        shards = self.client.describe_stream(StreamArn=self.stream_arn)["StreamDescription"]["Shards"]
+        for shard in shards:
+            shard_id = shard["ShardId"]
+            if shard_id in self.iterators or shard_id in getattr(self, "_closed", set()):
+                continue
+            position = "LATEST" if first else "TRIM_HORIZON"
+            self.iterators[shard_id] = self.client.get_shard_iterator(
+                StreamArn=self.stream_arn, ShardId=shard_id, ShardIteratorType=position
+            )["ShardIterator"]
+
+    def poll_once(self) -> int:
+        """Read every open shard once and hand what it holds to the handler; the records handed."""
+        if self.polls % SHARDS_EVERY == 0:
+            self._streams()
+        self.polls += 1
+        handed = 0
+        for shard_id, iterator in list(self.iterators.items()):
+            response = self.client.get_records(ShardIterator=iterator, Limit=BATCH)
+            records = response.get("Records", [])
+            if response.get("NextShardIterator"):
+                self.iterators[shard_id] = response["NextShardIterator"]
+            else:
+                del self.iterators[shard_id]  # the shard closed: its children are read next time
+                self._closed = getattr(self, "_closed", set()) | {shard_id}
+            if records:
+                self.deliver([_as_lambda_record(record, self.stream_arn) for record in records])
+                handed += len(records)
+        return handed
+
+    def deliver(self, records: list[dict]) -> None:
+        """One batch, retried from its first failed record as the event source mapping does."""
+        for attempt in range(RETRIES + 1):
+            try:
+                answer = self.handler({"Records": records}) or {}
+                failed = {item["itemIdentifier"] for item in answer.get("batchItemFailures", [])}
+            except Exception:  # noqa: BLE001 - the whole batch failed: retried whole
+                log.exception("stream batch failed (attempt %s)", attempt + 1)
+                failed = {records[0]["dynamodb"]["SequenceNumber"]}
+            if not failed:
+                return
+            first = next(i for i, record in enumerate(records) if record["dynamodb"]["SequenceNumber"] in failed)
+            records = records[first:]
+        log.error("stream batch given up after %s retries from record %s; the schedule takes its work",
+                  RETRIES, records[0]["dynamodb"]["SequenceNumber"])
+
+    def run_forever(self, stop_event: threading.Event) -> None:
+        from ..service import clock
+
+        while not stop_event.is_set():
+            try:
+                self.poll_once()
+            except Exception:  # noqa: BLE001 - the loop must survive a DynamoDB hiccup
+                log.exception("reading the table's stream failed; trying again")
+                self.stream_arn, self.iterators, self.polls = None, {}, 0
+            clock.current().wait(POLL_SECONDS, stop_event)
+
+
+def feeder() -> StreamFeeder:
+    """The feeder of this process's table (store/table.py), on the endpoint the store uses."""
+    import boto3
+
+    from ..store import table
+
+    tables = table.client()
+    streams = boto3.client("dynamodbstreams", endpoint_url=tables.meta.endpoint_url, region_name=tables.meta.region_name)
+    return StreamFeeder(tables, streams, table.name())
+
+
+def _lambda_handler(event: dict):
+    from chalice.app import DynamoDBEvent
+
+    from ..jobs import handlers
+
+    return handlers.on_table_change(DynamoDBEvent(event, None))

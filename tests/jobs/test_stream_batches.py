@@ -1,0 +1,54 @@
+"""Issue 34: the table stream's handler answers the records whose work failed (Powertools' batch utility), so the
+event source mapping retries those (bisecting, a bounded number of times, then its on-failure queue) instead of
+a failing batch holding its shard, or a failure being dropped."""
+import pytest
+
+from chalicelib.domain.feed import Change, ChangeType
+from chalicelib.service import clock
+from chalicelib.store import feed, feed_numbering, keys, table
+
+pytestmark = [pytest.mark.usefixtures("accounts_ready", "fake_clock"), pytest.mark.pending_feed]
+
+
+def pending_record(account: str, sequence_number: str) -> dict:
+    resource = "category#mine"
+    item = {**keys.feed_pending_key(account, resource), **keys.feed_pending_gsi(account, resource),
+            "changes": [{"type": "category.created", "resource": "category", "id": "mine", "at": "2026-05-04T09:30:00.000Z"}]}
+    return {
+        "eventID": sequence_number, "eventName": "MODIFY", "eventSource": "aws:dynamodb", "awsRegion": "us-east-1",
+        "eventSourceARN": "arn:aws:dynamodb:us-east-1:000000000000:table/t/stream/x",
+        "dynamodb": {"ApproximateCreationDateTime": 1700000000, "Keys": table.to_item({"PK": item["PK"], "SK": item["SK"]}),
+                     "NewImage": table.to_item(item), "SequenceNumber": sequence_number, "SizeBytes": 10,
+                     "StreamViewType": "NEW_IMAGE"},
+    }
+
+
+def invoke(records: list[dict]) -> dict:
+    from chalice.test import Client
+
+    from app import app
+
+    with Client(app) as client:
+        return client.lambda_.invoke("table_stream", {"Records": records}).payload
+
+
+def test_a_batch_whose_work_succeeded_reports_no_failure():
+    feed.commit("acme", [], [Change(ChangeType.CATEGORY_CREATED, "mine")], clock.now())
+    assert invoke([pending_record("acme", "101")]) == {"batchItemFailures": []}
+    assert feed.read_head("acme").sequence == 1
+
+
+def test_only_the_records_of_an_account_whose_numbering_failed_are_answered_as_failed(monkeypatch):
+    for account in ("acme", "other"):
+        feed.commit(account, [], [Change(ChangeType.CATEGORY_CREATED, "mine")], clock.now())
+    real = feed_numbering.number
+
+    def failing_for_acme(account, now, **options):
+        if account == "acme":
+            raise RuntimeError("DynamoDB hiccup")
+        return real(account, now, **options)
+
+    monkeypatch.setattr(feed_numbering, "number", failing_for_acme)
+    answer = invoke([pending_record("acme", "101"), pending_record("other", "102"), pending_record("acme", "103")])
+    assert answer == {"batchItemFailures": [{"itemIdentifier": "101"}, {"itemIdentifier": "103"}]}
+    assert (feed.read_head("acme").sequence, feed.read_head("other").sequence) == (0, 1)
