@@ -1,4 +1,5 @@
 """Use cases of the catalogue: products and categories."""
+import json
 from typing import NamedTuple
 
 from ..domain.errors import Busy, Conflict, NotFound, PreconditionFailed, invalid
@@ -23,6 +24,11 @@ class ProductView(NamedTuple):  # not a dataclass: its class is built on every c
 
     body: dict | str
     revision: str
+
+    @property
+    def data(self) -> dict:
+        """The document as the API answers it."""
+        return self.body if isinstance(self.body, dict) else json.loads(self.body)
 
 
 def get_product(account: str, product_id: str) -> ProductView:
