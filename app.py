@@ -3,6 +3,7 @@
 Every route is registered from http/route_table.py and its module imported on the route's first request, so a
 cold start loads what its request needs (bench/README.md).
 """
+
 from chalice import Chalice
 
 from chalicelib.http import edge, fallbacks, logs, route_table

@@ -5,6 +5,7 @@ peak RSS}. `app` imports
 the service and answers GET /products/:id through the Lambda entry point; `floor` only imports boto3 and
 chalice and does one GetItem — the least any Lambda of this stack can do.
 """
+
 import json
 import os
 import resource
@@ -28,8 +29,13 @@ def app() -> None:
 
     # The API Gateway proxy event Lambda would receive; built by hand so no test tooling is imported.
     event = {
-        "requestContext": {"httpMethod": "GET", "resourcePath": "/products/{product_id}", "path": "/products/p0001",
-                           "requestId": "cold", "identity": {"sourceIp": "127.0.0.1"}},
+        "requestContext": {
+            "httpMethod": "GET",
+            "resourcePath": "/products/{product_id}",
+            "path": "/products/p0001",
+            "requestId": "cold",
+            "identity": {"sourceIp": "127.0.0.1"},
+        },
         "headers": {"authorization": f"token {os.environ['BENCH_TOKEN']}"},
         "multiValueHeaders": {},
         "pathParameters": {"product_id": "p0001"},
@@ -47,4 +53,6 @@ if __name__ == "__main__":
     elapsed = (time.time() - STARTED) * 1000
     usage = resource.getrusage(resource.RUSAGE_SELF)
     cpu_ms = (usage.ru_utime + usage.ru_stime) * 1000  # CPU time: what a busy machine's waiting does not inflate
-    print(json.dumps({"ms": round(elapsed, 1), "cpu_ms": round(cpu_ms, 1), "peak_mb": round(usage.ru_maxrss / 1024, 1)}))
+    print(
+        json.dumps({"ms": round(elapsed, 1), "cpu_ms": round(cpu_ms, 1), "peak_mb": round(usage.ru_maxrss / 1024, 1)})
+    )

@@ -15,6 +15,7 @@ through the Lambda entry point with API Gateway events:
 Cold starts of the floor (imports boto3 + chalice, one GetItem), the baseline and this tree alternate, so a noisy
 shared machine moves all three alike; each figure is a ratio taken within this one run.
 """
+
 import json
 import os
 import statistics
@@ -42,14 +43,11 @@ TARGETS = {
     "status_page_ratio": ("GET /deliveries?status=REQUESTED page of 50: app ÷ DynamoDB", 2.0),
     "peak_mb": ("peak memory of a cold start (MB)", 120),
 }
-PAGES = {
-    "products_page": "/products",
-    "deliveries_page": "/deliveries",
-    "status_page": "/deliveries?status=REQUESTED",
-}
+PAGES = {"products_page": "/products", "deliveries_page": "/deliveries", "status_page": "/deliveries?status=REQUESTED"}
 
 
 # ---- in the worker: one code version, imported from its root ----
+
 
 def _seed(call) -> None:
     from bench import seed
@@ -60,11 +58,17 @@ def _seed(call) -> None:
     # Written out, not seed.py's loop: this seed also runs against the baseline tree's bench/seed.py.
     for n in range(11, PAGE_PRODUCTS + 1):
         product = {
-            "id": f"p{n:04d}", "status": "ACTIVE", "category": "beer", "name": f"Lager {n}",
+            "id": f"p{n:04d}",
+            "status": "ACTIVE",
+            "category": "beer",
+            "name": f"Lager {n}",
             "vessel": {"size": 0.33, "unit": "l", "type": "BO"},
             "bundles": [{"id": "crate", "type": "CT", "size": 24}, {"type": "PX", "size": 40}],
             "price": 150 + n,
-            "pricing": {"strategy": "INCREMENTAL", "price_points": [{"from": 1, "price": 160}, {"from": 6, "price": 150}]},
+            "pricing": {
+                "strategy": "INCREMENTAL",
+                "price_points": [{"from": 1, "price": 160}, {"from": 6, "price": 150}],
+            },
         }
         status, _ = call("PUT", f"/products/{product['id']}", product)
         assert status == 200, status
@@ -150,9 +154,16 @@ def worker(root: str, table_name: str) -> dict:
 
 # ---- in the parent ----
 
+
 def _worker(root: Path, table_name: str) -> dict:
-    out = subprocess.run([sys.executable, str(Path(__file__).resolve()), "worker", str(root), table_name],
-                         cwd=root, env=dict(os.environ), capture_output=True, text=True, check=False)
+    out = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "worker", str(root), table_name],
+        cwd=root,
+        env=dict(os.environ),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if out.returncode != 0:
         raise RuntimeError(f"bench worker for {root} failed:\n{out.stderr[-4000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -160,16 +171,26 @@ def _worker(root: Path, table_name: str) -> dict:
 
 def _cold_start(root: Path, kind: str, table_name: str) -> dict:
     env = dict(os.environ, BENCH_STARTED=repr(time.time()), BENCH_TOKEN=TOKEN, TABLE_NAME=table_name)
-    out = subprocess.run([sys.executable, str(ROOT / "bench" / "coldstart.py"), kind], cwd=root, env=env,
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "coldstart.py"), kind],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def _compile(root: Path) -> None:
     """Bytecode for the tree, as a second start or a package built with it has (deploy_template.py): with
     PYTHONDONTWRITEBYTECODE set, as on these machines, a cold start would otherwise compile every module it loads."""
-    subprocess.run([sys.executable, "-m", "compileall", "-q", "app.py", "chalicelib"], cwd=root, check=True,
-                   stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", "app.py", "chalicelib"],
+        cwd=root,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
 
 
 def _baseline_tree(directory: str) -> Path:
@@ -204,10 +225,15 @@ def compare(endpoint: str) -> dict:
     for name in versions:
         app_ms = statistics.median(r["ms"] for r in colds[name])
         app_cpu = statistics.median(r["cpu_ms"] for r in colds[name])
-        results[name]["cold_start"] = {"app_ms": app_ms, "floor_ms": floor_ms, "ratio": round(app_ms / floor_ms, 2),
-                                       "app_cpu_ms": app_cpu, "floor_cpu_ms": floor_cpu,
-                                       "cpu_ratio": round(app_cpu / floor_cpu, 2),
-                                       "peak_mb": max(r["peak_mb"] for r in colds[name])}
+        results[name]["cold_start"] = {
+            "app_ms": app_ms,
+            "floor_ms": floor_ms,
+            "ratio": round(app_ms / floor_ms, 2),
+            "app_cpu_ms": app_cpu,
+            "floor_cpu_ms": floor_cpu,
+            "cpu_ratio": round(app_cpu / floor_cpu, 2),
+            "peak_mb": max(r["peak_mb"] for r in colds[name]),
+        }
     results["floor_peak_mb"] = max(r["peak_mb"] for r in colds["floor"])
     results["baseline_commit"] = BASELINE
     return results
@@ -239,18 +265,25 @@ def print_table(results: dict) -> bool:
         o, n = results["baseline"][key], results["change"][key]
         print(f"  {key:60} {o['app_ms']:>7}/{o['ddb_ms']:<7} {n['app_ms']:>7}/{n['ddb_ms']:<7}")
     c, b = results["change"]["cold_start"], results["baseline"]["cold_start"]
-    print(f"  {'cold start ms (app / floor)':60} {b['app_ms']:>7}/{b['floor_ms']:<7} {c['app_ms']:>7}/{c['floor_ms']:<7}")
+    print(
+        f"  {'cold start ms (app / floor)':60} {b['app_ms']:>7}/{b['floor_ms']:<7} {c['app_ms']:>7}/{c['floor_ms']:<7}"
+    )
     # CPU time is what waiting on a busy machine does not inflate: a cross-check of the wall-clock ratio.
-    print(f"  {'cold start CPU ms (app / floor)':60} {b['app_cpu_ms']:>7}/{b['floor_cpu_ms']:<7} "
-          f"{c['app_cpu_ms']:>7}/{c['floor_cpu_ms']:<7}  ratio {b['cpu_ratio']} / {c['cpu_ratio']}")
+    print(
+        f"  {'cold start CPU ms (app / floor)':60} {b['app_cpu_ms']:>7}/{b['floor_cpu_ms']:<7} "
+        f"{c['app_cpu_ms']:>7}/{c['floor_cpu_ms']:<7}  ratio {b['cpu_ratio']} / {c['cpu_ratio']}"
+    )
     return met_all
 
 
 def main() -> int:
     sys.path.insert(0, str(ROOT))
     os.environ.update(
-        AWS_ACCESS_KEY_ID="bench", AWS_SECRET_ACCESS_KEY="bench", AWS_DEFAULT_REGION="us-east-1",
-        SIGNING_SECRET="bench-secret", POWERTOOLS_LOG_LEVEL="WARNING",
+        AWS_ACCESS_KEY_ID="bench",
+        AWS_SECRET_ACCESS_KEY="bench",
+        AWS_DEFAULT_REGION="us-east-1",
+        SIGNING_SECRET="bench-secret",
+        POWERTOOLS_LOG_LEVEL="WARNING",
     )
     from chalicelib.localdev import dynamodb_local
 

@@ -5,6 +5,7 @@
 - a feed page of 1000 entries: requests, capacity and milliseconds, without and with include=data;
 (One account's write rate against many accounts', over HTTP with several API processes: bench/feed_rate.py.)
 """
+
 import os
 import sys
 from pathlib import Path
@@ -26,8 +27,13 @@ PAGE_RUNS = int(os.environ.get("BENCH_FEED_PAGE_RUNS", "20"))
 def write_rows(rows: list[dict]) -> list[dict]:
     """The main table's write rows, judged against "requests before the feed + 1"."""
     return [
-        {"endpoint": r["endpoint"], "requests": r["requests"], "capacity": r["capacity"],
-         "target": BEFORE_FEED[r["endpoint"]] + 1, "ok": r["requests"] <= BEFORE_FEED[r["endpoint"]] + 1}
+        {
+            "endpoint": r["endpoint"],
+            "requests": r["requests"],
+            "capacity": r["capacity"],
+            "target": BEFORE_FEED[r["endpoint"]] + 1,
+            "ok": r["requests"] <= BEFORE_FEED[r["endpoint"]] + 1,
+        }
         for r in rows
         if r["endpoint"] in BEFORE_FEED
     ]
@@ -48,16 +54,16 @@ def feed_page(call, meter, token: str) -> dict:
         meter.reset()
         status, _ = call("GET", f"/changes?after=0&{query}", token=token)
         assert status == 200, status
-        figures[name] = {"requests": meter.requests, "capacity": round(meter.capacity, 2),
-                         **harness.timings(lambda: call("GET", f"/changes?after=0&{query}", token=token), PAGE_RUNS)}
+        figures[name] = {
+            "requests": meter.requests,
+            "capacity": round(meter.capacity, 2),
+            **harness.timings(lambda: call("GET", f"/changes?after=0&{query}", token=token), PAGE_RUNS),
+        }
     return figures
 
 
 def figures(call, meter, token: str, rows: list[dict]) -> dict:
-    return {
-        "writes": write_rows(rows),
-        "feed_page": feed_page(call, meter, token),
-    }
+    return {"writes": write_rows(rows), "feed_page": feed_page(call, meter, token)}
 
 
 def print_section(found: dict) -> None:
@@ -67,15 +73,21 @@ def print_section(found: dict) -> None:
     for r in found["writes"]:
         print(f"{r['endpoint']:44} {r['requests']:>4} {r['target']:>6} {r['capacity']:>8}{'' if r['ok'] else '  OVER'}")
     for name, page in found["feed_page"].items():
-        print(f"GET /changes, {name:30} {page['requests']:>4} req (target 2) {page['capacity']:>8} RCU "
-              f"{page['median_ms']:>8} ms median {page['p95_ms']:>8} ms p95")
+        print(
+            f"GET /changes, {name:30} {page['requests']:>4} req (target 2) {page['capacity']:>8} RCU "
+            f"{page['median_ms']:>8} ms median {page['p95_ms']:>8} ms p95"
+        )
 
 
 def main() -> int:
     """On its own: a fresh DynamoDB Local, the seeded world of bench/seed.py, the main writes measured once."""
     os.environ.update(
-        AWS_ACCESS_KEY_ID="bench", AWS_SECRET_ACCESS_KEY="bench", AWS_DEFAULT_REGION="us-east-1",
-        TABLE_NAME="bench-feed", SIGNING_SECRET="bench-secret", POWERTOOLS_LOG_LEVEL="WARNING",
+        AWS_ACCESS_KEY_ID="bench",
+        AWS_SECRET_ACCESS_KEY="bench",
+        AWS_DEFAULT_REGION="us-east-1",
+        TABLE_NAME="bench-feed",
+        SIGNING_SECRET="bench-secret",
+        POWERTOOLS_LOG_LEVEL="WARNING",
     )
     from chalicelib.localdev import dynamodb_local
 
@@ -99,7 +111,9 @@ def main() -> int:
             call("GET", "/categories?limit=1", token=customer)
             meter.reset()
             status, _ = call(method, path, body, token=customer)
-            rows.append({"endpoint": name, "status": status, "requests": meter.requests, "capacity": round(meter.capacity, 2)})
+            rows.append(
+                {"endpoint": name, "status": status, "requests": meter.requests, "capacity": round(meter.capacity, 2)}
+            )
         print_section(figures(call, meter, token, rows))
     finally:
         server.stop()

@@ -7,6 +7,7 @@ itself, then the `GET /changes?after=latest` that numbers it minus that read wit
 numbering, its events and clean-up). Also: the read with nothing pending after a burst of writes, and the cost
 of one more PATCH of a product with 1 and with 40 of its changes waiting unnumbered (flat or not).
 """
+
 import json
 import os
 import sys
@@ -18,15 +19,27 @@ sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
 
 USER = {"name": "Bench User", "email": "bench@example.com"}
 ADDRESS = {"address1": "Main St 1", "zip": "00100", "city": "Helsinki", "country": "FI"}
-PRODUCT = {"status": "ACTIVE", "category": "beer", "name": "Lager", "price": 150,
-           "vessel": {"size": 0.33, "unit": "l", "type": "BO"}, "bundles": [{"id": "crate", "type": "CT", "size": 24}]}
+PRODUCT = {
+    "status": "ACTIVE",
+    "category": "beer",
+    "name": "Lager",
+    "price": 150,
+    "vessel": {"size": 0.33, "unit": "l", "type": "BO"},
+    "bundles": [{"id": "crate", "type": "CT", "size": 24}],
+}
 KINDS = [  # (name, method, path, body, as customer)
     ("PUT /products/:id (new)", "PUT", "/products/n{n}", PRODUCT, False),
     ("PUT /products/:id (changed)", "PUT", "/products/p1", {**PRODUCT, "name": "Lager {n}"}, False),
     ("PATCH /products/:id", "PATCH", "/products/p1", {"price": "{price}"}, False),
     ("PUT /categories/:id", "PUT", "/categories/c{n}", {"name": "Cat {n}"}, False),
     ("PATCH /customers/:id", "PATCH", "/customers/c1", {"price_group": "g{n}"}, False),
-    ("POST /customer/deliveries (order)", "POST", "/customer/deliveries", {"items": [{"id": "p2", "count": 2}], "user": USER}, True),
+    (
+        "POST /customer/deliveries (order)",
+        "POST",
+        "/customer/deliveries",
+        {"items": [{"id": "p2", "count": 2}], "user": USER},
+        True,
+    ),
 ]
 RUNS = 5
 
@@ -71,14 +84,23 @@ def measure(call, meter, token: str, customer: str) -> dict:
         if n in (1, 40):
             waiting[n] = round(cost, 2)
     numbering_read()
-    return {"kinds": kinds, "read_nothing_pending": round(idle, 2), "read_nothing_pending_after_150_writes": round(after_burst, 2),
-            "patch_with_waiting_changes": waiting}
+    return {
+        "kinds": kinds,
+        "read_nothing_pending": round(idle, 2),
+        "read_nothing_pending_after_150_writes": round(after_burst, 2),
+        "patch_with_waiting_changes": waiting,
+    }
 
 
 def main() -> int:
-    os.environ.update(AWS_ACCESS_KEY_ID="bench", AWS_SECRET_ACCESS_KEY="bench", AWS_DEFAULT_REGION="us-east-1",
-                      TABLE_NAME="bench-feed-cost", SIGNING_SECRET="bench-secret-bench-secret-bench-secret",
-                      POWERTOOLS_LOG_LEVEL="WARNING")
+    os.environ.update(
+        AWS_ACCESS_KEY_ID="bench",
+        AWS_SECRET_ACCESS_KEY="bench",
+        AWS_DEFAULT_REGION="us-east-1",
+        TABLE_NAME="bench-feed-cost",
+        SIGNING_SECRET="bench-secret-bench-secret-bench-secret",
+        POWERTOOLS_LOG_LEVEL="WARNING",
+    )
     from chalicelib.localdev import dynamodb_local
 
     server = dynamodb_local.start()

@@ -2,20 +2,36 @@
 
 `python bench/feed_drain.py <tree>`: the tree to measure (this checkout, or an export of an earlier commit).
 """
-import datetime as dt, os, sys, time
+
+import datetime as dt
+import os
+import sys
+import time
+
 sys.path.insert(0, sys.argv[1])
-os.environ.update(AWS_ACCESS_KEY_ID="x", AWS_SECRET_ACCESS_KEY="x", AWS_DEFAULT_REGION="us-east-1", TABLE_NAME="drain", SIGNING_SECRET="s" * 40)
+os.environ.update(
+    AWS_ACCESS_KEY_ID="x",
+    AWS_SECRET_ACCESS_KEY="x",
+    AWS_DEFAULT_REGION="us-east-1",
+    TABLE_NAME="drain",
+    SIGNING_SECRET="s" * 40,
+)
 from chalicelib.localdev import dynamodb_local
+
 server = dynamodb_local.start()
 os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = server.endpoint
 try:
     from chalicelib.domain.feed import Change, ChangeType
-    from chalicelib.service import feed_numbering as numbering, clock
+    from chalicelib.service import clock
+    from chalicelib.service import feed_numbering as numbering
     from chalicelib.store import feed, table
+
     table.create_table()
     now = dt.datetime.now(dt.timezone.utc)
     for start in range(0, 6000, 99):
-        feed.commit("acme", [], [Change(ChangeType.PRODUCT_CREATED, f"p{n}") for n in range(start, min(6000, start + 99))], now)
+        feed.commit(
+            "acme", [], [Change(ChangeType.PRODUCT_CREATED, f"p{n}") for n in range(start, min(6000, start + 99))], now
+        )
     feed.commit("acme", [], [Change(ChangeType.DELIVERY_REQUESTED, "1", "PENDING")], now)
     began = time.perf_counter()
     while feed.read_head("acme").sequence < 6001:

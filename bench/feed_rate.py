@@ -4,11 +4,13 @@ of `make bench`, also runnable alone (`python bench/feed_rate.py`, which starts 
 The API runs as `make run` runs it: API_PROCESSES processes on one port (chalicelib/localdev/run.py), with the
 background loops (the sequencer among them) in this process. Writers are threads sending PUT /categories/:id over
 HTTP, each its own category, WRITES_EACH writes; after one warm-up run (not counted), with 20 and with 50 of them,
-on one account and then on as many accounts as writers. Counted: writes per second, answers that are not 200 (409 Busy above all), and the feed's lag at the one-account
+on one account and then on as many accounts as writers. Counted: writes per second, answers that are not 200 (409
+Busy above all), and the feed's lag at the one-account
 load: from a write's answer to its entry being readable by a reader polling GET /changes 20 times a second as its
 own instance (p50, p99); the reader runs beside both loads.
 Targets: one account >= 0.8 of the many-accounts rate, 0 refused, lag p99 <= 2 s.
 """
+
 import http.client
 import json
 import os
@@ -108,8 +110,14 @@ def run_writers(port: int, writers: int, accounts: int, lag: bool, label: str) -
     done.set()
     if watcher:
         watcher.join()
-    result = {"writers": writers, "accounts": accounts, "writes": len(answered), "refused": len(refused),
-              "seconds": round(seconds, 2), "per_second": round(len(answered) / seconds, 1)}
+    result = {
+        "writers": writers,
+        "accounts": accounts,
+        "writes": len(answered),
+        "refused": len(refused),
+        "seconds": round(seconds, 2),
+        "per_second": round(len(answered) / seconds, 1),
+    }
     if lag:
         lags = sorted(max(0.0, seen[key] - at) for key, at in answered.items() if key in seen)
         result["lag_p50_s"] = round(statistics.median(lags), 3) if lags else None
@@ -127,7 +135,13 @@ def figures(port: int) -> list[dict]:
         one = run_writers(port, writers, 1, True, f"one{writers}")
         many = run_writers(port, writers, writers, False, f"many{writers}")
         ratio = round(one["per_second"] / many["per_second"], 2) if many["per_second"] else None
-        ok = ratio is not None and ratio >= 0.8 and one["refused"] == 0 and many["refused"] == 0 and (one["lag_p99_s"] or 0) <= 2.0
+        ok = (
+            ratio is not None
+            and ratio >= 0.8
+            and one["refused"] == 0
+            and many["refused"] == 0
+            and (one["lag_p99_s"] or 0) <= 2.0
+        )
         rows.append({"writers": writers, "one_account": one, "many_accounts": many, "ratio": ratio, "ok": ok})
     return rows
 
@@ -135,12 +149,17 @@ def figures(port: int) -> list[dict]:
 def print_section(rows: list[dict]) -> None:
     print()
     print(f"One account's writes against many accounts' ({API_PROCESSES} API processes, DynamoDB Local; docs/feed.md)")
-    print(f"{'writers':>7} {'1 account w/s':>14} {'N accounts w/s':>15} {'ratio':>6} {'refused':>8} {'lag p50':>8} {'lag p99':>8}")
+    print(
+        f"{'writers':>7} {'1 account w/s':>14} {'N accounts w/s':>15} {'ratio':>6} {'refused':>8} "
+        f"{'lag p50':>8} {'lag p99':>8}"
+    )
     for row in rows:
         one, many = row["one_account"], row["many_accounts"]
-        print(f"{row['writers']:>7} {one['per_second']:>14} {many['per_second']:>15} {row['ratio']:>6} "
-              f"{one['refused'] + many['refused']:>8} {one['lag_p50_s']:>7}s {one['lag_p99_s']:>7}s"
-              f"{'' if row['ok'] else '  MISSED (target: ratio >= 0.8, 0 refused, lag p99 <= 2 s)'}")
+        print(
+            f"{row['writers']:>7} {one['per_second']:>14} {many['per_second']:>15} {row['ratio']:>6} "
+            f"{one['refused'] + many['refused']:>8} {one['lag_p50_s']:>7}s {one['lag_p99_s']:>7}s"
+            f"{'' if row['ok'] else '  MISSED (target: ratio >= 0.8, 0 refused, lag p99 <= 2 s)'}"
+        )
 
 
 def start(endpoint: str, stoppers: list) -> int:

@@ -3,6 +3,7 @@
 Requests are counted with botocore's event hooks on the service's own client, and every call is made to
 return its consumed capacity, so the numbers are what the deployed code would do, not an estimate.
 """
+
 import json
 import statistics
 import time

@@ -8,6 +8,7 @@ Prints rows per second and DynamoDB requests and capacity per row, and writes be
 Also times the upload's answer (the 202, not the import) for a file at the limits: 5 MiB, 20,000 rows, each
 with a new category name (issue 24.7: planning them must stay linear).
 """
+
 import datetime as dt
 import json
 import os
@@ -47,8 +48,12 @@ def _cell(value: str) -> str:
 def generate(rows: int, seed: int = 13) -> tuple[str, int]:
     """The file's text and how many of its rows are invalid."""
     rng = random.Random(seed)
-    categories = [f"{rng.choice(WORDS).title()} {kind} {n}" for n, kind in
-                  enumerate(rng.choice(["Beer", "Wine", "Spirits", "Juice", "Water", "Snacks"]) for _ in range(CATEGORIES))]  # fmt: skip
+    categories = [
+        f"{rng.choice(WORDS).title()} {kind} {n}"
+        for n, kind in enumerate(
+            rng.choice(["Beer", "Wine", "Spirits", "Juice", "Water", "Snacks"]) for _ in range(CATEGORIES)
+        )
+    ]
     lines, invalid = [";".join(HEADER)], 0
     for n in range(rows):
         size, unit = rng.choice([("0,33", "l"), ("0,5", "l"), ("0,75", "l"), ("1", "l"), ("250", "g"), ("1", "kg")])
@@ -149,7 +154,9 @@ def run_puts(call, meter, body: bytes) -> dict:
         if row.body is None:
             continue
         product = {k: (float(v) if hasattr(v, "as_tuple") else v) for k, v in row.body.items()}
-        product["vessel"] = {k: (float(v) if hasattr(v, "as_tuple") else v) for k, v in product.get("vessel", {}).items()} or None
+        product["vessel"] = {
+            k: (float(v) if hasattr(v, "as_tuple") else v) for k, v in product.get("vessel", {}).items()
+        } or None
         product = {k: v for k, v in product.items() if v is not None}
         product.pop("id")
         status, _ = call("PUT", f"/products/{row.product_id}", product, token=PUT_TOKEN)
@@ -225,8 +232,10 @@ def print_table(results: dict) -> None:
     for key in ("import", "reimport"):
         print(f"{key} counts: {results[key]['counts']}; requests: {results[key]['operations']}")
     upload = results["upload_answer"]
-    print(f"{'upload answer (202), new names':28} {upload['seconds']:>8}   ({upload['rows']} rows, "
-          f"{upload['bytes']} bytes, a new category name each; target <= {TARGETS['upload_answer_seconds']:.0f} s)")  # fmt: skip
+    print(
+        f"{'upload answer (202), new names':28} {upload['seconds']:>8}   ({upload['rows']} rows, "
+        f"{upload['bytes']} bytes, a new category name each; target <= {TARGETS['upload_answer_seconds']:.0f} s)"
+    )
     print(f"import is {results['import_vs_put_speedup']}x faster than one PUT per row; targets: <= "
           f"{TARGETS['seconds']:.0f} s and <= {TARGETS['requests_per_row']} requests per row")  # fmt: skip
 

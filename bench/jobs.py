@@ -10,6 +10,7 @@ The clock moves in 0.5 s steps once every lane is either done or waiting on it.
 Prints the write-to-send delay of the healthy accounts' events (median, p95, max, in simulated seconds) and
 writes bench/jobs.json. Targets: max <= 10 s, no healthy event lost, the poison event FAILED with its reason.
 """
+
 import datetime as dt
 import http.client
 import json
@@ -112,14 +113,14 @@ def delivery(delivery_id: int, lines: int = 1, message: str = "") -> dict:
 
 def write_event(account: str, delivery_id: int, now: dt.datetime, **shape) -> str:
     """A new delivery and its request-delivery event in one transaction, as placing an order writes them."""
-    from chalicelib.store import deliveries, events
+    from chalicelib.store import deliveries, event_lists
 
     data = delivery(delivery_id, **shape)
     outcome = deliveries.place(account, [data], [], now=now)  # the feed makes its event (store/feed.commit)
     assert outcome is None, outcome
     cursor = None
     while True:  # events written at one moment of the fake clock share a time, so look for the delivery's own
-        page = events.list_page(account, 100, cursor)
+        page = event_lists.list_page(account, 100, cursor)
         found = [event["event_id"] for event in page.items if int(event["delivery_id"]) == delivery_id]
         if found or page.cursor is None:
             return found[0]
@@ -188,7 +189,11 @@ def simulate() -> dict:
     clock.advance(3600)  # release the lane still waiting on the receiver that never answers
     wall = time.monotonic() - started
 
-    delays = sorted((receivers.sent[event_id] - at).total_seconds() for event_id, at in written.items() if event_id in receivers.sent)
+    delays = sorted(
+        (receivers.sent[event_id] - at).total_seconds()
+        for event_id, at in written.items()
+        if event_id in receivers.sent
+    )
     lost = [event_id for event_id in written if event_id not in receivers.sent]
     poison_event = events.get("poison", poison)
     return {
@@ -232,7 +237,10 @@ def main() -> int:
     RESULTS.write_text(json.dumps(result, indent=2) + "\n")
     rows = [
         ("accounts (48 healthy, 1 never answers with 300 pending, 1 poison)", result["accounts"]),
-        ("healthy events written / sent / lost", f"{result['healthy_events']} / {result['healthy_sent']} / {result['healthy_lost']}"),
+        (
+            "healthy events written / sent / lost",
+            f"{result['healthy_events']} / {result['healthy_sent']} / {result['healthy_lost']}",
+        ),
         ("write-to-send delay, median (simulated s)", result["delay_median_s"]),
         ("write-to-send delay, p95 (simulated s)", result["delay_p95_s"]),
         (f"write-to-send delay, max (simulated s; target <= {TARGET_MAX_SECONDS:g})", result["delay_max_s"]),
@@ -243,7 +251,10 @@ def main() -> int:
     width = max(len(name) for name, _ in rows)
     for name, value in rows:
         print(f"{name.ljust(width)}  {value}")
-    print(f"targets {'met' if met else 'MISSED'}; results in {RESULTS.relative_to(Path.cwd()) if RESULTS.is_relative_to(Path.cwd()) else RESULTS}")
+    print(
+        f"targets {'met' if met else 'MISSED'}; "
+        f"results in {RESULTS.relative_to(Path.cwd()) if RESULTS.is_relative_to(Path.cwd()) else RESULTS}"
+    )
     return 0 if met else 1
 
 

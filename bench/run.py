@@ -3,6 +3,7 @@
 Runs against Amazon DynamoDB Local (in memory) through the Lambda entry point, and writes
 bench/results.json. Ratios are measured in the same run, so a noisy shared machine moves both sides alike.
 """
+
 import datetime as dt
 import json
 import os
@@ -13,8 +14,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.update(
-    AWS_ACCESS_KEY_ID="bench", AWS_SECRET_ACCESS_KEY="bench", AWS_DEFAULT_REGION="us-east-1",
-    TABLE_NAME="bench", SIGNING_SECRET="bench-secret", POWERTOOLS_LOG_LEVEL="WARNING",
+    AWS_ACCESS_KEY_ID="bench",
+    AWS_SECRET_ACCESS_KEY="bench",
+    AWS_DEFAULT_REGION="us-east-1",
+    TABLE_NAME="bench",
+    SIGNING_SECRET="bench-secret",
+    POWERTOOLS_LOG_LEVEL="WARNING",
 )
 
 from bench import fast_paths, harness, seed  # noqa: E402
@@ -35,7 +40,10 @@ def integration_pages(call, meter, placed: dict) -> dict:
 
     failed = {"status": "FAILED", "message": "unknown article in the ERP"}
     result = {}
-    for name, account, token, count in (("small", seed.SMALL, TOKEN, 300), ("large", seed.LARGE, TOKEN + "-large", 3000)):
+    for name, account, token, count in (
+        ("small", seed.SMALL, TOKEN, 300),
+        ("large", seed.LARGE, TOKEN + "-large", 3000),
+    ):
         assert len(placed[account]) == count
         chosen = random.Random(19).sample(sorted(placed[account]), FAILED_PER_ACCOUNT)
         for delivery_id in chosen[1:]:
@@ -81,8 +89,13 @@ def main() -> int:
             meter.reset()
             status, _ = call(method, path, body, token=token)
             requests, capacity = meter.requests, meter.capacity
-            row = {"endpoint": name, "status": status, "requests": requests, "target_requests": target,
-                   "capacity": round(capacity, 2)}
+            row = {
+                "endpoint": name,
+                "status": status,
+                "requests": requests,
+                "target_requests": target,
+                "capacity": round(capacity, 2),
+            }
             if method == "GET":
                 row.update(harness.timings(lambda: call(method, path, token=token), LATENCY_RUNS))
             rows.append(row)
@@ -124,27 +137,39 @@ def main() -> int:
 def print_table(results: dict) -> None:
     print(f"{'endpoint':44} {'status':>6} {'req':>4} {'target':>6} {'RCU/WCU':>8} {'median ms':>10} {'p95 ms':>8}")
     for r in results["endpoints"]:
-        print(f"{r['endpoint']:44} {r['status']:>6} {r['requests']:>4} {r['target_requests'] or '':>6} "
-              f"{r['capacity']:>8} {r.get('median_ms', ''):>10} {r.get('p95_ms', ''):>8}")
+        print(
+            f"{r['endpoint']:44} {r['status']:>6} {r['requests']:>4} {r['target_requests'] or '':>6} "
+            f"{r['capacity']:>8} {r.get('median_ms', ''):>10} {r.get('p95_ms', ''):>8}"
+        )
     floor = results["bare_get_item"]
     print(f"{'bare boto3 GetItem':44} {'':>6} {1:>4} {'':>6} {'':>8} {floor['median_ms']:>10} {floor['p95_ms']:>8}")
     pages = results["status_page_capacity"]
     print()
-    print(f"GET /products/:id / bare GetItem (median)     {results['get_product_ratio']:>6}  (bench/fast_paths.py below)")
-    print(f"status=ACCEPTED first page capacity           {pages['small']} (20 of 300) vs {pages['large']} "
-          f"(20 of 3000), spread {pages['spread']:.1%}  target <= 10%")
+    print(
+        f"GET /products/:id / bare GetItem (median)     {results['get_product_ratio']:>6}  (bench/fast_paths.py below)"
+    )
+    print(
+        f"status=ACCEPTED first page capacity           {pages['small']} (20 of 300) vs {pages['large']} "
+        f"(20 of 3000), spread {pages['spread']:.1%}  target <= 10%"
+    )
     print_integration(results["integration_pages"])
     fast_paths.print_table(results["fast_paths"])
 
 
 def print_integration(figures: dict) -> None:
     small, large = figures["small"], figures["large"]
-    for page, label in (("failed_page", "integration=FAILED first page capacity      "),
-                        ("pending_page", "integration=PENDING first page capacity     ")):
-        print(f"{label} {small[page]['capacity']} (of 300) vs {large[page]['capacity']} (of 3000), "
-              f"{small[page]['requests']} request, spread {figures[page + '_spread']:.1%}  target 1 request, 0%")
-    print(f"PUT /deliveries/:id/integration               {small['put']['requests']} requests, "
-          f"{small['put']['capacity']} capacity; GET /account/integration {small['overview']['requests']} requests")
+    for page, label in (
+        ("failed_page", "integration=FAILED first page capacity      "),
+        ("pending_page", "integration=PENDING first page capacity     "),
+    ):
+        print(
+            f"{label} {small[page]['capacity']} (of 300) vs {large[page]['capacity']} (of 3000), "
+            f"{small[page]['requests']} request, spread {figures[page + '_spread']:.1%}  target 1 request, 0%"
+        )
+    print(
+        f"PUT /deliveries/:id/integration               {small['put']['requests']} requests, "
+        f"{small['put']['capacity']} capacity; GET /account/integration {small['overview']['requests']} requests"
+    )
 
 
 if __name__ == "__main__":

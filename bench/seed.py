@@ -1,4 +1,5 @@
 """The data the benchmark measures against, made through the service's own use cases and routes."""
+
 import random
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -24,16 +25,30 @@ def _catalogue(call) -> None:
     call("PUT", "/categories/beer", {"name": "Beer"})
     for n in range(1, 11):
         product = {
-            "id": f"p{n:04d}", "status": "ACTIVE", "category": "beer", "name": f"Lager {n}",
+            "id": f"p{n:04d}",
+            "status": "ACTIVE",
+            "category": "beer",
+            "name": f"Lager {n}",
             "vessel": {"size": 0.33, "unit": "l", "type": "BO"},
             "bundles": [{"id": "crate", "type": "CT", "size": 24}, {"type": "PX", "size": 40}],
             "price": 150 + n,
-            "pricing": {"strategy": "INCREMENTAL", "price_points": [{"from": 1, "price": 160}, {"from": 6, "price": 150}]},
+            "pricing": {
+                "strategy": "INCREMENTAL",
+                "price_points": [{"from": 1, "price": 160}, {"from": 6, "price": 150}],
+            },
         }
         status, _ = call("PUT", f"/products/{product['id']}", product)
         assert status == 200, status
-    call("PUT", "/customers/c1", {"name": "Bar One", "company": "Bar One Oy", "contact": USER,
-                                  "address": {"address1": "Main St 1", "zip": "00100", "city": "Helsinki", "country": "FI"}})
+    call(
+        "PUT",
+        "/customers/c1",
+        {
+            "name": "Bar One",
+            "company": "Bar One Oy",
+            "contact": USER,
+            "address": {"address1": "Main St 1", "zip": "00100", "city": "Helsinki", "country": "FI"},
+        },
+    )
     call("PATCH", "/customers/c1", {"price_group": "gold"})
     call("PUT", "/products/p0001/customer-pricing/c1", {"price": 140})
     call("PUT", "/products/p0002/price-groups", {"gold": {"price": 145}})
@@ -51,6 +66,7 @@ def _catalogue(call) -> None:
 def _orders(account: str, count: int) -> list[int]:
     """Place `count` one-item orders (in parallel: DynamoDB Local takes it) and accept 20 spread among them."""
     order = {"items": [{"id": "p0003", "count": 2, "bundle": {"id": "crate"}}], "user": USER}
+
     def place(_):
         while True:  # 409 Busy: the account's feed head stayed contended (docs/feed.md); a client retries
             try:
@@ -82,8 +98,11 @@ def build(call, token: str) -> World:
     order = {"items": [{"id": "p0004", "count": 3}], "user": USER}
     # An order with deposits makes the requests an order makes; a receive that moves balances those of one that
     # does not (decisions §15, issue 27).
-    deposit_order = {"items": [{"id": "d0001", "count": 1, "bundle": {"type": "PX", "size": 40}}],
-                     "empties": [{"id": "crate", "count": 10}], "user": USER}
+    deposit_order = {
+        "items": [{"id": "d0001", "count": 1, "bundle": {"type": "PX", "size": 40}}],
+        "empties": [{"id": "crate", "count": 10}],
+        "user": USER,
+    }
     plain_receipt = ordering.place_order(SMALL, "c1", order)[0]["id"]
     deposit_receipt = ordering.place_order(SMALL, "c1", deposit_order)[0]["id"]
     # An amendment makes at most the requests of an order; a single read with its ETag no more than before (§16).
@@ -92,7 +111,13 @@ def build(call, token: str) -> World:
     operations = [
         ("GET /products/:id", "GET", "/products/p0001", None, 1),
         ("GET /products (page)", "GET", "/products", None, 1),
-        ("POST /products", "POST", "/products", {"id": "new1", "status": "ACTIVE", "category": "beer", "name": "New one"}, 1),
+        (
+            "POST /products",
+            "POST",
+            "/products",
+            {"id": "new1", "status": "ACTIVE", "category": "beer", "name": "New one"},
+            1,
+        ),
         ("PUT /products/:id", "PUT", "/products/new2", {"status": "ACTIVE", "category": "beer", "name": "New two"}, 1),
         ("PATCH /products/:id", "PATCH", "/products/new2", {"price": 99}, 2),
         ("GET /categories (page)", "GET", "/categories", None, 1),
@@ -104,15 +129,50 @@ def build(call, token: str) -> World:
         ("GET /deliveries?status=ACCEPTED (page)", "GET", "/deliveries?status=ACCEPTED", None, 1),
         ("POST /deliveries/:id/responses", "POST", f"/deliveries/{requested}/responses", {"type": "ACCEPT"}, 2),
         ("POST /customer/deliveries (order)", "POST", "/customer/deliveries", order, 3, as_customer),
-        ("POST /customer/deliveries (order with deposits)", "POST", "/customer/deliveries", deposit_order, 3, as_customer),
-        ("POST /customer/deliveries/:id/receive", "POST", f"/customer/deliveries/{plain_receipt}/receive", {}, 3, as_customer),
-        ("POST /customer/deliveries/:id/receive (moves balances)", "POST", f"/customer/deliveries/{deposit_receipt}/receive", {}, 3, as_customer),
+        (
+            "POST /customer/deliveries (order with deposits)",
+            "POST",
+            "/customer/deliveries",
+            deposit_order,
+            3,
+            as_customer,
+        ),
+        (
+            "POST /customer/deliveries/:id/receive",
+            "POST",
+            f"/customer/deliveries/{plain_receipt}/receive",
+            {},
+            3,
+            as_customer,
+        ),
+        (
+            "POST /customer/deliveries/:id/receive (moves balances)",
+            "POST",
+            f"/customer/deliveries/{deposit_receipt}/receive",
+            {},
+            3,
+            as_customer,
+        ),
         ("GET /customer/deliveries/:id (with ETag)", "GET", f"/customer/deliveries/{to_amend}", None, 1, as_customer),
-        ("POST /customer/deliveries/:id/amendments", "POST", f"/customer/deliveries/{to_amend}/amendments", amendment, 3, as_customer),
+        (
+            "POST /customer/deliveries/:id/amendments",
+            "POST",
+            f"/customer/deliveries/{to_amend}/amendments",
+            amendment,
+            3,
+            as_customer,
+        ),
         ("GET /deposits (page)", "GET", "/deposits", None, 1),
         ("GET /customers/:id/deposits", "GET", "/customers/c1/deposits", None, 1),
         ("GET /customer/products (page)", "GET", "/customer/products", None, None, as_customer),
-        ("GET /customer/delivery-dates", "GET", "/customer/delivery-dates?products=p0001&days=14", None, 1, as_customer),
+        (
+            "GET /customer/delivery-dates",
+            "GET",
+            "/customer/delivery-dates?products=p0001&days=14",
+            None,
+            1,
+            as_customer,
+        ),
     ]
 
     def status_pages(meter) -> dict:

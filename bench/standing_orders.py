@@ -14,6 +14,7 @@ Standing orders and customers are seeded straight into the table in the store's 
 measured by the API benchmarks); products through the catalogue use case. Prints a table and writes
 bench/standing_orders.json.
 """
+
 import datetime as dt
 import json
 import os
@@ -42,11 +43,25 @@ ADDRESS = {"address1": "Main Street 1", "zip": "00100", "city": "Helsinki", "cou
 
 def standing(standing_id: str, weekday: int) -> dict:
     return {
-        "id": standing_id, "customer_id": "bar", "name": None, "items": [{"id": "keg", "count": 2}],
-        "weekdays": [weekday], "every_weeks": 1, "starts_on": "2026-06-08", "ends_on": None, "place_days_ahead": 2,
-        "paused": False, "type": "DELIVERY", "empties": None, "message": None, "cost_center": None, "company": None,
-        "address": ADDRESS, "user": {"name": "Bar", "email": "bar@example.com"},
-        "created": "2026-06-08T08:00:00.000Z", "updated": "2026-06-08T08:00:00.000Z",
+        "id": standing_id,
+        "customer_id": "bar",
+        "name": None,
+        "items": [{"id": "keg", "count": 2}],
+        "weekdays": [weekday],
+        "every_weeks": 1,
+        "starts_on": "2026-06-08",
+        "ends_on": None,
+        "place_days_ahead": 2,
+        "paused": False,
+        "type": "DELIVERY",
+        "empties": None,
+        "message": None,
+        "cost_center": None,
+        "company": None,
+        "address": ADDRESS,
+        "user": {"name": "Bar", "email": "bar@example.com"},
+        "created": "2026-06-08T08:00:00.000Z",
+        "updated": "2026-06-08T08:00:00.000Z",
     }
 
 
@@ -61,7 +76,9 @@ def seed() -> None:
     for n in range(ACCOUNTS):
         account = f"a{n:04d}"
         catalogue.put_category(account, "drinks", {"name": "Drinks"})
-        catalogue.put_product(account, "keg", {"status": "ACTIVE", "category": "drinks", "name": "Keg", "price": 8900}, None)
+        catalogue.put_product(
+            account, "keg", {"status": "ACTIVE", "category": "drinks", "name": "Keg", "price": 8900}, None
+        )
         items.append({**keys.customer_key(account, "bar"), "data": {"id": "bar", "name": "Bar", "address": ADDRESS}})
         for s in range(PER_ACCOUNT):
             wednesday = s == 0
@@ -145,8 +162,10 @@ def main() -> int:
         ("nothing due: operations", idle["operations"]),
         ("1,000 due: dates placed / failed", f"{due['summary']['placed']} / {due['summary']['failed']}"),
         ("1,000 due: requests / capacity", f"{due['requests']} / {due['capacity']}"),
-        ("1,000 due: per placed date (requests / capacity)",
-         f"{result['per_placed_date']['requests']} / {result['per_placed_date']['capacity']}"),
+        (
+            "1,000 due: per placed date (requests / capacity)",
+            f"{result['per_placed_date']['requests']} / {result['per_placed_date']['capacity']}",
+        ),
         ("1,000 due: operations", due["operations"]),
         ("1,000 due: wall seconds (DynamoDB Local)", due["wall_seconds"]),
     ]

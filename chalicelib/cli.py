@@ -9,6 +9,7 @@
 
 create-account and create-token print the new token as their last line.
 """
+
 import argparse
 import sys
 

@@ -1,4 +1,5 @@
 """Settings come from the environment only (decisions §1); read lazily so tests can change them."""
+
 import hashlib
 import hmac
 import os

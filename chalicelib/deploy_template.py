@@ -10,6 +10,7 @@ its indexes, its stream and the functions' own log groups, named by CloudFormati
     python -m chalicelib.deploy_template check                            # exit 1 when they are stale
     python -m chalicelib.deploy_template package --stage dev --out build/ # chalice package with the merge
 """
+
 import argparse
 import fcntl
 import importlib.util
@@ -222,7 +223,12 @@ def policy() -> dict:
             },
             {"Sid": "TableStream", "Effect": "Allow", "Action": STREAM_ACTIONS, "Resource": [STREAM_ARN]},
             # The stream's trigger sends what it gives up on with the function's role.
-            {"Sid": "StreamFailures", "Effect": "Allow", "Action": ["sqs:SendMessage"], "Resource": [STREAM_FAILURES_ARN]},
+            {
+                "Sid": "StreamFailures",
+                "Effect": "Allow",
+                "Action": ["sqs:SendMessage"],
+                "Resource": [STREAM_FAILURES_ARN],
+            },
             {
                 "Sid": "TableStreamList",
                 "Effect": "Allow",
@@ -296,9 +302,11 @@ def add_bytecode(package: Path) -> int:
     came with the sources (a local __pycache__) is left out: it is checked by time, or stale."""
     added = 0
     rebuilt = package.with_suffix(".rebuilt")
-    with tempfile.TemporaryDirectory() as scratch, zipfile.ZipFile(package) as original, zipfile.ZipFile(
-        rebuilt, "w", zipfile.ZIP_DEFLATED
-    ) as archive:
+    with (
+        tempfile.TemporaryDirectory() as scratch,
+        zipfile.ZipFile(package) as original,
+        zipfile.ZipFile(rebuilt, "w", zipfile.ZIP_DEFLATED) as archive,
+    ):
         source, target = Path(scratch) / "source.py", Path(scratch) / "compiled.pyc"
         for entry in original.infolist():
             if entry.filename.endswith(".pyc"):
@@ -310,7 +318,10 @@ def add_bytecode(package: Path) -> int:
             source.write_bytes(data)
             try:
                 py_compile.compile(
-                    str(source), cfile=str(target), dfile=f"/var/task/{entry.filename}", doraise=True,
+                    str(source),
+                    cfile=str(target),
+                    dfile=f"/var/task/{entry.filename}",
+                    doraise=True,
                     invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH,
                 )
             except py_compile.PyCompileError:

@@ -22,7 +22,8 @@ How it stays exact:
   killed between the two acknowledges on its next run. The PUT appends a `delivery.integration` entry whose data
   is IMPORTED, which the mirror stores without acknowledging again. A 409 (the customer changed the delivery
   meanwhile) is left alone: the customer's change comes through the feed, PENDING, and is acknowledged then.
-- Balances (`deposit_balances`: customer id -> {deposit id: balance}, zeros left out; names and prices are in `deposits`) change
+- Balances (`deposit_balances`: customer id -> {deposit id: balance}, zeros left out; names and prices are in
+  `deposits`) change
   with an adjustment (`customer-deposits.updated`, whose data is the customer's balances) and when a delivery is
   received (its `delivery.delivered` entry): then the mirror reads that customer's balances as they are now, and
   its statement (`deposit_statements`: customer id -> its movements, newest first, as
@@ -30,6 +31,7 @@ How it stays exact:
 - A webhook's `previous_sequence` is only a hint (`webhook_hint`): when it is past what the mirror holds, read
   the feed now instead of waiting for the next poll. The feed, not the webhook, is the source of truth.
 """
+
 import argparse
 import json
 import os

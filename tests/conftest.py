@@ -1,4 +1,5 @@
 """Shared fixtures: a moto DynamoDB with the table, an account with a supplier token, a Chalice test client."""
+
 import json
 import os
 

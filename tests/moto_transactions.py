@@ -1,6 +1,7 @@
 """moto 5.2.5's TransactWriteItems deep-copies the whole table before each of its items, to roll back on a
 refusal: one transaction costs O(table size × items), and tests with large tables spent minutes in `deepcopy`.
 `install()` keeps moto's own transaction code and backs up only the items the transaction names instead."""
+
 import copy
 
 
@@ -25,7 +26,7 @@ def install() -> None:
         for entry in transact_items:
             if len(entry) != 1:
                 continue  # moto refuses it before writing anything
-            (kind, operation), = entry.items()
+            ((kind, operation),) = entry.items()
             table = self.tables.get(operation.get("TableName"))
             source = operation.get("Item") if kind == "Put" else operation.get("Key")
             if table is None or not source or table.hash_key_attr not in source:

@@ -1,4 +1,5 @@
 """The admin command line (decisions §1): clear messages and a non-zero exit on failure."""
+
 import datetime as dt
 import json
 
@@ -43,8 +44,19 @@ def test_create_account_with_a_new_token_for_a_new_account(accounts_ready, capsy
 @pytest.mark.parametrize(
     "secret",
     [
-        "has space", "x" * 513, "", " lead", "trail ", "tab\tinside", "line\nbreak", "nul\x00", "del\x7f",
-        "café", "no\u00a0break", "café-ünïcode", "emoji-\U0001f37a",  # headers are read as latin-1: never logs in
+        "has space",
+        "x" * 513,
+        "",
+        " lead",
+        "trail ",
+        "tab\tinside",
+        "line\nbreak",
+        "nul\x00",
+        "del\x7f",
+        "café",
+        "no\u00a0break",
+        "café-ünïcode",
+        "emoji-\U0001f37a",  # headers are read as latin-1: never logs in
     ],
 )
 def test_create_account_refuses_a_token_that_could_never_log_in(accounts_ready, capsys, secret):
@@ -89,7 +101,11 @@ def _legacy_delivery(delivery_id: int) -> None:
     from chalicelib.store import deliveries
 
     delivery = {
-        "id": delivery_id, "type": "DELIVERY", "status": "CANCELLED", "customer": {"id": "c1"}, "responses": [],
+        "id": delivery_id,
+        "type": "DELIVERY",
+        "status": "CANCELLED",
+        "customer": {"id": "c1"},
+        "responses": [],
         "request": {"timestamp": f"2026-01-0{delivery_id}T08:00:00.000Z", "customer_id": "c1", "items": []},
         "cancelled": {"timestamp": f"2026-02-0{delivery_id}T08:00:00.000Z", "user": None, "message": None},
     }
@@ -109,7 +125,9 @@ def test_migrate_integration_gives_old_deliveries_their_state_once(accounts_read
     assert capsys.readouterr().out == "0 deliveries of acme given the integration state PENDING\n"
     # Oldest first by the customer's last change; counted once.
     assert deliveries.integration_overview("acme") == {
-        "pending": 2, "failed": 0, "oldest_pending": {"id": 1, "since": "2026-02-01T08:00:00.000Z"}
+        "pending": 2,
+        "failed": 0,
+        "oldest_pending": {"id": 1, "since": "2026-02-01T08:00:00.000Z"},
     }
     assert deliveries.get_delivery("acme", "2")["integration"] == {"status": "PENDING"}
 
@@ -130,7 +148,9 @@ def test_migrate_deposits_gives_old_deposit_types_their_own_item_once(accounts_r
     from chalicelib.store import keys, table
 
     legacy = {"crate": {"name": "Crate", "price": 150, "refs": 0}}
-    table.client().put_item(TableName=table.name(), Item=table.to_item({**keys.deposit_types_key("acme"), "types": legacy, "count": 1}))
+    table.client().put_item(
+        TableName=table.name(), Item=table.to_item({**keys.deposit_types_key("acme"), "types": legacy, "count": 1})
+    )
     assert cli.main(["migrate-deposits", "--account", "acme"]) == 0
     assert capsys.readouterr().out == "1 deposit types of acme given their own item\n"
     assert cli.main(["migrate-deposits", "--account", "acme"]) == 0

@@ -7,6 +7,7 @@ for that status, the documented response headers. FUZZ_EXAMPLES sets the fuzzing
 coverage phase (every boundary and violation of each schema: four times the requests, so `make fuzz` only),
 FUZZ_SEED the seed; runs are deterministic. FUZZ_SUMMARY=1 prints what was sent and answered per operation.
 """
+
 import os
 import time
 import uuid
@@ -176,13 +177,12 @@ def contract(service, seeded):
         {
             "base-url": service,
             "seed": FUZZ_SEED,
-            "generation": {
-                "mode": "all",
-                "max-examples": FUZZ_EXAMPLES,
-                "deterministic": True,
-                "database": "none",
+            "generation": {"mode": "all", "max-examples": FUZZ_EXAMPLES, "deterministic": True, "database": "none"},
+            "phases": {
+                "examples": {"enabled": True},
+                "coverage": {"enabled": FUZZ_COVERAGE},
+                "fuzzing": {"enabled": True},
             },
-            "phases": {"examples": {"enabled": True}, "coverage": {"enabled": FUZZ_COVERAGE}, "fuzzing": {"enabled": True}},
             "suppress-health-check": ["too_slow"],  # timing: it would make slow machines fail
             "warnings": False,
         }
@@ -261,6 +261,7 @@ def test_the_events_routes_answer_as_documented_for_existing_events(contract, se
     statuses = [_send(resend.Case(path_parameters={"event_id": i}), seeded, tally) for i in ids]
     assert statuses == [202, 404, 404, 404]
 
+
 contract_schema = schemathesis.pytest.from_fixture("contract")
 
 
@@ -293,19 +294,48 @@ def _edge_bodies() -> list[tuple[str, str, dict]]:
     """(method, path, body): extreme dates wherever a date goes in, and arrays one past their limits."""
     product = {"status": "ACTIVE", "category": "fuzz-drinks", "name": "Fuzz edge", "price": 1}
     # Lead days make the service compute with the date asked for (0001-01-01 minus one day overflowed).
-    bodies = [("PATCH", "/account/settings/deliveries", {"delivery_days": {str(d): {"lead_days": 1} for d in range(7)}})]
+    bodies = [
+        ("PATCH", "/account/settings/deliveries", {"delivery_days": {str(d): {"lead_days": 1} for d in range(7)}})
+    ]
     for date in EXTREME_DATES:
         bodies += [
-            ("POST", "/customer/deliveries", {"items": [{"id": "fuzz-drinks", "count": 1}], "user": USER, "scheduled": {"date": date}}),
-            ("PATCH", "/customers/{customer_id}", {"delivery_date_overrides": {date: RULE}, "dates_with_no_delivery": [date]}),
+            (
+                "POST",
+                "/customer/deliveries",
+                {"items": [{"id": "fuzz-drinks", "count": 1}], "user": USER, "scheduled": {"date": date}},
+            ),
+            (
+                "PATCH",
+                "/customers/{customer_id}",
+                {"delivery_date_overrides": {date: RULE}, "dates_with_no_delivery": [date]},
+            ),
             ("PATCH", "/account/settings/deliveries", {"delivery_date_overrides": {date: RULE}}),
-            ("PUT", "/products/{product_id}", {**product, "dates_with_no_delivery": [date], "delivery_date_overrides": {date: RULE}}),
-            ("PUT", "/products/{product_id}", {**product, "pricing": {"strategy": "VOLUME", "price_points": [{"from": 1, "price": 1}], "date_overrides": [{"from_date": date, "price_points": [{"from": 1, "price": 2}]}]}}),
+            (
+                "PUT",
+                "/products/{product_id}",
+                {**product, "dates_with_no_delivery": [date], "delivery_date_overrides": {date: RULE}},
+            ),
+            (
+                "PUT",
+                "/products/{product_id}",
+                {
+                    **product,
+                    "pricing": {
+                        "strategy": "VOLUME",
+                        "price_points": [{"from": 1, "price": 1}],
+                        "date_overrides": [{"from_date": date, "price_points": [{"from": 1, "price": 2}]}],
+                    },
+                },
+            ),
             ("POST", "/deliveries/{delivery_id}/responses", {"type": "ACCEPT", "scheduled": {"date": date}}),
         ]
     bodies += [
         ("PUT", "/products/{product_id}", {**product, "custom_properties": {"notes": ["x" * 2000] * 250}}),
-        ("PUT", "/products/{product_id}", {**product, "custom_properties": {f"k{i}": ["x" * 2000] * 100 for i in range(2)}}),
+        (
+            "PUT",
+            "/products/{product_id}",
+            {**product, "custom_properties": {f"k{i}": ["x" * 2000] * 100 for i in range(2)}},
+        ),
         ("PUT", "/products/{product_id}", {**product, "bundles": [{"type": "CA", "size": 6}] * 51}),
         ("PUT", "/products/{product_id}", {**product, "dates_with_no_delivery": ["2030-01-01"] * 501}),
         ("POST", "/customer/deliveries", {"items": [{"id": "fuzz-drinks", "count": 1}] * 51, "user": USER}),
@@ -336,7 +366,11 @@ def test_non_ascii_and_overlong_path_parameters_are_answered_as_documented(contr
             for name in names:
                 parameters = {n: seeded.ids.get(n, "fuzz-drinks") for n in names}
                 parameters[name] = value
-                body = {"body": {}, "media_type": "application/json"} if operation.get_request_payload_content_types() else {}
+                body = (
+                    {"body": {}, "media_type": "application/json"}
+                    if operation.get_request_payload_content_types()
+                    else {}
+                )
                 case = operation.Case(path_parameters=parameters, **body)
                 _send(case, seeded, tally)
                 sent += 1
@@ -373,7 +407,9 @@ def _form(file: bytes, part_type: str | None = "text/csv", boundary: str = "fuzz
     return head.encode() + b"\r\n" + file + f"\r\n--{boundary}--\r\n".encode()
 
 
-def test_hostile_import_files_are_answered_as_documented_and_their_reports_stay_bounded(contract, service, seeded, tally):
+def test_hostile_import_files_are_answered_as_documented_and_their_reports_stay_bounded(
+    contract, service, seeded, tally
+):
     operation = contract["/imports/products"]["POST"]
     documented = {int(status) for status in operation.definition.raw["responses"]}
     form = "multipart/form-data; boundary=fuzz-boundary"
@@ -404,8 +440,10 @@ def test_hostile_import_files_are_answered_as_documented_and_their_reports_stay_
     for _ in range(600):  # `make run` imports in the background: wait for the condition, not for a time
         for import_id in list(pending):
             report = requests.get(
-                f"{service}/imports/products/{import_id}", timeout=30, headers={"Authorization": f"token {SUPPLIER_TOKEN}"}
-            )  # fmt: skip
+                f"{service}/imports/products/{import_id}",
+                timeout=30,
+                headers={"Authorization": f"token {SUPPLIER_TOKEN}"},
+            )
             assert report.status_code == 200 and len(report.content) < 1024 * 1024
             if report.json()["status"] != "RUNNING":
                 assert report.json()["status"] == "DONE", report.json().get("reason")

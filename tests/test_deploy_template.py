@@ -1,5 +1,6 @@
 """`chalice package` with the merge template: a template cfn-lint accepts, with the table the code creates,
 least-privilege roles and the functions' settings. Runs the real packaging into a temporary directory."""
+
 import importlib.util
 import json
 import os
@@ -103,10 +104,14 @@ def test_a_failing_stream_batch_is_retried_a_few_times_bisected_then_sent_to_a_q
     assert source["MaximumRetryAttempts"] == 5
     assert source["BisectBatchOnFunctionError"] is True
     assert source["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
-    assert source["DestinationConfig"] == {"OnFailure": {"Type": "SQS", "Destination": {"Fn::GetAtt": ["StreamFailures", "Arn"]}}}
+    assert source["DestinationConfig"] == {
+        "OnFailure": {"Type": "SQS", "Destination": {"Fn::GetAtt": ["StreamFailures", "Arn"]}}
+    }
     assert resources(template, "AWS::SQS::Queue").keys() == {"StreamFailures"}
     (alarm,) = resources(template, "AWS::CloudWatch::Alarm").values()
-    assert alarm["Properties"]["Dimensions"] == [{"Name": "QueueName", "Value": {"Fn::GetAtt": ["StreamFailures", "QueueName"]}}]
+    assert alarm["Properties"]["Dimensions"] == [
+        {"Name": "QueueName", "Value": {"Fn::GetAtt": ["StreamFailures", "QueueName"]}}
+    ]
     assert (alarm["Properties"]["Threshold"], alarm["Properties"]["ComparisonOperator"]) == (0, "GreaterThanThreshold")
     assert "BackgroundSchedule" in functions  # the safety net: the schedule sweeps what a given-up batch held
 
@@ -201,10 +206,20 @@ def test_the_code_package_holds_bytecode_so_a_cold_start_compiles_nothing_of_it(
         flags = int.from_bytes(archive.read(cached)[4:8], "little")
         assert flags == 0b01, (name, flags)  # hash-based, not checked against the source: zip times are not kept
     archive.extractall(tmp_path)
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "TABLE_NAME": "t", "SIGNING_SECRET": "s",
-           "AWS_DEFAULT_REGION": "us-east-1"}
-    result = subprocess.run([sys.executable, "-c", COMPILED_FROM_SOURCE, str(tmp_path)], capture_output=True,
-                            text=True, env=env, cwd=tmp_path)
+    env = {
+        **os.environ,
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "TABLE_NAME": "t",
+        "SIGNING_SECRET": "s",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", COMPILED_FROM_SOURCE, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert json.loads(result.stdout.strip().splitlines()[-1]) == []
 

@@ -1,4 +1,5 @@
 """The README stays a newcomer's front door, and no link from it or from docs/ points nowhere."""
+
 import re
 from pathlib import Path
 

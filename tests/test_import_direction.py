@@ -5,6 +5,7 @@ Every module's imports are read from its source: `import`/`from` statements anyw
 `from x import y`, y when it is a module) and the modules named in strings (the "domain.x:Model" names routes give,
 a name handed to importlib, or a full "chalicelib.x.y" name kept as data, as the generated route table keeps them).
 """
+
 import ast
 import re
 from pathlib import Path
@@ -90,7 +91,11 @@ def test_every_import_follows_the_arrows():
     [
         ("jobs", "from ..store import events\n", "chalicelib.store.events"),
         ("jobs", "def f():\n    from chalicelib.store import keys\n", "chalicelib.store.keys"),
-        ("jobs", "import importlib\nevents = importlib.import_module('chalicelib.store.events')\n", "chalicelib.store.events"),
+        (
+            "jobs",
+            "import importlib\nevents = importlib.import_module('chalicelib.store.events')\n",
+            "chalicelib.store.events",
+        ),
         ("http", "from .. import store\n", "chalicelib.store"),
         ("http", "endpoint(bp, '/x', 'GET', body='store.products:Thing')\n", "chalicelib.store.products"),
         ("service", "from ..jobs import event_lanes\n", "chalicelib.jobs.event_lanes"),
@@ -203,7 +208,10 @@ def circles() -> list[str]:
     for group in _groups(graph):
         circle = _shortest_circle(graph, group)
         steps = [f"{module}:{graph[module][target]}" for module, target in zip(circle, circle[1:])]
-        found.append(" -> ".join([*steps, circle[-1]]) + (f" (in a group of {len(group)}: {group})" if len(group) > len(circle) - 1 else ""))
+        found.append(
+            " -> ".join([*steps, circle[-1]])
+            + (f" (in a group of {len(group)}: {group})" if len(group) > len(circle) - 1 else "")
+        )
     return found
 
 
@@ -220,19 +228,33 @@ def test_no_module_reaches_itself_through_its_imports():
             "chalicelib.store.a:1 -> chalicelib.store.b:2 -> chalicelib.store.a",
         ),
         (
-            {"store.a": "class A:\n    def f(self):\n        from .b import thing\n", "store.b": "import chalicelib.store.a\n"},
+            {
+                "store.a": "class A:\n    def f(self):\n        from .b import thing\n",
+                "store.b": "import chalicelib.store.a\n",
+            },
             "chalicelib.store.a:3 -> chalicelib.store.b:1 -> chalicelib.store.a",
         ),
         (
-            {"store.a": "import importlib\nb = importlib.import_module('chalicelib.store.b')\n", "store.b": "from .a import thing\n"},
+            {
+                "store.a": "import importlib\nb = importlib.import_module('chalicelib.store.b')\n",
+                "store.b": "from .a import thing\n",
+            },
             "chalicelib.store.a:2 -> chalicelib.store.b:1 -> chalicelib.store.a",
         ),
         (
-            {"store.a": "from .b import x\n", "store.b": "from .c import y\n", "store.c": "from chalicelib.store import a\n"},
+            {
+                "store.a": "from .b import x\n",
+                "store.b": "from .c import y\n",
+                "store.c": "from chalicelib.store import a\n",
+            },
             "chalicelib.store.a:1 -> chalicelib.store.b:1 -> chalicelib.store.c:1 -> chalicelib.store.a",
         ),
         (
-            {"http.a": "from .b import x\n", "http.b": "def f():\n    from ..domain import c\n", "domain.c": "from ..http import a\n"},
+            {
+                "http.a": "from .b import x\n",
+                "http.b": "def f():\n    from ..domain import c\n",
+                "domain.c": "from ..http import a\n",
+            },
             "chalicelib.domain.c:1 -> chalicelib.http.a:1 -> chalicelib.http.b:2 -> chalicelib.domain.c",
         ),
         (

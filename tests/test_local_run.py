@@ -1,4 +1,5 @@
 """`make run` end to end: the runner serves the API, keeps data across a restart and stops cleanly."""
+
 import http.client
 import os
 import queue
@@ -274,7 +275,9 @@ def test_twenty_concurrent_responses_are_all_appended_twenty_runs_in_a_row(runne
     base_url = runner_table
     accounts.create_account("race", None, "race-supplier")
     catalogue.put_category("race", "drinks", {"name": "Drinks"})
-    catalogue.put_product("race", "beer", {"status": "ACTIVE", "category": "drinks", "name": "Pale Ale", "price": 150}, None)
+    catalogue.put_product(
+        "race", "beer", {"status": "ACTIVE", "category": "drinks", "name": "Pale Ale", "price": 150}, None
+    )
     customers.put_customer("race", "c1", {"name": "Bar", "address": ADDRESS})
     status, _, token = raw_request(base_url, "POST", "/customers/c1/tokens", "race-supplier")
     assert status == 200
@@ -289,7 +292,10 @@ def test_twenty_concurrent_responses_are_all_appended_twenty_runs_in_a_row(runne
 
         bodies = [{"type": "UPDATE" if i % 2 else "ACCEPT", "reference": f"r{run}-{i}"} for i in range(RACE_WIDTH)]
         results = all_at_once(
-            [lambda body=body: raw_request(base_url, "POST", f"{path}/responses", "race-supplier", body) for body in bodies]
+            [
+                lambda body=body: raw_request(base_url, "POST", f"{path}/responses", "race-supplier", body)
+                for body in bodies
+            ]
         )
         assert [r if isinstance(r, Exception) else r[0] for r in results] == [200] * RACE_WIDTH, f"run {run}"
         _, _, delivery = raw_request(base_url, "GET", path, "race-supplier")
@@ -332,7 +338,9 @@ def test_25_queued_imports_of_one_account_do_not_hold_up_another_accounts_small_
             return response.json()["id"]
 
         def report(token: str, import_id: str) -> dict:
-            answer = requests.get(f"{base_url}/imports/products/{import_id}", headers={"Authorization": f"token {token}"}, timeout=60)
+            answer = requests.get(
+                f"{base_url}/imports/products/{import_id}", headers={"Authorization": f"token {token}"}, timeout=60
+            )
             return answer.json()
 
         flood = [upload("flood-token", 2000, f"f{n:02d}-") for n in range(25)]  # each longer than a slice
@@ -347,7 +355,11 @@ def test_25_queued_imports_of_one_account_do_not_hold_up_another_accounts_small_
         # import it was working on when the small one was queued could finish in between (with one queue read
         # in order, all of the flood still running would have gone first).
         flooding = [report("flood-token", i) for i in flood]
-        between = [r["id"] for r in flooding if finished["submitted_at"] <= r.get("finished_at", "~") <= finished["finished_at"]]
+        between = [
+            r["id"]
+            for r in flooding
+            if finished["submitted_at"] <= r.get("finished_at", "~") <= finished["finished_at"]
+        ]
         assert len(between) <= 1, between
         assert sum(r["status"] == "RUNNING" for r in flooding) >= 1  # the flood was still queued: a real test
     finally:
@@ -402,7 +414,8 @@ def instances_answering(base_url: str, rounds: int = 20, width: int = 12) -> tup
     failures: list = []
     for _ in range(rounds):
         results = all_at_once(
-            [lambda: requests.get(f"{base_url}/products", headers={**auth(), "Connection": "close"}, timeout=60)] * width
+            [lambda: requests.get(f"{base_url}/products", headers={**auth(), "Connection": "close"}, timeout=60)]
+            * width
         )
         for result in results:
             if isinstance(result, Exception) or result.status_code != 200:
@@ -469,7 +482,9 @@ def test_three_instances_share_the_port_and_a_kill_9_leaves_nothing_behind(tmp_p
 
 def test_concurrency_1_serves_with_one_process(tmp_path):
     # Without java (the in-memory store starts at once): what is tested here is the API processes.
-    env = runner_env(PATH=str(Path(sys.executable).parent), LOCAL_DATA_DIR=str(tmp_path), CONCURRENCY="1", LOCAL_INSTANCE_HEADER="1")
+    env = runner_env(
+        PATH=str(Path(sys.executable).parent), LOCAL_DATA_DIR=str(tmp_path), CONCURRENCY="1", LOCAL_INSTANCE_HEADER="1"
+    )
     runner, base_url = start(env)
     try:
         assert "1 instance (CONCURRENCY)" in runner.output()

@@ -1,4 +1,5 @@
 """Modules a reader can hold in mind (issue 26.6): none of the service's own modules passes 400 lines."""
+
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,5 +1,6 @@
 """examples/sync.py against the app over HTTP: it mirrors the catalogue and deliveries, is killed in the middle
 of a page, resumes, resynchronises in full after feed-expired, and its mirror equals the API's lists."""
+
 import json
 import sqlite3
 import subprocess
@@ -18,7 +19,9 @@ SYNC = Path(__file__).resolve().parent.parent / "examples" / "sync.py"
 def run_sync(url: str, db: Path, *extra) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, str(SYNC), "--base-url", url, "--token", SUPPLIER_TOKEN, "--db", str(db), *extra],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -26,7 +29,14 @@ def mirror(db: Path) -> dict:
     with sqlite3.connect(db) as conn:
         return {
             table_name: {row[0]: json.loads(row[1]) for row in conn.execute(f"SELECT id, doc FROM {table_name}")}
-            for table_name in ("products", "categories", "deliveries", "deposits", "deposit_balances", "deposit_statements")
+            for table_name in (
+                "products",
+                "categories",
+                "deliveries",
+                "deposits",
+                "deposit_balances",
+                "deposit_statements",
+            )
         }
 
 
@@ -45,7 +55,9 @@ def assert_mirrors_the_lists(api, db: Path) -> None:
     assert found["deposits"] == {d["id"]: d for d in api.get("/deposits?limit=100").data["deposits"]}
     customers = [c["id"] for c in api.get("/customers?limit=100").data["customers"]]
     balances = {c: api.get(f"/customers/{c}/deposits").data["deposits"] for c in customers}
-    assert found["deposit_balances"] == {c: {d["id"]: d["balance"] for d in held if d["balance"]} for c, held in balances.items()}
+    assert found["deposit_balances"] == {
+        c: {d["id"]: d["balance"] for d in held if d["balance"]} for c, held in balances.items()
+    }
     statements = {c: api.get(f"/customers/{c}/deposits/movements?limit=100").data["movements"] for c in customers}
     assert found["deposit_statements"] == {c: movements for c, movements in statements.items() if movements}
     for c, movements in found["deposit_statements"].items():  # the statement adds up to the balances
@@ -58,7 +70,9 @@ def assert_mirrors_the_lists(api, db: Path) -> None:
     assert found["deliveries"] == {str(d["id"]): api.get(f"/deliveries/{d['id']}").data for d in deliveries}
     # What it mirrored it acknowledged (decisions §14), and it mirrors the acknowledged state.
     assert {d["integration"]["status"] for d in deliveries} <= {"IMPORTED"}
-    assert {k: v["integration"] for k, v in found["deliveries"].items()} == {str(d["id"]): d["integration"] for d in deliveries}
+    assert {k: v["integration"] for k, v in found["deliveries"].items()} == {
+        str(d["id"]): d["integration"] for d in deliveries
+    }
     assert api.get("/account/integration").data["pending"] == 0
 
 
@@ -78,7 +92,9 @@ def changes_in_the_middle(api) -> None:
     api.post(f"/customers/{CUSTOMER}/deposits", {"id": "crate", "count": 4, "message": "opening balance"})
     api.put("/deposits/keg", {"name": "Keg", "price": 3000})
     api.patch("/products/beer", {"bundles": [{"type": "CT", "size": 24, "deposit": "crate"}]})
-    third = place(api, [{"id": "beer", "count": 2, "bundle": {"type": "CT", "size": 24}}], empties=[{"id": "keg", "count": 1}])
+    third = place(
+        api, [{"id": "beer", "count": 2, "bundle": {"type": "CT", "size": 24}}], empties=[{"id": "keg", "count": 1}]
+    )
     respond(api, third["id"], {"type": "ACCEPT"})  # the supplier confirms the keg coming back
     api.post(f"/customer/deliveries/{third['id']}/receive", {}, token=CUSTOMER_TOKEN)
 

@@ -1,4 +1,5 @@
 """Tests that step into a transaction on its way to DynamoDB: record it, refuse it, or hold an item of it."""
+
 from typing import Callable
 
 from botocore.exceptions import ClientError

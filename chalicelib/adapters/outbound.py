@@ -7,6 +7,7 @@
   so a server that trickles bytes cannot hold us longer.
 - Bodies are read up to a size cap; redirects are followed only when asked, each hop checked again.
 """
+
 import http.client
 import ipaddress
 import socket

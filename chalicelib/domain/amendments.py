@@ -5,6 +5,7 @@ Pure: the delivery as read, what an order is checked against (ordering.OrderCont
 arrive as data. A line is a product: an item of the delivery belongs to the product whose id it shows, or whose
 bundle's `id_override` it shows.
 """
+
 import datetime as dt
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -16,7 +17,7 @@ from . import deposit_orders, deposits, limits, schedule
 from .common import FieldError, Shape, Text, ValidationFailed, dump
 from .delivery import ACCEPTED, DELIVERY, REQUESTED, RETURN, LineAction, OrderItem, order_size_errors, timestamp
 from .delivery_views import Scheduled, User
-from .deposit_types import Empties, empties_entries, empties_errors
+from .deposit_types import Empties, empties_errors
 from .errors import InvalidTransition
 from .ordering import OUT_OF_STOCK, OrderContext, find_bundle, order_line
 from .values import ORDERABLE_STATUSES
@@ -36,8 +37,12 @@ class AmendmentBody(Shape):
     items: Annotated[list[OrderItem], Field(max_length=limits.ORDER_ITEMS)] = Field(
         description="The whole new list of items, one line per product (a RETURN may send [] and keep only empties)"
     )
-    scheduled: Scheduled | None = Field(default=None, description="When present, the new date (null: as soon as possible)")
-    empties: Empties | None = Field(default=None, description="When present, replaces the announced empties (decisions §15)")
+    scheduled: Scheduled | None = Field(
+        default=None, description="When present, the new date (null: as soon as possible)"
+    )
+    empties: Empties | None = Field(
+        default=None, description="When present, replaces the announced empties (decisions §15)"
+    )
     message: Text | None = Field(default=None, description="When present, replaces the order's message")
     user: User
 
@@ -64,7 +69,11 @@ def _same_bundle(stored: dict | None, choice) -> bool:
 
 
 def _kept(item: dict, line: OrderItem) -> bool:
-    return item["count"] == line.count and _same_bundle(item.get("bundle"), line.bundle) and item.get("message") == (line.message or None)
+    return (
+        item["count"] == line.count
+        and _same_bundle(item.get("bundle"), line.bundle)
+        and item.get("message") == (line.message or None)
+    )
 
 
 def check_amendable(delivery: dict) -> None:
@@ -84,24 +93,44 @@ def amend(delivery: dict, basis: dict | None, body: AmendmentBody, context: Orde
     scheduled = scheduled if "scheduled" in given else request.get("scheduled")
     asap = scheduled is None
     if delivery["status"] == ACCEPTED and (asap or request.get("scheduled") is None):
-        raise InvalidTransition("an ACCEPTED delivery is amended only on a date: as soon as possible, it may be on its way")
+        raise InvalidTransition(
+            "an ACCEPTED delivery is amended only on a date: as soon as possible, it may be on its way"
+        )
     message = body.message or None if "message" in given else request.get("message")
     errors: list[FieldError] = []
-    if "message" in given and message and message != request.get("message") and not context.settings.get("allow_delivery_comments"):
+    if (
+        "message" in given
+        and message
+        and message != request.get("message")
+        and not context.settings.get("allow_delivery_comments")
+    ):
         errors.append(FieldError("message", "the supplier does not allow comments on deliveries"))
     order_date = schedule.local_now(now, schedule.account_timezone(context.settings)).date()
     price_date = dt.date.fromisoformat(scheduled["date"]) if scheduled else order_date
     items, lines, packaging, line_errors = _lines(request, basis, body.items, context, price_date, asap)
     errors += line_errors
     if scheduled is not None and not schedule.order_deliverable_on(
-        dt.date.fromisoformat(scheduled["date"]), now, list(context.products.values()), context.customer, context.settings
+        dt.date.fromisoformat(scheduled["date"]),
+        now,
+        list(context.products.values()),
+        context.customer,
+        context.settings,
     ):
-        errors.append(FieldError("scheduled", "is not a delivery date for every item at this moment (its cutoff has passed)"))
+        errors.append(
+            FieldError("scheduled", "is not a delivery date for every item at this moment (its cutoff has passed)")
+        )
     empties = [dump(e) for e in body.empties or ()] if "empties" in given else None
     if empties is not None:
         errors += empties_errors(body.empties or [], context.deposit_types, "empties", 1)
-    if not body.items and (delivery.get("type") != RETURN or not (empties if empties is not None else request.get("empties"))):
-        errors.append(FieldError("items", "must hold at least one item (only a RETURN may carry empties alone; cancel to drop everything)"))
+    if not body.items and (
+        delivery.get("type") != RETURN or not (empties if empties is not None else request.get("empties"))
+    ):
+        errors.append(
+            FieldError(
+                "items",
+                "must hold at least one item (only a RETURN may carry empties alone; cancel to drop everything)",
+            )
+        )
     if errors:
         raise ValidationFailed(errors)
     amended_request = {**request, "scheduled": scheduled, "items": items}
@@ -109,12 +138,19 @@ def amend(delivery: dict, basis: dict | None, body: AmendmentBody, context: Orde
     if message:
         amended_request["message"] = message
     changed_empties = empties is not None and _counts(empties) != _counts(request.get("empties"))
-    if not lines and scheduled == request.get("scheduled") and message == request.get("message") and not changed_empties:
+    if (
+        not lines
+        and scheduled == request.get("scheduled")
+        and message == request.get("message")
+        and not changed_empties
+    ):
         return Amended(None)
     return _applied(delivery, basis, body, now, amended_request, lines, packaging, empties, context)
 
 
-def _lines(request: dict, basis: dict | None, new: list[OrderItem], context: OrderContext, price_date: dt.date, asap: bool):
+def _lines(
+    request: dict, basis: dict | None, new: list[OrderItem], context: OrderContext, price_date: dt.date, asap: bool
+):
     """The new items (kept ones as they were), the record's line entries (removed ones last), the packaging the
     deposits are counted from, and the problems of added and changed lines (checked as an order's)."""
     by_product: dict[str, dict] = {}
@@ -138,7 +174,12 @@ def _lines(request: dict, basis: dict | None, new: list[OrderItem], context: Ord
             errors.append(FieldError(f"{path}.id", reason))
             continue
         if product["status"] == OUT_OF_STOCK and not asap:
-            errors.append(FieldError(f"{path}.id", "is out of stock: it can be added or changed only as soon as possible (scheduled null)"))
+            errors.append(
+                FieldError(
+                    f"{path}.id",
+                    "is out of stock: it can be added or changed only as soon as possible (scheduled null)",
+                )
+            )
             continue
         shown, problems = order_line(line, path, product, context, price_date)
         errors += problems
@@ -172,12 +213,24 @@ def _entry(item: dict, action: LineAction, before: dict | None) -> dict:
 def _applied(delivery, basis, body, now, request, lines, packaging, empties, context) -> Amended:
     """The amended delivery: new request, REQUESTED, its deposits and empties as the delivery names its types."""
     types = {**context.deposit_types, **((basis or {}).get("types") or {}), **deposits.known_types(delivery, basis)}
-    amended = {**delivery, "status": REQUESTED, "request": {k: v for k, v in request.items() if k not in ("deposits", "empties")}}
-    kept_empties = empties if empties is not None else [{"id": e["id"], "count": e["count"]} for e in delivery["request"].get("empties") or ()]
+    amended = {
+        **delivery,
+        "status": REQUESTED,
+        "request": {k: v for k, v in request.items() if k not in ("deposits", "empties")},
+    }
+    kept_empties = (
+        empties
+        if empties is not None
+        else [{"id": e["id"], "count": e["count"]} for e in delivery["request"].get("empties") or ()]
+    )
     deposit_orders.finish(amended, packaging, types, [SimpleNamespace(**e) for e in kept_empties])
     new_basis = amended.pop(BASIS) or {"packaging": {}, "types": {}}
     new_basis[RESPONSES_FROM] = len(delivery.get("responses") or ())
-    record = {"sequence": len(delivery.get("amendments") or ()) + 1, "timestamp": timestamp(now), "user": dump(body.user)}
+    record = {
+        "sequence": len(delivery.get("amendments") or ()) + 1,
+        "timestamp": timestamp(now),
+        "user": dump(body.user),
+    }
     if body.message:
         record["message"] = body.message
     if request.get("scheduled") != delivery["request"].get("scheduled"):

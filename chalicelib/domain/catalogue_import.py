@@ -5,6 +5,7 @@ Pure: no storage, no clock. The product rules are not repeated here: a mapped ro
 domain/product.validate_product, the same function PUT /products/:id uses, and its field paths are turned back
 into the file's column names.
 """
+
 import hashlib
 import re
 import unicodedata
@@ -45,9 +46,7 @@ from .import_file import (
     property_name,
     quoted,
 )
-from .limits import (
-    IMPORT_QUOTED_CHARS,
-)
+from .limits import IMPORT_QUOTED_CHARS
 from .values import ProductStatus
 
 
@@ -62,8 +61,6 @@ class Outcome(StrEnum):
     UPDATED = "updated"
     UNCHANGED = "unchanged"
     INVALID = "invalid"
-
-
 
 
 # --- mapping ---------------------------------------------------------------------------------------------------
@@ -161,7 +158,9 @@ def map_record(record: Record) -> MappedRow:
     cells, line = record.cells, record.line
     errors: list[RowError] = []
     if record.problem:
-        return MappedRow(line, cells.get(ITEM_ID), None, CategoryRef(None, None), [RowError(line, None, record.problem)])
+        return MappedRow(
+            line, cells.get(ITEM_ID), None, CategoryRef(None, None), [RowError(line, None, record.problem)]
+        )
 
     def number(column: str) -> int | Decimal | None:
         if column not in cells:
@@ -172,7 +171,11 @@ def map_record(record: Record) -> MappedRow:
             return None
         return _number(value)
 
-    body: dict = {"id": cells.get(ITEM_ID), "status": cells.get(STATUS, ProductStatus.ACTIVE).upper(), "name": cells.get(ITEM_NAME)}
+    body: dict = {
+        "id": cells.get(ITEM_ID),
+        "status": cells.get(STATUS, ProductStatus.ACTIVE).upper(),
+        "name": cells.get(ITEM_NAME),
+    }
     if ORDER_BY in cells:
         body["order_by"] = cells[ORDER_BY].lower()
     price = number(PRICE)
@@ -183,7 +186,11 @@ def map_record(record: Record) -> MappedRow:
     minimum = number(MIN_ORDER)
     if minimum is not None:
         body["min_order_count"] = minimum
-    vessel = {"size": number(VESSEL_SIZE), "unit": cells.get(VESSEL_UNIT, "").lower(), "type": cells.get(VESSEL_TYPE, "").upper()}
+    vessel = {
+        "size": number(VESSEL_SIZE),
+        "unit": cells.get(VESSEL_UNIT, "").lower(),
+        "type": cells.get(VESSEL_TYPE, "").upper(),
+    }
     vessel = {k: v for k, v in vessel.items() if v not in (None, "")}
     if vessel:
         body["vessel"] = vessel

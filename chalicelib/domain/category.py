@@ -1,4 +1,5 @@
 """The category shapes (decisions §5): an id by the product id rule and a name of 1 to 64 characters."""
+
 from typing import Annotated
 
 from pydantic import AfterValidator, Strict

@@ -3,6 +3,7 @@
 Numbers arrive as int or Decimal (JSON is parsed with parse_float=Decimal) and are kept that way, so what a
 client writes is what it reads back and no float ever reaches DynamoDB.
 """
+
 import datetime as dt
 import re
 from decimal import Decimal
@@ -38,6 +39,7 @@ def absolute_http_url(value: str) -> str:
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname or any(c.isspace() for c in value):
         raise ValueError("must be an absolute http or https URL")
     return value
+
 
 _MAX_NUMBER = Decimal(10) ** 12
 _MAX_DECIMALS = 6
@@ -116,9 +118,7 @@ TimeOfDay = Annotated[
     WithJsonSchema({"type": "string", "pattern": r"^([01][0-9]|2[0-3]):[0-5][0-9]$"}),
 ]
 
-PACKAGING_CODES = frozenset(
-    "AE BA BE BG BH BI BK BM BO BX CA CI CN CR CS CT CU JR NA PA PK PU RO SA TU WA ZZ".split()
-)
+PACKAGING_CODES = frozenset("AE BA BE BG BH BI BK BM BO BX CA CI CN CR CS CT CU JR NA PA PK PU RO SA TU WA ZZ".split())
 PALLET = "PX"
 
 

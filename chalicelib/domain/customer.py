@@ -4,6 +4,7 @@ A customer is one document: the profile (written by PUT, which keeps the setting
 (written by PATCH, which keeps the profile). Settings PATCH bodies become a list of fields to set and
 fields to remove (`null` clears), so the store can apply them in one conditional update.
 """
+
 import re
 from dataclasses import dataclass
 from functools import lru_cache

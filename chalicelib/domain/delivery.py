@@ -3,12 +3,14 @@ The status machine is domain/delivery_status.py; its names are importable from h
 
 A delivery is a plain dict as the API shows it. Numbers are int or Decimal; time is always a parameter.
 """
+
 import datetime as dt
 from decimal import Decimal
 from typing import Annotated, Any
 
 from pydantic import Field, model_validator
 
+from . import limits
 from .common import (
     BundleCode,
     Cents,
@@ -23,36 +25,7 @@ from .common import (
     is_whole,
     parse,
 )
-from . import limits
 from .customer import Address
-from .deposit_types import Empties
-from .delivery_summary import without_items
-from .identifiers import DELIVERY_ID_DIGITS
-from .product import ItemBundle, bundle_size_errors, pallet_bundle_errors
-from .product import vessel_count as product_vessel_count
-from .rendering import size_in_bytes
-from .timestamps import iso
-from .values import is_by_kg, literal
-
-# The shapes deliveries are shown in live in delivery_views.py; their names stay importable from here.
-from .delivery_views import (  # noqa: F401
-    CustomerAction,
-    Delivery,
-    DeliveryCustomer,
-    DeliveryList,
-    DeliveryRequest,
-    DeliveryRequestSummary,
-    DeliveryResponse,
-    DeliverySummary,
-    PlacedDeliveries,
-    RequestItem,
-    ResponseItem,
-    Scheduled,
-    SupplierDelivery,
-    SupplierDeliveryList,
-    SupplierDeliverySummary,
-    User,
-)
 
 # The status machine has its own module; its names stay importable from here.
 from .delivery_status import (  # noqa: F401
@@ -77,7 +50,34 @@ from .delivery_status import (  # noqa: F401
     status_after_receive,
     status_after_response,
 )
+from .delivery_summary import without_items
 
+# The shapes deliveries are shown in live in delivery_views.py; their names stay importable from here.
+from .delivery_views import (  # noqa: F401
+    CustomerAction,
+    Delivery,
+    DeliveryCustomer,
+    DeliveryList,
+    DeliveryRequest,
+    DeliveryRequestSummary,
+    DeliveryResponse,
+    DeliverySummary,
+    PlacedDeliveries,
+    RequestItem,
+    ResponseItem,
+    Scheduled,
+    SupplierDelivery,
+    SupplierDeliveryList,
+    SupplierDeliverySummary,
+    User,
+)
+from .deposit_types import Empties
+from .identifiers import DELIVERY_ID_DIGITS
+from .product import ItemBundle, bundle_size_errors, pallet_bundle_errors
+from .product import vessel_count as product_vessel_count
+from .rendering import size_in_bytes
+from .timestamps import iso
+from .values import is_by_kg, literal
 
 # --- shared value shapes ---
 
@@ -126,7 +126,9 @@ class ResponseItemBody(Shape):
     count: Number | None = None
     bundle: ItemBundle | None = None
     price: Cents | None = None
-    reason: literal(ResponseReason) | None = Field(default=None, description="Why the line differs from the order (decisions §16)")
+    reason: literal(ResponseReason) | None = Field(
+        default=None, description="Why the line differs from the order (decisions §16)"
+    )
 
 
 class ResponseBody(Shape):
@@ -252,7 +254,9 @@ def response_items(body: ResponseBody, request_items: list[dict]) -> list[dict] 
     return result
 
 
-def build_response(body: ResponseBody, items: list[dict] | None, now: dt.datetime, empties: list[dict] | None = None) -> dict:
+def build_response(
+    body: ResponseBody, items: list[dict] | None, now: dt.datetime, empties: list[dict] | None = None
+) -> dict:
     """The response as the delivery stores it; its timestamp is the server's."""
     response = {"type": body.type, "timestamp": timestamp(now)}
     if body.reference is not None:
@@ -281,7 +285,13 @@ def respond(delivery: dict, response: dict) -> dict:
     open_responses = sum(1 for r in delivery["responses"] if r["type"] != REJECT)
     if not final and open_responses >= limits.OPEN_RESPONSES:
         raise ValidationFailed(
-            [FieldError("type", f"a delivery holds at most {limits.OPEN_RESPONSES} ACCEPT and UPDATE responses; REJECT is still possible")]
+            [
+                FieldError(
+                    "type",
+                    f"a delivery holds at most {limits.OPEN_RESPONSES} ACCEPT and UPDATE responses; "
+                    "REJECT is still possible",
+                )
+            ]
         )
     changed = {**delivery, "status": status, "responses": [*delivery["responses"], response]}
     size = summary_size(changed)
@@ -289,7 +299,12 @@ def respond(delivery: dict, response: dict) -> dict:
         raise ValidationFailed([FieldError("body", _no_room(size))])
     if final and size > limits.DELIVERY_SUMMARY_BYTES:
         raise ValidationFailed(
-            [FieldError("items", f"a REJECT with these items does not fit the delivery ({_no_room(size)}); send it without items")]
+            [
+                FieldError(
+                    "items",
+                    f"a REJECT with these items does not fit the delivery ({_no_room(size)}); send it without items",
+                )
+            ]
         )
     return changed
 

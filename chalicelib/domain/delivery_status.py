@@ -1,6 +1,7 @@
 """The delivery status machine of decisions §8: which response, cancel or receive moves a delivery where.
 
 Its value lists are the StrEnums below; the shapes in delivery.py derive their `Literal`s from them."""
+
 from enum import StrEnum
 
 from .errors import InvalidTransition

@@ -1,5 +1,6 @@
 """The shapes in which deliveries are shown (response bodies; they feed the OpenAPI document), apart from the
 request bodies and the rules in domain/delivery.py."""
+
 from pydantic import Field
 
 from .common import IsoDate, Shape, TimeOfDay
@@ -17,7 +18,6 @@ User = Contact
 class Scheduled(Shape):
     date: IsoDate
     time: TimeOfDay | None = None
-
 
 
 class DeliveryCustomer(Shape):

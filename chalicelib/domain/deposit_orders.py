@@ -1,5 +1,6 @@
 """Deposits and empties of a new order (decisions §15): each item's `deposits`, `request.deposits`,
 `request.empties`, and the basis a delivery keeps to count its deposits later (domain/deposits.py)."""
+
 from decimal import Decimal
 
 from .common import FieldError, is_whole
@@ -45,7 +46,11 @@ def finish(delivery: dict, packagings: dict[str, dict], deposit_types: dict, emp
         for entry in item.get("deposits", ()):
             add(charged, entry["id"], entry["count"])
     named = {d for p in packagings.values() if p for d in [p.get("vessel"), *(b["deposit"] for b in p["bundles"])] if d}
-    types = {d: {"name": deposit_types[d]["name"], "price": deposit_types[d]["price"]} for d in sorted(named) if d in deposit_types}
+    types = {
+        d: {"name": deposit_types[d]["name"], "price": deposit_types[d]["price"]}
+        for d in sorted(named)
+        if d in deposit_types
+    }
     if charged:
         delivery["request"]["deposits"] = entries(charged, types)
     if empties:

@@ -5,6 +5,7 @@ One record per move of the balances (a receive, an adjustment) holds every type 
 200 charged plus 50 returned, against 100 actions), so the record is one Put in the move's own transaction. A
 record shows as one movement per type, in id order; the statement lists records newest first.
 """
+
 from pydantic import Field
 
 from .common import Shape
@@ -52,7 +53,13 @@ def movements_of(record: dict, deposit: str | None = None) -> list[dict]:
         if deposit is not None and deposit_id != deposit:
             continue
         moved = record["moves"][deposit_id]
-        movement = {"at": record["at"], "id": deposit_id, "name": moved["name"], "price": int(moved["price"]), "count": int(moved["count"])}
+        movement = {
+            "at": record["at"],
+            "id": deposit_id,
+            "name": moved["name"],
+            "price": int(moved["price"]),
+            "count": int(moved["count"]),
+        }
         if record.get("delivery_id") is not None:
             movement["delivery_id"] = int(record["delivery_id"])
         if record.get("message") is not None:

@@ -1,5 +1,6 @@
 """The shapes of decisions §15: deposit types, empties, balances and adjustments (pydantic; the arithmetic is
 domain/deposits.py)."""
+
 from typing import Annotated
 
 from pydantic import AfterValidator, Field, Strict

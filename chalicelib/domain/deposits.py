@@ -11,6 +11,7 @@ Words used:
 - basis: what a delivery keeps beside its document to count its deposits on every read, `{"packaging": {item
   id: packaging}, "types": {deposit id: {"name", "price"}}}` (types as the order, or a later response, saw them).
 """
+
 from decimal import Decimal
 
 PALLET = "PX"
@@ -175,7 +176,10 @@ def delivery_deposits(delivery: dict, basis: dict | None) -> dict | None:
                 add(returned, deposit, n)
         charged = {}
     stored = ((basis or {}).get("types")) or {}  # a type no list names yet is valued as the order read it
-    types = {**{d: {"name": t["name"], "price": int(t["price"])} for d, t in stored.items()}, **known_types(delivery, basis)}
+    types = {
+        **{d: {"name": t["name"], "price": int(t["price"])} for d, t in stored.items()},
+        **known_types(delivery, basis),
+    }
     charged_list, returned_list = entries(charged, types), entries(returned, types)
     if not charged_list and not returned_list:
         return None
@@ -187,7 +191,7 @@ def with_deposits(delivery: dict, basis: dict | None) -> dict:
     absent when there is nothing to show."""
     shown = {k: v for k, v in delivery.items() if k not in ("deposits", "integration")}
     # An amendment starts a new version of the order: earlier responses stay as history but state nothing (§16).
-    counted = {**shown, "responses": (shown.get("responses") or [])[(basis or {}).get(RESPONSES_FROM, 0):]}
+    counted = {**shown, "responses": (shown.get("responses") or [])[(basis or {}).get(RESPONSES_FROM, 0) :]}
     collected = any("empties" in response for response in counted["responses"])
     deposits = delivery_deposits(counted, basis) if basis or collected else None
     if deposits is not None:

@@ -1,5 +1,6 @@
 """Failures reported to callers. Each kind names its problem type (problems.py) and status, which
 http/responses.py renders as problem+json; the domain and the service raise them, they never build responses."""
+
 from typing import NamedTuple
 
 from .problems import ProblemType

@@ -2,6 +2,7 @@
 
 Pure and free of pydantic, so the store, the jobs and the app's cold start can use them without loading the
 shapes of domain/webhook.py."""
+
 import datetime as dt
 from enum import StrEnum
 

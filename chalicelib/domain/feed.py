@@ -1,6 +1,7 @@
 """The change feed's words (decisions §13): entry types, resources, and the one entry a change appends.
 
 Pure: the store writes entries, the service says which change it made."""
+
 from dataclasses import dataclass
 from enum import StrEnum
 

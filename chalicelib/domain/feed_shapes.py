@@ -1,4 +1,5 @@
 """The shapes of GET /changes (decisions §13), for the OpenAPI document; the feed's values come from feed.py."""
+
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -13,14 +14,19 @@ class ChangeEntry(BaseModel):
     sequence: int = Field(ge=1, description="Per account: 1, 2, 3, ... without gaps.")
     type: literal(ChangeType)  # type: ignore[valid-type]
     resource: literal(Resource)  # type: ignore[valid-type]
-    id: str = Field(description="The resource's id (a delivery's id as a string; `deliveries` or `webhooks` for settings).")
+    id: str = Field(
+        description="The resource's id (a delivery's id as a string; `deliveries` or `webhooks` for settings)."
+    )
     at: str = Field(description="When the change was committed (ISO 8601, UTC).")
     status: str | None = Field(None, description="Deliveries: the status after the change.")
     integration: str | None = Field(
-        None, description="delivery.integration entries: the delivery's new integration status (PENDING, IMPORTED, FAILED)."
+        None,
+        description="delivery.integration entries: the delivery's new integration status (PENDING, IMPORTED, FAILED).",
     )
     customer_id: str | None = Field(
-        None, description="Customer pricing: whose pricing it is; customer deposits: whose balances; standing orders: whose it is."
+        None,
+        description="Customer pricing: whose pricing it is; customer deposits: whose balances; "
+        "standing orders: whose it is.",
     )
     date: str | None = Field(None, description="standing-order.failed entries: the date that could not be placed.")
     data: Any = Field(

@@ -6,6 +6,7 @@ Pure data and one function, without pydantic, so a cold GET pays nothing for it.
 fields in the same order (tests/api/test_field_order.py holds the two together), so the OpenAPI document shows
 the order the responses have.
 """
+
 from types import MappingProxyType
 from typing import Any, Mapping, NamedTuple, Union
 
@@ -130,14 +131,43 @@ USER = CONTACT
 ITEM_DEPOSIT = Record(("id", "count"))
 DEPOSIT_ENTRY = Record(("id", "name", "price", "count"))  # extension (decisions §15)
 REQUEST_ITEM = Record(
-    ("id", "name", "order_by", "vessel", "count", "bundle", "vessel_count", "price", "price_per", "message", "deposits"),
+    (
+        "id",
+        "name",
+        "order_by",
+        "vessel",
+        "count",
+        "bundle",
+        "vessel_count",
+        "price",
+        "price_per",
+        "message",
+        "deposits",
+    ),
     {"vessel": VESSEL, "bundle": BUNDLE, "deposits": ITEM_DEPOSIT},
 )
 DELIVERY_REQUEST = Record(
-    ("timestamp", "company", "customer_id", "cost_center", "address", "scheduled", "user", "message", "items",
-     "deposits", "empties"),
-    {"address": ADDRESS, "scheduled": SCHEDULED, "user": USER, "items": REQUEST_ITEM, "deposits": DEPOSIT_ENTRY,
-     "empties": DEPOSIT_ENTRY},
+    (
+        "timestamp",
+        "company",
+        "customer_id",
+        "cost_center",
+        "address",
+        "scheduled",
+        "user",
+        "message",
+        "items",
+        "deposits",
+        "empties",
+    ),
+    {
+        "address": ADDRESS,
+        "scheduled": SCHEDULED,
+        "user": USER,
+        "items": REQUEST_ITEM,
+        "deposits": DEPOSIT_ENTRY,
+        "empties": DEPOSIT_ENTRY,
+    },
 )
 RESPONSE_ITEM = Record(("id", "count", "bundle", "vessel_count", "price", "reason"), {"bundle": BUNDLE})
 DELIVERY_RESPONSE = Record(
@@ -150,12 +180,27 @@ CUSTOMER_ACTION = Record(("timestamp", "user", "message"), {"user": USER})
 INTEGRATION = Record(("status", "reference", "message", "updated"))  # extension (decisions §14)
 AMENDMENT = Record(  # extension (decisions §16)
     ("sequence", "timestamp", "user", "message", "scheduled", "items"),
-    {"user": USER, "scheduled": Record(("from", "to"), {"from": SCHEDULED, "to": SCHEDULED}),
-     "items": Record(("id", "bundle", "action", "count_before", "count"), {"bundle": BUNDLE})},
+    {
+        "user": USER,
+        "scheduled": Record(("from", "to"), {"from": SCHEDULED, "to": SCHEDULED}),
+        "items": Record(("id", "bundle", "action", "count_before", "count"), {"bundle": BUNDLE}),
+    },
 )
 DELIVERY = Record(
-    ("id", "type", "status", "customer", "request", "responses", "cancelled", "received", "amendments", "deposits",
-     "integration", "standing_order"),
+    (
+        "id",
+        "type",
+        "status",
+        "customer",
+        "request",
+        "responses",
+        "cancelled",
+        "received",
+        "amendments",
+        "deposits",
+        "integration",
+        "standing_order",
+    ),
     {
         "customer": DELIVERY_CUSTOMER,
         "request": DELIVERY_REQUEST,
@@ -177,12 +222,35 @@ WEBHOOK_DELIVERY = Record(
     {"attempts": Record(("at", "status_code", "error", "duration_ms"))},
 )
 EVENT = Record(
-    ("id", "type", "delivery_id", "sequence", "status", "attempts", "created", "last_status_code", "last_error",
-     "next_attempt_at", "reason"),
+    (
+        "id",
+        "type",
+        "delivery_id",
+        "sequence",
+        "status",
+        "attempts",
+        "created",
+        "last_status_code",
+        "last_error",
+        "next_attempt_at",
+        "reason",
+    )
 )
 IMPORT_SUMMARY_FIELDS = (
-    "id", "status", "dry_run", "rows", "processed", "created", "updated", "unchanged", "invalid",
-    "categories_created", "error_count", "submitted_at", "finished_at", "reason",
+    "id",
+    "status",
+    "dry_run",
+    "rows",
+    "processed",
+    "created",
+    "updated",
+    "unchanged",
+    "invalid",
+    "categories_created",
+    "error_count",
+    "submitted_at",
+    "finished_at",
+    "reason",
 )
 IMPORT = Record(IMPORT_SUMMARY_FIELDS + ("errors",), {"errors": Record(("row", "column", "message"))})
 
@@ -191,10 +259,33 @@ DEPOSIT = Record(("id", "name", "price"))
 CUSTOMER_DEPOSITS = Record(("deposits", "total"), {"deposits": Record(("id", "name", "price", "balance"))})
 MOVEMENT = Record(("at", "id", "name", "price", "count", "delivery_id", "message"))
 STANDING_ORDER = Record(
-    ("id", "customer_id", "name", "items", "weekdays", "every_weeks", "starts_on", "ends_on", "place_days_ahead",
-     "paused", "type", "empties", "message", "cost_center", "company", "address", "user", "created", "updated"),
-    {"items": Record(("id", "count", "bundle", "message"), {"bundle": Record(("id", "type", "size"))}),
-     "empties": Record(("id", "count")), "address": ADDRESS, "user": USER},
+    (
+        "id",
+        "customer_id",
+        "name",
+        "items",
+        "weekdays",
+        "every_weeks",
+        "starts_on",
+        "ends_on",
+        "place_days_ahead",
+        "paused",
+        "type",
+        "empties",
+        "message",
+        "cost_center",
+        "company",
+        "address",
+        "user",
+        "created",
+        "updated",
+    ),
+    {
+        "items": Record(("id", "count", "bundle", "message"), {"bundle": Record(("id", "type", "size"))}),
+        "empties": Record(("id", "count")),
+        "address": ADDRESS,
+        "user": USER,
+    },
 )
 OCCURRENCE = Record(("date", "status", "place_at", "delivery_ids", "errors"), {"errors": Record(("path", "message"))})
 
@@ -240,7 +331,11 @@ BY_MODEL: dict[str, Order] = {
     "OccurrenceList": Record(("occurrences",), {"occurrences": OCCURRENCE}),
     "ChangePage": Record(
         ("changes", "last_sequence", "max_sequence"),
-        {"changes": Record(("sequence", "type", "resource", "id", "at", "status", "integration", "customer_id", "date", "data"))},
+        {
+            "changes": Record(
+                ("sequence", "type", "resource", "id", "at", "status", "integration", "customer_id", "date", "data")
+            )
+        },
     ),
 }
 

@@ -1,4 +1,5 @@
 """The id rules: products, categories and customers; deliveries. Pure, so read paths can check ids without pydantic."""
+
 import re
 
 ID_PATTERN = r"^[a-zA-Z0-9_-]+$"

@@ -1,5 +1,6 @@
 """Where a product image's download stands (decisions §10). Pure and free of pydantic: the stream trigger reads
 it on every record."""
+
 from enum import StrEnum
 
 

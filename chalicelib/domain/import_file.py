@@ -2,6 +2,7 @@
 how an error names a cell (RowError, quoted). Pure: no storage, no clock. What a row becomes is
 domain/catalogue_import.py's.
 """
+
 import csv
 import io
 import re
@@ -202,14 +203,18 @@ def _record(line: int, cells: list[str], columns: list[str | None], seen_ids: di
         return Record(line, {}, f"the row is longer than {MAX_ROW_CHARS} characters")
     if len(cells) > len(columns) and any(cell.strip() for cell in cells[len(columns) :]):
         return Record(
-            line, {}, f"the row has {len(cells)} cells but the header has {len(columns)}; quote cells that hold the delimiter"
+            line,
+            {},
+            f"the row has {len(cells)} cells but the header has {len(columns)}; quote cells that hold the delimiter",
         )
     values = {column: cell.strip() for column, cell in zip(columns, cells) if column and cell.strip()}
     product_id = values.get(ITEM_ID)
     problem = None
     if product_id is not None:
         if product_id in seen_ids:
-            problem = f"Item ID {quoted(product_id)} already appears on line {seen_ids[product_id]}; list each product once"
+            problem = (
+                f"Item ID {quoted(product_id)} already appears on line {seen_ids[product_id]}; list each product once"
+            )
         else:
             seen_ids[product_id] = line
     return Record(line, values, problem)

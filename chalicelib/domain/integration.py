@@ -5,6 +5,7 @@ customer change (cancel, receive); the supplier's ERP sets IMPORTED or FAILED wi
 Pure: time is a parameter, the store keeps the state beside the delivery's own document (so customer reads,
 legacy webhook events and the order file never carry it).
 """
+
 import datetime as dt
 from typing import Annotated, Any
 
@@ -96,7 +97,9 @@ def acknowledged(current: dict, body: IntegrationBody, now: dt.datetime) -> dict
     """The state after the PUT, or None when it says what the state already says (nothing changes, not even
     `updated`)."""
     new = state_of_body(body)
-    if {k: current.get(k) for k in ("status", "reference", "message")} == {k: new.get(k) for k in ("status", "reference", "message")}:
+    if {k: current.get(k) for k in ("status", "reference", "message")} == {
+        k: new.get(k) for k in ("status", "reference", "message")
+    }:
         return None
     return {**new, "updated": iso(now)}
 
@@ -123,7 +126,9 @@ def count_changes(before: str | None, after: str) -> dict[str, int]:
 def entered_before(delivery: dict) -> str:
     """When a delivery stored before integration states last became what the ERP has not seen: its request, or
     the customer's latest change."""
-    times = [delivery["request"]["timestamp"]] + [delivery[f]["timestamp"] for f in ("cancelled", "received") if delivery.get(f)]
+    times = [delivery["request"]["timestamp"]] + [
+        delivery[f]["timestamp"] for f in ("cancelled", "received") if delivery.get(f)
+    ]
     return max(times)
 
 

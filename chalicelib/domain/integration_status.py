@@ -1,6 +1,7 @@
 """The integration states of a delivery (decisions §14) as a StrEnum, and how supplier reads show the state.
 Pure and free of pydantic: routes read it on a cold start; the shapes in integration.py derive their `Literal`s
 (and so the OpenAPI enums) from it."""
+
 from enum import StrEnum
 from json.encoder import encode_basestring  # what json.dumps(ensure_ascii=False) does to a string
 

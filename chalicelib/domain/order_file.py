@@ -5,6 +5,7 @@ RFC 4180 quoting, "\\n" line ends; UTF-8 starts with a BOM, latin1 turns what it
 The file is opened in spreadsheets and customers write many of its cells, so a text cell that a spreadsheet would
 read as a formula gets a leading "'"; ids and numbers are written as they are.
 """
+
 from decimal import Decimal
 
 from .values import price_per_of

@@ -3,6 +3,7 @@
 Pure: everything the order is checked against arrives as data (one read of the store), and the time is a
 parameter. The result is the deliveries to create (without ids) or ValidationFailed with one error per problem.
 """
+
 import datetime as dt
 from dataclasses import dataclass
 from decimal import Decimal

@@ -8,6 +8,7 @@ price is rounded, because that is the figure an order item carries.
 A *level* is any mapping with optional ``price`` and ``pricing`` keys: a
 product, a customer's pricing or a price group's pricing.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -31,9 +32,7 @@ class NoApplicablePrice(ValueError):
     """No price point applies to the quantity, so the price is undefined."""
 
 
-def applicable_level(
-    product: Mapping, customer_pricing: Mapping | None, group_pricing: Mapping | None
-) -> Mapping:
+def applicable_level(product: Mapping, customer_pricing: Mapping | None, group_pricing: Mapping | None) -> Mapping:
     """The level whose price a customer pays: their own, else their group's, else the product's."""
     for level in (customer_pricing, group_pricing):
         if _sets_a_price(level):

@@ -1,5 +1,6 @@
 """The problem types every error is reported as (decisions §3), each with its title. One list, used by the
 errors the services raise, by the HTTP layer that renders them and by the OpenAPI document."""
+
 from enum import StrEnum
 
 

@@ -1,9 +1,11 @@
 """The product and its packaging: shape (pydantic) plus the rules that span fields (decisions §5-6)."""
+
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, Strict, create_model, field_validator
 from pydantic.fields import FieldInfo
 
+from . import limits
 from .common import (
     PALLET,
     BundleCode,
@@ -24,10 +26,9 @@ from .common import (
     is_whole,
     parse,
 )
-from . import limits
+from .deposit_types import DepositId
 from .pricing import smallest_positive_from
 from .scaled_pricing import ScaledPricing, level_size_errors, pricing_errors
-from .deposit_types import DepositId
 from .values import DEFAULT_ORDER_BY, OrderBy, PricePer, ProductStatus, literal
 
 MAX_CUSTOM_PROPERTIES = limits.CUSTOM_PROPERTIES
@@ -38,7 +39,9 @@ class Vessel(Shape):
     size: PositiveNumber
     unit: Literal["l", "dl", "cl", "ml", "kg", "g", "quantity"]
     type: PackagingCode | None = None
-    deposit: DepositId | None = Field(default=None, description="The id of the deposit type one vessel carries (decisions §15)")
+    deposit: DepositId | None = Field(
+        default=None, description="The id of the deposit type one vessel carries (decisions §15)"
+    )
 
 
 class PalletBundle(Shape):
@@ -55,7 +58,8 @@ class Bundle(Shape):
     unit: Literal["kg"] | None = None
     pallet_bundle: PalletBundle | None = None
     deposit: DepositId | None = Field(
-        default=None, description="The id of the deposit type one bundle (a pallet: the pallet itself) carries (decisions §15)"
+        default=None,
+        description="The id of the deposit type one bundle (a pallet: the pallet itself) carries (decisions §15)",
     )
 
 
@@ -65,7 +69,11 @@ ItemBundle = create_model(
     "ItemBundle",
     __base__=Shape,
     __doc__="A bundle as a delivery item shows it (the product's bundle without its id_override).",
-    **{name: (field.annotation, field) for name, field in Bundle.model_fields.items() if name not in ("id_override", "deposit")},
+    **{
+        name: (field.annotation, field)
+        for name, field in Bundle.model_fields.items()
+        if name not in ("id_override", "deposit")
+    },
 )
 
 
@@ -125,7 +133,9 @@ class Product(Shape):
     dates_with_no_delivery: DatesWithNoDelivery | None = None
     pricing: ScaledPricing | None = None
     gtin: ShortText | None = None
-    custom_properties: dict[Annotated[str, Field(min_length=1, max_length=limits.CUSTOM_PROPERTY_KEY_LENGTH)], Any] | None = None
+    custom_properties: (
+        dict[Annotated[str, Field(min_length=1, max_length=limits.CUSTOM_PROPERTY_KEY_LENGTH)], Any] | None
+    ) = None
     image: Image | None = None
 
     _name = field_validator("name")(classmethod(lambda cls, v: _name(v)))
@@ -197,12 +207,9 @@ def _bundle_errors(product: Product) -> list[FieldError]:
         wanted = bundle.pallet_bundle
         if wanted is None:
             if len(others) != 1:
-                errors.append(
-                    FieldError(f"{path}.pallet_bundle", "is required unless exactly one other bundle exists")
-                )
+                errors.append(FieldError(f"{path}.pallet_bundle", "is required unless exactly one other bundle exists"))
         elif not any(
-            b.type == wanted.type and b.size == wanted.size and (wanted.id is None or wanted.id == b.id)
-            for b in others
+            b.type == wanted.type and b.size == wanted.size and (wanted.id is None or wanted.id == b.id) for b in others
         ):
             errors.append(FieldError(f"{path}.pallet_bundle", "must match another bundle of the product"))
     return errors
@@ -257,9 +264,7 @@ def _rule_errors(product: Product) -> list[FieldError]:
         errors += pricing_errors(product.pricing, order_by)
         smallest = smallest_positive_from({"pricing": dump(product.pricing)})
         if product.min_order_count is not None and smallest is not None and product.min_order_count != smallest:
-            errors.append(
-                FieldError("min_order_count", "must equal the smallest positive 'from' of the price points")
-            )
+            errors.append(FieldError("min_order_count", "must equal the smallest positive 'from' of the price points"))
     errors += _bundle_errors(product)
     if order_by == OrderBy.KG:
         errors += [FieldError(path, "is not allowed when order_by is kg") for path in deposit_paths(product)]
@@ -305,7 +310,9 @@ def validate_product(data: Any, product_id: str | None = None) -> dict:
     _select_pallet_bundles(product)
     stored = dump(product)
     stored["id"] = product_id or product.id
-    errors = level_size_errors(stored, "pricing") + limits.size_errors(stored, limits.PRODUCT_BYTES, "body", "a product holds")
+    errors = level_size_errors(stored, "pricing") + limits.size_errors(
+        stored, limits.PRODUCT_BYTES, "body", "a product holds"
+    )
     if errors:
         raise ValidationFailed(errors)
     return stored

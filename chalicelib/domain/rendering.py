@@ -1,4 +1,5 @@
 """The JSON text of stored documents: what the API answers, idempotency replays repeat and size limits measure."""
+
 import json
 from decimal import Decimal
 from typing import Any

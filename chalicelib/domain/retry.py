@@ -5,6 +5,7 @@ Pure: the caller hands in its clock (`now`, the service's clock.now) and the pau
 deadline with its fake clock and skips the pauses; nothing here reads the time. The store uses it with the clock
 its caller passes down, so neither layer imports the other's.
 """
+
 import datetime as dt
 import random
 from typing import Callable, Iterator
@@ -21,7 +22,9 @@ def attempts(now: Callable[[], dt.datetime] | None, at_least: int, for_seconds: 
         attempt += 1
 
 
-def pause_seconds(attempt: int, first: float, cap: float, draw: Callable[[float, float], float] = random.uniform) -> float:
+def pause_seconds(
+    attempt: int, first: float, cap: float, draw: Callable[[float, float], float] = random.uniform
+) -> float:
     """Full jitter: a random pause up to `first` doubled per attempt, never above `cap`, so racing writers spread
     out instead of colliding again in step."""
     return draw(0, min(first * 2 ** min(attempt, 32), cap))  # the exponent bounded: a float overflows past 2**1023

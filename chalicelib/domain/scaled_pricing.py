@@ -1,4 +1,5 @@
 """The shape and rules of scaled pricing (decisions §6), shared by products, customer pricing and price groups."""
+
 import datetime as dt
 import re
 from typing import Annotated, Any
@@ -153,4 +154,3 @@ def validate_price_groups(data: Any, order_by: str) -> dict:
     if errors:
         raise ValidationFailed(errors)
     return stored
-

@@ -8,6 +8,7 @@ A rule is ``{"lead_days": int, "cutoff"?: "HH:mm"}``.
 The current time is always a parameter (an aware datetime); cutoffs and calendar
 days are evaluated on the wall clock of the account's time zone.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -29,9 +30,7 @@ def local_now(now: dt.datetime, timezone_name: str) -> dt.datetime:
     return now.astimezone(ZoneInfo(timezone_name))
 
 
-def rule_for(
-    date: dt.date, product: Mapping, customer: Mapping | None, account: Mapping
-) -> dict | None:
+def rule_for(date: dt.date, product: Mapping, customer: Mapping | None, account: Mapping) -> dict | None:
     """The rule governing ``date``, or ``None`` when nothing is delivered that weekday.
 
     Any override (product, customer, account) beats any ``delivery_days``. The first
@@ -71,11 +70,7 @@ def is_deliverable(
 
 
 def order_deliverable_on(
-    date: dt.date,
-    now: dt.datetime,
-    products: Sequence[Mapping],
-    customer: Mapping | None,
-    account: Mapping,
+    date: dt.date, now: dt.datetime, products: Sequence[Mapping], customer: Mapping | None, account: Mapping
 ) -> bool:
     """An order is deliverable only if every item is.
 
@@ -86,11 +81,7 @@ def order_deliverable_on(
 
 
 def next_deliverable_dates(
-    now: dt.datetime,
-    products: Sequence[Mapping],
-    customer: Mapping | None,
-    account: Mapping,
-    days: int,
+    now: dt.datetime, products: Sequence[Mapping], customer: Mapping | None, account: Mapping, days: int
 ) -> list[dt.date]:
     """The next ``days`` deliverable dates from local today, looking at most a year ahead."""
     if not 1 <= days <= MAX_DAYS:
@@ -112,7 +103,7 @@ def _levels(product: Mapping, customer: Mapping | None, account: Mapping) -> tup
 
 
 def _weekday_key(date: dt.date) -> str:
-    """"0" = Sunday .. "6" = Saturday (isoweekday is Monday = 1 .. Sunday = 7)."""
+    """ "0" = Sunday .. "6" = Saturday (isoweekday is Monday = 1 .. Sunday = 7)."""
     return str(date.isoweekday() % 7)
 
 

@@ -3,6 +3,7 @@
 Pure: the time, the account's settings and the products arrive as parameters. A standing order is a plain dict
 as the API shows it (every field, defaults filled in).
 """
+
 import datetime as dt
 from enum import StrEnum
 from typing import Annotated, Mapping, Sequence
@@ -192,7 +193,9 @@ def counted_dates(standing: Mapping, first_day: dt.date, start: dt.date, end: dt
     return [date for date in candidates if counts(standing, date, first_day)]
 
 
-def cutoff_moment(date: dt.date, products: Sequence[Mapping], customer: Mapping | None, settings: Mapping) -> dt.datetime | None:
+def cutoff_moment(
+    date: dt.date, products: Sequence[Mapping], customer: Mapping | None, settings: Mapping
+) -> dt.datetime | None:
     """The moment an order for `date` must be in (decisions §7), the strictest item deciding; None when some
     item is not delivered on `date` at all (no rule, or a date with no delivery)."""
     zone = ZoneInfo(schedule.account_timezone(settings))
@@ -239,7 +242,9 @@ def local_iso(moment: dt.datetime, zone_name: str) -> str:
     return moment.astimezone(ZoneInfo(zone_name)).replace(microsecond=0).isoformat()
 
 
-def occurrence(date: dt.date, status: OccurrenceStatus, place_at: dt.datetime, zone: str, record: Mapping | None) -> dict:
+def occurrence(
+    date: dt.date, status: OccurrenceStatus, place_at: dt.datetime, zone: str, record: Mapping | None
+) -> dict:
     shown_ = {"date": date.isoformat(), "status": str(status), "place_at": local_iso(place_at, zone)}
     if record is not None and record.get("delivery_ids") is not None:
         shown_["delivery_ids"] = [int(i) for i in record["delivery_ids"]]

@@ -1,6 +1,7 @@
 """The one timestamp format of the service: ISO 8601 in UTC with milliseconds, 2026-05-04T09:30:00.000Z.
 
 Deliveries, responses, events, attempts and imports all write it; sorted as text it sorts by time."""
+
 import datetime as dt
 
 

@@ -1,5 +1,6 @@
 """The value lists of the catalogue and of accounts, each once (decisions §5-6). Pure and free of pydantic: the
 store and cold paths read them. The shapes derive their `Literal`s (and so the OpenAPI enums) from these."""
+
 from enum import StrEnum
 from typing import Any, Literal, Mapping
 

@@ -1,5 +1,6 @@
 """Webhook settings and the shapes of events and attempts (decisions §10). Pure: no I/O, no clock; the retry
 policy is in event_policy.py."""
+
 import re
 from typing import Annotated, Literal
 from urllib.parse import urlsplit
@@ -23,6 +24,7 @@ RESERVED_HEADERS = frozenset(
         "webhook-id webhook-signature webhook-timestamp"
     ).split()
 )
+
 
 def _webhook_url(value: str) -> str:
     """An absolute http(s) URL in ASCII, without credentials, with a valid port (if any)."""

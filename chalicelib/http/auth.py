@@ -4,6 +4,7 @@ A cached principal is trusted for CACHE_SECONDS, so a steady-state request costs
 token stops working within that time (decisions §2 allows 60 s). Unknown tokens are not cached, so a token
 works the moment it is created.
 """
+
 import threading
 
 from ..domain.errors import Forbidden, Unauthorized

@@ -1,4 +1,5 @@
 """Request bodies: JSON parsed exactly (numbers as Decimal), every failure a 400 naming `body`."""
+
 import json
 import re
 from decimal import Decimal

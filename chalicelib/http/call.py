@@ -1,4 +1,5 @@
 """One request as the handlers see it: who calls, its body, its query."""
+
 from typing import Any, Mapping
 
 from ..service.authentication import Principal

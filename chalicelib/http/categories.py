@@ -1,11 +1,11 @@
 """Routes of product categories (decisions §5)."""
+
 from chalice import Blueprint
 
 from .call import Call
 from .endpoint import endpoint
 from .responses import no_content, ok
 from .responses import page as page_body
-
 
 bp = Blueprint(__name__)
 
@@ -14,6 +14,7 @@ bp = Blueprint(__name__)
 def list_categories(call: Call):
     """List categories by id"""
     from ..service import catalogue
+
     limit, cursor = call.page()
     page = catalogue.list_categories(call.account, limit, cursor)
     return page_body("categories", page.items, page.cursor)
@@ -23,13 +24,17 @@ def list_categories(call: Call):
 def create_category(call: Call):
     """Create a category with the id given in the body (as barmate catalogue-sync tools do)"""
     from ..service import catalogue
+
     return ok(catalogue.create_category(call.account, call.body()))
 
 
-@endpoint(bp, "/categories/{category_id}", "PUT", body="domain.category:CategoryBody", response="domain.category:Category")
+@endpoint(
+    bp, "/categories/{category_id}", "PUT", body="domain.category:CategoryBody", response="domain.category:Category"
+)
 def put_category(call: Call, category_id: str):
     """Create or rename a category"""
     from ..service import catalogue
+
     return ok(catalogue.put_category(call.account, category_id, call.body()))
 
 
@@ -37,6 +42,7 @@ def put_category(call: Call, category_id: str):
 def get_category(call: Call, category_id: str):
     """Read one category"""
     from ..service import catalogue
+
     return ok(catalogue.get_category(call.account, category_id))
 
 
@@ -44,5 +50,6 @@ def get_category(call: Call, category_id: str):
 def delete_category(call: Call, category_id: str):
     """Delete a category no product uses"""
     from ..service import catalogue
+
     catalogue.delete_category(call.account, category_id)
     return no_content()

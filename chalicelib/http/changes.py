@@ -1,4 +1,5 @@
 """Route of the change feed (decisions §13): what changed since a reader last looked, in order."""
+
 import re
 
 from chalice import Blueprint
@@ -9,7 +10,6 @@ from .call import Call
 from .endpoint import endpoint
 from .params import whole_number
 from .responses import ok
-
 
 bp = Blueprint(__name__)
 
@@ -42,5 +42,6 @@ def _feed_query(query) -> tuple[int | None, int, bool]:
 def list_changes(call: Call):
     """The account's changes after a sequence, oldest first (the change feed)"""
     from ..service import changes
+
     after, limit, include_data = _feed_query(call.queries)
     return ok(changes.read_changes(call.account, after, limit, include_data))

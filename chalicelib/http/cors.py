@@ -1,4 +1,5 @@
 """CORS (switched on by CORS_ALLOW_ORIGINS, none by default): which browser origins may call the API."""
+
 from .. import config
 
 ALLOW_HEADERS = "Authorization, Content-Type, If-Match, Idempotency-Key"

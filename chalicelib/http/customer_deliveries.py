@@ -1,13 +1,12 @@
 """Customer routes of deliveries (decisions §8, extension): place orders, read, cancel and receive one's own."""
+
 from chalice import Blueprint
 
+from .auth import CUSTOMER
 from .call import Call
 from .endpoint import endpoint
 from .etags import etag, if_match
-from .auth import CUSTOMER
-from .responses import ok
-from .responses import page_of_texts
-
+from .responses import ok, page_of_texts
 
 bp = Blueprint(__name__)
 
@@ -18,10 +17,18 @@ def _optional_body(call: Call):
     return call.body() if raw.strip() else {}
 
 
-@endpoint(bp, "/customer/deliveries", "POST", CUSTOMER, body="domain.delivery:OrderBody", response="domain.delivery:PlacedDeliveries")
+@endpoint(
+    bp,
+    "/customer/deliveries",
+    "POST",
+    CUSTOMER,
+    body="domain.delivery:OrderBody",
+    response="domain.delivery:PlacedDeliveries",
+)
 def place_order(call: Call):
     """Order products: one delivery, or two when ACTIVE and OUT_OF_STOCK products are mixed"""
     from ..service import ordering
+
     placed = ordering.place_order(call.account, call.customer_id, call.body(), call.idempotency)
     return ok({"deliveries": placed})
 
@@ -30,6 +37,7 @@ def place_order(call: Call):
 def list_own_deliveries(call: Call):
     """The customer's deliveries, newest first"""
     from ..service import delivery_reads as reads
+
     limit, cursor = call.page()
     page = reads.list_customer_deliveries(call.account, call.customer_id, limit, cursor)
     return page_of_texts("deliveries", page.items, page.cursor)
@@ -39,32 +47,78 @@ def list_own_deliveries(call: Call):
 def get_own_delivery(call: Call, delivery_id: str):
     """One of the customer's deliveries in full"""
     from ..service import delivery_reads as reads
+
     found, revision = reads.get_versioned(call.account, delivery_id, call.customer_id)
     return ok(found, headers={"ETag": etag(revision)})
 
 
 @endpoint(
-    bp, "/customer/deliveries/{delivery_id}/cancel", "POST", CUSTOMER, body="domain.delivery:CustomerActionBody", response="domain.delivery:Delivery"
+    bp,
+    "/customer/deliveries/{delivery_id}/cancel",
+    "POST",
+    CUSTOMER,
+    body="domain.delivery:CustomerActionBody",
+    response="domain.delivery:Delivery",
 )
 def cancel_delivery(call: Call, delivery_id: str):
     """Cancel a delivery that is REQUESTED or ACCEPTED"""
     from ..service import deliveries
-    return ok(deliveries.cancel(call.account, call.customer_id, delivery_id, _optional_body(call), call.idempotency, if_match(call.header("if-match"))))
+
+    return ok(
+        deliveries.cancel(
+            call.account,
+            call.customer_id,
+            delivery_id,
+            _optional_body(call),
+            call.idempotency,
+            if_match(call.header("if-match")),
+        )
+    )
 
 
 @endpoint(
-    bp, "/customer/deliveries/{delivery_id}/receive", "POST", CUSTOMER, body="domain.delivery:CustomerActionBody", response="domain.delivery:Delivery"
+    bp,
+    "/customer/deliveries/{delivery_id}/receive",
+    "POST",
+    CUSTOMER,
+    body="domain.delivery:CustomerActionBody",
+    response="domain.delivery:Delivery",
 )
 def receive_delivery(call: Call, delivery_id: str):
     """Confirm that a delivery arrived"""
     from ..service import deliveries
-    return ok(deliveries.receive(call.account, call.customer_id, delivery_id, _optional_body(call), call.idempotency, if_match(call.header("if-match"))))
+
+    return ok(
+        deliveries.receive(
+            call.account,
+            call.customer_id,
+            delivery_id,
+            _optional_body(call),
+            call.idempotency,
+            if_match(call.header("if-match")),
+        )
+    )
 
 
 @endpoint(
-    bp, "/customer/deliveries/{delivery_id}/amendments", "POST", CUSTOMER, body="domain.amendments:AmendmentBody", response="domain.delivery:Delivery"
+    bp,
+    "/customer/deliveries/{delivery_id}/amendments",
+    "POST",
+    CUSTOMER,
+    body="domain.amendments:AmendmentBody",
+    response="domain.delivery:Delivery",
 )
 def amend_delivery(call: Call, delivery_id: str):
     """Change a REQUESTED or ACCEPTED delivery before its cutoff: the whole new item list, date, empties and message"""
     from ..service import amendments
-    return ok(amendments.amend(call.account, call.customer_id, delivery_id, call.body(), call.idempotency, if_match(call.header("if-match"))))
+
+    return ok(
+        amendments.amend(
+            call.account,
+            call.customer_id,
+            delivery_id,
+            call.body(),
+            call.idempotency,
+            if_match(call.header("if-match")),
+        )
+    )

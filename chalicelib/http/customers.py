@@ -1,4 +1,5 @@
 """Routes of customers and their tokens (interface: Customer; decisions §2, §9)."""
+
 from chalice import Blueprint
 
 from . import auth
@@ -7,7 +8,6 @@ from .endpoint import endpoint
 from .responses import no_content, ok
 from .responses import page as page_body
 
-
 bp = Blueprint(__name__)
 
 
@@ -15,6 +15,7 @@ bp = Blueprint(__name__)
 def list_customers(call: Call):
     """List customers by id"""
     from ..service import customers
+
     limit, cursor = call.page()
     page = customers.list_customers(call.account, limit, cursor)
     return page_body("customers", page.items, page.cursor)
@@ -24,20 +25,31 @@ def list_customers(call: Call):
 def get_customer(call: Call, customer_id: str):
     """Read one customer with its settings"""
     from ..service import customers
+
     return ok(customers.get_customer(call.account, customer_id))
 
 
-@endpoint(bp, "/customers/{customer_id}", "PUT", body="domain.customer:CustomerProfile", response="domain.customer:Customer")
+@endpoint(
+    bp, "/customers/{customer_id}", "PUT", body="domain.customer:CustomerProfile", response="domain.customer:Customer"
+)
 def put_customer(call: Call, customer_id: str):
     """Create a customer or replace its profile, keeping its settings"""
     from ..service import customers
+
     return ok(customers.put_customer(call.account, customer_id, call.body()))
 
 
-@endpoint(bp, "/customers/{customer_id}", "PATCH", body="domain.customer:CustomerSettingsPatch", response="domain.customer:Customer")
+@endpoint(
+    bp,
+    "/customers/{customer_id}",
+    "PATCH",
+    body="domain.customer:CustomerSettingsPatch",
+    response="domain.customer:Customer",
+)
 def patch_customer(call: Call, customer_id: str):
     """Change a customer's settings; null clears one"""
     from ..service import customers
+
     return ok(customers.patch_customer(call.account, customer_id, call.body()))
 
 
@@ -46,6 +58,7 @@ def patch_customer(call: Call, customer_id: str):
 def create_customer_token(call: Call, customer_id: str):
     """Create a token that acts as this customer; the secret is shown only here"""
     from ..service import customers
+
     return ok(customers.create_customer_token(call.account, customer_id))
 
 
@@ -53,6 +66,7 @@ def create_customer_token(call: Call, customer_id: str):
 def revoke_customer_token(call: Call, customer_id: str, token_id: str):
     """Revoke one of a customer's tokens"""
     from ..service import customers
+
     customers.revoke_customer_token(call.account, customer_id, token_id)
     auth.forget_all()  # other processes notice within auth.CACHE_SECONDS
     return no_content()

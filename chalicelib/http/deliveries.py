@@ -1,19 +1,18 @@
 """Supplier routes of deliveries (interface: GET /deliveries, GET /deliveries/:id, POST .../responses; §8 CSV;
 §14 integration state)."""
+
 import re
 
 from chalice import Blueprint, Response
 
+from ..domain.delivery_status import STATUSES
 from ..domain.errors import FieldError, ValidationFailed, invalid
 from ..domain.integration_status import STATUSES as INTEGRATION_STATUSES
+from . import params
 from .call import Call
 from .endpoint import endpoint
 from .etags import etag, if_match
-from .responses import ok
-from .responses import page_of_texts
-from ..domain.delivery_status import STATUSES
-from . import params
-
+from .responses import ok, page_of_texts
 
 bp = Blueprint(__name__)
 
@@ -41,11 +40,17 @@ def _each_named(*parsers) -> tuple[list[FieldError], list]:
 
 
 @endpoint(
-    bp, "/deliveries", "GET", response="domain.delivery:SupplierDeliveryList", query=("status", "integration"), paged=True
+    bp,
+    "/deliveries",
+    "GET",
+    response="domain.delivery:SupplierDeliveryList",
+    query=("status", "integration"),
+    paged=True,
 )
 def list_deliveries(call: Call):
     """List deliveries, newest first, optionally only those in one status; or one integration state's worklist"""
     from ..service import delivery_reads as reads
+
     errors, (paging, status, integration) = _each_named(
         call.page,
         lambda: params.one_of(call.queries, "status", STATUSES),
@@ -54,7 +59,11 @@ def list_deliveries(call: Call):
     if call.queries.get("status") is not None and call.queries.get("integration") is not None:
         message = "cannot be combined with {}: pass one of status and integration"
         named = {error.path for error in errors}
-        errors += [FieldError(name, message.format(other)) for name, other in (("integration", "status"), ("status", "integration")) if name not in named]
+        errors += [
+            FieldError(name, message.format(other))
+            for name, other in (("integration", "status"), ("status", "integration"))
+            if name not in named
+        ]
     if errors:
         raise ValidationFailed(errors)
     limit, cursor = paging
@@ -63,11 +72,16 @@ def list_deliveries(call: Call):
 
 
 @endpoint(
-    bp, "/deliveries/{delivery_id}/integration", "PUT", body="domain.integration:IntegrationBody", response="domain.integration:Integration"
+    bp,
+    "/deliveries/{delivery_id}/integration",
+    "PUT",
+    body="domain.integration:IntegrationBody",
+    response="domain.integration:Integration",
 )
 def set_delivery_integration(call: Call, delivery_id: str):
     """Acknowledge a delivery: whether your ERP imported it (IMPORTED) or failed to (FAILED, with a message)"""
     from ..service import deliveries
+
     return ok(deliveries.set_integration(call.account, delivery_id, call.body()))
 
 
@@ -75,6 +89,7 @@ def set_delivery_integration(call: Call, delivery_id: str):
 def get_integration_overview(call: Call):
     """How many deliveries your ERP has not taken (PENDING) or failed on (FAILED), and the oldest pending one"""
     from ..service import delivery_reads as reads
+
     return ok(reads.integration_overview(call.account))
 
 
@@ -82,21 +97,32 @@ def get_integration_overview(call: Call):
 def get_delivery(call: Call, delivery_id: str):
     """Read one delivery in full"""
     from ..service import delivery_reads as reads
+
     found, revision = reads.get_versioned(call.account, delivery_id)
     return ok(found, headers={"ETag": etag(revision)})
 
 
-@endpoint(bp, "/deliveries/{delivery_id}/responses", "POST", body="domain.delivery:ResponseBody", response="domain.delivery:SupplierDelivery")
+@endpoint(
+    bp,
+    "/deliveries/{delivery_id}/responses",
+    "POST",
+    body="domain.delivery:ResponseBody",
+    response="domain.delivery:SupplierDelivery",
+)
 def respond_to_delivery(call: Call, delivery_id: str):
     """Accept, update or reject a delivery"""
     from ..service import deliveries
-    return ok(deliveries.respond(call.account, delivery_id, call.body(), call.idempotency, if_match(call.header("if-match"))))
+
+    return ok(
+        deliveries.respond(call.account, delivery_id, call.body(), call.idempotency, if_match(call.header("if-match")))
+    )
 
 
 @endpoint(bp, "/deliveries/{delivery_id}/csv", "GET", query=("encoding",))
 def delivery_order_file(call: Call, delivery_id: str):
     """The delivery's CSV order file (utf-8 with BOM, or latin1)"""
     from ..service import deliveries
+
     _require_csv_accepted(call.header("accept"))
     encoding = params.encoding(call.queries)
     number, content = deliveries.order_file(call.account, delivery_id, encoding)

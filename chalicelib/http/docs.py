@@ -3,6 +3,7 @@
 The page is Swagger UI, served from the swagger-ui-bundle-v2 package deployed with the Lambda (no CDN), so it
 works offline and behind a firewall. Its links are relative, so it works under API Gateway's stage prefix too.
 """
+
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,6 @@ from ..domain.errors import NotFound
 from .call import Call
 from .endpoint import endpoint
 from .responses import JSON
-
 
 bp = Blueprint(__name__)
 
@@ -38,6 +38,7 @@ window.ui = SwaggerUIBundle({url: "openapi.json", dom_id: "#reference", deepLink
 
 def _asset_folder() -> Path:
     import swagger_ui_bundle
+
     return Path(str(swagger_ui_bundle.swagger_ui_path))
 
 
@@ -45,6 +46,7 @@ def _asset_folder() -> Path:
 def get_openapi_document(_call: Call):
     """The OpenAPI 3.1 document of this service"""
     from . import openapi  # its schema models import pydantic; only this route needs them
+
     return Response(body=openapi.document_json(), status_code=200, headers={"Content-Type": JSON})
 
 
@@ -60,4 +62,6 @@ def get_docs_asset(_call: Call, asset: str):
     if asset not in ASSETS:
         raise NotFound(f"no such file: {asset}")
     body = (_asset_folder() / asset).read_text(encoding="utf-8")
-    return Response(body=body, status_code=200, headers={"Content-Type": ASSETS[asset], "Cache-Control": "public, max-age=86400"})
+    return Response(
+        body=body, status_code=200, headers={"Content-Type": ASSETS[asset], "Cache-Control": "public, max-age=86400"}
+    )

@@ -5,6 +5,7 @@
 - Retry-After on 409 (contention that may pass);
 - no body on HEAD; CORS headers when CORS_ALLOW_ORIGINS allows the Origin.
 """
+
 import json
 
 from chalice import Response
@@ -12,7 +13,8 @@ from chalice import Response
 from ..domain.problems import ProblemType
 from . import cors, fallbacks
 from .bodies import limit_for
-from .request_ids import HEADER as REQUEST_ID, request_id
+from .request_ids import HEADER as REQUEST_ID
+from .request_ids import request_id
 from .responses import PROBLEM, problem
 
 RETRY_AFTER_SECONDS = "1"

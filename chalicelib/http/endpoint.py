@@ -1,5 +1,6 @@
 """The endpoint wrapper: `endpoint(bp, path, method, role)` authenticates, builds the `Call`, turns service
 errors into problems and renders the result in its response's field order."""
+
 import functools
 from typing import Callable
 
@@ -12,7 +13,6 @@ from . import auth, bodies
 from .call import Call
 from .registry import OPERATIONS, Operation
 from .responses import from_error, render
-
 
 # (path, method) -> the view that answers it; app.py reaches it through http/route_table.py.
 VIEWS: dict[tuple[str, str], Callable[..., Response]] = {}
@@ -45,7 +45,8 @@ def endpoint(
     from http/route_table.py, which lists every declared route (`bp` names the route module's blueprint).
 
     body/response name the pydantic models of the request and the success body (a class, or "module:Class"
-    under chalicelib, loaded on first use: http/registry.py); query names the query parameters; paged adds limit and cursor.
+    under chalicelib, loaded on first use: http/registry.py); query names the query parameters; paged adds limit and
+    cursor.
     They feed the OpenAPI document (http/openapi.py; its recorded examples are http/examples.json, the words the
     models cannot give http/openapi_text.py).
     replayable=False exempts a POST from Idempotency-Key: its answer holds a secret that must never be stored.
@@ -57,7 +58,17 @@ def endpoint(
     def register(handler: Callable[..., Response]):
         summary = (handler.__doc__ or handler.__name__.replace("_", " ")).strip().splitlines()[0]
         operation = Operation(
-            path, method, role, handler.__name__, summary, body, response, status, tuple(query), paged, replayable,
+            path,
+            method,
+            role,
+            handler.__name__,
+            summary,
+            body,
+            response,
+            status,
+            tuple(query),
+            paged,
+            replayable,
             request_content,
         )
         OPERATIONS.append(operation)
@@ -83,8 +94,9 @@ def endpoint(
                 return from_error(error)
 
         VIEWS[(path, method)] = view
-        DECLARED.add((path, method, handler.__module__, handler.__name__,
-                      tuple(content_types or bodies.content_types(method))))
+        DECLARED.add(
+            (path, method, handler.__module__, handler.__name__, tuple(content_types or bodies.content_types(method)))
+        )
         return handler
 
     return register

@@ -3,6 +3,7 @@
 Chalice (and API Gateway) would answer these in their own format; these views make them problem+json, the same
 locally and deployed (decisions §3).
 """
+
 from chalice import Chalice, Response
 
 from ..domain.problems import ProblemType
@@ -19,7 +20,10 @@ def not_found() -> Response:
 
 def method_not_allowed(allowed: list[str]) -> Response:
     return problem(
-        405, ProblemType.METHOD_NOT_ALLOWED, "this path does not support the method", headers={"Allow": ", ".join(allowed)}
+        405,
+        ProblemType.METHOD_NOT_ALLOWED,
+        "this path does not support the method",
+        headers={"Allow": ", ".join(allowed)},
     )
 
 

@@ -1,4 +1,5 @@
 """The Idempotency-Key header on POST routes (decisions §11): replay the first answer, never redo the work."""
+
 from typing import Callable
 
 from chalice import Response

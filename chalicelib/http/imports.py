@@ -1,4 +1,5 @@
 """Routes of the catalogue import from CSV (decisions §12)."""
+
 from chalice import Blueprint
 
 from ..domain.errors import ServiceError, UnsupportedMediaType, invalid
@@ -10,13 +11,12 @@ from .endpoint import endpoint
 from .responses import ok, problem
 from .responses import page as page_body
 
-
 bp = Blueprint(__name__)
 
 EXAMPLE_FILE = """Item ID;Item name;Category name;Vessel size;Vessel unit;Vessel type;Bundle size;Bundle type;Price;Status;Labels
 cola-033;Cola 0.33 l;Soft drinks;0,33;l;BO;24;CT;1,20;ACTIVE;"vegan, sugar"
 lager-05;Lager 0.5 l;Beer;0,5;l;BO;20;CT;1,95;;
-"""
+"""  # noqa: E501 - the barmate Connect header row, one line
 CSV = "text/csv"
 FORM = "multipart/form-data"
 FILE_PART = "file"
@@ -128,6 +128,7 @@ def _file_as_read(call: Call):
 def import_products(call: Call):
     """Import a catalogue from a CSV file (utf-8 or latin1, `,` or `;`); it runs in the background"""
     from ..service import importing
+
     raw = call.request.raw_body or b""
     body = raw.encode() if isinstance(raw, str) else raw
     try:
@@ -149,6 +150,7 @@ def _location(report: dict) -> dict:
 def list_imports(call: Call):
     """List catalogue imports, newest first"""
     from ..service import importing
+
     limit, cursor = call.page()
     page = importing.list_imports(call.account, limit, cursor)
     return page_body("imports", page.items, page.cursor)
@@ -158,4 +160,5 @@ def list_imports(call: Call):
 def get_import(call: Call, import_id: str):
     """Read an import: its status, counts and the errors of its rows"""
     from ..service import importing
+
     return ok(importing.get_import(call.account, import_id))

@@ -7,6 +7,7 @@ The lines have the shape Powertools' Logger writes (level, location, message, ti
 fields), made by the standard library: importing Powertools costs ~12 ms (its package loads metrics and tracing
 too), paid by every cold start, and a JSON line needs one json.dumps (bench/README.md).
 """
+
 import datetime as dt
 import functools
 import json

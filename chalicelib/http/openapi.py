@@ -6,6 +6,7 @@ in http/openapi_text.py (tags, parameter descriptions) and http/examples.json (r
 tests/api/example_flow.py). `missing_documentation` names what a route lacks; a test keeps it empty. The document
 is built on first request and cached for the life of the process, so cold starts do not pay for it.
 """
+
 import copy
 import functools
 import json
@@ -61,7 +62,6 @@ class WebhookEvent(BaseModel):
     type: Literal[tuple(WEBHOOK_EVENTS)]  # type: ignore[valid-type]
     idempotency_key: str = Field(description="The same on every attempt and resend of one event.")
     data: Delivery
-
 
 
 SECURITY_SCHEMES = {
@@ -187,8 +187,13 @@ def _versioned_paths(operations: list[Operation]) -> set[str]:
 
 def _parameters(operation: Operation, versioned: set[str]) -> list[dict]:
     found = [
-        {"name": name, "in": "path", "required": True, "description": PATH_PARAMETERS.get(name, ""),
-         "schema": dict(PATH_PARAMETER_SCHEMAS.get(name, {"type": "string"}))}
+        {
+            "name": name,
+            "in": "path",
+            "required": True,
+            "description": PATH_PARAMETERS.get(name, ""),
+            "schema": dict(PATH_PARAMETER_SCHEMAS.get(name, {"type": "string"})),
+        }
         for name in PATH_PARAMETER.findall(operation.path)
     ]
     if operation.paged:
@@ -233,7 +238,9 @@ def _problem_statuses(operation: Operation, versioned: set[str]) -> list[int]:
     if operation.role is not None:
         statuses += [401, 403]
     statuses += [404, 405]
-    if (operation.method == "POST" and operation.replayable and operation.role is not None) or operation.name in CONTENDED:
+    if (
+        operation.method == "POST" and operation.replayable and operation.role is not None
+    ) or operation.name in CONTENDED:
         statuses.append(409)
     if (operation.method in WRITE_METHODS and operation.path in versioned) or operation.name in IF_MATCH_OPERATIONS:
         statuses.append(412)
@@ -245,7 +252,10 @@ def _problem_statuses(operation: Operation, versioned: set[str]) -> list[int]:
 
 def _description(operation: Operation) -> str:
     parts = [f"Needs a {operation.role} token." if operation.role else "Needs no token."]
-    for extra in (RESPONSE_CONTENT.get(operation.name, {}).get("operation_description"), OPERATION_NOTES.get(operation.name)):
+    for extra in (
+        RESPONSE_CONTENT.get(operation.name, {}).get("operation_description"),
+        OPERATION_NOTES.get(operation.name),
+    ):
         if extra:
             parts.append(extra)
     return " ".join(parts)
@@ -269,10 +279,7 @@ def _operation(operation: Operation, bodies_: dict, responses: dict, versioned: 
         media: dict = {"schema": bodies_[operation.body_model]}
         if "request" in example:
             media["example"] = example["request"]
-        document["requestBody"] = {
-            "required": True,
-            "content": {_body_type(operation.method): media},
-        }
+        document["requestBody"] = {"required": True, "content": {_body_type(operation.method): media}}
     elif operation.request_content is not None:
         document["requestBody"] = {"required": True, "content": operation.request_content}
     return document
@@ -304,8 +311,10 @@ def _webhooks() -> dict:
                 "requestBody": {"required": True, "content": {JSON: body}},
                 "responses": {
                     "200": {"description": "Received. 201 counts as received too."},
-                    "400": {"description": f"Any other status, or no answer within {in_words(SEND_TIMEOUT)}, is "
-                            f"retried with exponential backoff for at least {in_words(RETRY_WINDOW)}."},
+                    "400": {
+                        "description": f"Any other status, or no answer within {in_words(SEND_TIMEOUT)}, is "
+                        f"retried with exponential backoff for at least {in_words(RETRY_WINDOW)}."
+                    },
                 },
             }
         }

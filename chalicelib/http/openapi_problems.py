@@ -1,5 +1,6 @@
 """The problems of the OpenAPI document (http/openapi.py): the Problem body (RFC 9457, decisions §3) and one
 shared response per status, with its headers and an example."""
+
 from pydantic import BaseModel, Field
 
 from ..domain.problems import ProblemType
@@ -27,8 +28,6 @@ class Problem(BaseModel):
     detail: str
     instance: str | None = Field(None, description="The request's X-Request-Id, to quote to support.")
     errors: list[FieldProblem]
-
-
 
 
 PROBLEMS = {
@@ -64,7 +63,10 @@ EXAMPLE_TYPES = {
     429: ProblemType.TOO_MANY_REQUESTS,
     500: ProblemType.INTERNAL_ERROR,
 }
-REQUEST_ID_HEADER = {"description": "The id of this request; problem bodies repeat it as `instance`.", "schema": {"type": "string"}}
+REQUEST_ID_HEADER = {
+    "description": "The id of this request; problem bodies repeat it as `instance`.",
+    "schema": {"type": "string"},
+}
 
 
 def problem_responses() -> dict:
@@ -74,12 +76,21 @@ def problem_responses() -> dict:
         if status == 405:
             headers["Allow"] = {"description": "The methods of this path.", "schema": {"type": "string"}}
         if status == 401:
-            headers["WWW-Authenticate"] = {"description": "The scheme to authenticate with.", "schema": {"type": "string"}}
+            headers["WWW-Authenticate"] = {
+                "description": "The scheme to authenticate with.",
+                "schema": {"type": "string"},
+            }
         if status in (409, 429):
             headers["Retry-After"] = {"description": "Seconds to wait before retrying.", "schema": {"type": "integer"}}
         type_ = EXAMPLE_TYPES[status]
-        example = {"type": str(type_), "title": type_.title, "status": status, "detail": description,
-                   "instance": "4f3c2a1e9b8d4c7f8e6a5b4c3d2e1f00", "errors": []}
+        example = {
+            "type": str(type_),
+            "title": type_.title,
+            "status": status,
+            "detail": description,
+            "instance": "4f3c2a1e9b8d4c7f8e6a5b4c3d2e1f00",
+            "errors": [],
+        }
         if status == 400:
             example["errors"] = [{"path": "bundles[1].size", "message": "must be greater than 0"}]
             example["detail"] = "1 field(s) are invalid"

@@ -2,6 +2,7 @@
 read well (a model used both ways split into two components, responses open to added fields, request fields
 without a default optional), and walks over a document's objects.
 """
+
 import copy
 import json
 from typing import Any

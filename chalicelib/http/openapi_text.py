@@ -4,12 +4,20 @@ A new operation adds here what it lacks (tests/api/test_examples.py names it): i
 its path parameters in PATH_PARAMETERS, its query parameters in QUERY_PARAMETERS; a response that is not a
 model (a file, a page) in RESPONSE_CONTENT.
 """
+
 from ..domain import feed
 from ..domain.delivery import STATUSES
 from ..domain.event_policy import EventType
 from ..domain.integration_status import STATUSES as INTEGRATION_STATUSES
+from ..domain.limits import (
+    DEFAULT_DAYS,
+    IMPORT_CHARSET_NAMES,
+    IMPORT_FILE_BYTES,
+    IMPORT_LISTED_ERRORS,
+    IMPORT_ROWS,
+    MAX_DAYS,
+)
 from ..domain.order_file import ENCODINGS
-from ..domain.limits import DEFAULT_DAYS, IMPORT_CHARSET_NAMES, IMPORT_FILE_BYTES, IMPORT_LISTED_ERRORS, IMPORT_ROWS, MAX_DAYS
 
 DESCRIPTION = """Supplier Ordering Service: a supplier's catalogue, prices and delivery rules, and the deliveries
 its customers request.
@@ -117,10 +125,7 @@ QUERY_PARAMETERS = {
         "description": "`true` checks the file and reports what would change without writing anything.",
         "schema": {"type": "boolean", "default": False},
     },
-    "status": {
-        "description": "Only deliveries in this status.",
-        "schema": {"type": "string", "enum": list(STATUSES)},
-    },
+    "status": {"description": "Only deliveries in this status.", "schema": {"type": "string", "enum": list(STATUSES)}},
     "integration": {
         "description": "Only deliveries in this integration state, as a worklist: oldest first by the time each "
         "entered the state (a delivery that becomes PENDING again moves to the end). Not together with `status`.",
@@ -182,9 +187,7 @@ RESPONSE_CONTENT = {
         "(or `*/*`); any other `Accept` is a 400 naming `Accept`. A text cell that begins with `=`, `+`, `-`, `@`, "
         "a tab or a carriage return is written with a leading `'` so that no spreadsheet runs it as a formula; ids "
         "and numbers are written as they are.",
-        "content": {
-            "text/csv": {"schema": {"type": "string"}},
-        },
+        "content": {"text/csv": {"schema": {"type": "string"}}},
     },
     "get_openapi_document": {
         "description": "This document.",
@@ -212,7 +215,10 @@ EXAMPLE_EXEMPT = {
 
 WEBHOOK_EVENTS = {
     EventType.REQUEST_DELIVERY: ("A customer requested a delivery", "A customer placed an order (or a return)."),
-    EventType.CANCEL_DELIVERY: ("A customer cancelled a delivery", "A customer cancelled a REQUESTED or ACCEPTED delivery."),
+    EventType.CANCEL_DELIVERY: (
+        "A customer cancelled a delivery",
+        "A customer cancelled a REQUESTED or ACCEPTED delivery.",
+    ),
     EventType.RECEIVE_DELIVERY: ("A customer received a delivery", "A customer confirmed that a delivery arrived."),
 }
 

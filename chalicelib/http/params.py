@@ -1,4 +1,5 @@
 """Query parameters, parsed at the edge: a wrong value is a 400 naming the parameter, as for body fields."""
+
 import re
 from typing import Mapping
 

@@ -1,11 +1,11 @@
 """Routes of the product catalogue (interface: Products; decisions §5)."""
+
 from chalice import Blueprint
 
 from .call import Call
 from .endpoint import endpoint
 from .etags import etag, if_match
 from .responses import no_content, ok, page_of_texts
-
 
 bp = Blueprint(__name__)
 
@@ -18,6 +18,7 @@ def _product(view):
 def list_products(call: Call):
     """List products by id"""
     from ..service import catalogue
+
     limit, cursor = call.page()
     page = catalogue.list_products(call.account, limit, cursor)
     return page_of_texts("products", [p.text for p in page.items], page.cursor)
@@ -27,6 +28,7 @@ def list_products(call: Call):
 def create_product(call: Call):
     """Create a product (400 when the id exists; PUT replaces)"""
     from ..service import catalogue
+
     return _product(catalogue.create_product(call.account, call.body()))
 
 
@@ -34,6 +36,7 @@ def create_product(call: Call):
 def get_product(call: Call, product_id: str):
     """Read one product, with its ETag"""
     from ..service import catalogue
+
     return _product(catalogue.get_product(call.account, product_id))
 
 
@@ -41,6 +44,7 @@ def get_product(call: Call, product_id: str):
 def put_product(call: Call, product_id: str):
     """Create or replace a product"""
     from ..service import catalogue
+
     return _product(catalogue.put_product(call.account, product_id, call.body(), if_match(call.header("if-match"))))
 
 
@@ -48,6 +52,7 @@ def put_product(call: Call, product_id: str):
 def patch_product(call: Call, product_id: str):
     """Change some fields of a product; null removes an optional one"""
     from ..service import catalogue
+
     return _product(catalogue.patch_product(call.account, product_id, call.body(), if_match(call.header("if-match"))))
 
 
@@ -55,5 +60,6 @@ def patch_product(call: Call, product_id: str):
 def delete_product(call: Call, product_id: str):
     """Delete a product no delivery contains"""
     from ..service import catalogue
+
     catalogue.delete_product(call.account, product_id, if_match(call.header("if-match")))
     return no_content()

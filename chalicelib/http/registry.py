@@ -4,6 +4,7 @@ A route names its models ("domain.product:Product") rather than importing them: 
 a cold start about as much as boto3 does, and a GET that renders from stored text never needs them
 (tests/api/test_cold_path.py). Route modules likewise import their use case inside each handler.
 """
+
 import importlib
 from typing import NamedTuple
 

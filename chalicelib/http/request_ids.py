@@ -1,4 +1,5 @@
 """The id of a request, chosen once: the log line, the X-Request-Id header and a problem's `instance` agree."""
+
 import uuid
 
 HEADER = "X-Request-Id"

@@ -1,4 +1,5 @@
 """Rendering bodies: JSON for results (fields in the order of decisions §3), RFC 9457 problem+json for errors."""
+
 import json
 
 from chalice import Response

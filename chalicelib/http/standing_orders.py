@@ -1,4 +1,5 @@
 """Routes of standing orders (decisions §17): the customer writes and reads its own, the supplier reads them."""
+
 from chalice import Blueprint
 
 from .auth import CUSTOMER
@@ -6,7 +7,6 @@ from .call import Call
 from .endpoint import endpoint
 from .responses import no_content, ok
 from .responses import page as page_body
-
 
 bp = Blueprint(__name__)
 MODEL = "domain.standing_orders:"
@@ -16,6 +16,7 @@ MODEL = "domain.standing_orders:"
 def list_own_standing_orders(call: Call):
     """The customer's standing orders, by id"""
     from ..service import standing_orders
+
     limit, cursor = call.page()
     page = standing_orders.list_standing_orders(call.account, call.customer_id, limit, cursor)
     return page_body("standing_orders", page.items, page.cursor)
@@ -25,16 +26,22 @@ def list_own_standing_orders(call: Call):
 def get_own_standing_order(call: Call, standing_id: str):
     """One of the customer's standing orders"""
     from ..service import standing_orders
+
     return ok(standing_orders.get_standing_order(call.account, call.customer_id, standing_id))
 
 
 @endpoint(
-    bp, "/customer/standing-orders/{standing_id}", "PUT", CUSTOMER, body=MODEL + "StandingOrderBody",
+    bp,
+    "/customer/standing-orders/{standing_id}",
+    "PUT",
+    CUSTOMER,
+    body=MODEL + "StandingOrderBody",
     response=MODEL + "StandingOrder",
 )
 def put_standing_order(call: Call, standing_id: str):
     """Create a standing order or replace it; dates already placed stay placed"""
     from ..service import standing_orders
+
     return ok(standing_orders.put_standing_order(call.account, call.customer_id, standing_id, call.body()))
 
 
@@ -42,28 +49,41 @@ def put_standing_order(call: Call, standing_id: str):
 def delete_standing_order(call: Call, standing_id: str):
     """Delete a standing order; deliveries it placed stay"""
     from ..service import standing_orders
+
     standing_orders.delete_standing_order(call.account, call.customer_id, standing_id)
     return no_content()
 
 
 @endpoint(
-    bp, "/customer/standing-orders/{standing_id}/occurrences", "GET", CUSTOMER, response=MODEL + "OccurrenceList",
+    bp,
+    "/customer/standing-orders/{standing_id}/occurrences",
+    "GET",
+    CUSTOMER,
+    response=MODEL + "OccurrenceList",
     query=("from", "to"),
 )
 def list_own_occurrences(call: Call, standing_id: str):
     """The standing order's dates from `from` (default today) to `to` (default 27 days later), with their status"""
     from ..service import standing_orders
+
     queries = call.queries
-    return ok(standing_orders.occurrences(call.account, call.customer_id, standing_id, queries.get("from"), queries.get("to")))
+    return ok(
+        standing_orders.occurrences(call.account, call.customer_id, standing_id, queries.get("from"), queries.get("to"))
+    )
 
 
 @endpoint(
-    bp, "/customer/standing-orders/{standing_id}/occurrences/{date}", "PUT", CUSTOMER, body=MODEL + "SkipBody",
+    bp,
+    "/customer/standing-orders/{standing_id}/occurrences/{date}",
+    "PUT",
+    CUSTOMER,
+    body=MODEL + "SkipBody",
     response=MODEL + "Occurrence",
 )
 def skip_occurrence(call: Call, standing_id: str, date: str):
     """Skip one date of a standing order, or take the skip back"""
     from ..service import standing_orders
+
     return ok(standing_orders.skip(call.account, call.customer_id, standing_id, date, call.body()))
 
 
@@ -71,6 +91,7 @@ def skip_occurrence(call: Call, standing_id: str, date: str):
 def list_standing_orders(call: Call, customer_id: str):
     """A customer's standing orders, by id"""
     from ..service import standing_orders
+
     limit, cursor = call.page()
     page = standing_orders.list_customers_standing_orders(call.account, customer_id, limit, cursor)
     return page_body("standing_orders", page.items, page.cursor)
@@ -80,15 +101,24 @@ def list_standing_orders(call: Call, customer_id: str):
 def get_standing_order(call: Call, customer_id: str, standing_id: str):
     """One of a customer's standing orders"""
     from ..service import standing_orders
+
     return ok(standing_orders.get_customers_standing_order(call.account, customer_id, standing_id))
 
 
 @endpoint(
-    bp, "/customers/{customer_id}/standing-orders/{standing_id}/occurrences", "GET", response=MODEL + "OccurrenceList",
+    bp,
+    "/customers/{customer_id}/standing-orders/{standing_id}/occurrences",
+    "GET",
+    response=MODEL + "OccurrenceList",
     query=("from", "to"),
 )
 def list_occurrences(call: Call, customer_id: str, standing_id: str):
     """A customer's standing order's dates with their status"""
     from ..service import standing_orders
+
     queries = call.queries
-    return ok(standing_orders.customers_occurrences(call.account, customer_id, standing_id, queries.get("from"), queries.get("to")))
+    return ok(
+        standing_orders.customers_occurrences(
+            call.account, customer_id, standing_id, queries.get("from"), queries.get("to")
+        )
+    )

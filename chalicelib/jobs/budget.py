@@ -6,6 +6,7 @@ new unit of work after its deadline: the invocation's end minus the longest one 
 a download: 15 s) minus a margin to record it. So a send that may have happened is always recorded before the
 function can be cut off, and every phase runs in every invocation.
 """
+
 import datetime as dt
 import logging
 import threading
@@ -20,6 +21,7 @@ log = logging.getLogger("supplier-ordering.jobs")
 LAMBDA_TIMEOUT_SECONDS = 30
 # Recording the last unit (a few DynamoDB writes, with their retries) and returning.
 RECORD_MARGIN_SECONDS = 4
+
 
 @dataclass(frozen=True)
 class Phase:

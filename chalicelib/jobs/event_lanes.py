@@ -10,6 +10,7 @@ Fairness: due events are grouped by account into lanes. Lanes run concurrently (
 each giving its account one turn (service `send_turn`), so one account's slow or dead receiver holds only its
 own lane.
 """
+
 import concurrent.futures
 import datetime as dt
 import logging
@@ -17,7 +18,6 @@ import threading
 from collections import defaultdict
 
 from ..service import clock
-
 
 log = logging.getLogger("supplier-ordering.webhooks")
 
@@ -48,6 +48,7 @@ class Dispatcher:
         `deadline`.
         """
         from ..service import event_sending as sending
+
         found = {event["event_id"]: event for event in sending.due_events()} if scan else {}
         for event in known:
             if sending.is_due(event):
@@ -74,6 +75,7 @@ class Dispatcher:
 
     def _lane(self, account: str, due: list[dict], lane, deadline) -> dict:
         from ..service import event_sending as sending
+
         try:
             return sending.send_turn(account, due, lane, deadline, self.transport)
         except Exception:  # noqa: BLE001 - the next poll tries again
@@ -115,7 +117,9 @@ def dispatch_new(new_events: list[dict], deadline: dt.datetime | None = None) ->
     return _run_once(deadline, new_events, False, None)
 
 
-def run_forever(stop_event: threading.Event, interval: float = POLL_SECONDS, dispatcher: Dispatcher | None = None) -> None:
+def run_forever(
+    stop_event: threading.Event, interval: float = POLL_SECONDS, dispatcher: Dispatcher | None = None
+) -> None:
     """`make run`: poll every `interval` until stop_event is set; lanes run on while the next polls happen,
     so a lane waiting on a slow receiver never delays another account's events."""
     dispatcher = dispatcher or Dispatcher()

@@ -4,11 +4,13 @@ Every kind of background work is a `budget.Phase` in PHASES; the schedule runs t
 the function's timeout, `make run` runs each in a loop of its own (chalicelib/localdev/run.py). Another kind
 of work joins by adding its Phase here (docs/jobs.md).
 """
+
 import logging
 
 from ..domain.event_policy import SEND_TIMEOUT_SECONDS
 from ..domain.limits import IMAGE_DOWNLOAD_SECONDS, IMPORT_CHUNK_SECONDS, NUMBERING_SECONDS
-from ..service import background, feed_numbering as numbering
+from ..service import background
+from ..service import feed_numbering as numbering
 from . import event_lanes, images, import_turns
 from .budget import Phase, run_phases
 from .standing_order_turns import PHASE as STANDING_ORDERS
@@ -66,9 +68,17 @@ def on_table_change(event):
     phases, unnumbered = [], set()
     if pending_feeds:
         accounts = list(pending_feeds)
-        phases.append(Phase("feed", NUMBERING_SECONDS, lambda deadline: numbering.number_accounts(accounts, deadline, failed=unnumbered)))
+        phases.append(
+            Phase(
+                "feed",
+                NUMBERING_SECONDS,
+                lambda deadline: numbering.number_accounts(accounts, deadline, failed=unnumbered),
+            )
+        )
     if new_events:
-        phases.append(Phase("new events", SEND_TIMEOUT_SECONDS, lambda deadline: event_lanes.dispatch_new(new_events, deadline)))
+        phases.append(
+            Phase("new events", SEND_TIMEOUT_SECONDS, lambda deadline: event_lanes.dispatch_new(new_events, deadline))
+        )
     if download:
         phases.append(IMAGES)
     if queued_import:
@@ -87,8 +97,12 @@ def _partial_response(event, failed: set[str]) -> dict:
             raise RuntimeError("numbering its account failed")
 
     processor = BatchProcessor(event_type=EventType.DynamoDBStreams, raise_on_entire_batch_failure=False)
-    return process_partial_response(event=event.to_dict(), record_handler=record_handler, processor=processor,
-                                    context=getattr(event, "context", None))
+    return process_partial_response(
+        event=event.to_dict(),
+        record_handler=record_handler,
+        processor=processor,
+        context=getattr(event, "context", None),
+    )
 
 
 def every_minute(event):

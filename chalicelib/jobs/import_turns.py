@@ -10,6 +10,7 @@ supplier's import up for more than a turn. Drivers:
 - AWS: the IMPORTS phase of chalicelib/jobs/handlers.py, run by the table stream (a queued or given-back import)
   and the one-minute schedule within the function's time budget (jobs/budget.py).
 """
+
 import datetime as dt
 import itertools
 import logging
@@ -18,7 +19,6 @@ import threading
 from ..domain.limits import IMPORT_CHUNK_SECONDS
 from ..service import clock
 from .turns import rounds
-
 
 log = logging.getLogger("supplier-ordering.imports")
 
@@ -33,6 +33,7 @@ def advance_imports(deadline: dt.datetime) -> dict:
     account one slice, so an import queued meanwhile gets its turn in the next round. Counts of what happened
     (`due`: how many the first read found)."""
     from ..service import importing
+
     summary = {"due": 0, **{end.value: 0 for end in importing.TurnEnd}, "crashed": 0}
     served: dict[str, int] = {}  # account -> the number of its latest turn in this run
     turns = itertools.count()
@@ -57,6 +58,7 @@ def advance_imports(deadline: dt.datetime) -> dict:
 
 def _slice(item, until: dt.datetime) -> str:
     from ..service import importing
+
     try:
         return importing.advance_import(item, until)
     except Exception:  # noqa: BLE001 - the lease runs out and the next job resumes from the checkpoint

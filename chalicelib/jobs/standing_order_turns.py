@@ -6,6 +6,7 @@ in per-account turns (jobs/turns.py) and gives each standing order one turn of t
 order is logged and never stops the others. Drivers: `make run` runs it every PAUSE_SECONDS (so a placing
 moment is acted on within seconds), AWS in the one-minute schedule (jobs/handlers.py).
 """
+
 import datetime as dt
 import logging
 
@@ -41,9 +42,5 @@ def place_due(deadline: dt.datetime) -> dict:
 
 
 PHASE = Phase(
-    "standing-orders",
-    STEP_SECONDS,
-    run=place_due,
-    busy=lambda counts: counts["due"] >= SCAN,
-    pause=PAUSE_SECONDS,
+    "standing-orders", STEP_SECONDS, run=place_due, busy=lambda counts: counts["due"] >= SCAN, pause=PAUSE_SECONDS
 )

@@ -6,10 +6,10 @@ Chalice wants the stream ARN as a string when the app is packaged: TABLE_STREAM_
 config.TABLE_STREAM_PLACEHOLDER stands in (imports, tests, local runs), and the packaging step replaces that
 placeholder in the template with the table's own stream ({"Fn::GetAtt": ["Table", "StreamArn"]}).
 """
+
 from chalice import Blueprint, Rate
 
 from .. import config
-
 
 bp = Blueprint(__name__)
 
@@ -17,10 +17,12 @@ bp = Blueprint(__name__)
 @bp.on_dynamodb_record(stream_arn=config.table_stream_arn(), batch_size=100, name="table_stream")
 def on_table_change(event):
     from . import handlers
+
     return handlers.on_table_change(event)  # the records whose work failed (batchItemFailures)
 
 
 @bp.schedule(Rate(1, unit=Rate.MINUTES), name="background_schedule")
 def every_minute(event):
     from . import handlers
+
     handlers.every_minute(event)

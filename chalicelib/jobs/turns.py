@@ -4,6 +4,7 @@ Work read from a shared queue is taken in turns per account, not per unit: each 
 each one's second, and so on. However much one account has queued, another's work is at most one turn per
 account ahead of it away (docs/jobs.md "Fairness").
 """
+
 from collections import defaultdict
 from typing import Callable, Iterable, TypeVar
 

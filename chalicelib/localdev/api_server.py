@@ -23,6 +23,7 @@ Changes to chalice local's server (decisions §1, §3):
 - LOCAL_INSTANCE_HEADER=1 (tests only) adds `X-Local-Instance: <pid>` to every answer, so a test can see which
   process answered; nothing sets it otherwise, and the deployed service never runs this module.
 """
+
 import os
 import socket
 import sys

@@ -5,6 +5,7 @@ run directly with java (so the package's node version requirement does not matte
     ... use server.endpoint ...
     server.stop()
 """
+
 import functools
 import http.client
 import os
@@ -109,7 +110,9 @@ def _answers(port: int) -> bool:
     return True
 
 
-def start(db_path: Path | None = None, port: int | None = None, timeout: float = START_TIMEOUT_SECONDS) -> DynamoDBLocal:
+def start(
+    db_path: Path | None = None, port: int | None = None, timeout: float = START_TIMEOUT_SECONDS
+) -> DynamoDBLocal:
     """Start DynamoDB Local and wait until it answers at its endpoint on 127.0.0.1.
 
     It has no option to listen on loopback only, so it is reachable on every interface: development only.

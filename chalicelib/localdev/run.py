@@ -15,6 +15,7 @@ connections (backlog 1024) and hands each to one process waiting in accept(), as
 a free instance. Each API process stops when this one is gone, even killed (PR_SET_PDEATHSIG, and a check of
 its parent every half second), so nothing keeps the port after a kill -9.
 """
+
 import functools
 import logging
 import os
@@ -65,7 +66,8 @@ def background_loops(streamed: bool = False) -> list[BackgroundLoop]:
 
     return [
         functools.partial(budget.loop_forever, phase, interval=SWEEP_BESIDE_STREAM_SECONDS)
-        if streamed and phase is handlers.FEED else functools.partial(budget.loop_forever, phase)
+        if streamed and phase is handlers.FEED
+        else functools.partial(budget.loop_forever, phase)
         for phase in handlers.PHASES
     ]
 
@@ -82,7 +84,10 @@ def allow_local_receivers() -> None:
     """Webhook receivers on this machine are what `make run` is for: allow private addresses unless set."""
     if "ALLOW_PRIVATE_WEBHOOK_HOSTS" not in os.environ:
         os.environ["ALLOW_PRIVATE_WEBHOOK_HOSTS"] = "true"
-        say("ALLOW_PRIVATE_WEBHOOK_HOSTS=true: webhook events may go to local and private addresses (set it to false to refuse them).")
+        say(
+            "ALLOW_PRIVATE_WEBHOOK_HOSTS=true: webhook events may go to local and private addresses "
+            "(set it to false to refuse them)."
+        )
 
 
 def data_dir() -> Path:
@@ -112,7 +117,9 @@ def concurrency(value: str | None) -> int:
     except ValueError:
         count = 0
     if not 1 <= count <= MAX_CONCURRENCY:
-        raise ValueError(f"CONCURRENCY must be a whole number from 1 to {MAX_CONCURRENCY} (API processes), not {value!r}")
+        raise ValueError(
+            f"CONCURRENCY must be a whole number from 1 to {MAX_CONCURRENCY} (API processes), not {value!r}"
+        )
     return count
 
 
@@ -190,7 +197,14 @@ def start_api(listener: socket.socket, count: int, stoppers: list[Callable[[], N
     port = listener.getsockname()[1]
     # `chalice local`, with every HTTP method passed to the app (api_server.py says why).
     command = [sys.executable, "-m", "chalicelib.localdev.api_server"] + [
-        "local", "--stage", "local", "--host", "127.0.0.1", "--port", str(port), "--no-autoreload"
+        "local",
+        "--stage",
+        "local",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--no-autoreload",
     ]
     processes: list[subprocess.Popen] = []
 
@@ -209,20 +223,22 @@ def start_api(listener: socket.socket, count: int, stoppers: list[Callable[[], N
     ready_read, ready_write = os.pipe()  # each process writes one byte to it once it has loaded the app
     try:
         for _ in range(count):
-            processes.append(subprocess.Popen(
-                command,
-                cwd=REPO_ROOT,
-                env={
-                    **os.environ,
-                    "PYTHONUNBUFFERED": "1",
-                    LISTEN_FD_VARIABLE: str(listener.fileno()),
-                    READY_FD_VARIABLE: str(ready_write),
-                },
-                stdin=subprocess.DEVNULL,
-                pass_fds=(listener.fileno(), ready_write),
-                start_new_session=True,  # Ctrl-C reaches only this runner, which stops the API itself
-                preexec_fn=functools.partial(dynamodb_local._die_with_parent, os.getpid()),
-            ))
+            processes.append(
+                subprocess.Popen(
+                    command,
+                    cwd=REPO_ROOT,
+                    env={
+                        **os.environ,
+                        "PYTHONUNBUFFERED": "1",
+                        LISTEN_FD_VARIABLE: str(listener.fileno()),
+                        READY_FD_VARIABLE: str(ready_write),
+                    },
+                    stdin=subprocess.DEVNULL,
+                    pass_fds=(listener.fileno(), ready_write),
+                    start_new_session=True,  # Ctrl-C reaches only this runner, which stops the API itself
+                    preexec_fn=functools.partial(dynamodb_local._die_with_parent, os.getpid()),
+                )
+            )
     finally:
         os.close(ready_write)
     try:
@@ -231,9 +247,13 @@ def start_api(listener: socket.socket, count: int, stoppers: list[Callable[[], N
         while ready < count:
             exited = [process for process in processes if process.poll() is not None]
             if exited:
-                raise StartupFailed(f"an API process (chalice local) exited with code {exited[0].returncode} before it served")
+                raise StartupFailed(
+                    f"an API process (chalice local) exited with code {exited[0].returncode} before it served"
+                )
             if time.monotonic() > deadline:
-                raise StartupFailed(f"{count - ready} of {count} API processes not ready within {API_START_TIMEOUT_SECONDS:.0f} s")
+                raise StartupFailed(
+                    f"{count - ready} of {count} API processes not ready within {API_START_TIMEOUT_SECONDS:.0f} s"
+                )
             if select.select([ready_read], [], [], 0.2)[0]:
                 byte_per_process = os.read(ready_read, count)
                 ready += len(byte_per_process)
@@ -244,11 +264,15 @@ def start_api(listener: socket.socket, count: int, stoppers: list[Callable[[], N
     try:
         listener.listen(LISTEN_BACKLOG)
     except OSError as error:  # another runner bound the same port meanwhile and listens on it
-        raise StartupFailed(f"port {port} on 127.0.0.1 cannot be used ({error}); stop what uses it or set PORT") from error
+        raise StartupFailed(
+            f"port {port} on 127.0.0.1 cannot be used ({error}); stop what uses it or set PORT"
+        ) from error
     return processes
 
 
-def start_background_loops(stop_event: threading.Event, stoppers: list[Callable[[], None]], streamed: bool = False) -> None:
+def start_background_loops(
+    stop_event: threading.Event, stoppers: list[Callable[[], None]], streamed: bool = False
+) -> None:
     for loop in background_loops(streamed):
         name = getattr(loop, "__name__", None) or getattr(getattr(loop, "args", [None])[0], "name", "loop")
         thread = threading.Thread(target=loop, args=(stop_event,), name=name, daemon=True)
@@ -304,7 +328,10 @@ def serve() -> int:
         say("Supplier Ordering Service is running" + ("" if persistent else " (IN MEMORY: nothing is persisted)"))
         say(f"  Base URL:       {base_url}")
         say(f"  Supplier token: {token}   (account {ACCOUNT_ID})")
-        say(f"  Instances:      {instances} API process{'es' if instances > 1 else ''}, one request at a time each (CONCURRENCY)")
+        say(
+            f"  Instances:      {instances} API process{'es' if instances > 1 else ''}, "
+            "one request at a time each (CONCURRENCY)"
+        )
         say(f"  DynamoDB:       {endpoint}" + ("" if persistent else "   (in memory)"))
         say(f"  Try:            curl -H 'Authorization: token {token}' {base_url}/products")
         say("Press Ctrl-C to stop.")

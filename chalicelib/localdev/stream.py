@@ -8,6 +8,7 @@ tried again from its first failed record, at most RETRIES times (then logged and
 destination takes it in AWS); the schedule's loops are the safety net. Shards opened later are read from their
 start; the ones open when it starts, from their end (what was written before is the schedule's).
 """
+
 import datetime as dt
 import logging
 import threading
@@ -88,8 +89,11 @@ class StreamFeeder:
                 return
             first = next(i for i, record in enumerate(records) if record["dynamodb"]["SequenceNumber"] in failed)
             records = records[first:]
-        log.error("stream batch given up after %s retries from record %s; the schedule takes its work",
-                  RETRIES, records[0]["dynamodb"]["SequenceNumber"])
+        log.error(
+            "stream batch given up after %s retries from record %s; the schedule takes its work",
+            RETRIES,
+            records[0]["dynamodb"]["SequenceNumber"],
+        )
 
     def run_forever(self, stop_event: threading.Event) -> None:
         from ..service import clock
@@ -110,7 +114,9 @@ def feeder() -> StreamFeeder:
     from ..store import table
 
     tables = table.client()
-    streams = boto3.client("dynamodbstreams", endpoint_url=tables.meta.endpoint_url, region_name=tables.meta.region_name)
+    streams = boto3.client(
+        "dynamodbstreams", endpoint_url=tables.meta.endpoint_url, region_name=tables.meta.region_name
+    )
     return StreamFeeder(tables, streams, table.name())
 
 

@@ -1,7 +1,8 @@
 """Accounts and their tokens (decisions §1-2)."""
+
+from ..domain.errors import Conflict, NotFound, invalid
 from ..domain.identifiers import ID_RULE, is_identifier
 from ..domain.token_secret import SECRET_RULE, is_secret
-from ..domain.errors import Conflict, NotFound, invalid
 from ..domain.values import Role
 from ..store import accounts, outcomes, tokens
 from . import clock

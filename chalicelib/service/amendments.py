@@ -6,6 +6,7 @@ the items with their amendment records, the integration counts, the feed entry a
 the feed adds one GetItem of its head. An order costs the same four (its UpdateItem of the ids instead of the
 delivery read). A lost race re-reads the delivery and checks the amendment again against what won.
 """
+
 from ..domain import amendments, deposits
 from ..domain.common import parse
 from ..domain.errors import Busy
@@ -20,7 +21,11 @@ from .ordering import load_context
 
 
 def amend(
-    account: str, customer_id: str, delivery_id: str, data, idempotency: IdempotencyClaim | None = None,
+    account: str,
+    customer_id: str,
+    delivery_id: str,
+    data,
+    idempotency: IdempotencyClaim | None = None,
     if_match: str | None = None,
 ) -> dict:
     """The delivery as its single read shows it after the amendment (unchanged when it changes nothing)."""
@@ -38,12 +43,19 @@ def amend(
             return delivery_reads.customer_view(stored)
         changed = deposits.with_deposits(result.delivery, result.basis)
         integration = _repended(stored, now)
-        written = deliveries.StoredDelivery(changed, stored.version + 1, integration.state, integration.since, result.basis)
+        written = deliveries.StoredDelivery(
+            changed, stored.version + 1, integration.state, integration.since, result.basis
+        )
         claim = idempotency.completion(delivery_reads.customer_view(written)) if idempotency is not None else None
         with empties_still_usable(account, body.empties):
             outcome = deliveries.change(
-                account, changed, stored.version, claim, integration,
-                change=delivery_change(ChangeType.DELIVERY_AMENDED, changed), now=now,
+                account,
+                changed,
+                stored.version,
+                claim,
+                integration,
+                change=delivery_change(ChangeType.DELIVERY_AMENDED, changed),
+                now=now,
                 also=[delivery_amendments.items_operation(account, changed), *guards],
                 extra={deliveries.DEPOSIT_BASIS: json_text(result.basis)},
             )

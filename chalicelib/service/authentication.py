@@ -1,4 +1,5 @@
 """Who a secret belongs to: the use case behind every authenticated request."""
+
 from typing import NamedTuple
 
 from ..store import tokens

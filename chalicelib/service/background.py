@@ -1,4 +1,5 @@
 """What a table stream record asks of the background work: the store reads its image, the jobs schedule it."""
+
 from dataclasses import dataclass
 
 from ..store import events, feed_numbering, import_items, product_images

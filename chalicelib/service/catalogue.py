@@ -1,4 +1,5 @@
 """Use cases of the catalogue: products and categories."""
+
 import json
 from typing import NamedTuple
 
@@ -6,8 +7,8 @@ from ..domain.errors import Busy, Conflict, NotFound, PreconditionFailed, invali
 from ..domain.identifiers import ID_RULE, is_identifier
 from ..store import products
 from ..store.paging import Page
-from .paging import paged
 from . import clock, contention
+from .paging import paged
 
 # Validation (pydantic) and the category and pricing stores are imported where they are used: a cold GET of a
 # product loads none of them.
@@ -50,8 +51,10 @@ def _write(account: str, product_id: str, build, if_match: str | None, create_on
 
     `build(current data or None)` returns the document to store. The image is queued for download in the same
     write; the image job downloads it (jobs/images.py, service/images.py)."""
-    from ..domain import feed as changes, product as product_rules
+    from ..domain import feed as changes
+    from ..domain import product as product_rules
     from ..store import outcomes
+
     for attempt in contention.attempts(WRITE_ATTEMPTS):
         current, deposit_types = products.get_for_write(account, product_id)
         if current is not None and create_only:
@@ -71,7 +74,9 @@ def _write(account: str, product_id: str, build, if_match: str | None, create_on
             create_only=current is None,
             expected_revision=current.revision if current is not None else None,
             image_due=now,
-            deposits_before=frozenset(product_rules.deposits_named(current.data)) if current is not None else frozenset(),
+            deposits_before=frozenset(product_rules.deposits_named(current.data))
+            if current is not None
+            else frozenset(),
         )
         if isinstance(saved, outcomes.NoCategory):
             raise invalid("category", "does not name an existing category")
@@ -87,12 +92,14 @@ def _write(account: str, product_id: str, build, if_match: str | None, create_on
 
 def create_product(account: str, body) -> ProductView:
     from ..domain import product as product_rules
+
     data = product_rules.validate_product(body)
     return _write(account, data["id"], lambda current: data, None, create_only=True)
 
 
 def put_product(account: str, product_id: str, body, if_match: str | None) -> ProductView:
     from ..domain import product as product_rules
+
     if not is_identifier(product_id):
         raise invalid("id", ID_RULE)
     data = product_rules.validate_product(body, product_id)
@@ -106,6 +113,7 @@ def patch_product(account: str, product_id: str, patch, if_match: str | None) ->
 
     def merged(current: products.StoredProduct | None) -> dict:
         from ..domain import product as product_rules
+
         if current is None:
             raise _product_gone(product_id)
         return product_rules.validate_product(product_rules.merge_patch(current.document(), patch), product_id)
@@ -115,6 +123,7 @@ def patch_product(account: str, product_id: str, patch, if_match: str | None) ->
 
 def delete_product(account: str, product_id: str, if_match: str | None) -> None:
     from ..store import outcomes, pricing
+
     if not is_identifier(product_id):
         raise _product_gone(product_id)
     refused = products.delete(account, product_id, clock.now(), if_match)
@@ -128,8 +137,10 @@ def delete_product(account: str, product_id: str, if_match: str | None) -> None:
 
 
 def put_category(account: str, category_id: str, body) -> dict:
-    from ..domain import category as category_shapes, common as shapes
+    from ..domain import category as category_shapes
+    from ..domain import common as shapes
     from ..store import categories, outcomes
+
     if not is_identifier(category_id):
         raise invalid("id", ID_RULE)
     category = shapes.parse(category_shapes.CategoryBody, body)
@@ -143,8 +154,10 @@ def put_category(account: str, category_id: str, body) -> dict:
 
 def create_category(account: str, body) -> dict:
     """POST /categories, as barmate catalogue-sync clients send it: the id is in the body (decisions §5)."""
-    from ..domain import category as category_shapes, common as shapes
+    from ..domain import category as category_shapes
+    from ..domain import common as shapes
     from ..store import categories, outcomes
+
     category = shapes.parse(category_shapes.NewCategory, body)
     created = categories.create(account, category.id, category.name, clock.now())
     if isinstance(created, outcomes.Taken):
@@ -158,6 +171,7 @@ def _category_gone(category_id: str) -> NotFound:
 
 def get_category(account: str, category_id: str) -> dict:
     from ..store import categories
+
     category = categories.get(account, category_id) if is_identifier(category_id) else None
     if category is None:
         raise _category_gone(category_id)
@@ -167,11 +181,13 @@ def get_category(account: str, category_id: str) -> dict:
 @paged
 def list_categories(account: str, limit: int, cursor: str | None) -> Page:
     from ..store import categories
+
     return categories.list_page(account, limit, cursor)
 
 
 def delete_category(account: str, category_id: str) -> None:
     from ..store import categories, outcomes
+
     get_category(account, category_id)
     if products.any_in_category(account, category_id):
         raise Conflict(f"category {category_id} is used by products and cannot be deleted")

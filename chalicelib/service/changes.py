@@ -1,4 +1,5 @@
 """Use case: read the account's change feed (decisions §13; docs/feed.md)."""
+
 from ..domain.errors import FeedExpired, invalid
 from ..domain.feed import DEFAULT_EVENTS, SETTINGS_WEBHOOKS, Resource
 from ..domain.field_order import BY_MODEL, FEED_DATA, ordered
@@ -15,7 +16,11 @@ def _travels(entry: dict, data):
     """What of a resource may travel in the feed (the webhook settings without secrets or header values), in
     the field order of its GET."""
     if entry["resource"] == Resource.SETTINGS and entry["id"] == SETTINGS_WEBHOOKS and data is not None:
-        return {"url": data["url"], "method": data.get("method", "POST"), "events": list(data.get("events") or DEFAULT_EVENTS)}
+        return {
+            "url": data["url"],
+            "method": data.get("method", "POST"),
+            "events": list(data.get("events") or DEFAULT_EVENTS),
+        }
     if entry["resource"] == Resource.SETTINGS:
         return ordered(data, BY_MODEL["AccountDeliverySettings"])
     if entry["resource"] == Resource.STANDING_ORDER and entry.get("date"):  # a failed date (decisions §17)
@@ -57,7 +62,8 @@ def read_changes(account: str, after: int | None, limit: int, include_data: bool
 
 def event_body(event: dict) -> str | None:
     """The JSON text a webhook event sends (§10, §13): {type, idempotency_key, sequence, previous_sequence,
-    data}, feed types with the entry's resource, id and customer_id before data. Legacy types carry the delivery as GET /deliveries/:id shows it now (None: the delivery is gone, the
+    data}, feed types with the entry's resource, id and customer_id before data. Legacy types carry the delivery as
+    GET /deliveries/:id shows it now (None: the delivery is gone, the
     event can never be sent); feed types carry `data` as include=data gives it (null when gone). The same text on
     every attempt and resend but for `data`, which is read when sending. Events recorded before the feed have no
     sequence; events recorded before the outbox held no body keep theirs."""

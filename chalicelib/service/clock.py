@@ -4,6 +4,7 @@
 time.monotonic() values, so a test moves time for the service and the jobs alike by installing a `FakeClock`
 (`use`) and advancing it; nothing patches `now` or time.monotonic.
 """
+
 import datetime as dt
 import threading
 

@@ -1,6 +1,7 @@
 """Retrying a write that lost a race (decisions §8): keep trying until contention has lasted CONTENTION_SECONDS
 of the one clock (so a test moves it), then give up with a 409 the client may retry. The service's policy on the
 one retry helper, domain/retry.py."""
+
 import time
 from contextlib import contextmanager
 from typing import Iterator
@@ -13,8 +14,11 @@ from . import clock
 ACCOUNT_BUSY = "the account is being changed by many requests at once; try again"  # a write that kept losing races
 # A resource with FEED_PENDING_PER_RESOURCE changes waiting for their feed sequences (docs/feed.md): numbering
 # takes them within §13's 5 seconds (the stream, the sweep, any reader of the feed), so a retry after that fits.
-FEED_BACKLOG = "this resource has too many changes waiting for their place in the change feed; retry after Retry-After seconds"
+FEED_BACKLOG = (
+    "this resource has too many changes waiting for their place in the change feed; retry after Retry-After seconds"
+)
 FEED_BACKLOG_RETRY_AFTER = 5
+
 
 def attempts(minimum: int, seconds: float = CONTENTION_SECONDS) -> Iterator[int]:
     """Attempt numbers: at least `minimum`, and on until contention has lasted `seconds` of the one clock."""

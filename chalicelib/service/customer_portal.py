@@ -1,4 +1,5 @@
 """What a customer (with a customer token) reads: their catalogue and their delivery dates (decisions §7-8)."""
+
 from ..domain.errors import FieldError, ValidationFailed
 from ..domain.pricing import as_priced_for_customer, price_for_customer
 from ..domain.schedule import next_deliverable_dates

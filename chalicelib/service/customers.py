@@ -1,14 +1,16 @@
 """Use cases of customers: profile, settings and customer tokens (decisions §2, §9)."""
+
 from ..domain.errors import NotFound, invalid
 from ..domain.identifiers import ID_RULE, is_identifier
 from ..store import customers, outcomes, tokens
 from ..store.paging import Page
+from . import clock
 from .accounts import CUSTOMER, issued, token_not_found
 from .documents import contention_as_conflict
 from .paging import paged
-from . import clock
 
 # Validation (pydantic) is imported by the writes that use it: a cold GET never imports it.
+
 
 def _not_found(customer_id: str) -> NotFound:
     return NotFound(f"customer {customer_id} does not exist")
@@ -29,6 +31,7 @@ def list_customers(account: str, limit: int, cursor: str | None) -> Page:
 def put_customer(account: str, customer_id: str, body) -> dict:
     """Create the customer or replace its profile; its settings are kept."""
     from ..domain import customer as customer_rules
+
     if not is_identifier(customer_id):
         raise invalid("id", ID_RULE)
     profile = customer_rules.validate_profile(body, customer_id)
@@ -39,6 +42,7 @@ def put_customer(account: str, customer_id: str, body) -> dict:
 def patch_customer(account: str, customer_id: str, body) -> dict:
     """Change settings of an existing customer: one conditional update; null clears a setting."""
     from ..domain import customer as customer_rules
+
     if not is_identifier(customer_id):
         raise _not_found(customer_id)
     changes = customer_rules.validate_settings_patch(body)

@@ -1,19 +1,19 @@
 """Use cases of deliveries once placed: read, list, respond (supplier), cancel and receive (customer), the CSV,
 and the integration state the supplier's ERP sets (decisions §14).
 
-Every change is one transaction through the change feed (store/feed.py: its entry, its event) conditional on the version read. When another
+Every change is one transaction through the change feed (store/feed.py: its entry, its event) conditional on the
+version read. When another
 change wins the race we re-read and evaluate the transition again, so concurrent changes serialise: none is
 lost and none skips the state machine.
 """
+
 from typing import Callable
 
-from ..domain import delivery, deposits
-from ..domain import deposit_orders
+from ..domain import delivery, deposit_orders, deposits
 from ..domain import deposit_statement as statement
 from ..domain import deposit_types as deposit_shapes
-from ..domain.common import ValidationFailed
 from ..domain import integration as integration_state
-from ..domain.common import parse
+from ..domain.common import ValidationFailed, parse
 from ..domain.delivery import CustomerActionBody
 from ..domain.errors import Busy, NotFound, PreconditionFailed, invalid
 from ..domain.feed import RESPONSE_CHANGE, Change, ChangeType, delivery_change
@@ -92,7 +92,14 @@ def _change(
         # One entry for the whole change, a re-pended integration state included (decisions §13).
         entry = delivery_change(change_type, changed)
         outcome = deliveries.change(
-            account, changed, stored.version, claim, integration, change=entry, now=now, also=_balances_moved(account, changed, now) + list(guards)
+            account,
+            changed,
+            stored.version,
+            claim,
+            integration,
+            change=entry,
+            now=now,
+            also=_balances_moved(account, changed, now) + list(guards),
         )
         if isinstance(outcome, deliveries.StoredDelivery):
             return view(written)
@@ -208,16 +215,46 @@ _cancel = _customer_action("cancelled", delivery.status_after_cancel)
 _receive = _customer_action("received", delivery.status_after_receive)
 
 
-def cancel(account: str, customer_id: str, delivery_id: str, data, idempotency: IdempotencyClaim | None = None, if_match: str | None = None) -> dict:
+def cancel(
+    account: str,
+    customer_id: str,
+    delivery_id: str,
+    data,
+    idempotency: IdempotencyClaim | None = None,
+    if_match: str | None = None,
+) -> dict:
     body = parse(CustomerActionBody, data)
     stored = _read(account, delivery_id, customer_id, consistent=True)
-    return _change(account, stored, lambda d, now: _cancel(d, now, body), ChangeType.DELIVERY_CANCELLED, idempotency, by_customer=True, if_match=if_match)
+    return _change(
+        account,
+        stored,
+        lambda d, now: _cancel(d, now, body),
+        ChangeType.DELIVERY_CANCELLED,
+        idempotency,
+        by_customer=True,
+        if_match=if_match,
+    )
 
 
-def receive(account: str, customer_id: str, delivery_id: str, data, idempotency: IdempotencyClaim | None = None, if_match: str | None = None) -> dict:
+def receive(
+    account: str,
+    customer_id: str,
+    delivery_id: str,
+    data,
+    idempotency: IdempotencyClaim | None = None,
+    if_match: str | None = None,
+) -> dict:
     body = parse(CustomerActionBody, data)
     stored = _read(account, delivery_id, customer_id, consistent=True)
-    return _change(account, stored, lambda d, now: _receive(d, now, body), ChangeType.DELIVERY_DELIVERED, idempotency, by_customer=True, if_match=if_match)
+    return _change(
+        account,
+        stored,
+        lambda d, now: _receive(d, now, body),
+        ChangeType.DELIVERY_DELIVERED,
+        idempotency,
+        by_customer=True,
+        if_match=if_match,
+    )
 
 
 CHANGED_BY_CUSTOMER = (
@@ -248,7 +285,12 @@ def set_integration(account: str, delivery_id: str, data) -> dict:
             iso(now) if entered else stored.integration_since,
             integration_state.count_changes(before, state["status"]),
         )
-        entry = Change(ChangeType.DELIVERY_INTEGRATION, str(stored.delivery["id"]), stored.delivery["status"], integration=state["status"])
+        entry = Change(
+            ChangeType.DELIVERY_INTEGRATION,
+            str(stored.delivery["id"]),
+            stored.delivery["status"],
+            integration=state["status"],
+        )
         outcome = deliveries.set_integration(account, stored, write, changes=[entry], now=now)
         if isinstance(outcome, deliveries.StoredDelivery):
             return state
@@ -258,7 +300,9 @@ def set_integration(account: str, delivery_id: str, data) -> dict:
         stored = deliveries.refresh(account, stored)
         if stored is None:
             raise NotFound(f"delivery {delivery_id} does not exist")
-        if body.status != integration_state.PENDING and integration_state.changed_by_customer(read.delivery, stored.delivery):
+        if body.status != integration_state.PENDING and integration_state.changed_by_customer(
+            read.delivery, stored.delivery
+        ):
             raise Busy(CHANGED_BY_CUSTOMER)
     raise Busy("the delivery is being changed by many requests at once; try again")
 

@@ -1,5 +1,6 @@
 """Use cases that read deliveries, apart from service/deliveries.py (whose changes need the pydantic models of
 domain/delivery.py) so that a cold GET of deliveries imports no pydantic (tests/api/test_cold_path.py)."""
+
 from ..domain import integration_status
 from ..domain.errors import NotFound
 from ..domain.identifiers import parse_delivery_id

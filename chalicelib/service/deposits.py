@@ -1,4 +1,5 @@
 """Use cases of deposit types and customers' balances (decisions §15)."""
+
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
@@ -23,7 +24,9 @@ def _gone(deposit_id: str) -> NotFound:
 
 
 def put_deposit(account: str, deposit_id: str, body) -> dict:
-    from ..domain import common as shapes, deposit_types as deposit_shapes
+    from ..domain import common as shapes
+    from ..domain import deposit_types as deposit_shapes
+
     errors = []  # every wrong field at once (decisions §3): the URL's id, a body id unlike it, name, price
     if not is_identifier(deposit_id) or len(deposit_id) > deposit_shapes.DEPOSIT_ID_LENGTH:
         errors.append(shapes.FieldError("id", deposit_shapes.DEPOSIT_ID_RULE))
@@ -66,6 +69,7 @@ def delete_deposit(account: str, deposit_id: str) -> None:
     adjustments of it are refused from then on, and a receive turns an open delivery naming it into a balance
     atomically, so checking the open deliveries before the balances misses no interleaving of receives."""
     from ..store import deposit_guard
+
     get_deposit(account, deposit_id)
     refused = deposits.retire(account, deposit_id)
     if isinstance(refused, outcomes.Gone):
@@ -96,6 +100,7 @@ def _customer_gone(customer_id: str) -> NotFound:
 def customer_balances(account: str, customer_id: str) -> dict:
     """GET /customers/:id/deposits and GET /customer/deposits: every type with this customer's balance."""
     from ..domain import deposits as arithmetic
+
     read = deposits.read_balances(account, customer_id) if is_identifier(customer_id) else None
     if read is None:
         raise _customer_gone(customer_id)
@@ -106,8 +111,10 @@ def adjust_balance(account: str, customer_id: str, body, idempotency: "Idempoten
     """POST /customers/:id/deposits: add a count (an opening balance, a correction) to one balance. A keyed
     request records its answer in the write that adjusts (§11): a retry after a crash replays it, never adjusts
     twice."""
-    from ..domain import common as shapes, deposit_types as deposit_shapes
+    from ..domain import common as shapes
+    from ..domain import deposit_types as deposit_shapes
     from ..domain import deposits as arithmetic
+
     if not is_identifier(customer_id):
         raise _customer_gone(customer_id)
     try:
@@ -115,10 +122,14 @@ def adjust_balance(account: str, customer_id: str, body, idempotency: "Idempoten
     except shapes.ValidationFailed as failed:  # an unknown deposit id is named with the other wrong fields (§3)
         given = body.get("id") if isinstance(body, dict) else None
         if isinstance(given, str) and is_identifier(given) and given not in deposits.read_types(account):
-            raise shapes.ValidationFailed([shapes.FieldError("id", "is not a deposit type of this supplier"), *failed.errors]) from None
+            raise shapes.ValidationFailed(
+                [shapes.FieldError("id", "is not a deposit type of this supplier"), *failed.errors]
+            ) from None
         raise
     answer = (lambda types, held: idempotency.completion(arithmetic.balances(types, held))) if idempotency else None
-    done = deposits.adjust(account, customer_id, adjustment.id, adjustment.count, adjustment.message, clock.now(), answer)
+    done = deposits.adjust(
+        account, customer_id, adjustment.id, adjustment.count, adjustment.message, clock.now(), answer
+    )
     if isinstance(done, outcomes.Gone):
         raise _customer_gone(customer_id)
     if isinstance(done, outcomes.Stale):
@@ -137,9 +148,11 @@ def adjust_balance(account: str, customer_id: str, body, idempotency: "Idempoten
 def movements(account: str, customer_id: str, deposit: str | None, limit: int, cursor: str | None) -> Page:
     """GET /customers/:id/deposits/movements and GET /customer/deposits/movements: the statement, newest first."""
     from ..store import customers, deposit_statement
+
     if not is_identifier(customer_id) or customers.get(account, customer_id) is None:
         raise _customer_gone(customer_id)
     from ..domain.deposit_types import DEPOSIT_ID_LENGTH, DEPOSIT_ID_RULE
+
     if deposit is not None and (not is_identifier(deposit) or len(deposit) > DEPOSIT_ID_LENGTH):
         raise invalid("deposit", DEPOSIT_ID_RULE)
     return deposit_statement.read_page(account, customer_id, deposit, limit, cursor)
@@ -159,6 +172,7 @@ def empties_still_usable(account: str, empties):
     """Around a write whose empties were checked against the types it read (and which holds their usable_check):
     a type deleted, or being deleted, before it committed is answered as empties_refused, never a 5xx."""
     from ..store import table
+
     try:
         yield
     except table.WriteFailed as failed:
@@ -171,7 +185,10 @@ def empties_refused(account: str, empties) -> Exception:
     """What an order or a response answers when a type of its empties was deleted, or is being deleted, between
     its read and its write: 400 naming each such entry (409 when the delete gave up meanwhile)."""
     from ..domain.common import FieldError, ValidationFailed
+
     usable = deposits.read_types(account, consistent=True, usable_only=True)
     message = "is not a deposit type of this supplier"
-    errors = [FieldError(f"empties[{i}].id", message) for i, empty in enumerate(empties or []) if empty.id not in usable]
+    errors = [
+        FieldError(f"empties[{i}].id", message) for i, empty in enumerate(empties or []) if empty.id not in usable
+    ]
     return ValidationFailed(errors) if errors else Busy("a deposit type of the empties was being deleted; try again")

@@ -1,4 +1,5 @@
 """Documents changed field by field (customers, settings): what their contention means to callers, said once."""
+
 from contextlib import contextmanager
 
 from ..domain.errors import Conflict

@@ -14,6 +14,7 @@ never be sent (a body over MAX_BODY_BYTES, a refused address, a delivery that is
 its reason; every other failure is an attempt, counted and logged, retried with backoff and FAILED once the
 event is 24 hours old. A turn catches what goes wrong with one event, logs it and goes on.
 """
+
 import base64
 import datetime as dt
 import logging
@@ -29,8 +30,7 @@ from ..adapters import outbound
 from ..domain import event_policy as policy
 from ..domain.event_policy import EventStatus
 from ..domain.timestamps import in_words, iso, parse_iso
-from ..store import events, outbox_accounts, outcomes
-from ..store import webhook_settings
+from ..store import events, outbox_accounts, outcomes, webhook_settings
 from . import changes, clock
 
 log = logging.getLogger("supplier-ordering.webhooks")
@@ -138,7 +138,10 @@ def record(claimed: dict, result: Attempt, now: dt.datetime) -> tuple[EventStatu
     elif result.outcome == "never":
         status = EventStatus.FAILED
     elif policy.gives_up(parse_iso(claimed["created_at"]), now) and not _resent(claimed):
-        status, reason = EventStatus.FAILED, f"gave up after {in_words(policy.RETRY_WINDOW)}; the last attempt: {_failure(result.entry)}"
+        status, reason = (
+            EventStatus.FAILED,
+            f"gave up after {in_words(policy.RETRY_WINDOW)}; the last attempt: {_failure(result.entry)}",
+        )
     else:
         status, next_attempt = EventStatus.PENDING, now + policy.retry_delay(attempts)
     outcome = events.record_attempt(claimed, result.entry, status, next_attempt, now, reason)
@@ -210,7 +213,11 @@ def send_turn(
 
 def _first(event: dict) -> bool:
     """An event of a feed entry not yet attempted (store/events.first_attempts has it)."""
-    return event.get("sequence") is not None and int(event.get("attempts", 0)) == 0 and event.get("status") == EventStatus.PENDING
+    return (
+        event.get("sequence") is not None
+        and int(event.get("attempts", 0)) == 0
+        and event.get("status") == EventStatus.PENDING
+    )
 
 
 def _in_sequence(account: str, due: list[dict]) -> list[dict]:
@@ -258,7 +265,9 @@ def _resent(event: dict) -> bool:
     return events.queued_resends(event) > 0
 
 
-def _send(event: dict, hook, summary, transport: Transport) -> tuple[EventStatus | None, dt.datetime | None, dict | None]:
+def _send(
+    event: dict, hook, summary, transport: Transport
+) -> tuple[EventStatus | None, dt.datetime | None, dict | None]:
     """One attempt: (the event's status after, its next attempt when PENDING, the event again when another
     resend of it is queued and due now)."""
     claimed = events.claim(event, clock.now() + LEASE)
@@ -297,7 +306,12 @@ def _hold(held: list[dict], until: dt.datetime, reason: str, deadline, summary) 
         if deadline is not None and now >= deadline + dt.timedelta(seconds=policy.SEND_TIMEOUT_SECONDS):
             break
         if policy.gives_up(parse_iso(event["created_at"]), now):
-            if events.give_up(event, f"gave up after {in_words(policy.RETRY_WINDOW)}; its receiver kept failing: {reason}", now) is None:
+            if (
+                events.give_up(
+                    event, f"gave up after {in_words(policy.RETRY_WINDOW)}; its receiver kept failing: {reason}", now
+                )
+                is None
+            ):
                 summary["failed"] += 1
         elif events.postpone(event, until) is None:
             summary["held_back"] += 1

@@ -4,6 +4,7 @@ The table stream (AWS) numbers the accounts whose pending entries it sees, the b
 the one-minute schedule in AWS) sweeps every account with pending entries, and a reader of the feed numbers its
 own account first, so an entry is readable as soon as anyone reads.
 """
+
 import datetime as dt
 import logging
 
@@ -24,8 +25,9 @@ CLEAR_EMPTIED_AFTER = dt.timedelta(seconds=5)
 TURN_ROUNDS = 5
 
 
-def number_accounts(accounts: list[str], deadline: dt.datetime, settle: dt.timedelta | None = None,
-                    failed: set[str] | None = None) -> dict:
+def number_accounts(
+    accounts: list[str], deadline: dt.datetime, settle: dt.timedelta | None = None, failed: set[str] | None = None
+) -> dict:
     """Number the accounts' pending entries in turns (each account at most TURN_ROUNDS transactions a turn, the
     next turn for those that had more) until none is left or `deadline` passes. `settle`: leave changes younger
     than that (to a reader) and delete entries emptied CLEAR_EMPTIED_AFTER ago; None numbers everything.

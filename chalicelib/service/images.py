@@ -11,16 +11,17 @@ retry: writing the product again queues the image again. A product item too clos
 hold the result ends FAILED all the same (without the details), never stuck DOWNLOADING; whatever goes wrong
 with one product is logged and the run goes on with the next.
 """
+
 import datetime as dt
 import email.utils
 import hashlib
 import logging
 
 from .. import config
+from ..adapters import outbound
 from ..domain.event_policy import error_text
 from ..domain.limits import IMAGE_DOWNLOAD_SECONDS, SHORT_TEXT_CHARS
 from ..domain.timestamps import iso
-from ..adapters import outbound
 from ..store import outcomes, product_images
 from . import clock
 
@@ -124,7 +125,9 @@ def _download(item: dict, moment: dt.datetime) -> str:
     if isinstance(claimed, outcomes.Stale):
         return "claimed_elsewhere"
     if isinstance(claimed, outcomes.TooLarge):
-        log.warning("image of %s: the product item is too large to mark; marked FAILED", product_images.product_of(item))
+        log.warning(
+            "image of %s: the product item is too large to mark; marked FAILED", product_images.product_of(item)
+        )
         return "failed" if product_images.failed_bare(item) is None else "changed"
     if "image" not in claimed["data"]:
         product_images.finish(claimed, now=moment)

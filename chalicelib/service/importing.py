@@ -1,7 +1,8 @@
 """Use cases of the catalogue import (decisions §12): submit a file, read an import, advance one.
 
 submit reads the file and decides each row's category among the account's categories (domain/
-catalogue_import.py); the rows are stored with the queued import, and each is mapped once, when it is written. advance_import claims a due
+catalogue_import.py); the rows are stored with the queued import, and each is mapped once, when it is written.
+advance_import claims a due
 import, works on it for one slice and gives it back (or finishes it): the lease is taken and let go only here.
 A slice takes the rows in chunks: it reads the chunk's stored products and categories in one request each,
 checks each row with the product rules of PUT /products/:id, and hands the chunk to the store, which writes as
@@ -9,6 +10,7 @@ many rows as one transaction holds: products (each conditional on the revision r
 again or anew, a check that every other category still exists, error entries and the checkpoint. When a product
 or a category changed meanwhile the chunk is read and evaluated again, so nothing done meanwhile is lost.
 """
+
 import datetime as dt
 import enum
 import logging
@@ -25,14 +27,8 @@ from ..domain.field_order import IMPORT_SUMMARY_FIELDS
 from ..domain.identifiers import is_identifier
 from ..domain.limits import IMPORT_CHUNK_SECONDS
 from ..domain.product import deposits_named, validate_product
-from ..store import (
-    categories,
-    import_chunks,
-    import_items,
-    outcomes,
-    product_images,
-)
 from ..domain.timestamps import iso
+from ..store import categories, import_chunks, import_items, outcomes, product_images
 from ..store.paging import Page
 from . import clock, contention
 from .idempotency import IdempotencyClaim
@@ -154,7 +150,8 @@ def _run(
     claimed: import_items.ClaimedImport, rows: import_items.RowReader, now: dt.datetime, until: dt.datetime
 ) -> import_items.ClaimedImport | outcomes.LostLease | outcomes.Contended:
     """Commit chunks until the file is done or `until` is near: the import item after them, LostLease if the
-    lease was lost, Contended if a chunk's rows kept changing (_commit). The next chunk is read and checked while one is written: it holds other products (an id seen
+    lease was lost, Contended if a chunk's rows kept changing (_commit). The next chunk is read and checked while
+    one is written: it holds other products (an id seen
     twice is an invalid row) and its own write is conditional like every other; the categories the chunk
     written created are no longer to be created by it."""
     window = import_chunks.MAX_CHUNK_ROWS  # rows read per chunk: about as many as the last transaction held
@@ -185,7 +182,9 @@ def _run(
 
 
 def _commit(
-    claimed: import_items.ClaimedImport, rows: list[import_chunks.ChunkRow], read_again: Callable[[], list[import_chunks.ChunkRow]]
+    claimed: import_items.ClaimedImport,
+    rows: list[import_chunks.ChunkRow],
+    read_again: Callable[[], list[import_chunks.ChunkRow]],
 ) -> import_chunks.Committed | outcomes.LostLease | outcomes.Contended:
     """Commit the leading rows that fit one transaction; when something they read changed meanwhile,
     `read_again()` evaluates the same rows anew, so nothing done meanwhile is lost: at least WRITE_ATTEMPTS
@@ -226,7 +225,14 @@ def _with_kept_deposits(merged: dict, stored: dict) -> dict:
     stored_bundles = [b for b in stored.get("bundles") or () if b.get("deposit")]
     bundles = []
     for bundle in merged.get("bundles") or ():
-        same = next((b for b in stored_bundles if b["type"] == bundle["type"] and Decimal(str(b["size"])) == Decimal(str(bundle["size"]))), None)
+        same = next(
+            (
+                b
+                for b in stored_bundles
+                if b["type"] == bundle["type"] and Decimal(str(b["size"])) == Decimal(str(bundle["size"]))
+            ),
+            None,
+        )
         bundles.append({**bundle, "deposit": same["deposit"]} if same is not None else bundle)
     if bundles:
         merged["bundles"] = bundles
@@ -283,7 +289,9 @@ def _evaluate(claimed: import_items.ClaimedImport, stored_rows: list, now: dt.da
         outcome = Outcome.UPDATED if current else Outcome.CREATED
         if dry_run:
             # Nothing is written, so a category to create is counted once: at the first row that needs it.
-            results.append(import_chunks.ChunkRow(outcome.value, new_category=new_category if decided.first_use else None))
+            results.append(
+                import_chunks.ChunkRow(outcome.value, new_category=new_category if decided.first_use else None)
+            )
             continue
         before = frozenset(deposits_named(current.product.data)) if current else frozenset()
         write = import_chunks.ProductWrite(

@@ -1,7 +1,9 @@
 """One-off data migrations, run from the command line (never on a request's path)."""
+
 from ..domain import integration
 from ..domain.errors import Busy
-from ..store import deliveries, delivery_migration, deposits, outcomes
+from ..store import deliveries, outcomes
+from ..store import migrations as store_migrations
 from . import clock, contention
 
 PAGE = 100
@@ -15,10 +17,12 @@ def migrate_integration(account: str, status: str = integration.PENDING) -> int:
     second run, or a run beside PUTs and customer changes, counts nothing twice."""
     migrated, start = 0, None
     while True:
-        found, start = delivery_migration.without_integration(account, PAGE, start)
+        found, start = store_migrations.without_integration(account, PAGE, start)
         for stored in found:
             state = {"status": str(status)}
-            write = deliveries.IntegrationWrite(state, integration.entered_before(stored.delivery), integration.count_changes(None, state["status"]))
+            write = deliveries.IntegrationWrite(
+                state, integration.entered_before(stored.delivery), integration.count_changes(None, state["status"])
+            )
             migrated += _add_integration(account, stored, write)
         if start is None:
             return migrated
@@ -28,7 +32,7 @@ def _add_integration(account: str, stored: deliveries.StoredDelivery, write: del
     """Whether the delivery took its first state (False: it had one already); tried again while another write
     holds the account's counts for a moment."""
     for attempt in contention.attempts(ADD_ATTEMPTS):
-        added = delivery_migration.add_integration(account, stored, write, clock.now())
+        added = store_migrations.add_integration(account, stored, write, clock.now())
         if not isinstance(added, outcomes.Contended):
             return added is None
         contention.back_off(attempt)
@@ -39,4 +43,4 @@ def migrate_deposits(account: str) -> int:
     """Give each deposit type stored before types had an item of their own (issue 25) that item, with its
     reference count; how many it gave one (none on a second run). Until then a product write that names or stops
     naming such a type, and the type's delete, are refused."""
-    return deposits.give_types_their_items(account)
+    return store_migrations.give_types_their_items(account)

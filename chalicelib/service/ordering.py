@@ -45,7 +45,11 @@ def names_unknown_deposits(context: order_context.OrderContext) -> bool:
 
 
 def place_order(
-    account: str, customer_id: str, data, idempotency: IdempotencyClaim | None = None, standing_order: dict | None = None
+    account: str,
+    customer_id: str,
+    data,
+    idempotency: IdempotencyClaim | None = None,
+    standing_order: dict | None = None,
 ) -> list[dict]:
     """The deliveries created, in full; ValidationFailed with one error per problem. `standing_order`: the
     {id, date} a standing order's placing marks its deliveries with (decisions §17)."""
@@ -71,7 +75,15 @@ def place_order(
         requested = deliveries.IntegrationWrite(dict(integration.REQUESTED_STATE), since, counts)
         with deposit_service.empties_still_usable(account, body.empties):
             outcome = deliveries.place(
-                account, placed, order.product_ids, claim, requested, changes=changes, now=now, bases=bases, guards=guards
+                account,
+                placed,
+                order.product_ids,
+                claim,
+                requested,
+                changes=changes,
+                now=now,
+                bases=bases,
+                guards=guards,
             )
         if not isinstance(outcome, outcomes.Contended):
             break

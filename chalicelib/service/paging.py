@@ -1,4 +1,5 @@
 """Pages of lists: a cursor the store cannot resume from is a 400 on the cursor parameter, said here once."""
+
 import functools
 
 from ..domain.errors import invalid

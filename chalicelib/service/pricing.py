@@ -3,8 +3,9 @@
 Both are validated by the one scaled-pricing validator against the product's `order_by`, and written only
 while the product still has that `order_by`; a product changed in between is read again.
 """
-from ..domain.identifiers import is_identifier
+
 from ..domain.errors import Conflict, NotFound, invalid
+from ..domain.identifiers import is_identifier
 from ..domain.scaled_pricing import validate_price_groups, validate_price_level
 from ..domain.values import order_by_of
 from ..store import outcomes, pricing
@@ -55,14 +56,18 @@ def put_customer_pricing(account: str, product_id: str, customer_id: str, body) 
             raise NotFound(f"customer {customer_id} does not exist")
         order_by = _order_by(read.product)
         stored = validate_price_level(body, order_by)
-        if _written(pricing.put_customer_pricing(account, product_id, customer_id, stored, order_by, clock.now(), read)):
+        if _written(
+            pricing.put_customer_pricing(account, product_id, customer_id, stored, order_by, clock.now(), read)
+        ):
             return stored
     raise Conflict("the product kept changing while its customer pricing was written; try again")
 
 
 def delete_customer_pricing(account: str, product_id: str, customer_id: str) -> None:
     found = is_identifier(product_id) and is_identifier(customer_id)
-    if not found or isinstance(pricing.delete_customer_pricing(account, product_id, customer_id, clock.now()), outcomes.Gone):
+    if not found or isinstance(
+        pricing.delete_customer_pricing(account, product_id, customer_id, clock.now()), outcomes.Gone
+    ):
         raise NotFound(f"customer {customer_id} has no pricing for product {product_id}")
 
 

@@ -3,6 +3,7 @@
 The order a standing order places is checked as an order is (domain/ordering.plan_order) when it is written;
 placing its dates is service/standing_placing.py.
 """
+
 import datetime as dt
 
 from ..domain import schedule
@@ -86,11 +87,15 @@ def put_standing_order(account: str, customer_id: str, standing_id: str, data) -
             skips = [day for day in kept if rules.counts(document, dt.date.fromisoformat(day), calendar.first_day)]
         born = previous.born if previous else store.new_born()
         recorded = store.records(account, customer_id, standing_id, born, *horizon(calendar, now)) if previous else {}
-        due = rules.next_due(calendar.open_dates(now, recorded, set(skips)), document["paused"], document["ends_on"], now)
+        due = rules.next_due(
+            calendar.open_dates(now, recorded, set(skips)), document["paused"], document["ends_on"], now
+        )
         version = previous.version + 1 if previous else 1
         stored = store.Stored(document, born, first_day, skips, version, iso(due) if due else None)
         kind = ChangeType.STANDING_ORDER_CREATED if previous is None else ChangeType.STANDING_ORDER_UPDATED
-        written = store.put(account, customer_id, standing_id, stored, previous, Change(kind, standing_id, customer_id=customer_id), now)
+        written = store.put(
+            account, customer_id, standing_id, stored, previous, Change(kind, standing_id, customer_id=customer_id), now
+        )
         if isinstance(written, store.Full):
             raise invalid("id", f"a customer has at most {rules.MAX_PER_CUSTOMER} standing orders; delete one first")
         if not isinstance(written, (outcomes.Stale, outcomes.Contended)):
@@ -124,7 +129,9 @@ def delete_standing_order(account: str, customer_id: str, standing_id: str) -> N
     change = Change(ChangeType.STANDING_ORDER_DELETED, standing_id, customer_id=customer_id)
     for attempt in range(WRITE_ATTEMPTS):
         previous = _found(account, customer_id, standing_id)
-        if not isinstance(store.delete(account, customer_id, standing_id, previous, change, clock.now()), outcomes.Refusal):
+        if not isinstance(
+            store.delete(account, customer_id, standing_id, previous, change, clock.now()), outcomes.Refusal
+        ):
             return None
         contention.back_off(attempt)
     raise Busy("this standing order is being changed by another request; try again")
@@ -190,4 +197,3 @@ def _counted_date(calendar: rules.Calendar, day: str, standing_id: str) -> dt.da
     if date is None or not rules.counts(calendar.standing, date, calendar.first_day):
         raise NotFound(f"{day} is not a date of standing order {standing_id}")
     return date
-

@@ -7,6 +7,7 @@ placed at most once. A placer that finds the key answered already (a crash betwe
 the delivery ids from that answer. The outcome is then recorded on the date once (PLACED, or FAILED with its
 errors and a `standing-order.failed` entry); a failed date is never moved to another day.
 """
+
 import datetime as dt
 import hashlib
 import json
@@ -65,10 +66,19 @@ def place_due(item: store.Due) -> Turn:
             recorded[date.isoformat()] = outcome
             counts[outcome["status"]] += 1
     now = clock.now()
-    next_moment = rules.next_due(calendar.open_dates(now, recorded, skips), stored.data["paused"], stored.data["ends_on"], now)
+    next_moment = rules.next_due(
+        calendar.open_dates(now, recorded, skips), stored.data["paused"], stored.data["ends_on"], now
+    )
     if counts["busy"] and next_moment is not None:
         next_moment = max(next_moment, now + dt.timedelta(seconds=5))  # another placer holds the date: look again soon
-    store.update(item.account, item.customer_id, item.standing_id, stored, stored.skips, iso(next_moment) if next_moment else None)
+    store.update(
+        item.account,
+        item.customer_id,
+        item.standing_id,
+        stored,
+        stored.skips,
+        iso(next_moment) if next_moment else None,
+    )
     return Turn(counts[PLACED], counts[FAILED], counts["busy"])
 
 
@@ -99,7 +109,17 @@ def place_date(item: store.Due, stored: store.Stored, date: dt.date, context, ca
         day = date.isoformat()
         changes = [Change(ChangeType.STANDING_ORDER_FAILED, item.standing_id, customer_id=item.customer_id, date=day)]
         shown = rules.occurrence(date, rules.OccurrenceStatus.FAILED, calendar.place_at(date), calendar.zone, outcome)
-    store.record(item.account, item.customer_id, item.standing_id, stored.born, date.isoformat(), outcome, changes, clock.now(), shown)
+    store.record(
+        item.account,
+        item.customer_id,
+        item.standing_id,
+        stored.born,
+        date.isoformat(),
+        outcome,
+        changes,
+        clock.now(),
+        shown,
+    )
     return outcome
 
 
@@ -133,7 +153,7 @@ def _renumbered(error: FieldError, positions: list[int]) -> FieldError:
     if error.path.startswith("scheduled"):
         return FieldError("scheduled", error.message)
     if error.path.startswith("items["):
-        index, rest = error.path[len("items["):].split("]", 1)
+        index, rest = error.path[len("items[") :].split("]", 1)
         if index.isdigit() and int(index) < len(positions):
             return FieldError(f"items[{positions[int(index)]}]{rest}", error.message)
     return error

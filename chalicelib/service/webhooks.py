@@ -1,10 +1,11 @@
 """Use cases of webhooks: configure where events go, and see how their delivery went (decisions §10)."""
+
 import math
 
 from ..domain.errors import Busy, NotFound, TooManyRequests
 from ..domain.event_policy import RESEND_WINDOW, RESENDS_PER_WINDOW
 from ..domain.webhook import shown, validate_settings
-from ..store import events, feed_numbering, outbox_accounts, outcomes, webhook_settings
+from ..store import event_lists, events, feed_numbering, outbox_accounts, outcomes, webhook_settings
 from ..store.paging import Page
 from . import clock, contention
 from .idempotency import IdempotencyClaim
@@ -74,14 +75,14 @@ def _event(item: dict) -> dict:
 @paged
 def list_deliveries(account: str, limit: int, cursor: str | None) -> Page:
     feed_numbering.number(account, clock.now())
-    page = events.list_page(account, limit, cursor)
+    page = event_lists.list_page(account, limit, cursor)
     return Page([_delivery(item) for item in page.items], page.cursor)
 
 
 @paged
 def list_events(account: str, limit: int, cursor: str | None) -> Page:
     feed_numbering.number(account, clock.now())  # the events of every change committed before the read are listed
-    page = events.list_page(account, limit, cursor, query="events")
+    page = event_lists.list_page(account, limit, cursor, query="events")
     return Page([_event(item) for item in page.items], page.cursor)
 
 

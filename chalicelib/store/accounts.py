@@ -1,4 +1,5 @@
 """Accounts (suppliers) and their settings items."""
+
 import datetime as dt
 
 from botocore.exceptions import ClientError

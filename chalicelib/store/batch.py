@@ -1,4 +1,5 @@
 """Reading many items by key: BatchGetItem in chunks of 100 keys, retrying what DynamoDB leaves unprocessed."""
+
 import datetime as dt
 import time
 from typing import Callable

@@ -1,4 +1,5 @@
 """Categories: small items under the account partition."""
+
 import datetime as dt
 
 from botocore.exceptions import ClientError
@@ -50,7 +51,9 @@ def create(account: str, category_id: str, name: str, now: dt.datetime) -> dict 
 
 
 def get(account: str, category_id: str) -> dict | None:
-    response = table.client().get_item(TableName=table.name(), Key=table.to_item(keys.category_key(account, category_id)))
+    response = table.client().get_item(
+        TableName=table.name(), Key=table.to_item(keys.category_key(account, category_id))
+    )
     return _public(table.from_item(response["Item"])) if "Item" in response else None
 
 

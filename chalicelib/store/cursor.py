@@ -1,4 +1,5 @@
 """Opaque paging cursors: the DynamoDB key to resume from, signed and bound to the account and the query."""
+
 import base64
 import enum
 import hashlib

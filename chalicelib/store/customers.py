@@ -1,4 +1,5 @@
 """Customers: one item each, the customer document (profile and settings) in `data`."""
+
 import datetime as dt
 
 from ..domain.feed import Change, ChangeType
@@ -29,13 +30,15 @@ def _entry(account: str, customer_id: str) -> documents.Entry:
     )
 
 
-def put_profile(
-    account: str, customer_id: str, profile: dict, omitted: tuple[str, ...], now: dt.datetime
-) -> dict:
+def put_profile(account: str, customer_id: str, profile: dict, omitted: tuple[str, ...], now: dt.datetime) -> dict:
     """Create the customer or replace its profile, keeping its settings; returns the whole customer."""
     return documents.update(
-        keys.customer_key(account, customer_id), profile, omitted, create_with=profile,
-        entry=_entry(account, customer_id), now=now,
+        keys.customer_key(account, customer_id),
+        profile,
+        omitted,
+        create_with=profile,
+        entry=_entry(account, customer_id),
+        now=now,
     )
 
 

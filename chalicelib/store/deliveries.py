@@ -13,6 +13,7 @@ GSI3, each state's worklist oldest first. The account's PENDING and FAILED count
 16 shards) change in the same transaction, conditional on the delivery's version: each write counted once. Lists
 and the counts' overview are read in store/delivery_lists.py.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -24,15 +25,15 @@ from botocore.exceptions import ClientError
 
 from ..domain.delivery_summary import without_items
 from ..domain.deposits import with_deposits
-from ..domain.rendering import json_text
 from ..domain.field_order import DELIVERY
 from ..domain.integration_status import state_text
+from ..domain.rendering import json_text
 from . import batch, keys, rendered, table
 
 if TYPE_CHECKING:
     from ..domain.feed import Change
     from .idempotency import Completion
-    from .outcomes import Contended, LostClaim, ProductsGone, Stale, Taken, TooLarge
+    from .outcomes import Contended, LostClaim, ProductsGone, Stale, TooLarge
 
 # The writes import the feed, products, outcomes and idempotency where they use them: a cold read loads none.
 COUNTER = "DELIVERY"
@@ -131,7 +132,13 @@ def _create_operations(
         summary.update(keys.delivery_customer_gsi(account, customer_id, delivery_id))
     items = {**keys.delivery_items_key(account, delivery_id), "items": delivery["request"]["items"]}
     return [
-        {"Put": {"TableName": table.name(), "Item": table.to_item(item), "ConditionExpression": "attribute_not_exists(PK)"}}
+        {
+            "Put": {
+                "TableName": table.name(),
+                "Item": table.to_item(item),
+                "ConditionExpression": "attribute_not_exists(PK)",
+            }
+        }
         for item in (summary, items)
     ]
 
@@ -145,21 +152,28 @@ def place(
     *,
     changes: list[Change] | None = None,
     now: dt.datetime,
-    bases: list[dict | None] | None = None, guards: list[dict] = (),
+    bases: list[dict | None] | None = None,
+    guards: list[dict] = (),
 ) -> None | Stale | ProductsGone | LostClaim | TooLarge | Contended:
     """Create the deliveries of one order, in one transaction with the "used" flags of their products, the
     integration counts, the Idempotency-Key answer and their feed entries (which make their events); None when
     written. `integration` is each new delivery's state, its `counts` those of the whole order; `guards`: checks."""
     from ..domain import feed as feed_changes
     from . import outcomes, products
+
     bases = bases or [None] * len(deliveries)
     creates = [
-        op for delivery, basis in zip(deliveries, bases) for op in _create_operations(account, delivery, integration, basis)
+        op
+        for delivery, basis in zip(deliveries, bases)
+        for op in _create_operations(account, delivery, integration, basis)
     ]
     counts = _counts_operation(account, deliveries[0]["id"], integration.counts) if integration is not None else None
     used = {product_id: products.mark_used_operation(account, product_id) for product_id in used_products}
     if changes is None:
-        changes = [feed_changes.delivery_change(feed_changes.ChangeType.DELIVERY_REQUESTED, delivery) for delivery in deliveries]
+        changes = [
+            feed_changes.delivery_change(feed_changes.ChangeType.DELIVERY_REQUESTED, delivery)
+            for delivery in deliveries
+        ]
     operations = creates + ([counts] if counts is not None else []) + list(used.values()) + list(guards)
     reasons = _transact(account, operations, claim, changes, now)
     if not isinstance(reasons, dict):
@@ -186,7 +200,9 @@ def from_summary(summary: dict, items: list | None, amendments: str | None = Non
     basis = json.loads(summary[DEPOSIT_BASIS]) if DEPOSIT_BASIS in summary else None
     if items is not None:
         delivery = {**delivery, "request": {**delivery["request"], "items": items}}
-        delivery = with_deposits({**delivery, "amendments": rendered.parse(amendments)} if amendments else delivery, basis)
+        delivery = with_deposits(
+            {**delivery, "amendments": rendered.parse(amendments)} if amendments else delivery, basis
+        )
     return StoredDelivery(
         delivery, int(summary["version"]), _state(summary), summary.get("integration_since"), deposit_basis=basis
     )
@@ -211,7 +227,11 @@ def get(account: str, delivery_id: int, consistent: bool = False) -> StoredDeliv
 
 
 def _update_operation(
-    account: str, delivery_id: int, expected_version: int, delivery: dict | None, integration: IntegrationWrite | None,
+    account: str,
+    delivery_id: int,
+    expected_version: int,
+    delivery: dict | None,
+    integration: IntegrationWrite | None,
     extra: dict | None = None,
 ) -> dict:
     """A transaction item that stores the changed delivery and/or its new integration state if nobody changed
@@ -262,17 +282,15 @@ def change(
     change (a receive's move of deposit balances and its statement record, an amendment's new items); `extra`:
     attributes of the summary to set too."""
     from ..domain import feed as feed_changes
+
     change = change or feed_changes.delivery_change(feed_changes.STATUS_CHANGE[delivery["status"]], delivery)
-    return _write(account, delivery["id"], expected_version, delivery, integration, claim, [change], now, also=also, extra=extra)
+    return _write(
+        account, delivery["id"], expected_version, delivery, integration, claim, [change], now, also=also, extra=extra
+    )
 
 
 def set_integration(
-    account: str,
-    stored: StoredDelivery,
-    integration: IntegrationWrite,
-    *,
-    changes: list[Change] = (),
-    now: dt.datetime,
+    account: str, stored: StoredDelivery, integration: IntegrationWrite, *, changes: list[Change] = (), now: dt.datetime
 ) -> StoredDelivery | Stale | TooLarge:
     """Store a new integration state (and its counts and the feed entries of `changes`) if nobody changed the
     delivery since it was read."""
@@ -282,13 +300,28 @@ def set_integration(
 
 
 def _write(
-    account, delivery_id, expected_version, delivery, integration, claim, changes, now, unchanged=None, also=(), extra=None
+    account,
+    delivery_id,
+    expected_version,
+    delivery,
+    integration,
+    claim,
+    changes,
+    now,
+    unchanged=None,
+    also=(),
+    extra=None,
 ):
     from . import outcomes
+
     update = _update_operation(account, delivery_id, expected_version, delivery, integration, extra)
-    written = StoredDelivery(delivery if delivery is not None else unchanged, expected_version + 1,
-                             integration.state if integration is not None else None,
-                             integration.since if integration is not None else None, deposit_basis=None)
+    written = StoredDelivery(
+        delivery if delivery is not None else unchanged,
+        expected_version + 1,
+        integration.state if integration is not None else None,
+        integration.since if integration is not None else None,
+        deposit_basis=None,
+    )
     counts = _counts_operation(account, delivery_id, integration.counts) if integration is not None else None
     others = [counts] if counts is not None else []
     others += list(also)
@@ -315,16 +348,13 @@ def _write(
 
 
 def _transact(
-    account: str,
-    operations: list[dict],
-    claim: Completion | None,
-    changes: list[Change],
-    now: dt.datetime,
+    account: str, operations: list[dict], claim: Completion | None, changes: list[Change], now: dt.datetime
 ) -> None | dict[tuple[str, str], str] | LostClaim | TooLarge | Contended:
     """Run a transaction (with the feed entries of `changes`) whose last own item records the Idempotency-Key
     answer, if any: None when written, LostClaim when only the claim's condition failed, else the cancellation
     code of each item by its key (table.cancellation_reasons) to read."""
     from . import feed, idempotency, outcomes
+
     answer = [idempotency.complete_operation(claim)] if claim is not None else []
     try:
         # Not retried here: the items hold the worklist's `since`, taken by the attempt that commits (§14).

@@ -1,5 +1,6 @@
 """The items item of an amended delivery (decisions §16): its new request items and its amendment records, written
 whole in the amendment's transaction (store/deliveries.py `change`, whose summary update carries the condition)."""
+
 from ..domain.rendering import json_text
 from . import keys, table
 from .deliveries import AMENDMENTS

@@ -1,6 +1,7 @@
 """Lists of deliveries and the integration overview, read from the single table (store/deliveries.py says how a
 delivery is stored): pages of summaries as the JSON texts the API shows, newest first or in a worklist's order,
 and the account's counts of PENDING and FAILED deliveries."""
+
 from dataclasses import dataclass
 from typing import Callable
 
@@ -83,10 +84,19 @@ def list_page(account: str, limit: int, cursor: str | None, status: str | None =
     status index)."""
     if status is None:
         pk = keys.deliveries_pk(account)
-        return _listed(account, "deliveries", limit, cursor, pk, None, False, True, lambda i: keys.delivery_key(account, i))
+        return _listed(
+            account, "deliveries", limit, cursor, pk, None, False, True, lambda i: keys.delivery_key(account, i)
+        )
     pk = keys.deliveries_by_status_pk(account, status)
     return _listed(
-        account, f"deliveries?status={status}", limit, cursor, pk, keys.GSI1, False, True,
+        account,
+        f"deliveries?status={status}",
+        limit,
+        cursor,
+        pk,
+        keys.GSI1,
+        False,
+        True,
         lambda i: {**keys.delivery_key(account, i), **keys.delivery_status_gsi(account, status, i)},
     )
 
@@ -95,7 +105,14 @@ def list_customer_page(account: str, customer_id: str, limit: int, cursor: str |
     """One customer's deliveries, newest first, as JSON texts."""
     pk = keys.deliveries_by_customer_pk(account, customer_id)
     return _listed(
-        account, f"customer-deliveries?customer={customer_id}", limit, cursor, pk, keys.GSI2, False, False,
+        account,
+        f"customer-deliveries?customer={customer_id}",
+        limit,
+        cursor,
+        pk,
+        keys.GSI2,
+        False,
+        False,
         lambda i: {**keys.delivery_key(account, i), **keys.delivery_customer_gsi(account, customer_id, i)},
     )
 

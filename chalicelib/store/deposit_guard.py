@@ -1,6 +1,7 @@
 """What keeps a deposit type from being deleted besides the products naming it (decisions §15): the deliveries
 that are not final (REQUESTED, ACCEPTED) and name it (charge it, announce or collect it, or order a product whose
 packaging names it, which a response's items may then charge), read from the status index."""
+
 from ..domain.delivery import ACCEPTED, REQUESTED
 from . import keys, table
 from .deliveries import from_summary
@@ -11,7 +12,9 @@ OPEN = (REQUESTED, ACCEPTED)
 def names(delivery: dict, basis: dict | None, deposit_id: str) -> bool:
     """Whether a delivery names the type in any of its lists, or its basis (the packaging it was ordered in)."""
     request = delivery["request"]
-    lists = [request.get("deposits"), request.get("empties")] + [r.get("empties") for r in delivery.get("responses") or ()]
+    lists = [request.get("deposits"), request.get("empties")] + [
+        r.get("empties") for r in delivery.get("responses") or ()
+    ]
     if any(entry["id"] == deposit_id for entry_list in lists for entry in entry_list or ()):
         return True
     return deposit_id in ((basis or {}).get("types") or {})

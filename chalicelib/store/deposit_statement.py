@@ -6,6 +6,7 @@ nanoseconds and a random part), so a Query reads the records newest first and a 
 a page already read. A page is counted in movements (one per type a record moved): the cursor names the record
 to resume in and how many of its movements were shown.
 """
+
 import datetime as dt
 import time
 import uuid
@@ -20,15 +21,32 @@ HIGHEST = "~"  # sorts after every character of a sort key (ids are [a-zA-Z0-9_-
 
 
 def record_operation(
-    account: str, customer_id: str, now: dt.datetime, moves: dict[str, dict], delivery_id: int | None = None,
+    account: str,
+    customer_id: str,
+    now: dt.datetime,
+    moves: dict[str, dict],
+    delivery_id: int | None = None,
     message: str | None = None,
 ) -> dict:
     """The Put of one record: `moves` {deposit id: {"name", "price", "count"}}, a receive's delivery id or an
     adjustment's message."""
     at = iso(now)
     sort_key = f"{keys.deposit_movements_prefix(customer_id)}{at}#{time.time_ns():020d}{uuid.uuid4().hex[:8]}"
-    item = {"PK": keys.account_pk(account), "SK": sort_key, "at": at, "moves": moves, "delivery_id": delivery_id, "message": message}
-    return {"Put": {"TableName": table.name(), "Item": table.to_item(item), "ConditionExpression": "attribute_not_exists(PK)"}}
+    item = {
+        "PK": keys.account_pk(account),
+        "SK": sort_key,
+        "at": at,
+        "moves": moves,
+        "delivery_id": delivery_id,
+        "message": message,
+    }
+    return {
+        "Put": {
+            "TableName": table.name(),
+            "Item": table.to_item(item),
+            "ConditionExpression": "attribute_not_exists(PK)",
+        }
+    }
 
 
 def read_page(account: str, customer_id: str, deposit: str | None, limit: int, cursor: str | None) -> Page:
@@ -39,7 +57,9 @@ def read_page(account: str, customer_id: str, deposit: str | None, limit: int, c
     request = {
         "TableName": table.name(),
         "KeyConditionExpression": "PK = :pk AND SK BETWEEN :low AND :high",
-        "ExpressionAttributeValues": table.values(pk=keys.account_pk(account), low=prefix, high=start["sk"] if start else prefix + HIGHEST),
+        "ExpressionAttributeValues": table.values(
+            pk=keys.account_pk(account), low=prefix, high=start["sk"] if start else prefix + HIGHEST
+        ),
         "ScanIndexForward": False,
         "ConsistentRead": True,
     }

@@ -12,6 +12,7 @@
   moved with ADD inside the receive's (or the adjustment's) transaction: concurrent receives of one customer add
   up, none is lost.
 """
+
 import datetime as dt
 import time
 
@@ -19,8 +20,8 @@ from botocore.exceptions import ClientError
 
 from ..domain.feed import Change, ChangeType
 from ..domain.limits import DEPOSIT_TYPES
-from . import batch, feed, keys, table
 from ..domain.retry import attempts, back_off
+from . import batch, feed, keys, table
 from .outcomes import Contended, Gone, InUse, LostClaim, Refusal, Stale
 
 BALANCE_PREFIX = "D#"
@@ -63,7 +64,13 @@ def read_types(account: str, consistent: bool = False, usable_only: bool = False
 def _created(account: str, deposit_id: str) -> dict:
     """The Put of a new type's own item, no product naming it yet."""
     item = {**keys.deposit_type_key(account, deposit_id), "refs": 0}
-    return {"Put": {"TableName": table.name(), "Item": table.to_item(item), "ConditionExpression": "attribute_not_exists(PK)"}}
+    return {
+        "Put": {
+            "TableName": table.name(),
+            "Item": table.to_item(item),
+            "ConditionExpression": "attribute_not_exists(PK)",
+        }
+    }
 
 
 def _update(account: str, expression: str, condition: str, names: dict, values: dict) -> dict:
@@ -92,24 +99,41 @@ def put(account: str, deposit_id: str, name: str, price: int, now: dt.datetime) 
             return Full()
         if item is None:
             whole = {**types_key, "types": {deposit_id: {"name": name, "price": price}}, "count": 1}
-            writes = [{"Put": {"TableName": table.name(), "Item": table.to_item(whole), "ConditionExpression": "attribute_not_exists(PK)"}}]
+            writes = [
+                {
+                    "Put": {
+                        "TableName": table.name(),
+                        "Item": table.to_item(whole),
+                        "ConditionExpression": "attribute_not_exists(PK)",
+                    }
+                }
+            ]
             writes.append(_created(account, deposit_id))
         elif current is None:
-            writes = [{"Update": _update(
-                account,
-                "SET #t.#d = :entry ADD #count :one",
-                "attribute_not_exists(#t.#d) AND #count = :seen",
-                {"#d": deposit_id, "#count": "count"},
-                {"entry": {"name": name, "price": price}, "one": 1, "seen": int(item.get("count", 0))},
-            )}, _created(account, deposit_id)]
+            writes = [
+                {
+                    "Update": _update(
+                        account,
+                        "SET #t.#d = :entry ADD #count :one",
+                        "attribute_not_exists(#t.#d) AND #count = :seen",
+                        {"#d": deposit_id, "#count": "count"},
+                        {"entry": {"name": name, "price": price}, "one": 1, "seen": int(item.get("count", 0))},
+                    )
+                },
+                _created(account, deposit_id),
+            ]
         else:
-            writes = [{"Update": _update(
-                account,
-                "SET #t.#d.#n = :name, #t.#d.#p = :price",
-                "attribute_exists(#t.#d)",
-                {"#d": deposit_id, "#n": "name", "#p": "price"},
-                {"name": name, "price": price},
-            )}]
+            writes = [
+                {
+                    "Update": _update(
+                        account,
+                        "SET #t.#d.#n = :name, #t.#d.#p = :price",
+                        "attribute_exists(#t.#d)",
+                        {"#d": deposit_id, "#n": "name", "#p": "price"},
+                        {"name": name, "price": price},
+                    )
+                }
+            ]
         kind = ChangeType.DEPOSIT_UPDATED if current is not None else ChangeType.DEPOSIT_CREATED
         try:
             feed.commit(account, writes, [Change(kind, deposit_id)], now)
@@ -155,7 +179,9 @@ def usable_check(account: str, deposit_ids) -> list[dict]:
     if not ids:
         return []
     names = {"#t": "types", "#r": RETIRING, **{f"#e{i}": d for i, d in enumerate(ids)}}
-    condition = " AND ".join(f"attribute_exists(#t.#e{i}) AND attribute_not_exists(#t.#e{i}.#r)" for i in range(len(ids)))
+    condition = " AND ".join(
+        f"attribute_exists(#t.#e{i}) AND attribute_not_exists(#t.#e{i}.#r)" for i in range(len(ids))
+    )
     return [_check(keys.deposit_types_key(account), condition, names)]
 
 
@@ -167,7 +193,13 @@ def refused_unusable(failed: table.WriteFailed, account: str) -> bool:
 
 def delete(account: str, deposit_id: str, now: dt.datetime) -> None | Gone | InUse:
     """Delete a type no product names; None when deleted. (Balances are checked before: any_balance.)"""
-    write = _update(account, "REMOVE #t.#d ADD #count :minus", "attribute_exists(#t.#d)", {"#d": deposit_id, "#count": "count"}, {"minus": -1})
+    write = _update(
+        account,
+        "REMOVE #t.#d ADD #count :minus",
+        "attribute_exists(#t.#d)",
+        {"#d": deposit_id, "#count": "count"},
+        {"minus": -1},
+    )
     unnamed = {
         "TableName": table.name(),
         "Key": table.to_item(keys.deposit_type_key(account, deposit_id)),
@@ -175,7 +207,9 @@ def delete(account: str, deposit_id: str, now: dt.datetime) -> None | Gone | InU
         "ExpressionAttributeValues": table.values(zero=0),
     }
     try:
-        feed.commit(account, [{"Update": write}, {"Delete": unnamed}], [Change(ChangeType.DEPOSIT_DELETED, deposit_id)], now)
+        feed.commit(
+            account, [{"Update": write}, {"Delete": unnamed}], [Change(ChangeType.DEPOSIT_DELETED, deposit_id)], now
+        )
     except ClientError as error:
         if table.CONDITION_FAILED not in table.cancellation_codes(error):
             raise
@@ -192,7 +226,9 @@ def any_balance(account: str, deposit_id: str) -> bool:
         "FilterExpression": "attribute_exists(#b) AND #b <> :zero",
         "ProjectionExpression": "PK, SK",
         "ExpressionAttributeNames": {"#b": BALANCE_PREFIX + deposit_id},
-        "ExpressionAttributeValues": table.values(pk=keys.account_pk(account), prefix=keys.DEPOSIT_BALANCE_PREFIX, zero=0),
+        "ExpressionAttributeValues": table.values(
+            pk=keys.account_pk(account), prefix=keys.DEPOSIT_BALANCE_PREFIX, zero=0
+        ),
         "ConsistentRead": True,
     }
     while True:
@@ -252,12 +288,16 @@ def balance_operation(account: str, customer_id: str, moves: dict[str, int]) -> 
 
 
 def held_in(item: dict | None) -> dict[str, int]:
-    return {k[len(BALANCE_PREFIX):]: int(v) for k, v in (item or {}).items() if k.startswith(BALANCE_PREFIX)}
+    return {k[len(BALANCE_PREFIX) :]: int(v) for k, v in (item or {}).items() if k.startswith(BALANCE_PREFIX)}
 
 
 def balances_keys(account: str, customer_id: str) -> list[dict]:
     """What GET /customers/:id/deposits reads, in one BatchGetItem: the customer, the types, the balances."""
-    return [keys.customer_key(account, customer_id), keys.deposit_types_key(account), keys.deposit_balance_key(account, customer_id)]
+    return [
+        keys.customer_key(account, customer_id),
+        keys.deposit_types_key(account),
+        keys.deposit_balance_key(account, customer_id),
+    ]
 
 
 def read_balances(account: str, customer_id: str) -> tuple[dict[str, dict], dict[str, int]] | None:
@@ -283,7 +323,7 @@ ADJUST_ATTEMPTS = 30
 
 
 def adjust(
-    account: str, customer_id: str, deposit_id: str, count: int, message: str, now: dt.datetime, answer=None,
+    account: str, customer_id: str, deposit_id: str, count: int, message: str, now: dt.datetime, answer=None
 ) -> dict | Gone | Stale | Contended | LostClaim | Retiring:
     """Add `count` to one balance, with its statement record (the type's name and price now, and the message) and
     its feed entry; (types, balances) as they are after it. Gone when the customer does not exist, Stale when the
@@ -342,35 +382,3 @@ def adjust(
                 return LostClaim()
         back_off(attempt, time.sleep, first=0.002, cap=0.05)
     return Contended()
-
-
-# Data stored before each type had its own item (issue 25).
-
-
-def give_types_their_items(account: str) -> int:
-    """Give each deposit type that has no item of its own one, with the reference count the types item kept for
-    it (exact: until then no product write naming the type commits, as its item is missing); how many it gave
-    one. Each is conditional on the item still missing and the type still existing, so a second run, or a run
-    beside other writes, changes nothing twice."""
-    response = table.client().get_item(TableName=table.name(), Key=table.to_item(keys.deposit_types_key(account)), ConsistentRead=True)
-    legacy = (table.from_item(response["Item"]) if "Item" in response else {}).get("types") or {}
-    given = 0
-    for deposit_id, entry in sorted(legacy.items()):
-        item = {**keys.deposit_type_key(account, deposit_id), "refs": int(entry.get("refs", 0))}
-        exists = {
-            "TableName": table.name(),
-            "Key": table.to_item(keys.deposit_types_key(account)),
-            "ConditionExpression": "attribute_exists(#t.#d)",
-            "ExpressionAttributeNames": {"#t": "types", "#d": deposit_id},
-        }
-        try:
-            table.client().transact_write_items(TransactItems=[
-                {"Put": {"TableName": table.name(), "Item": table.to_item(item), "ConditionExpression": "attribute_not_exists(PK)"}},
-                {"ConditionCheck": exists},
-            ])  # fmt: skip
-        except ClientError as error:
-            if table.CONDITION_FAILED not in table.cancellation_codes(error):
-                raise
-            continue
-        given += 1
-    return given

@@ -3,6 +3,7 @@
 Setting top-level fields of `data` instead of rewriting it lets two writers own different fields of the same
 document (the profile and the settings of a customer) without reading it first.
 """
+
 import datetime as dt
 from dataclasses import dataclass
 from typing import Callable

@@ -21,6 +21,7 @@ values it read, so two dispatchers never send the same attempt; when a dispatche
 next one sends it. An account's own state of sending (its parked lane, its resend window) is in
 store/outbox_accounts.py.
 """
+
 import datetime as dt
 import secrets
 from typing import Callable
@@ -30,11 +31,9 @@ from botocore.exceptions import ClientError
 from ..domain.event_policy import MAX_LOGGED_ATTEMPTS, EventStatus
 from ..domain.feed import Change, Resource
 from ..domain.timestamps import iso
-from . import keys, table
-from . import idempotency
+from . import idempotency, keys, table
 from .idempotency import Completion
 from .outcomes import Gone, LostClaim, LostLease, Stale, TooLarge
-from .paging import Page, query_page
 
 PENDING, DELIVERED, FAILED = EventStatus.PENDING, EventStatus.DELIVERED, EventStatus.FAILED
 ID_TIME_DIGITS = 13  # milliseconds since 1970, zero-padded: the id sorts and finds its item
@@ -49,7 +48,11 @@ def _new_id(now: dt.datetime, sequence: int | None = None) -> str:
 def _sort_key(event_id: str) -> str | None:
     """The SK of an event id; None when the text is not one of our ids (reads as missing)."""
     stamp = event_id[:ID_TIME_DIGITS]
-    if len(event_id) != ID_TIME_DIGITS + 16 or not stamp.isdigit() or not all(c in "0123456789abcdef" for c in event_id[ID_TIME_DIGITS:]):
+    if (
+        len(event_id) != ID_TIME_DIGITS + 16
+        or not stamp.isdigit()
+        or not all(c in "0123456789abcdef" for c in event_id[ID_TIME_DIGITS:])
+    ):
         return None
     created = dt.datetime.fromtimestamp(int(stamp) / 1000, dt.timezone.utc)
     return f"{iso(created)}#{event_id}"
@@ -90,7 +93,9 @@ def feed_event(
     transaction): it names the entry's resource, its `sequence` and the account's previous event's."""
     about_delivery = change.resource == Resource.DELIVERY
     item = new_event(account, event_type, {"id": int(change.id)} if about_delivery else None, now, sequence)
-    item.update(sequence=sequence, previous_sequence=previous_sequence, resource=str(change.resource), resource_id=change.id)
+    item.update(
+        sequence=sequence, previous_sequence=previous_sequence, resource=str(change.resource), resource_id=change.id
+    )
     item.update(keys.outbox_first(account, sequence))
     item.update({name: getattr(change, name) for name in ("customer_id", "date") if getattr(change, name) is not None})
     return {"Put": {"TableName": table.name(), "Item": table.to_item(item)}}
@@ -190,7 +195,13 @@ def claim(event: dict, lease_until: dt.datetime) -> dict | Stale | TooLarge:
     lease = iso(lease_until)
     sort_key = keys.outbox_due(lease, event["account"], event["event_id"])
     return _conditional_update(
-        event, "SET next_attempt_at = :lease, GSI1SK = :sk", _AS_READ, returning=True, lease=lease, sk=sort_key, **_as_read(event)
+        event,
+        "SET next_attempt_at = :lease, GSI1SK = :sk",
+        _AS_READ,
+        returning=True,
+        lease=lease,
+        sk=sort_key,
+        **_as_read(event),
     )
 
 
@@ -314,9 +325,11 @@ def queue_resend(
         update = {
             "TableName": table.name(),
             "Key": _key(event),
-            "UpdateExpression": "REMOVE resend SET resends = :resends, next_attempt_at = :now, GSI1PK = :pk, GSI1SK = :sk",
+            "UpdateExpression": "REMOVE resend "
+            "SET resends = :resends, next_attempt_at = :now, GSI1PK = :pk, GSI1SK = :sk",
             # As read, so the answer shows the event as queued.
-            "ConditionExpression": f"attribute_exists(PK) AND #status = :seen_status AND attempts = :attempts AND {resends_condition}",
+            "ConditionExpression": "attribute_exists(PK) AND #status = :seen_status AND attempts = :attempts "
+            f"AND {resends_condition}",
             "ExpressionAttributeNames": {"#status": "status"},
             "ExpressionAttributeValues": table.values(
                 resends=queued["resends"],
@@ -375,25 +388,4 @@ def give_up(event: dict, reason: str, now: dt.datetime) -> None | Stale:
         reason=reason,
         finished=iso(now),
         **_as_read(event),
-    )
-
-
-_LISTED = (
-    "PK", "SK", "event_id", "#type", "#status", "created_at", "attempt_log", "attempts", "next_attempt_at",
-    "delivery_id", "last_status_code", "last_error", "reason", "#sequence",
-)
-
-
-def list_page(account: str, limit: int, cursor: str | None, query: str = "webhook-deliveries") -> Page:
-    """The account's events, newest first, without any stored body."""
-    return query_page(
-        account,
-        query,
-        limit,
-        cursor,
-        KeyConditionExpression="PK = :pk",
-        ExpressionAttributeValues=table.values(pk=keys.events_pk(account)),
-        ExpressionAttributeNames={"#type": "type", "#status": "status", "#sequence": "sequence"},
-        ProjectionExpression=", ".join(_LISTED),
-        ScanIndexForward=False,
     )

@@ -10,6 +10,7 @@ gives pending entries their sequences later, in one conditional move of the acco
 Refusals of the caller's items come back as the ClientError DynamoDB raised, with the cancellation reasons of the
 caller's items only, so the caller reads them by the positions it knows.
 """
+
 import datetime as dt
 import time
 import uuid
@@ -127,7 +128,9 @@ def _trimmed(error: ClientError, codes: list[str], operations: int) -> ClientErr
     return error
 
 
-def commit(account: str, operations: list[dict], changes: list[Change], now: dt.datetime, retry_held: bool = True) -> None:
+def commit(
+    account: str, operations: list[dict], changes: list[Change], now: dt.datetime, retry_held: bool = True
+) -> None:
     """Run the caller's transaction items with a pending entry per changed resource. Raises the ClientError of a
     refusal of the caller's own items; FeedBusy when only the pending entries stopped it, again and again.
     `retry_held=False`: a write whose items hold the time of its attempt (a worklist's `since`, decisions §14)
@@ -201,7 +204,9 @@ def _entries_from(account: str, after: int, newest: int, limit: int, now: dt.dat
     return entries, False
 
 
-def read(account: str, after: int | None, limit: int, now: dt.datetime, newest: int | None = None) -> Entries | Beyond | Expired:
+def read(
+    account: str, after: int | None, limit: int, now: dt.datetime, newest: int | None = None
+) -> Entries | Beyond | Expired:
     """Entries after `after` (None: the newest position), at most `limit`, up to the head `newest` (None: read it
     here; a reader that numbered first passes the head its numbering saw), with one consistent Query bounded by it,
     so nothing below max_sequence is still to come. A Query may see part of a numbering transaction; when the very

@@ -5,6 +5,7 @@ it exists) and what a GET of it answers built from them (None when it no longer 
 domain/feed.py without a reader fails tests/store/test_feed_data.py, never a read. The webhook settings come
 back as stored: the service keeps only what may travel.
 """
+
 from dataclasses import dataclass
 from typing import Callable
 

@@ -8,6 +8,7 @@ harmless: the head's condition lets one win, the other reads again. A pending ch
 transaction that numbers it removes it. The table stream (AWS), the background loop (`make run`) and every
 reader of the feed (inline, before it reads) run it.
 """
+
 import datetime as dt
 import logging
 import time
@@ -73,14 +74,18 @@ def read_state(account: str, limit: int = PENDING_READ) -> State:
         request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
     head = head_of(found.pop(0) if found and found[0]["SK"] == keys.FEED_HEAD_SK else None)
     # Oldest first by the entry's first change.
-    pending = sorted((item for item in found if item.get("changes")), key=lambda item: (item["changes"][0]["at"], item["SK"]))
+    pending = sorted(
+        (item for item in found if item.get("changes")), key=lambda item: (item["changes"][0]["at"], item["SK"])
+    )
     return State(head, pending, [item for item in found if not item.get("changes")], complete)
 
 
 def _selection(account: str) -> tuple[str, ...] | None:
     """The event types the webhook settings select (None: the default)."""
     response = table.client().get_item(
-        TableName=table.name(), Key=table.to_item(keys.webhooks_key(account)), ConsistentRead=True,
+        TableName=table.name(),
+        Key=table.to_item(keys.webhooks_key(account)),
+        ConsistentRead=True,
         ProjectionExpression="events",
     )
     selected = table.from_item(response["Item"]).get("events") if "Item" in response else None
@@ -88,8 +93,14 @@ def _selection(account: str) -> tuple[str, ...] | None:
 
 
 def _change(pending: dict) -> Change:
-    return Change(ChangeType(pending["type"]), pending["id"], pending.get("status"), pending.get("customer_id"),
-                  pending.get("integration"), pending.get("date"))
+    return Change(
+        ChangeType(pending["type"]),
+        pending["id"],
+        pending.get("status"),
+        pending.get("customer_id"),
+        pending.get("integration"),
+        pending.get("date"),
+    )
 
 
 def entry_item(account: str, sequence: int, pending: dict) -> dict:
@@ -132,8 +143,15 @@ def _removal(item: dict, taken: int, now: dt.datetime, quiet_before: str | None)
     changes = item["changes"]
     busy = quiet_before is None or ("numbered_at" in item and changes[-1]["at"] >= quiet_before)
     if taken == len(changes) and not busy:
-        return {"Delete": {"TableName": table.name(), "Key": key, "ConditionExpression": "size(#changes) = :n",
-                           "ExpressionAttributeNames": names, "ExpressionAttributeValues": table.values(n=taken)}}
+        return {
+            "Delete": {
+                "TableName": table.name(),
+                "Key": key,
+                "ConditionExpression": "size(#changes) = :n",
+                "ExpressionAttributeNames": names,
+                "ExpressionAttributeValues": table.values(n=taken),
+            }
+        }
     removed = ", ".join(f"#changes[{i}]" for i in range(taken))
     return {
         "Update": {
@@ -158,8 +176,9 @@ def _event_type(change_type: str, selected) -> str | None:
     return event_type_of(known, selected)
 
 
-def _plan(account: str, pending: list[dict], head: Head, selected, now: dt.datetime,
-          quiet_before: str | None = None) -> tuple[list[dict], Head, list[int]]:
+def _plan(
+    account: str, pending: list[dict], head: Head, selected, now: dt.datetime, quiet_before: str | None = None
+) -> tuple[list[dict], Head, list[int]]:
     """The numbering transaction for as many pending changes as one transaction holds, oldest entries first and
     each entry's changes in their order; the head it moves to, and how many changes it takes of each entry."""
     room = MAX_TRANSACTION_ITEMS - 1
@@ -183,10 +202,19 @@ def _plan(account: str, pending: list[dict], head: Head, selected, now: dt.datet
             room -= cost
             sequence += 1
             taken += 1
-            own.append({"Put": {"TableName": table.name(), "Item": table.to_item(entry_item(account, sequence, pending_change)),
-                                "ConditionExpression": "attribute_not_exists(PK)"}})
+            own.append(
+                {
+                    "Put": {
+                        "TableName": table.name(),
+                        "Item": table.to_item(entry_item(account, sequence, pending_change)),
+                        "ConditionExpression": "attribute_not_exists(PK)",
+                    }
+                }
+            )
             if event_type is not None:
-                own.append(events.feed_event(account, event_type, _change(pending_change), sequence, last_event, made_at))
+                own.append(
+                    events.feed_event(account, event_type, _change(pending_change), sequence, last_event, made_at)
+                )
                 last_event = sequence
         if taken:
             written += [_removal(item, taken, now, quiet_before)] + own
@@ -202,11 +230,17 @@ def _plan(account: str, pending: list[dict], head: Head, selected, now: dt.datet
 def _left(pending: list[dict], took: list[int]) -> list[dict]:
     """The pending entries as a committed numbering left them (the first ones emptied or shortened)."""
     left = [{**item, "changes": item["changes"][taken:]} for item, taken in zip(pending, took)]
-    return [item for item in left if item["changes"]] + pending[len(took):]
+    return [item for item in left if item["changes"]] + pending[len(took) :]
 
 
-def number(account: str, now: dt.datetime, rounds: int = 10, settled_before: dt.datetime | None = None,
-           clear_before: dt.datetime | None = None, quiet: dt.timedelta = QUIET) -> Numbered:
+def number(
+    account: str,
+    now: dt.datetime,
+    rounds: int = 10,
+    settled_before: dt.datetime | None = None,
+    clear_before: dt.datetime | None = None,
+    quiet: dt.timedelta = QUIET,
+) -> Numbered:
     """Number the account's pending entries: at most `rounds` transactions (each up to ~49 changes), as many as
     one read of the pending entries holds before reading again (a backlog of thousands is read once per
     PENDING_READ entries, not once per transaction). `settled_before`: leave them (done) while every pending
@@ -259,10 +293,15 @@ def clear(emptied: list[dict]) -> int:
         chunk = emptied[start : start + CLEARED_PER_TRANSACTION]
         for _ in range(2):
             deletes = [
-                {"Delete": {"TableName": table.name(), "Key": table.to_item({"PK": item["PK"], "SK": item["SK"]}),
-                            "ConditionExpression": "size(#changes) = :none",
-                            "ExpressionAttributeNames": {"#changes": "changes"},
-                            "ExpressionAttributeValues": table.values(none=0)}}
+                {
+                    "Delete": {
+                        "TableName": table.name(),
+                        "Key": table.to_item({"PK": item["PK"], "SK": item["SK"]}),
+                        "ConditionExpression": "size(#changes) = :none",
+                        "ExpressionAttributeNames": {"#changes": "changes"},
+                        "ExpressionAttributeValues": table.values(none=0),
+                    }
+                }
                 for item in chunk
             ]
             try:
@@ -271,7 +310,9 @@ def clear(emptied: list[dict]) -> int:
                 if not table.cancellation_codes(error):
                     raise
                 reasons = table.cancellation_reasons(error, deletes)
-                chunk = [item for item, delete in zip(chunk, deletes) if reasons.get(table.item_key(delete)) in ("None", "")]
+                chunk = [
+                    item for item, delete in zip(chunk, deletes) if reasons.get(table.item_key(delete)) in ("None", "")
+                ]
                 if not chunk:
                     break
                 continue
@@ -284,6 +325,8 @@ def woken(record_name: str, image: dict) -> str | None:
     """The account a stream record of a pending entry asks to number (a write appended to it)."""
     if record_name not in ("INSERT", "MODIFY"):
         return None
-    if not keys.in_queue((image.get("GSI3PK") or {}).get("S"), keys.FEED_PENDING) or not (image.get("changes") or {}).get("L"):
+    if not keys.in_queue((image.get("GSI3PK") or {}).get("S"), keys.FEED_PENDING) or not (
+        image.get("changes") or {}
+    ).get("L"):
         return None
     return keys.account_of_pk((image.get("PK") or {}).get("S", "")) or None

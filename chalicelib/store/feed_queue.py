@@ -6,6 +6,7 @@ with thousands of pending entries costs it one read, like a quiet account with o
 Within a shard the sweep goes on where the last one in this process stopped, so when a shard holds more
 accounts than one sweep takes, each gets its turn.
 """
+
 from . import keys, table
 
 _resume: dict[str, str] = {}  # per shard: the index key the next sweep in this process starts after
@@ -16,8 +17,13 @@ def _next(partition: str, after: str | None, upto: str | None) -> dict | None:
     if after is not None:
         condition += " AND GSI3SK > :after"
         named["after"] = after
-    request = {"TableName": table.name(), "IndexName": keys.GSI3, "KeyConditionExpression": condition,
-               "ExpressionAttributeValues": table.values(**named), "Limit": 1}
+    request = {
+        "TableName": table.name(),
+        "IndexName": keys.GSI3,
+        "KeyConditionExpression": condition,
+        "ExpressionAttributeValues": table.values(**named),
+        "Limit": 1,
+    }
     items = table.client().query(**request).get("Items", [])
     if not items:
         return None

@@ -5,6 +5,7 @@ the request), `claim_id` (who holds the claim), `claimed_at` and `expires_at` (e
 the table's TTL attribute, and is also checked here since TTL deletion is lazy), and once complete the
 response: `status`, `headers`, `body` (text).
 """
+
 import secrets
 from dataclasses import dataclass
 

@@ -3,6 +3,7 @@ check, their error entries and the import's new checkpoint, in one TransactWrite
 never counts a row or a category twice or loses one, and no product names a category deleted meanwhile. The import
 item, its rows and its queue are store/import_items.py's.
 """
+
 import datetime as dt
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -100,7 +101,10 @@ def fitting(claimed: ClaimedImport, rows: list[ChunkRow]) -> int:
         kept = row.errors[: max(0, IMPORT_LISTED_ERRORS - listed)]
         new_error_bytes = error_bytes + sum(size_in_bytes(e) + 1 for e in kept)
         error_items = -(-new_error_bytes // (ERROR_ITEM_BYTES - 2_000)) if new_error_bytes else 0
-        if count and (items + extra_items + error_items > MAX_TRANSACTION_ITEMS or size + extra_size + new_error_bytes > TRANSACTION_BYTES):
+        if count and (
+            items + extra_items + error_items > MAX_TRANSACTION_ITEMS
+            or size + extra_size + new_error_bytes > TRANSACTION_BYTES
+        ):
             return count
         items, size, error_bytes = items + extra_items, size + extra_size, new_error_bytes
         listed += len(row.errors)
@@ -167,7 +171,13 @@ def _feed_changes(rows: list[ChunkRow], new_categories: dict[str, str]) -> list[
     return changes + [Change(ChangeType.CATEGORY_CREATED, category) for category in new_categories]
 
 
-def chunk_items(claimed: ClaimedImport, rows: list[ChunkRow], progress: dict, error_items: list[list[dict]], new_categories: dict[str, str]) -> list[dict]:
+def chunk_items(
+    claimed: ClaimedImport,
+    rows: list[ChunkRow],
+    progress: dict,
+    error_items: list[list[dict]],
+    new_categories: dict[str, str],
+) -> list[dict]:
     """The chunk's transaction, all or nothing, in this order: the checkpoint and counts; each product write
     (conditional on the revision read); each category created for it (which must not exist yet); a check that
     every other category written into exists when the transaction commits; the error entries."""

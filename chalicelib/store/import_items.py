@@ -3,7 +3,8 @@
 - The import item (keys.import_key) holds the status, the counts and the checkpoint `next_row` (the index of the
   first row not yet done). Counts and checkpoint change only together with the rows they count, in one chunk's
   transaction (store/import_chunks.py).
-- The file's rows, as read at upload with their category decided, are stored as JSON text in pieces of at most PIECE_BYTES
+- The file's rows, as read at upload with their category decided, are stored as JSON text in pieces of at most
+  PIECE_BYTES
   (keys.import_rows_key), `piece_starts` on the import item saying which row each piece begins with. They are
   deleted when the import ends.
 - Error entries (the first IMPORT_LISTED_ERRORS of the file) are stored in items of at most
@@ -13,6 +14,7 @@
   token. Imports leave this module without their keys: a queued one as a QueuedImport, a claimed one as a
   ClaimedImport (its lease an opaque token), a record (get, list_page) as its attributes.
 """
+
 import datetime as dt
 import json
 import secrets
@@ -93,9 +95,15 @@ def split_pieces(rows: list[str]) -> tuple[list[str], list[int]]:
 
 
 def create(
-    account: str, record: dict, rows: list, now: dt.datetime, claim: Completion | None = None, clock: batch.Clock | None = None
+    account: str,
+    record: dict,
+    rows: list,
+    now: dt.datetime,
+    claim: Completion | None = None,
+    clock: batch.Clock | None = None,
 ) -> None | LostClaim:
-    """Store the rows (JSON values of strings, numbers and lists), then the import item that queues them (an item is only visible once its
+    """Store the rows (JSON values of strings, numbers and lists), then the import item that queues them (an item is
+    only visible once its
     rows are there), with the Idempotency-Key answer `claim` in the same write (decisions §11): a request that
     dies after queueing replays its answer and never queues the import again. LostClaim: another request took
     the key over, nothing is queued. `clock`: the caller's, bounding retries of throttled writes (store/batch.py)."""
@@ -257,7 +265,9 @@ def release(claimed: ClaimedImport, due_at: dt.datetime) -> None | LostLease:
     )
 
 
-def finish(claimed: ClaimedImport, status: str, finished_at: dt.datetime, reason: str | None = None) -> None | LostLease:
+def finish(
+    claimed: ClaimedImport, status: str, finished_at: dt.datetime, reason: str | None = None
+) -> None | LostLease:
     """End the import (DONE or FAILED) and take it off the queue."""
     update = "SET #status = :status, finished_at = :at"
     named = {"status": status, "at": iso(finished_at)}
@@ -267,7 +277,9 @@ def finish(claimed: ClaimedImport, status: str, finished_at: dt.datetime, reason
     return _conditional_update(claimed, update + " REMOVE lease, GSI3PK, GSI3SK", names={"#status": "status"}, **named)
 
 
-def _conditional_update(claimed: ClaimedImport, expression: str, names: dict | None = None, **named) -> None | LostLease:
+def _conditional_update(
+    claimed: ClaimedImport, expression: str, names: dict | None = None, **named
+) -> None | LostLease:
     """An update of the import item while our lease holds; LostLease when it no longer does."""
     key = keys.import_key(claimed.account, claimed.id)
     written = _update_if(key, expression, "lease = :token", names, token=claimed.lease, **named)

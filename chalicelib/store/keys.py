@@ -1,4 +1,5 @@
 """The single-table key scheme, in one place. Every key of an account starts with A#<account>."""
+
 import hashlib
 
 GSI1 = "GSI1"  # deliveries by status, products by category, pending outbox events
@@ -349,7 +350,10 @@ def standing_occurrence_key(account: str, customer_id: str, standing_id: str, bo
 
 
 def standing_due(due_iso: str, account: str, customer_id: str, standing_id: str) -> dict:
-    return {"GSI3PK": queue_partition(STANDING_DUE, account), "GSI3SK": f"{due_iso}#{account}#{customer_id}#{standing_id}"}
+    return {
+        "GSI3PK": queue_partition(STANDING_DUE, account),
+        "GSI3SK": f"{due_iso}#{account}#{customer_id}#{standing_id}",
+    }
 
 
 def standing_failed_key(account: str, customer_id: str, standing_id: str, date: str) -> dict:

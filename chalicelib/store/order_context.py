@@ -4,6 +4,7 @@ All keys are known up front: the account's delivery settings, the customer, the 
 pricing of each product and each product's price-group map. Chunked by 100 keys, so more than 49 products
 take more than one request.
 """
+
 from dataclasses import dataclass, field
 from typing import Mapping
 

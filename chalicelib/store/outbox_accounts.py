@@ -4,6 +4,7 @@ The lane item (keys.outbox_lane_key) says an account is parked: its receiver fai
 before `parked_until` (jobs/event_lanes.py). The resend window item (keys.resend_window_key) holds the times of
 the account's accepted resend requests (decisions §10).
 """
+
 import datetime as dt
 from dataclasses import dataclass
 

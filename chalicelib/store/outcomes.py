@@ -10,6 +10,7 @@ instead), rows of an import gone from under it (import_items.RowsMissing), and D
 (batch.StillThrottled: it kept throttling through every retry; table.WriteFailed: a transaction cancelled for a
 reason no outcome names).
 """
+
 import datetime as dt
 from dataclasses import dataclass
 

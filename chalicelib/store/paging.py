@@ -3,6 +3,7 @@
 We ask for one item more than the page holds: if it comes back there is a next page, so a page is never short
 unless it is the last, and the last page carries no cursor.
 """
+
 from typing import Any, Callable, NamedTuple
 
 from . import cursor as cursors

@@ -8,6 +8,7 @@ Pricing belongs to one product of an id: each pricing item keeps the product's `
 it) and counts only beside a product born the same (`belongs`). So a product deleted and created again inherits no
 pricing, whether or not the delete's purge of the old items (housekeeping, after the delete's transaction) ran.
 """
+
 import datetime as dt
 import json
 from dataclasses import dataclass
@@ -105,7 +106,13 @@ def _put(
 
 
 def put_customer_pricing(
-    account: str, product_id: str, customer_id: str, level: dict, order_by: str, now: dt.datetime, read: Read | None = None
+    account: str,
+    product_id: str,
+    customer_id: str,
+    level: dict,
+    order_by: str,
+    now: dt.datetime,
+    read: Read | None = None,
 ) -> None | Stale | TooLarge:
     return _put(
         account,
@@ -132,9 +139,7 @@ def put_price_groups(
     )
 
 
-def delete_customer_pricing(
-    account: str, product_id: str, customer_id: str, now: dt.datetime
-) -> None | Gone:
+def delete_customer_pricing(account: str, product_id: str, customer_id: str, now: dt.datetime) -> None | Gone:
     """Gone when the customer had no pricing of this product (an earlier product's pricing counts as none)."""
     read = read_customer_pricing(account, product_id, customer_id)
     if read.data is None:
@@ -143,7 +148,8 @@ def delete_customer_pricing(
     doomed = {
         "TableName": table.name(),
         "Key": table.to_item(keys.customer_pricing_key(account, product_id, customer_id)),
-        "ConditionExpression": "attribute_exists(PK) AND " + ("#born = :born" if born is not None else "attribute_not_exists(#born)"),
+        "ConditionExpression": "attribute_exists(PK) AND "
+        + ("#born = :born" if born is not None else "attribute_not_exists(#born)"),
         "ExpressionAttributeNames": {"#born": BORN},
         **({"ExpressionAttributeValues": table.values(born=born)} if born is not None else {}),
     }

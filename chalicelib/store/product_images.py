@@ -10,13 +10,14 @@
   Items leave this module without their keys: `account`, `product_id` and `queued_at` (when it was queued or
   its lease ends) name them.
 """
+
 import datetime as dt
 
 from botocore.exceptions import ClientError
 
+from ..domain.feed import product_change
 from ..domain.image_status import ImageStatus
 from ..domain.timestamps import iso
-from ..domain.feed import product_change
 from . import feed, keys, rendered, table
 from .outcomes import Stale, TooLarge
 
@@ -93,12 +94,7 @@ def claim(item: dict, lease_until: dt.datetime) -> dict | Stale | TooLarge:
 
 
 def finish(
-    item: dict,
-    *,
-    data: dict | None = None,
-    meta: dict | None = None,
-    error: dict | None = None,
-    now: dt.datetime,
+    item: dict, *, data: dict | None = None, meta: dict | None = None, error: dict | None = None, now: dt.datetime
 ) -> None | Stale | TooLarge:
     """Record the outcome, conditional on the revision read; with `data` the product document changes too, and
     that is a product.updated in the feed (in the same transaction). Stale: the product changed meanwhile (read

@@ -1,5 +1,6 @@
 """Products: one item each, the product document in `body` as GET answers it (store/rendered.py), a revision for
 ETags and conditional writes, and `order_by` beside it for the pricing writes' condition."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -80,9 +81,7 @@ def _from_low_level(item: dict) -> StoredProduct:
 
 def get(account: str, product_id: str, consistent: bool = False) -> StoredProduct | None:
     response = table.client().get_item(
-        TableName=table.name(),
-        Key=table.to_item(keys.product_key(account, product_id)),
-        ConsistentRead=consistent,
+        TableName=table.name(), Key=table.to_item(keys.product_key(account, product_id)), ConsistentRead=consistent
     )
     item = response.get("Item")
     return _from_low_level(item) if item is not None else None
@@ -92,6 +91,7 @@ def get_for_write(account: str, product_id: str) -> tuple[StoredProduct | None, 
     """The product and the account's deposit types, read consistently in one BatchGetItem (what a write starts
     from)."""
     from . import batch, deposits
+
     product_key, types_key = keys.product_key(account, product_id), keys.deposit_types_key(account)
     found = batch.get_items([product_key, types_key], consistent=True)
     item = batch.pick(found, product_key)
@@ -131,6 +131,7 @@ def _index_attributes(account: str, data: dict, image_due: dt.datetime | None) -
     queue (GSI3, see store/product_images.py), due at image_due.
     """
     from . import product_images
+
     sets = dict(keys.product_category_gsi(account, data["category"], data["id"]))
     removals = []
     if data["status"] in ORDERABLE_STATUSES:
@@ -192,6 +193,7 @@ def _refusal(reasons: dict, operations: list[dict], create_only: bool) -> NoCate
     (table.cancellation_reasons); the category first; a deposit type deleted meanwhile reads as Stale (read again,
     validate again)."""
     from . import outcomes
+
     product, category, *references = (table.item_key(operation) for operation in operations)
     if reasons.get(category) == table.CONDITION_FAILED:
         return outcomes.NoCategory()
@@ -219,12 +221,14 @@ def save(
     """
     from ..domain import feed as changes
     from . import deposits, feed
+
     revision = table.new_revision()
     update = write_operation(
         account, data, revision, create_only=create_only, expected_revision=expected_revision, image_due=image_due
     )
     operations = [{"Update": update}, {"ConditionCheck": _category_check(account, data["category"])}]
     from ..domain.product import deposits_named  # the write path only: pydantic stays off a cold read
+
     refs = deposits.product_operations(account, set(deposits_before), deposits_named(data))
     operations += refs
     try:
@@ -250,6 +254,7 @@ def delete(
     conditional on the revision read (a change meanwhile makes us read again)."""
     from ..domain import product as product_rules
     from . import outcomes
+
     for _ in range(5):
         current = get(account, product_id, consistent=True)
         if current is None:
@@ -264,6 +269,7 @@ def delete(
 def _delete(account: str, product_id: str, now: dt.datetime, expected_revision: str | None, named: set[str]):
     from ..domain import feed as changes
     from . import deposits, feed, outcomes
+
     condition = "attribute_exists(PK) AND (attribute_not_exists(used) OR used = :false)"
     named_values = {"false": False}
     if expected_revision is not None:
@@ -303,6 +309,7 @@ def list_orderable_page(account: str, limit: int, cursor: str | None) -> Page:
         ExpressionAttributeNames=_READ_NAMES,
         ExpressionAttributeValues=table.values(pk=keys.orderable_products_pk(account)),
     )
+
 
 def any_in_category(account: str, category_id: str) -> bool:
     return table.first_in_index(keys.GSI1, keys.products_in_category_pk(account, category_id)) is not None

@@ -8,6 +8,7 @@ list pages less.
 Items written before hold the document as a map (`data`, `doc`); they read through the same functions (`text`,
 `document`), rendered on the way, until their next write stores them as `body`.
 """
+
 import json
 import zlib
 from decimal import Decimal

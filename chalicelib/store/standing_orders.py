@@ -6,6 +6,7 @@ A standing order item holds the document (`data`), `born` (a token per creation,
 `version` (every write is conditional on the one it read) and, while something is to be done, its place in the
 due queue (GSI3, sharded per account like the other queues).
 """
+
 import datetime as dt
 import uuid
 from dataclasses import dataclass
@@ -45,14 +46,19 @@ class Due:
 
 def _stored(item: dict) -> Stored:
     return Stored(
-        item["data"], item["born"], item["first_day"], sorted(item.get("skips") or []),
-        int(item["version"]), item.get("due"),
+        item["data"],
+        item["born"],
+        item["first_day"],
+        sorted(item.get("skips") or []),
+        int(item["version"]),
+        item.get("due"),
     )
 
 
 def get(account: str, customer_id: str, standing_id: str) -> Stored | None:
     response = table.client().get_item(
-        TableName=table.name(), Key=table.to_item(keys.standing_order_key(account, customer_id, standing_id)),
+        TableName=table.name(),
+        Key=table.to_item(keys.standing_order_key(account, customer_id, standing_id)),
         ConsistentRead=True,
     )
     return _stored(table.from_item(response["Item"])) if "Item" in response else None
@@ -65,7 +71,9 @@ def list_page(account: str, customer_id: str, limit: int, cursor: str | None) ->
         limit,
         cursor,
         KeyConditionExpression="PK = :pk AND begins_with(SK, :prefix)",
-        ExpressionAttributeValues=table.values(pk=keys.account_pk(account), prefix=keys.standing_orders_prefix(customer_id)),
+        ExpressionAttributeValues=table.values(
+            pk=keys.account_pk(account), prefix=keys.standing_orders_prefix(customer_id)
+        ),
     )
     return Page([item["data"] for item in page.items], page.cursor)
 
@@ -93,7 +101,10 @@ def _item(account: str, customer_id: str, standing_id: str, stored: Stored) -> d
 def _version_condition(previous: Stored | None) -> dict:
     if previous is None:
         return {"ConditionExpression": "attribute_not_exists(PK)"}
-    return {"ConditionExpression": "version = :version", "ExpressionAttributeValues": table.values(version=previous.version)}
+    return {
+        "ConditionExpression": "version = :version",
+        "ExpressionAttributeValues": table.values(version=previous.version),
+    }
 
 
 def _count_update(account: str, customer_id: str, step: int) -> dict:
@@ -120,8 +131,15 @@ def _refusal(error: ClientError, operations: list[dict], item_key: dict, count_k
     raise error
 
 
-def put(account: str, customer_id: str, standing_id: str, stored: Stored, previous: Stored | None,
-        change: Change, now: dt.datetime) -> Stored | Stale | Contended | Full:
+def put(
+    account: str,
+    customer_id: str,
+    standing_id: str,
+    stored: Stored,
+    previous: Stored | None,
+    change: Change,
+    now: dt.datetime,
+) -> Stored | Stale | Contended | Full:
     """Create or replace, conditional on the version read (`previous`, None: it must not exist); a creation
     counts against the customer's MAX_PER_CUSTOMER in the same transaction."""
     key = keys.standing_order_key(account, customer_id, standing_id)
@@ -151,7 +169,9 @@ def delete(account: str, customer_id: str, standing_id: str, previous: Stored, c
     return None
 
 
-def update(account: str, customer_id: str, standing_id: str, previous: Stored, skips: list[str], due: str | None) -> Stored | Stale | Contended:
+def update(
+    account: str, customer_id: str, standing_id: str, previous: Stored, skips: list[str], due: str | None
+) -> Stored | Stale | Contended:
     """Its skips and its place in the due queue (nothing a feed reader sees), conditional on the version read."""
     changed = Stored(previous.data, previous.born, previous.first_day, skips, previous.version + 1, due)
     request = {"TableName": table.name(), "Item": table.to_item(_item(account, customer_id, standing_id, changed))}
@@ -196,8 +216,17 @@ def records(account: str, customer_id: str, standing_id: str, born: str, first: 
         request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
 
 
-def record(account: str, customer_id: str, standing_id: str, born: str, date: str, outcome: dict,
-           changes: list[Change], now: dt.datetime, shown: dict | None = None) -> None | Taken:
+def record(
+    account: str,
+    customer_id: str,
+    standing_id: str,
+    born: str,
+    date: str,
+    outcome: dict,
+    changes: list[Change],
+    now: dt.datetime,
+    shown: dict | None = None,
+) -> None | Taken:
     """Record a date's outcome once: Taken when it is recorded already (another placer was first). `shown`: the
     failed date as reads show it, kept for its feed entry's `data` in the same transaction."""
     key = keys.standing_occurrence_key(account, customer_id, standing_id, born, date)
@@ -208,8 +237,11 @@ def record(account: str, customer_id: str, standing_id: str, born: str, date: st
         if changes:
             operations = [{"Put": put}]
             if shown is not None:
-                copy = {**keys.standing_failed_key(account, customer_id, standing_id, date), "data": shown,
-                        table.TTL_ATTRIBUTE: expires}
+                copy = {
+                    **keys.standing_failed_key(account, customer_id, standing_id, date),
+                    "data": shown,
+                    table.TTL_ATTRIBUTE: expires,
+                }
                 operations.append({"Put": {"TableName": table.name(), "Item": table.to_item(copy)}})
             feed.commit(account, operations, changes, now)
         else:  # a placed date: one plain write (a transaction costs twice)

@@ -1,5 +1,6 @@
 """The DynamoDB client and the item codec. The client is made on first use, not at import: making it reads the
 environment (tests and `make run` set the endpoint first) and loads DynamoDB's service model."""
+
 import os
 import secrets
 import threading
@@ -153,7 +154,7 @@ def key_of(key: dict) -> tuple[str, str]:
 
 def item_key(operation: dict) -> tuple[str, str]:
     """(PK, SK) of the item a transaction operation (Put, Update, Delete, ConditionCheck) writes or checks."""
-    (kind, request), = operation.items()
+    ((kind, request),) = operation.items()
     key = request["Item"] if kind == "Put" else request["Key"]
     return key["PK"]["S"], key["SK"]["S"]
 
@@ -196,13 +197,17 @@ def read_together(item_keys: list[dict]) -> list[dict]:
 
 def first_in_index(index: str, partition: str) -> dict | None:
     """The first item of one index partition (one Query, Limit 1), or None when it is empty."""
-    found = client().query(
-        TableName=name(),
-        IndexName=index,
-        KeyConditionExpression=f"{index}PK = :pk",
-        ExpressionAttributeValues=values(pk=partition),
-        Limit=1,
-    ).get("Items", [])
+    found = (
+        client()
+        .query(
+            TableName=name(),
+            IndexName=index,
+            KeyConditionExpression=f"{index}PK = :pk",
+            ExpressionAttributeValues=values(pk=partition),
+            Limit=1,
+        )
+        .get("Items", [])
+    )
     return from_item(found[0]) if found else None
 
 

@@ -1,4 +1,5 @@
 """API tokens, stored only as a SHA-256 hash; a reference item per token id allows revocation by id."""
+
 from __future__ import annotations
 
 import hashlib
@@ -58,7 +59,9 @@ def create(
     return token_id, secret
 
 
-def _token_puts(token_hash: str, principal: dict, account: str, token_id: str, condition: str, values: dict) -> list[dict]:
+def _token_puts(
+    token_hash: str, principal: dict, account: str, token_id: str, condition: str, values: dict
+) -> list[dict]:
     """The token's two items: by the secret's hash (conditional on `condition`), and the account's reference."""
     return [
         {
@@ -91,6 +94,7 @@ def find(secret: str) -> dict | None:
 def revoke(account: str, token_id: str, customer_id: str | None = None) -> None | Gone:
     """Delete a token, or Gone when there is none by that id (with customer_id: of that customer)."""
     from . import outcomes
+
     response = table.client().get_item(
         TableName=table.name(), Key=table.to_item(keys.token_ref_key(account, token_id)), ConsistentRead=True
     )

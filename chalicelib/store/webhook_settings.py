@@ -4,6 +4,7 @@ Attributes: `data` (the configuration as validated, password included: it must b
 random bytes drawn on the first PUT and kept for good. The signing secret itself is never stored: it is
 derived from SIGNING_SECRET and the salt (decisions §1), so a copy of the table alone cannot forge events.
 """
+
 import base64
 import datetime as dt
 import hashlib

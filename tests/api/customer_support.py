@@ -1,4 +1,5 @@
 """Builders shared by the customer, pricing and customer-portal API tests."""
+
 from contextlib import contextmanager
 
 from chalicelib.store import table

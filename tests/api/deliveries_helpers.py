@@ -3,13 +3,14 @@
 Customers and settings are written straight into the table in the formats the brief fixes (their own routes
 live elsewhere); products go through the API.
 """
+
 import copy
 import datetime as dt
 
 import pytest
 
-from tests.conftest import clock_at
 from chalicelib.store import keys, products, table, tokens
+from tests.conftest import clock_at
 
 ACCOUNT = "acme"
 CUSTOMER = "c1"
@@ -33,9 +34,22 @@ BEER = {
     "price": 150,
     "price_per": "vessel",
 }
-WINE = {"status": "OUT_OF_STOCK", "category": "drinks", "name": "Red Wine", "vessel": {"size": 0.75, "unit": "l"}, "price": 900}
+WINE = {
+    "status": "OUT_OF_STOCK",
+    "category": "drinks",
+    "name": "Red Wine",
+    "vessel": {"size": 0.75, "unit": "l"},
+    "price": 900,
+}
 OLD = {"status": "INACTIVE", "category": "drinks", "name": "Old Cider", "price": 100}
-CHEESE = {"status": "ACTIVE", "category": "drinks", "name": "Cheddar", "order_by": "kg", "price": 1200, "min_order_count": 0.5}
+CHEESE = {
+    "status": "ACTIVE",
+    "category": "drinks",
+    "name": "Cheddar",
+    "order_by": "kg",
+    "price": 1200,
+    "min_order_count": 0.5,
+}
 WATER = {"status": "ACTIVE", "category": "drinks", "name": "Water", "vessel": {"size": 1, "unit": "l"}}
 
 

@@ -5,14 +5,15 @@ response body it got (the first success). tests/api/test_examples.py checks that
 is what this flow produces (volatile values aside), so the examples cannot drift from the behaviour; run
 `UPDATE_EXAMPLES=1 .venv/bin/python -m pytest tests/api/test_examples.py` to write the file again.
 """
+
 import datetime as dt
 import json
 import re
 
 from chalicelib.http.imports import EXAMPLE_FILE
 from chalicelib.http.openapi_text import EXAMPLE_EXEMPT
-from chalicelib.jobs import import_turns
 from chalicelib.http.route_table import all_operations
+from chalicelib.jobs import import_turns
 from chalicelib.service import clock
 from tests.conftest import clock_at
 
@@ -44,7 +45,10 @@ PRODUCT = {
     "delivery_days": {"1": {"lead_days": 1, "cutoff": "12:00"}, "4": {"lead_days": 1}},
     "gtin": "4006381333931",
 }
-PRICING = {"price": 175, "pricing": {"strategy": "VOLUME", "price_points": [{"from": 1, "price": 175}, {"from": 12, "price": 160}]}}
+PRICING = {
+    "price": 175,
+    "pricing": {"strategy": "VOLUME", "price_points": [{"from": 1, "price": 175}, {"from": 12, "price": 160}]},
+}
 CUSTOMER = {
     "name": "Bar Aurora",
     "company": "Aurora Oy",
@@ -114,8 +118,18 @@ def record_examples(api, monkeypatch) -> dict[str, dict]:
     call("GET", "/categories?limit=1")
     call("DELETE", "/categories/snacks", status=204)
     call("POST", "/products", PRODUCT)
-    call("PUT", "/products/lemonade", {k: v for k, v in PRODUCT.items() if k not in ("id", "bundles", "gtin")} | {"name": "Lemonade 0.33 l", "vessel": {"size": 0.33, "unit": "l", "type": "BO"}})
-    call("PATCH", "/products/lemonade", {"price": 99, "status": "OUT_OF_STOCK"}, headers={"Content-Type": "application/merge-patch+json"})
+    call(
+        "PUT",
+        "/products/lemonade",
+        {k: v for k, v in PRODUCT.items() if k not in ("id", "bundles", "gtin")}
+        | {"name": "Lemonade 0.33 l", "vessel": {"size": 0.33, "unit": "l", "type": "BO"}},
+    )
+    call(
+        "PATCH",
+        "/products/lemonade",
+        {"price": 99, "status": "OUT_OF_STOCK"},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
     call("GET", "/products/cola-1-5")
     call("GET", "/products?limit=1")
     call("PUT", "/customers/aurora", CUSTOMER)
@@ -125,14 +139,22 @@ def record_examples(api, monkeypatch) -> dict[str, dict]:
     call("PUT", "/deposits/crate", {"name": "Crate (20 bottles)", "price": 150})
     call("GET", "/deposits/crate")
     call("GET", "/deposits?limit=1")
-    call("POST", "/customers/aurora/deposits", {"id": "crate", "count": 12, "message": "Opening balance, counted on 2026-05-01"})
+    call(
+        "POST",
+        "/customers/aurora/deposits",
+        {"id": "crate", "count": 12, "message": "Opening balance, counted on 2026-05-01"},
+    )
     call("GET", "/customers/aurora/deposits")
     call("GET", "/customers/aurora/deposits/movements?deposit=crate")
     call("PUT", "/products/cola-1-5/customer-pricing/aurora", PRICING)
     call("GET", "/products/cola-1-5/customer-pricing/aurora")
     call("PUT", "/products/cola-1-5/price-groups", {"bars": {"price": 180}})
     call("GET", "/products/cola-1-5/price-groups")
-    call("PATCH", "/account/settings/deliveries", {"allow_delivery_comments": True, "allow_product_comments": True, "timezone": "Europe/Helsinki"})
+    call(
+        "PATCH",
+        "/account/settings/deliveries",
+        {"allow_delivery_comments": True, "allow_product_comments": True, "timezone": "Europe/Helsinki"},
+    )
     call("GET", "/account/settings/deliveries")
     call("PUT", "/account/settings/webhooks", WEBHOOK)
     call("GET", "/account/settings/webhooks")
@@ -147,15 +169,44 @@ def record_examples(api, monkeypatch) -> dict[str, dict]:
     call("GET", "/customer/deliveries", **as_customer)
     call("GET", f"/customer/deliveries/{delivery_id}", **as_customer)
     call("GET", "/deliveries?status=REQUESTED")
-    call("POST", f"/deliveries/{delivery_id}/responses", {"type": "ACCEPT", "reference": "SO-1042", "user": {"name": "Sami Supplier", "email": "sami@supplier.example"}, "message": "See you on Thursday"})
+    call(
+        "POST",
+        f"/deliveries/{delivery_id}/responses",
+        {
+            "type": "ACCEPT",
+            "reference": "SO-1042",
+            "user": {"name": "Sami Supplier", "email": "sami@supplier.example"},
+            "message": "See you on Thursday",
+        },
+    )
     call("GET", f"/deliveries/{delivery_id}")
     call("GET", f"/deliveries/{delivery_id}/csv?encoding=utf-8", headers={"Accept": "text/csv"})
     call("GET", "/deliveries?integration=PENDING&limit=1")
     call("PUT", f"/deliveries/{delivery_id}/integration", {"status": "IMPORTED", "reference": "ERP-88213"})
-    call("POST", f"/customer/deliveries/{delivery_id}/receive", {"user": USER, "message": "All there, thanks"}, **as_customer)
-    second = call("POST", "/customer/deliveries", {**ORDER, "message": None} | {"items": [{"id": "cola-1-5", "count": 12}]}, **as_customer)
-    call("POST", f"/customer/deliveries/{second['deliveries'][0]['id']}/amendments", {"items": [{"id": "cola-1-5", "count": 18}], "user": USER, "message": "Six more, please"}, **as_customer)
-    call("POST", f"/customer/deliveries/{second['deliveries'][0]['id']}/cancel", {"user": USER, "message": "Ordered twice by mistake"}, **as_customer)
+    call(
+        "POST",
+        f"/customer/deliveries/{delivery_id}/receive",
+        {"user": USER, "message": "All there, thanks"},
+        **as_customer,
+    )
+    second = call(
+        "POST",
+        "/customer/deliveries",
+        {**ORDER, "message": None} | {"items": [{"id": "cola-1-5", "count": 12}]},
+        **as_customer,
+    )
+    call(
+        "POST",
+        f"/customer/deliveries/{second['deliveries'][0]['id']}/amendments",
+        {"items": [{"id": "cola-1-5", "count": 18}], "user": USER, "message": "Six more, please"},
+        **as_customer,
+    )
+    call(
+        "POST",
+        f"/customer/deliveries/{second['deliveries'][0]['id']}/cancel",
+        {"user": USER, "message": "Ordered twice by mistake"},
+        **as_customer,
+    )
     standing = "/customer/standing-orders/weekly-cola"
     call("PUT", standing, STANDING_ORDER, **as_customer)
     call("GET", "/customer/standing-orders", **as_customer)
@@ -176,7 +227,13 @@ def record_examples(api, monkeypatch) -> dict[str, dict]:
     call("POST", f"/account/events/{event_id}/resend", status=202)  # queued: the dispatcher makes the attempt
     call("DELETE", "/products/lemonade", status=204)
     call("GET", "/changes?after=0&limit=2&include=data")
-    started = call("POST", "/imports/products?dry_run=false", raw=EXAMPLE_FILE.encode(), headers={"Content-Type": "text/csv; charset=utf-8"}, status=202)
+    started = call(
+        "POST",
+        "/imports/products?dry_run=false",
+        raw=EXAMPLE_FILE.encode(),
+        headers={"Content-Type": "text/csv; charset=utf-8"},
+        status=202,
+    )
     import_turns.advance_imports(clock.after(60))
     call("GET", f"/imports/products/{started['id']}")
     call("GET", "/imports/products?limit=1")

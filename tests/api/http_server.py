@@ -1,4 +1,5 @@
 """The app behind a real HTTP server in this process: chalice local's server, the one `make run` uses."""
+
 import threading
 from contextlib import contextmanager
 

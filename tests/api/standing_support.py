@@ -1,4 +1,5 @@
 """Builders shared by the standing-order tests (decisions §17)."""
+
 from .deliveries_helpers import CUSTOMER_TOKEN, USER
 
 BASE = "/customer/standing-orders"
@@ -6,7 +7,13 @@ BASE = "/customer/standing-orders"
 
 def standing(**fields) -> dict:
     """A Tuesday-and-Friday standing order of 3 beers from Monday 2026-05-04 on."""
-    return {"items": [{"id": "beer", "count": 3}], "weekdays": [2, 5], "starts_on": "2026-05-04", "user": USER, **fields}
+    return {
+        "items": [{"id": "beer", "count": 3}],
+        "weekdays": [2, 5],
+        "starts_on": "2026-05-04",
+        "user": USER,
+        **fields,
+    }
 
 
 def put_standing(api, standing_id="weekly", token=CUSTOMER_TOKEN, **fields):

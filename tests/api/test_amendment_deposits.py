@@ -1,5 +1,6 @@
 """Deposits follow an amendment (decisions §15, §16): charged from the amended items, empties replaced when given,
 and what the supplier confirmed before the amendment no longer counts until its next answer."""
+
 import pytest
 
 from tests.api.deliveries_helpers import CUSTOMER_TOKEN, USER, place, put_product, respond, shop  # noqa: F401
@@ -14,7 +15,11 @@ def drinks(shop):
     for entry in (BOTTLE_E, CRATE_E, PALLET_E, KEG_E):
         assert shop.put(f"/deposits/{entry['id']}", {"name": entry["name"], "price": entry["price"]}).status_code == 200
     put_product(shop, "lager", LAGER)
-    put_product(shop, "ale", {**LAGER, "name": "Ale", "vessel": {"size": 20, "unit": "l", "type": "BE", "deposit": "keg"}, "bundles": []})
+    put_product(
+        shop,
+        "ale",
+        {**LAGER, "name": "Ale", "vessel": {"size": 20, "unit": "l", "type": "BE", "deposit": "keg"}, "bundles": []},
+    )
     return shop
 
 
@@ -24,11 +29,19 @@ def amend(api, delivery_id, body):
 
 def test_charged_deposits_follow_the_amended_items(drinks):
     delivery = place(drinks, [{"id": "lager", "count": 1, "bundle": CRATE}])
-    response = amend(drinks, delivery["id"], {"items": [{"id": "lager", "count": 2, "bundle": CRATE}, {"id": "ale", "count": 2}]})
+    response = amend(
+        drinks, delivery["id"], {"items": [{"id": "lager", "count": 2, "bundle": CRATE}, {"id": "ale", "count": 2}]}
+    )
     assert response.status_code == 200, response.data
-    assert response.data["request"]["deposits"] == [{**BOTTLE_E, "count": 40}, {**CRATE_E, "count": 2}, {**KEG_E, "count": 2}]
+    assert response.data["request"]["deposits"] == [
+        {**BOTTLE_E, "count": 40},
+        {**CRATE_E, "count": 2},
+        {**KEG_E, "count": 2},
+    ]
     assert response.data["deposits"] == {
-        "charged": response.data["request"]["deposits"], "returned": [], "total": 40 * 8 + 2 * 150 + 2 * 3000,
+        "charged": response.data["request"]["deposits"],
+        "returned": [],
+        "total": 40 * 8 + 2 * 150 + 2 * 3000,
     }
     assert list(response.data)[-2:] == ["amendments", "deposits"]
     removed = amend(drinks, delivery["id"], {"items": [{"id": "ale", "count": 2}]})
@@ -38,20 +51,30 @@ def test_charged_deposits_follow_the_amended_items(drinks):
 def test_a_kept_line_keeps_the_deposit_price_the_order_saw(drinks):
     delivery = place(drinks, [{"id": "lager", "count": 1, "bundle": CRATE}])
     assert drinks.put("/deposits/crate", {"name": "Crate", "price": 200}).status_code == 200
-    response = amend(drinks, delivery["id"], {"items": [{"id": "lager", "count": 1, "bundle": CRATE}, {"id": "ale", "count": 1}]})
-    assert {e["id"]: e["price"] for e in response.data["deposits"]["charged"]} == {"bottle": 8, "crate": 150, "keg": 3000}
+    response = amend(
+        drinks, delivery["id"], {"items": [{"id": "lager", "count": 1, "bundle": CRATE}, {"id": "ale", "count": 1}]}
+    )
+    assert {e["id"]: e["price"] for e in response.data["deposits"]["charged"]} == {
+        "bottle": 8,
+        "crate": 150,
+        "keg": 3000,
+    }
 
 
 def test_empties_are_replaced_only_when_given(drinks):
     delivery = place(drinks, [{"id": "ale", "count": 1}], empties=[{"id": "keg", "count": 3}])
     kept = amend(drinks, delivery["id"], {"items": [{"id": "ale", "count": 2}]})
     assert kept.data["request"]["empties"] == [{**KEG_E, "count": 3}]
-    replaced = amend(drinks, delivery["id"], {"items": [{"id": "ale", "count": 2}], "empties": [{"id": "crate", "count": 4}]})
+    replaced = amend(
+        drinks, delivery["id"], {"items": [{"id": "ale", "count": 2}], "empties": [{"id": "crate", "count": 4}]}
+    )
     assert replaced.data["request"]["empties"] == [{**CRATE_E, "count": 4}]
     assert len(replaced.data["amendments"]) == 2
     emptied = amend(drinks, delivery["id"], {"items": [{"id": "ale", "count": 2}], "empties": []})
     assert "empties" not in emptied.data["request"]
-    refused = amend(drinks, delivery["id"], {"items": [{"id": "ale", "count": 2}], "empties": [{"id": "nope", "count": 1}]})
+    refused = amend(
+        drinks, delivery["id"], {"items": [{"id": "ale", "count": 2}], "empties": [{"id": "nope", "count": 1}]}
+    )
     assert refused.status_code == 400 and problem_paths(refused) == ["empties[0].id"]
 
 
@@ -66,13 +89,21 @@ def test_a_return_may_keep_only_empties(drinks):
 
 def test_responses_before_an_amendment_no_longer_state_the_items_or_empties(drinks):
     delivery = place(drinks, [{"id": "ale", "count": 2}], scheduled={"date": "2026-05-06"})
-    accepted = respond(drinks, delivery["id"], {"type": "ACCEPT", "items": [{"id": "ale", "count": 1}], "empties": [{"id": "keg", "count": 5}]})
+    accepted = respond(
+        drinks,
+        delivery["id"],
+        {"type": "ACCEPT", "items": [{"id": "ale", "count": 1}], "empties": [{"id": "keg", "count": 5}]},
+    )
     assert accepted.data["deposits"]["charged"] == [{**KEG_E, "count": 1}]
     assert accepted.data["deposits"]["returned"] == [{**KEG_E, "count": 5}]
     response = amend(drinks, delivery["id"], {"items": [{"id": "ale", "count": 3}]})
     assert response.data["deposits"] == {"charged": [{**KEG_E, "count": 3}], "returned": [], "total": 9000}
     again = respond(drinks, delivery["id"], {"type": "ACCEPT", "empties": [{"id": "keg", "count": 2}]})
-    assert again.data["deposits"] == {"charged": [{**KEG_E, "count": 3}], "returned": [{**KEG_E, "count": 2}], "total": 3000}
+    assert again.data["deposits"] == {
+        "charged": [{**KEG_E, "count": 3}],
+        "returned": [{**KEG_E, "count": 2}],
+        "total": 3000,
+    }
 
 
 def test_new_empties_of_a_type_deleted_between_read_and_write_are_refused_naming_them(drinks, monkeypatch):
@@ -88,7 +119,9 @@ def test_new_empties_of_a_type_deleted_between_read_and_write_are_refused_naming
         return original(*args, **kwargs)
 
     monkeypatch.setattr(deliveries, "change", retired_meanwhile)
-    refused = amend(drinks, delivery["id"], {"items": [{"id": "ale", "count": 1}], "empties": [{"id": "tray", "count": 2}]})
+    refused = amend(
+        drinks, delivery["id"], {"items": [{"id": "ale", "count": 1}], "empties": [{"id": "tray", "count": 2}]}
+    )
     assert refused.status_code == 400 and problem_paths(refused) == ["empties[0].id"], refused.data
     monkeypatch.setattr(deliveries, "change", original)
     unchanged = drinks.get(f"/customer/deliveries/{delivery['id']}", token=CUSTOMER_TOKEN).data
@@ -113,7 +146,9 @@ def test_an_amendment_whose_read_of_the_deposit_types_is_stale_reads_again(drink
         return found
 
     monkeypatch.setattr(order_context.batch, "get_items", stale)
-    response = amend(drinks, delivery["id"], {"items": [{"id": "ale", "count": 1}, {"id": "lager", "count": 1, "bundle": CRATE}]})
+    response = amend(
+        drinks, delivery["id"], {"items": [{"id": "ale", "count": 1}, {"id": "lager", "count": 1, "bundle": CRATE}]}
+    )
     assert response.status_code == 200, response.data
     assert stale_reads and stale_reads[0] is not None  # the first read was made stale
     assert {e["id"]: e["count"] for e in response.data["deposits"]["charged"]} == {"bottle": 20, "crate": 1, "keg": 1}

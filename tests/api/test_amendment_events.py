@@ -1,5 +1,6 @@
 """delivery.amended in the change feed and as a webhook event (decisions §13, §16): selectable, not in the legacy
 default; its data is the delivery as the supplier's GET answers, amendments included."""
+
 from tests.api.deliveries_helpers import CUSTOMER_TOKEN, USER, place, shop  # noqa: F401
 from tests.api.test_changes import Receiver, _send_all, newest
 
@@ -18,7 +19,11 @@ def test_an_amendment_appends_one_delivery_amended_entry(shop):
     page = shop.get(f"/changes?after={before}&include=data").data
     (entry,) = page["changes"]
     assert {k: entry[k] for k in ("sequence", "type", "resource", "id", "status")} == {
-        "sequence": before + 1, "type": "delivery.amended", "resource": "delivery", "id": str(delivery["id"]), "status": "REQUESTED",
+        "sequence": before + 1,
+        "type": "delivery.amended",
+        "resource": "delivery",
+        "id": str(delivery["id"]),
+        "status": "REQUESTED",
     }
     assert entry["data"] == shop.get(f"/deliveries/{delivery['id']}").data
     assert entry["data"]["amendments"][0]["items"][0]["count"] == 3

@@ -1,4 +1,5 @@
 """POST /customer/deliveries/:id/amendments (decisions §16): every rule with a failing and a passing case."""
+
 import datetime as dt
 
 import pytest
@@ -75,7 +76,9 @@ def test_added_lines_come_first_in_the_new_order_and_removed_lines_last(shop):
 
 def test_a_message_or_bundle_change_is_a_changed_line(shop):
     delivery = place(shop, [CRATES])
-    response = amend(shop, delivery["id"], {"items": [{"id": "beer", "count": 2, "bundle": {"id": "crate"}, "message": "cold"}]})
+    response = amend(
+        shop, delivery["id"], {"items": [{"id": "beer", "count": 2, "bundle": {"id": "crate"}, "message": "cold"}]}
+    )
     assert response.data["amendments"][0]["items"] == [
         {"id": "beer-crate", "bundle": CRATE, "action": "CHANGED", "count_before": 2, "count": 2}
     ]
@@ -89,7 +92,11 @@ def test_a_message_or_bundle_change_is_a_changed_line(shop):
 def test_nothing_changed_answers_200_and_records_nothing(shop):
     delivery = place(shop, [CRATES, CHEESE], scheduled=WEDNESDAY, message="hi")
     etag = customer_read(shop, delivery["id"]).headers["ETag"]
-    same = {"items": [{"id": "beer", "count": 2, "bundle": {"type": "CT", "size": 24}}, CHEESE], "scheduled": WEDNESDAY, "message": "hi"}
+    same = {
+        "items": [{"id": "beer", "count": 2, "bundle": {"type": "CT", "size": 24}}, CHEESE],
+        "scheduled": WEDNESDAY,
+        "message": "hi",
+    }
     for body in (same, {"items": [CRATES, CHEESE]}):
         response = amend(shop, delivery["id"], body)
         assert response.status_code == 200
@@ -104,19 +111,30 @@ def test_the_date_message_and_empties_are_replaced_only_when_given(shop):
     response = amend(shop, delivery["id"], {"items": [CRATES], "scheduled": {"date": "2026-05-07", "time": "10:00"}})
     assert response.data["request"]["scheduled"] == {"date": "2026-05-07", "time": "10:00"}
     assert response.data["request"]["message"] == "hi"
-    assert response.data["amendments"][0]["scheduled"] == {"from": WEDNESDAY, "to": {"date": "2026-05-07", "time": "10:00"}}
+    assert response.data["amendments"][0]["scheduled"] == {
+        "from": WEDNESDAY,
+        "to": {"date": "2026-05-07", "time": "10:00"},
+    }
     assert response.data["amendments"][0]["items"] == []
     response = amend(shop, delivery["id"], {"items": [CRATES], "scheduled": None, "message": "asap please"})
     assert response.data["request"]["scheduled"] is None and response.data["request"]["message"] == "asap please"
     record = response.data["amendments"][1]
-    assert record["message"] == "asap please" and record["scheduled"] == {"from": {"date": "2026-05-07", "time": "10:00"}, "to": None}
+    assert record["message"] == "asap please" and record["scheduled"] == {
+        "from": {"date": "2026-05-07", "time": "10:00"},
+        "to": None,
+    }
 
 
 def test_only_the_customers_own_deliveries(shop):
     delivery = place(shop, [CRATES])
     assert amend(shop, delivery["id"], {"items": [CRATES]}, token=OTHER_CUSTOMER_TOKEN).status_code == 404
     assert amend(shop, 999, {"items": [CRATES]}).status_code == 404
-    assert shop.post(f"/customer/deliveries/{delivery['id']}/amendments", body={"items": [CRATES], "user": USER}).status_code == 403
+    assert (
+        shop.post(
+            f"/customer/deliveries/{delivery['id']}/amendments", body={"items": [CRATES], "user": USER}
+        ).status_code
+        == 403
+    )
 
 
 @pytest.mark.parametrize("response_type, action", [("REJECT", None), (None, "cancel"), (None, "receive")])
@@ -132,7 +150,9 @@ def test_final_deliveries_cannot_be_amended(shop, response_type, action):
 
 def test_an_accepted_delivery_goes_back_to_requested_and_keeps_its_responses(shop):
     delivery = place(shop, [CRATES], scheduled=WEDNESDAY)
-    accepted = respond(shop, delivery["id"], {"type": "ACCEPT", "items": [{"id": "beer-crate", "count": 1, "reason": "MIN_ORDER"}]})
+    accepted = respond(
+        shop, delivery["id"], {"type": "ACCEPT", "items": [{"id": "beer-crate", "count": 1, "reason": "MIN_ORDER"}]}
+    )
     assert accepted.data["status"] == "ACCEPTED"
     response = amend(shop, delivery["id"], {"items": [{**CRATES, "count": 4}]})
     assert response.data["status"] == "REQUESTED"
@@ -182,15 +202,27 @@ def test_a_new_date_that_is_not_deliverable_names_scheduled(shop):
 
 def test_added_and_changed_lines_are_checked_as_an_orders(shop):
     delivery = place(shop, [CRATES])
-    response = amend(shop, delivery["id"], {"items": [
-        {"id": "beer", "count": 2.5},
-        {"id": "nope", "count": 1},
-        {"id": "old", "count": 1},
-        {"id": "cheese", "count": 0.1},
-        {"id": "water", "count": 1, "bundle": {"id": "nope"}},
-    ]})
+    response = amend(
+        shop,
+        delivery["id"],
+        {
+            "items": [
+                {"id": "beer", "count": 2.5},
+                {"id": "nope", "count": 1},
+                {"id": "old", "count": 1},
+                {"id": "cheese", "count": 0.1},
+                {"id": "water", "count": 1, "bundle": {"id": "nope"}},
+            ]
+        },
+    )
     assert response.status_code == 400
-    assert problem_paths(response) == ["items[0].count", "items[1].id", "items[2].id", "items[3].count", "items[4].bundle"]
+    assert problem_paths(response) == [
+        "items[0].count",
+        "items[1].id",
+        "items[2].id",
+        "items[3].count",
+        "items[4].bundle",
+    ]
     assert customer_read(shop, delivery["id"]).data["request"]["items"] == delivery["request"]["items"]
 
 
@@ -212,10 +244,16 @@ def test_kept_lines_are_not_checked_again_and_keep_their_price(shop):
     assert delivery["request"]["items"][0]["price"] == 150
     put_product(shop, "beer", {**_beer(), "price": 170})
     put_product(shop, "water", {**_water(), "status": "INACTIVE"})  # kept as it is: not checked again
-    response = amend(shop, delivery["id"], {"items": [CRATES, {"id": "water", "count": 3}, {"id": "cheese", "count": 1}]})
+    response = amend(
+        shop, delivery["id"], {"items": [CRATES, {"id": "water", "count": 3}, {"id": "cheese", "count": 1}]}
+    )
     assert response.status_code == 200, response.data
     assert [i.get("price") for i in response.data["request"]["items"]] == [150, None, 1200]
-    changed = amend(shop, delivery["id"], {"items": [{**CRATES, "count": 3}, {"id": "water", "count": 3}, {"id": "cheese", "count": 1}]})
+    changed = amend(
+        shop,
+        delivery["id"],
+        {"items": [{**CRATES, "count": 3}, {"id": "water", "count": 3}, {"id": "cheese", "count": 1}]},
+    )
     assert changed.data["request"]["items"][0]["price"] == 170  # a changed line takes the price that applies now
     refused = amend(shop, delivery["id"], {"items": [{**CRATES, "count": 3}, {"id": "water", "count": 4}]})
     assert refused.status_code == 400 and problem_paths(refused) == ["items[1].id"]
@@ -277,7 +315,10 @@ def test_if_match_on_amendments(shop):
     stale = amend(shop, delivery["id"], {"items": [{**CRATES, "count": 3}]}, headers={"If-Match": etag})
     assert stale.status_code == 412 and stale.data["type"] == "precondition-failed"
     current = customer_read(shop, delivery["id"]).headers["ETag"]
-    assert amend(shop, delivery["id"], {"items": [{**CRATES, "count": 3}]}, headers={"If-Match": current}).status_code == 200
+    assert (
+        amend(shop, delivery["id"], {"items": [{**CRATES, "count": 3}]}, headers={"If-Match": current}).status_code
+        == 200
+    )
 
 
 def test_the_order_file_shows_the_items_as_they_stand(shop):
@@ -298,11 +339,13 @@ def test_idempotency_key_replays_the_amendment(shop):
 
 def _beer():
     from .deliveries_helpers import BEER
+
     return BEER
 
 
 def _water():
     from .deliveries_helpers import WATER
+
     return WATER
 
 
@@ -341,13 +384,25 @@ def test_a_no_op_with_an_idempotency_key_replays_its_answer(shop):
 
 def test_a_malformed_body_names_each_field(shop):
     delivery = place(shop, [CRATES])
-    response = shop.post(f"/customer/deliveries/{delivery['id']}/amendments", body={"items": [{"id": "beer"}], "scheduled": {"date": "x"}, "colour": 1}, token=CUSTOMER_TOKEN)
+    response = shop.post(
+        f"/customer/deliveries/{delivery['id']}/amendments",
+        body={"items": [{"id": "beer"}], "scheduled": {"date": "x"}, "colour": 1},
+        token=CUSTOMER_TOKEN,
+    )
     assert response.status_code == 400 and response.data["type"] == "validation-error"
     assert set(problem_paths(response)) == {"items[0].count", "scheduled.date", "user", "colour"}
 
 
 def test_two_products_shown_as_one_item_id_are_refused(shop):
-    put_product(shop, "lager", {**_beer(), "name": "Lager", "bundles": [{"id": "crate", "id_override": "beer-crate", "type": "CT", "size": 24}]})
+    put_product(
+        shop,
+        "lager",
+        {
+            **_beer(),
+            "name": "Lager",
+            "bundles": [{"id": "crate", "id_override": "beer-crate", "type": "CT", "size": 24}],
+        },
+    )
     delivery = place(shop, [CRATES])
     response = amend(shop, delivery["id"], {"items": [CRATES, {"id": "lager", "count": 1, "bundle": {"id": "crate"}}]})
     assert response.status_code == 400 and problem_paths(response) == ["items[1].id"]

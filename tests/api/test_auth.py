@@ -1,4 +1,5 @@
 """Authentication and tenancy (decisions §2): tokens, roles, accounts that never see each other, the token cache."""
+
 import pytest
 
 from chalicelib.http import auth
@@ -20,10 +21,22 @@ def test_missing_header_is_401(catalogue):
     assert_problem(catalogue.post("/products", {"id": "p2"}, token=None), 401, "unauthorized")
 
 
-@pytest.mark.parametrize("header", [
-    "", "   ", SUPPLIER_TOKEN, "token", "token ", "Bearer", "Basic " + SUPPLIER_TOKEN, "Digest x",
-    "token " + SUPPLIER_TOKEN + " extra", "tokenx " + SUPPLIER_TOKEN, "token\t",
-])
+@pytest.mark.parametrize(
+    "header",
+    [
+        "",
+        "   ",
+        SUPPLIER_TOKEN,
+        "token",
+        "token ",
+        "Bearer",
+        "Basic " + SUPPLIER_TOKEN,
+        "Digest x",
+        "token " + SUPPLIER_TOKEN + " extra",
+        "tokenx " + SUPPLIER_TOKEN,
+        "token\t",
+    ],
+)
 def test_malformed_header_is_401(catalogue, header):
     response = catalogue.get("/products/p1", token=None, headers={"Authorization": header})
     assert_problem(response, 401, "unauthorized")
@@ -64,8 +77,9 @@ def test_another_account_never_sees_the_products(catalogue):
 
 def test_the_same_id_in_two_accounts_is_two_products(catalogue):
     catalogue.put("/categories/food", {"name": "Food"}, token=OTHER_TOKEN)
-    theirs = catalogue.put("/products/p1", {"status": "INACTIVE", "category": "food", "name": "Their product"},
-                           token=OTHER_TOKEN)
+    theirs = catalogue.put(
+        "/products/p1", {"status": "INACTIVE", "category": "food", "name": "Their product"}, token=OTHER_TOKEN
+    )
     assert theirs.status_code == 200
     assert catalogue.get("/products/p1").data["name"] == "Apple juice"
     assert catalogue.get("/products/p1", token=OTHER_TOKEN).data["name"] == "Their product"
@@ -74,8 +88,9 @@ def test_the_same_id_in_two_accounts_is_two_products(catalogue):
 
 
 def test_another_accounts_category_is_unknown(catalogue):
-    response = catalogue.post("/products", {"id": "p2", "status": "ACTIVE", "category": "drinks", "name": "Pear"},
-                              token=OTHER_TOKEN)
+    response = catalogue.post(
+        "/products", {"id": "p2", "status": "ACTIVE", "category": "drinks", "name": "Pear"}, token=OTHER_TOKEN
+    )
     assert_problem(response, 400, "validation-error")
     assert problem_paths(response) == ["category"]
 
@@ -89,8 +104,16 @@ def customer_token(catalogue):
     return secret
 
 
-@pytest.mark.parametrize("method, path", [("GET", "/products"), ("GET", "/products/p1"), ("DELETE", "/products/p1"),
-                                          ("GET", "/categories"), ("PUT", "/categories/x")])
+@pytest.mark.parametrize(
+    "method, path",
+    [
+        ("GET", "/products"),
+        ("GET", "/products/p1"),
+        ("DELETE", "/products/p1"),
+        ("GET", "/categories"),
+        ("PUT", "/categories/x"),
+    ],
+)
 def test_customer_token_on_a_supplier_endpoint_is_403(catalogue, customer_token, method, path):
     body = {"name": "X"} if method == "PUT" else None
     assert_problem(catalogue.request(method, path, body, token=customer_token), 403, "forbidden")

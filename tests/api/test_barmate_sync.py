@@ -4,6 +4,7 @@ The client reads the categories, POSTs the missing ones and PUTs {"id", "name"} 
 GET /products without a limit; creates missing products by POST (with vessel.id and bundles[].id) and updates
 existing ones by PATCH with the whole product less id. A second run must find every product equal to what it sent.
 """
+
 CATALOGUE = {
     "categories": [{"id": "soft-drinks", "name": "Soft drinks"}, {"id": "beer", "name": "Beer"}],
     "products": [
@@ -72,7 +73,9 @@ def test_a_catalogue_sync_client_works_unchanged(api):
     assert ("PUT", "/categories/beer", 200) in client.calls
     assert ("PATCH", "/products/cola-2", 200) in client.calls
     assert sum(1 for method, path, _ in client.calls if method == "POST" and path == "/products") == 59
-    assert api.get("/categories").data == {"categories": [{"id": "beer", "name": "Beer"}, {"id": "soft-drinks", "name": "Soft drinks"}]}
+    assert api.get("/categories").data == {
+        "categories": [{"id": "beer", "name": "Beer"}, {"id": "soft-drinks", "name": "Soft drinks"}]
+    }
 
     # The second run finds everything equal: it only reads.
     client.calls.clear()

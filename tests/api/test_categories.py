@@ -1,9 +1,10 @@
 """Categories (decisions §5): PUT creates or replaces, GET one and list, DELETE unless a product uses it."""
+
 import pytest
 
 from tests.conftest import OTHER_TOKEN, problem_paths
-from tests.transactions import cancelled
 from tests.problems import assert_problem as problem
+from tests.transactions import cancelled
 
 
 def product(category, product_id="p1"):
@@ -176,8 +177,13 @@ def test_post_refuses_an_existing_id_and_keeps_the_stored_name(api):
 
 @pytest.mark.parametrize(
     "body, paths",
-    [({"name": "Drinks"}, ["id"]), ({"id": "a b", "name": "Drinks"}, ["id"]), ({"id": "drinks"}, ["name"]),
-     ({"id": "drinks", "name": ""}, ["name"]), ({"id": "drinks", "name": "Drinks", "colour": "red"}, ["colour"])],
+    [
+        ({"name": "Drinks"}, ["id"]),
+        ({"id": "a b", "name": "Drinks"}, ["id"]),
+        ({"id": "drinks"}, ["name"]),
+        ({"id": "drinks", "name": ""}, ["name"]),
+        ({"id": "drinks", "name": "Drinks", "colour": "red"}, ["colour"]),
+    ],
 )
 def test_post_names_each_wrong_field(api, body, paths):
     response = api.post("/categories", body)
@@ -207,7 +213,8 @@ def test_a_category_that_keeps_changing_under_a_put_is_409_and_unchanged(api, mo
 @pytest.mark.pending_feed
 def test_a_category_with_too_many_unnumbered_changes_is_409_and_a_keyed_retry_does_the_work(api, monkeypatch):
     """The store gives up (feed.FeedBacklog) while a resource has FEED_PENDING_PER_RESOURCE changes unnumbered: the
-    client gets 409 with its own detail and Retry-After 5 and nothing written, the Idempotency-Key is let go, and once the sequencer caught up the same
+    client gets 409 with its own detail and Retry-After 5 and nothing written, the Idempotency-Key is let go, and
+    once the sequencer caught up the same
     keyed request creates the category."""
     from chalicelib.service import clock
     from chalicelib.store import feed, feed_numbering

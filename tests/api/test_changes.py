@@ -1,5 +1,6 @@
 """GET /changes: the change feed of decisions §13, through the API (moto). The concurrency and crash tests are
 tests/store/test_feed_store.py, on DynamoDB Local too."""
+
 import datetime as dt
 
 import pytest
@@ -47,8 +48,20 @@ def test_entries_have_consecutive_sequences_from_1_and_their_fields(api, fixed_c
     page = changes(api)
     assert page == {
         "changes": [
-            {"sequence": 1, "type": "category.created", "resource": "category", "id": "drinks", "at": "2026-05-04T09:30:00.000Z"},
-            {"sequence": 2, "type": "product.created", "resource": "product", "id": "beer", "at": "2026-05-04T09:30:00.000Z"},
+            {
+                "sequence": 1,
+                "type": "category.created",
+                "resource": "category",
+                "id": "drinks",
+                "at": "2026-05-04T09:30:00.000Z",
+            },
+            {
+                "sequence": 2,
+                "type": "product.created",
+                "resource": "product",
+                "id": "beer",
+                "at": "2026-05-04T09:30:00.000Z",
+            },
         ],
         "last_sequence": 2,
         "max_sequence": 2,
@@ -177,7 +190,10 @@ def test_products_created_updated_patched_deleted(api):
     assert api.patch("/products/beer", {"price": 3}).status_code == 200
     assert api.delete("/products/beer").status_code == 204
     assert kinds(api, 1) == [
-        ("product.created", "beer"), ("product.updated", "beer"), ("product.updated", "beer"), ("product.deleted", "beer"),
+        ("product.created", "beer"),
+        ("product.updated", "beer"),
+        ("product.updated", "beer"),
+        ("product.deleted", "beer"),
     ]
 
 
@@ -207,7 +223,10 @@ def test_categories(api):
     assert api.delete("/categories/food").status_code == 204
     assert api.delete("/categories/food").status_code == 404
     assert kinds(api) == [
-        ("category.created", "drinks"), ("category.updated", "drinks"), ("category.created", "food"), ("category.deleted", "food"),
+        ("category.created", "drinks"),
+        ("category.updated", "drinks"),
+        ("category.created", "food"),
+        ("category.deleted", "food"),
     ]
 
 
@@ -374,11 +393,10 @@ class Receiver:
         self.bodies = []
 
     def __call__(self, method, url, headers, body, timeout, allow_private):
+        import http.client
         import json
 
         from chalicelib.adapters import outbound
-
-        import http.client
 
         self.bodies.append(json.loads(body))
         return outbound.Response(200, http.client.HTTPMessage(), b"", url)
@@ -391,7 +409,10 @@ def _send_all(receiver):
 
 
 def test_feed_type_events_carry_the_entry_and_chain_by_previous_sequence(shop):
-    hook = {"url": "https://erp.example.com/hook", "events": ["request-delivery", "product.updated", "delivery.accepted"]}
+    hook = {
+        "url": "https://erp.example.com/hook",
+        "events": ["request-delivery", "product.updated", "delivery.accepted"],
+    }
     assert shop.put("/account/settings/webhooks", hook).status_code == 200
     selection = newest(shop)
     shop.put("/categories/other", {"name": "Other"})  # not selected: no event
@@ -432,7 +453,10 @@ def test_deleted_and_per_customer_events_say_what_they_are_about(shop):
     customer_id carry it (customer pricing, a customer's deposits)."""
     make_customer(shop, "c1")
     events = ["product.deleted", "customer-pricing.deleted", "customer-deposits.updated", "deposit.deleted"]
-    assert shop.put("/account/settings/webhooks", {"url": "https://erp.example.com/hook", "events": events}).status_code == 200
+    assert (
+        shop.put("/account/settings/webhooks", {"url": "https://erp.example.com/hook", "events": events}).status_code
+        == 200
+    )
     make_product(shop, "chips", price=250)
     assert shop.put("/products/chips/customer-pricing/c1", {"price": 90}).status_code == 200
     assert shop.delete("/products/chips/customer-pricing/c1").status_code == 204
@@ -446,7 +470,8 @@ def test_deleted_and_per_customer_events_say_what_they_are_about(shop):
     _send_all(receiver)
     bodies = sorted(receiver.bodies, key=lambda b: b["sequence"])
     assert [{k: b[k] for k in b if k not in ("idempotency_key", "sequence", "previous_sequence")} for b in bodies] == [
-        {"type": "customer-pricing.deleted", "resource": "customer-pricing", "id": "chips", "customer_id": "c1", "data": None},
+        {"type": "customer-pricing.deleted", "resource": "customer-pricing", "id": "chips", "customer_id": "c1",
+         "data": None},
         {"type": "product.deleted", "resource": "product", "id": "chips", "data": None},
         {"type": "customer-deposits.updated", "resource": "customer-deposits", "id": "c1", "customer_id": "c1",
          "data": {"deposits": [], "total": 0}},
@@ -455,7 +480,16 @@ def test_deleted_and_per_customer_events_say_what_they_are_about(shop):
         {"type": "deposit.deleted", "resource": "deposit", "id": "crate", "data": None},
     ]  # fmt: skip
     assert held["deposits"][0]["balance"] == 2
-    assert list(bodies[0]) == ["type", "idempotency_key", "sequence", "previous_sequence", "resource", "id", "customer_id", "data"]
+    assert list(bodies[0]) == [
+        "type",
+        "idempotency_key",
+        "sequence",
+        "previous_sequence",
+        "resource",
+        "id",
+        "customer_id",
+        "data",
+    ]
 
 
 def test_a_customer_deposits_entry_carries_the_customer_id(shop):
@@ -465,7 +499,10 @@ def test_a_customer_deposits_entry_carries_the_customer_id(shop):
     assert shop.post("/customers/c1/deposits", {"id": "crate", "count": 2, "message": "opening"}).status_code == 200
     (entry,) = changes(shop, f"?after={before}")["changes"]
     assert {k: entry[k] for k in ("type", "resource", "id", "customer_id")} == {
-        "type": "customer-deposits.updated", "resource": "customer-deposits", "id": "c1", "customer_id": "c1"
+        "type": "customer-deposits.updated",
+        "resource": "customer-deposits",
+        "id": "c1",
+        "customer_id": "c1",
     }
     assert list(entry) == ["sequence", "type", "resource", "id", "at", "customer_id"]
 
@@ -484,10 +521,14 @@ def test_an_import_appends_one_entry_per_written_row_and_created_category_and_no
 
     imported(api, FILE)
     first = kinds(api)
-    assert sorted(first) == sorted([
-        ("product.created", "cola-033"), ("product.created", "lager-05"),
-        ("category.created", "soft-drinks"), ("category.created", "beer"),
-    ]) or {k for k, _ in first} == {"product.created", "category.created"}
+    assert sorted(first) == sorted(
+        [
+            ("product.created", "cola-033"),
+            ("product.created", "lager-05"),
+            ("category.created", "soft-drinks"),
+            ("category.created", "beer"),
+        ]
+    ) or {k for k, _ in first} == {"product.created", "category.created"}
     assert len([k for k, _ in first if k == "product.created"]) == 2
     assert [c["sequence"] for c in changes(api, "?limit=1000")["changes"]] == list(range(1, len(first) + 1))
     before = newest(api)

@@ -4,6 +4,7 @@ A heavy module (pydantic, zoneinfo, Powertools, the jobs, the OpenAPI document, 
 costs milliseconds on every cold start of every Lambda that loads it. HEAVY says, for each, which of the routes
 below may load it on a cold first request; bench/ measures what the cold start costs (bench/README.md).
 """
+
 import json
 import subprocess
 import sys
@@ -42,7 +43,12 @@ HEAVY = {
     "chalicelib.jobs.budget": set(),
     # The feed's writes: reads of products and deliveries do not load them; the category, customer and settings
     # stores still import them at the top.
-    "chalicelib.store.feed": {"GET /changes", "GET /categories", "GET /customers/:id", "GET /account/settings/deliveries"},
+    "chalicelib.store.feed": {
+        "GET /changes",
+        "GET /categories",
+        "GET /customers/:id",
+        "GET /account/settings/deliveries",
+    },
     "chalicelib.http.openapi": {"GET /openapi.json"},
     "chalicelib.domain.catalogue_import": {"GET /openapi.json"},
     "chalicelib.domain.webhook": {"GET /openapi.json"},
@@ -50,11 +56,20 @@ HEAVY = {
     "chalicelib.service.idempotency": set(),  # POSTs only
     # What the store answers when it did not do what was asked (store/outcomes.py): reads of products, deliveries
     # and tokens do not load it; the feed's reads and the stores that import the feed at the top do.
-    "chalicelib.store.outcomes": {"GET /changes", "GET /categories", "GET /customers/:id", "GET /account/settings/deliveries"},
+    "chalicelib.store.outcomes": {
+        "GET /changes",
+        "GET /categories",
+        "GET /customers/:id",
+        "GET /account/settings/deliveries",
+    },
     # A route module is loaded by its own routes only (http/route_table.py), and by the document describing them all.
     "chalicelib.http.deliveries": {
-        "GET /deliveries", "GET /deliveries?status=", "GET /deliveries?integration=", "GET /deliveries/:id",
-        "GET /account/integration", "GET /openapi.json",
+        "GET /deliveries",
+        "GET /deliveries?status=",
+        "GET /deliveries?integration=",
+        "GET /deliveries/:id",
+        "GET /account/integration",
+        "GET /openapi.json",
     },
     "chalicelib.http.products": {"GET /products/:id", "GET /products", "GET /openapi.json"},
     "chalicelib.http.imports": {"GET /openapi.json"},
@@ -101,8 +116,9 @@ def cold_starts() -> dict:
     outcomes = {}
     for route, request in ROUTES.items():
         script = f"HEAVY = {sorted(HEAVY)!r}\n" + SCRIPT
-        result = subprocess.run([sys.executable, "-c", script, json.dumps(request)], cwd=ROOT, capture_output=True,
-                                text=True, timeout=120)
+        result = subprocess.run(
+            [sys.executable, "-c", script, json.dumps(request)], cwd=ROOT, capture_output=True, text=True, timeout=120
+        )
         assert result.returncode == 0, result.stderr[-3000:]
         outcomes[route] = json.loads(result.stdout.strip().splitlines()[-1])
     return outcomes

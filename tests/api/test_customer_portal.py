@@ -1,11 +1,12 @@
 """What a customer sees with a customer token: their catalogue with their prices, and delivery dates
 (decisions §2, §6, §7, §8)."""
+
 import datetime as dt
 
 import pytest
 
 from tests.api.customer_support import customer_token, dynamodb_calls, make_customer, make_product, volume
-from tests.conftest import problem_paths, clock_at
+from tests.conftest import clock_at, problem_paths
 from tests.problems import assert_problem
 
 EVERY_DAY = {str(n): {"lead_days": 0, "cutoff": "12:00"} for n in range(7)}

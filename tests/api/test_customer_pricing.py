@@ -1,5 +1,6 @@
 """Customer pricing of one product for one customer, and the scaled pricing rules shared by products, customer
 pricing and price groups (interface: PUT /products/:id/customer-pricing/:customer; decisions §6)."""
+
 import pytest
 
 from tests.api.customer_support import customer_token, dynamodb_calls, make_customer, make_product, volume
@@ -164,17 +165,23 @@ INVALID_PRICING = [
     ("VOLUME", {"strategy": "INCREMENTAL", "price_points": [{"from": 0.5, "price": 100}]}, ["price_points[0].from"]),
     (
         "VOLUME",
-        volume((1, 100), date_overrides=[
-            {"from_date": "2026-06-01", "to_date": "2026-06-30", "price_points": [{"from": 1, "price": 90}]},
-            {"from_date": "2026-06-30", "price_points": [{"from": 1, "price": 80}]},
-        ]),
+        volume(
+            (1, 100),
+            date_overrides=[
+                {"from_date": "2026-06-01", "to_date": "2026-06-30", "price_points": [{"from": 1, "price": 90}]},
+                {"from_date": "2026-06-30", "price_points": [{"from": 1, "price": 80}]},
+            ],
+        ),
         ["date_overrides[1]"],
     ),
     (
         "VOLUME",
-        volume((1, 100), date_overrides=[
-            {"from_date": "2026-06-30", "to_date": "2026-06-01", "price_points": [{"from": 1, "price": 90}]}
-        ]),
+        volume(
+            (1, 100),
+            date_overrides=[
+                {"from_date": "2026-06-30", "to_date": "2026-06-01", "price_points": [{"from": 1, "price": 90}]}
+            ],
+        ),
         ["date_overrides[0].to_date"],
     ),
     (
@@ -184,9 +191,12 @@ INVALID_PRICING = [
     ),
     (
         "VOLUME",
-        volume((1, 100), date_overrides=[
-            {"from_date": "2026-06-01", "price_points": [{"from": 2, "price": 9}, {"from": 2, "price": 8}]}
-        ]),
+        volume(
+            (1, 100),
+            date_overrides=[
+                {"from_date": "2026-06-01", "price_points": [{"from": 2, "price": 9}, {"from": 2, "price": 8}]}
+            ],
+        ),
         ["date_overrides[0].price_points[1].from"],
     ),
 ]
@@ -226,10 +236,13 @@ def test_scaled_pricing_rules_are_the_same_on_products_customer_pricing_and_pric
         ("kg", volume((0.25, 100), (2.5, 90))),
         (
             "VOLUME",
-            volume((1, 100), date_overrides=[
-                {"from_date": "2026-06-01", "to_date": "2026-06-30", "price_points": [{"from": 1, "price": 90}]},
-                {"from_date": "2026-07-01", "price_points": [{"from": 1, "price": 80}]},
-            ]),
+            volume(
+                (1, 100),
+                date_overrides=[
+                    {"from_date": "2026-06-01", "to_date": "2026-06-30", "price_points": [{"from": 1, "price": 90}]},
+                    {"from_date": "2026-07-01", "price_points": [{"from": 1, "price": 80}]},
+                ],
+            ),
         ),
     ],
 )
@@ -275,7 +288,9 @@ def test_a_product_created_again_inherits_no_pricing_even_when_the_purge_never_r
 
     assert ready.put(PATH, {"price": 900}).status_code == 200
     assert ready.get(PATH).data == {"price": 900}
-    assert [(p["id"], p["price"]) for p in ready.get("/customer/products", token=token).data["products"]] == [("beer", 900)]
+    assert [(p["id"], p["price"]) for p in ready.get("/customer/products", token=token).data["products"]] == [
+        ("beer", 900)
+    ]
 
 
 def test_pricing_validated_against_a_deleted_product_is_not_written_for_one_created_again(ready, monkeypatch):

@@ -1,5 +1,6 @@
 """Customers: profile (PUT), settings (PATCH), reads, list paging and customer tokens (interface: Customer;
 decisions §2, §4, §9)."""
+
 import pytest
 
 from tests.api.customer_support import customer_token, dynamodb_calls, make_customer
@@ -363,7 +364,10 @@ def test_a_cursor_of_another_list_or_account_is_refused(api):
     for customer_id in "abc":
         make_customer(api, customer_id)
     cursor = api.get("/customers?limit=1").data["cursor"]
-    for response in (api.get(f"/customers?cursor={cursor}", token=OTHER_TOKEN), api.get(f"/categories?cursor={cursor}")):
+    for response in (
+        api.get(f"/customers?cursor={cursor}", token=OTHER_TOKEN),
+        api.get(f"/categories?cursor={cursor}"),
+    ):
         assert response.status_code == 400
         assert response.data["type"] == "validation-error"
         assert problem_paths(response) == ["cursor"]

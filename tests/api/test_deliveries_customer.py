@@ -1,4 +1,5 @@
 """POST /customer/deliveries and the customer's own deliveries (decisions §6-8, §10)."""
+
 import json
 
 import pytest
@@ -95,13 +96,9 @@ def test_without_a_profile_address_the_order_must_give_one(shop):
 
 
 def test_bundles_by_id_or_type_and_size_set_vessel_count_and_id_override(shop):
-    items = place(
-        shop,
-        [
-            {"id": "beer", "count": 2, "bundle": {"id": "crate"}},
-            {"id": "cheese", "count": 2.5},
-        ],
-    )["request"]["items"]
+    items = place(shop, [{"id": "beer", "count": 2, "bundle": {"id": "crate"}}, {"id": "cheese", "count": 2.5}])[
+        "request"
+    ]["items"]
     crate, cheese = items
     assert crate["id"] == "beer-crate"
     assert crate["bundle"] == {"id": "crate", "type": "CT", "size": 24}
@@ -118,7 +115,12 @@ def test_bundles_by_id_or_type_and_size_set_vessel_count_and_id_override(shop):
     }
     (pallet,) = place(shop, [{"id": "beer", "count": 2, "bundle": {"type": "PX", "size": 10}}])["request"]["items"]
     assert pallet["id"] == "beer"
-    assert pallet["bundle"] == {"id": "pallet", "type": "PX", "size": 10, "pallet_bundle": {"id": "crate", "type": "CT", "size": 24}}
+    assert pallet["bundle"] == {
+        "id": "pallet",
+        "type": "PX",
+        "size": 10,
+        "pallet_bundle": {"id": "crate", "type": "CT", "size": 24},
+    }
     assert pallet["vessel_count"] == 2 * 10 * 24
 
 
@@ -201,7 +203,10 @@ CRATE = {"id": "crate", "type": "CT", "size": 24}
     "item, placed",
     [
         ({"id": "cheese", "count": 0.5}, {"id": "cheese", "count": 0.5, "bundle": None, "vessel_count": 0.5}),
-        ({"id": "beer", "count": 1, "bundle": CRATE}, {"id": "beer-crate", "count": 1, "bundle": CRATE, "vessel_count": 24}),
+        (
+            {"id": "beer", "count": 1, "bundle": CRATE},
+            {"id": "beer-crate", "count": 1, "bundle": CRATE, "vessel_count": 24},
+        ),
         (
             {"id": "beer", "count": 1, "bundle": {"type": "CT", "size": 24}},
             {"id": "beer-crate", "count": 1, "bundle": CRATE, "vessel_count": 24},
@@ -480,7 +485,9 @@ def test_customers_cannot_touch_another_customers_delivery(shop):
 
 def test_cancel_body_is_validated(shop):
     delivery = place(shop, [{"id": "beer", "count": 1}])
-    response = shop.post(f"/customer/deliveries/{delivery['id']}/cancel", body={"user": {"name": "x"}, "why": 1}, token=CUSTOMER_TOKEN)
+    response = shop.post(
+        f"/customer/deliveries/{delivery['id']}/cancel", body={"user": {"name": "x"}, "why": 1}, token=CUSTOMER_TOKEN
+    )
     assert response.status_code == 400
     assert sorted(problem_paths(response)) == ["user.email", "why"]
 

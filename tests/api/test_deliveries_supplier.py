@@ -1,7 +1,9 @@
 """GET /deliveries and GET /deliveries/:id (interface; decisions §4, §8)."""
+
 import pytest
 
-from chalicelib.domain.delivery import SupplierDelivery as Delivery, SupplierDeliveryList as DeliveryList
+from chalicelib.domain.delivery import SupplierDelivery as Delivery
+from chalicelib.domain.delivery import SupplierDeliveryList as DeliveryList
 from tests.conftest import OTHER_TOKEN, problem_paths
 
 from .deliveries_helpers import assert_shape, place, respond, shop  # noqa: F401
@@ -145,9 +147,15 @@ def _losing_races(monkeypatch, fake_clock, lost: int, seconds_per_race: float = 
 
 def test_a_response_that_loses_many_races_within_5_seconds_still_gets_in(shop, monkeypatch, fake_clock):
     delivery = place(shop, [{"id": "beer", "count": 1}])
-    _losing_races(monkeypatch, fake_clock, 60, seconds_per_race=0.08)  # more writers than MAX_ATTEMPTS, all within a moment
+    _losing_races(
+        monkeypatch, fake_clock, 60, seconds_per_race=0.08
+    )  # more writers than MAX_ATTEMPTS, all within a moment
     response = respond(shop, delivery["id"], {"type": "ACCEPT", "reference": "late"})
-    assert (response.status_code, response.data["status"], [r["reference"] for r in response.data["responses"]]) == (200, "ACCEPTED", ["late"])
+    assert (response.status_code, response.data["status"], [r["reference"] for r in response.data["responses"]]) == (
+        200,
+        "ACCEPTED",
+        ["late"],
+    )
 
 
 def test_a_response_contended_for_more_than_5_seconds_is_409_and_writes_nothing(shop, monkeypatch, fake_clock):

@@ -1,4 +1,5 @@
 """DynamoDB requests per delivery route: the budgets of issue 4 (bench/ measures the same on DynamoDB Local)."""
+
 import pytest
 
 from chalicelib.store import table
@@ -96,9 +97,19 @@ def test_deposits_add_no_request_to_an_order_or_a_product_put(shop, requests):
 
     for deposit_id in ("bottle", "crate"):
         assert shop.put(f"/deposits/{deposit_id}", body={"name": deposit_id.title(), "price": 10}).status_code == 200
-    plain = {"status": "ACTIVE", "category": "drinks", "name": "Lager", "price": 95, "vessel": {"size": 0.5, "unit": "l"},
-             "bundles": [{"type": "CR", "size": 20}]}
-    deposited = {**plain, "vessel": {**plain["vessel"], "deposit": "bottle"}, "bundles": [{"type": "CR", "size": 20, "deposit": "crate"}]}
+    plain = {
+        "status": "ACTIVE",
+        "category": "drinks",
+        "name": "Lager",
+        "price": 95,
+        "vessel": {"size": 0.5, "unit": "l"},
+        "bundles": [{"type": "CR", "size": 20}],
+    }
+    deposited = {
+        **plain,
+        "vessel": {**plain["vessel"], "deposit": "bottle"},
+        "bundles": [{"type": "CR", "size": 20, "deposit": "crate"}],
+    }
     with requests:
         put_product(shop, "lager", plain)
     without = list(requests)
@@ -109,11 +120,16 @@ def test_deposits_add_no_request_to_an_order_or_a_product_put(shop, requests):
         assert order(shop, [{"id": "lager", "count": 1, "bundle": {"type": "CR", "size": 20}}]).status_code == 200
     without = list(requests)
     with requests:
-        placed = order(shop, [{"id": "bottled", "count": 1, "bundle": {"type": "CR", "size": 20}}], empties=[{"id": "crate", "count": 2}])
+        placed = order(
+            shop,
+            [{"id": "bottled", "count": 1, "bundle": {"type": "CR", "size": 20}}],
+            empties=[{"id": "crate", "count": 2}],
+        )
         assert placed.status_code == 200, placed.data
     assert requests == without and len(without) <= 4
     assert placed.data["deliveries"][0]["deposits"]["charged"] == [
-        {"id": "bottle", "name": "Bottle", "price": 10, "count": 20}, {"id": "crate", "name": "Crate", "price": 10, "count": 1},
+        {"id": "bottle", "name": "Bottle", "price": 10, "count": 20},
+        {"id": "crate", "name": "Crate", "price": 10, "count": 1},
     ]
 
 
@@ -140,16 +156,30 @@ def test_reading_the_feed_numbers_what_is_pending_first(shop, requests):
 def test_an_amendment_costs_at_most_an_orders_requests(shop, requests):
     """decisions §16: the delivery, what its lines are checked against, one transaction (summary, items and
     records, counts, feed entry) against an order's read, id allocation and transaction."""
-    body = {"items": [{"id": "beer", "count": 1}, {"id": "cheese", "count": 1}], "user": {"name": "A", "email": "a@example.com"}}
+    body = {
+        "items": [{"id": "beer", "count": 1}, {"id": "cheese", "count": 1}],
+        "user": {"name": "A", "email": "a@example.com"},
+    }
     with requests:
         assert order(shop, body["items"]).status_code == 200
     placing = list(requests)
     with requests:
-        response = shop.post("/customer/deliveries/1/amendments", body={**body, "items": [{"id": "beer", "count": 2}]}, token=CUSTOMER_TOKEN)
+        response = shop.post(
+            "/customer/deliveries/1/amendments",
+            body={**body, "items": [{"id": "beer", "count": 2}]},
+            token=CUSTOMER_TOKEN,
+        )
         assert response.status_code == 200, response.data
     assert requests == ["BatchGetItem", "BatchGetItem", "TransactWriteItems"] and len(requests) <= len(placing)
     with requests:  # changing nothing writes nothing
-        assert shop.post("/customer/deliveries/1/amendments", body={**body, "items": [{"id": "beer", "count": 2}]}, token=CUSTOMER_TOKEN).status_code == 200
+        assert (
+            shop.post(
+                "/customer/deliveries/1/amendments",
+                body={**body, "items": [{"id": "beer", "count": 2}]},
+                token=CUSTOMER_TOKEN,
+            ).status_code
+            == 200
+        )
     assert requests == ["BatchGetItem", "BatchGetItem"]
 
 

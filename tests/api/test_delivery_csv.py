@@ -1,11 +1,12 @@
 """GET /deliveries/:id/csv?encoding=utf-8|latin1: the order file of decisions §8."""
+
 import json
 
 import pytest
 
 from tests.conftest import OTHER_TOKEN, SUPPLIER_TOKEN
 
-from .deliveries_helpers import ADDRESS, BEER, CHEESE, put_customer, put_product, place, shop  # noqa: F401
+from .deliveries_helpers import ADDRESS, BEER, CHEESE, place, put_customer, put_product, shop  # noqa: F401
 
 EXPECTED = (
     "Delivery ID,Type,Customer ID,Company,Cost Center,Address,Zip,City,Country,User name,User email,"

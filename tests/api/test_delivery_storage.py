@@ -1,5 +1,6 @@
 """A delivery's summary is stored as the JSON its list shows (store/rendered.py); summaries written before, with
 the document as a `doc` map, read the same byte for byte and are stored in the new form by their next change."""
+
 import json
 
 from boto3.dynamodb.types import TypeSerializer
@@ -30,8 +31,11 @@ def test_the_summary_item_holds_the_listed_json(shop):
     listed = listed.decode() if isinstance(listed, bytes) else listed
     # Supplier lists append the integration state, kept beside `body` (never in it) to the stored text.
     assert listed == '{"deliveries":[' + stored[:-1] + ',"integration":{"status":"PENDING"}}]}'
-    assert json.loads(listed)["deliveries"][0] == {**delivery, "request": {
-        k: v for k, v in delivery["request"].items() if k != "items"}, "integration": {"status": "PENDING"}}
+    assert json.loads(listed)["deliveries"][0] == {
+        **delivery,
+        "request": {k: v for k, v in delivery["request"].items() if k != "items"},
+        "integration": {"status": "PENDING"},
+    }
     own = shop.get("/customer/deliveries", token=CUSTOMER_TOKEN).body
     assert (own.decode() if isinstance(own, bytes) else own) == '{"deliveries":[' + stored + "]}"
 
@@ -40,8 +44,15 @@ def test_summaries_stored_before_read_byte_for_byte_the_same_and_change(shop):
     first = place(shop, ITEMS)
     second = place(shop, ITEMS, message="second")
     assert respond(shop, second["id"], {"type": "ACCEPT", "reference": "R1"}).status_code == 200
-    pages = {path: shop.get(path).body for path in ("/deliveries", "/deliveries?status=ACCEPTED",
-                                                    f"/deliveries/{first['id']}", f"/deliveries/{second['id']}")}
+    pages = {
+        path: shop.get(path).body
+        for path in (
+            "/deliveries",
+            "/deliveries?status=ACCEPTED",
+            f"/deliveries/{first['id']}",
+            f"/deliveries/{second['id']}",
+        )
+    }
     customer_page = shop.get("/customer/deliveries", token=CUSTOMER_TOKEN).body
     _make_legacy(first["id"])
     _make_legacy(second["id"])
@@ -64,9 +75,16 @@ def test_the_integration_state_is_stored_as_its_text_and_a_map_stored_before_rea
     item = _summary(delivery["id"])
     text = item["integration"]["S"]  # one string attribute: a list page appends it without parsing
     assert json.loads(text) == {**state, "updated": json.loads(text)["updated"]}
-    paths = ("/deliveries", "/deliveries?status=REQUESTED", "/deliveries?integration=FAILED", f"/deliveries/{delivery['id']}")
+    paths = (
+        "/deliveries",
+        "/deliveries?status=REQUESTED",
+        "/deliveries?integration=FAILED",
+        f"/deliveries/{delivery['id']}",
+    )
     pages = {path: shop.get(path).body for path in paths}
-    assert '"integration":' + text + "}" in (pages["/deliveries"].decode() if isinstance(pages["/deliveries"], bytes) else pages["/deliveries"])
+    assert '"integration":' + text + "}" in (
+        pages["/deliveries"].decode() if isinstance(pages["/deliveries"], bytes) else pages["/deliveries"]
+    )
     item["integration"] = TypeSerializer().serialize(json.loads(text))  # as states were stored before: a map
     table.client().put_item(TableName=table.name(), Item=item)
     assert "M" in _summary(delivery["id"])["integration"]

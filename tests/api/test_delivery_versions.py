@@ -1,5 +1,6 @@
 """Versions of a delivery (decisions §16): an ETag on both single reads, If-Match on responses, cancel and
 receive (amendments: tests/api/test_amendments.py)."""
+
 import pytest
 
 from .deliveries_helpers import CUSTOMER_TOKEN, OTHER_CUSTOMER_TOKEN, place, respond, shop  # noqa: F401
@@ -30,7 +31,11 @@ def test_the_etag_changes_with_every_change(shop):
         lambda: respond(shop, delivery_id, {"type": "ACCEPT"}),
         lambda: shop.put(f"/deliveries/{delivery_id}/integration", {"status": "IMPORTED"}),
         lambda: respond(shop, delivery_id, {"type": "UPDATE", "message": "tomorrow"}),
-        lambda: shop.post(f"/customer/deliveries/{delivery_id}/amendments", {"items": [{"id": "beer", "count": 3}], "user": {"name": "A", "email": "a@example.com"}}, token=CUSTOMER_TOKEN),
+        lambda: shop.post(
+            f"/customer/deliveries/{delivery_id}/amendments",
+            {"items": [{"id": "beer", "count": 3}], "user": {"name": "A", "email": "a@example.com"}},
+            token=CUSTOMER_TOKEN,
+        ),
         lambda: shop.post(f"/customer/deliveries/{delivery_id}/receive", token=CUSTOMER_TOKEN),
     ]
     for change in changes:
@@ -83,7 +88,9 @@ def test_cancel_and_receive_with_a_stale_if_match_are_412(shop, action, status):
     delivery_id = place(shop, BEER)["id"]
 
     def send(tag):
-        return shop.post(f"/customer/deliveries/{delivery_id}/{action}", token=CUSTOMER_TOKEN, headers={"If-Match": tag})
+        return shop.post(
+            f"/customer/deliveries/{delivery_id}/{action}", token=CUSTOMER_TOKEN, headers={"If-Match": tag}
+        )
 
     current = _stale_then_current(shop, delivery_id, send)
     done = send(current)
@@ -108,6 +115,8 @@ def test_without_if_match_changes_behave_as_before(shop):
 
 def test_another_customers_delivery_is_404_before_its_version(shop):
     delivery_id = place(shop, BEER)["id"]
-    response = shop.post(f"/customer/deliveries/{delivery_id}/cancel", token=OTHER_CUSTOMER_TOKEN, headers={"If-Match": '"x"'})
+    response = shop.post(
+        f"/customer/deliveries/{delivery_id}/cancel", token=OTHER_CUSTOMER_TOKEN, headers={"If-Match": '"x"'}
+    )
     assert response.status_code == 404
     assert shop.get(f"/customer/deliveries/{delivery_id}", token=OTHER_CUSTOMER_TOKEN).status_code == 404

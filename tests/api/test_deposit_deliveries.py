@@ -1,8 +1,18 @@
 """Deposits and empties on orders, responses and deliveries, and balances moved by receive (decisions §15)."""
+
 import pytest
 
 from tests.api.customer_support import dynamodb_calls
-from tests.api.deliveries_helpers import CUSTOMER, CUSTOMER_TOKEN, USER, order, place, put_product, respond, shop  # noqa: F401
+from tests.api.deliveries_helpers import (  # noqa: F401
+    CUSTOMER,
+    CUSTOMER_TOKEN,
+    USER,
+    order,
+    place,
+    put_product,
+    respond,
+    shop,
+)
 from tests.conftest import problem_paths
 
 LAGER = {
@@ -44,13 +54,18 @@ def test_a_crate_of_20_bottles_is_charged(drinks):
     shown = drinks.get(f"/deliveries/{delivery['id']}").data
     assert shown["deposits"] == delivery["deposits"]
     assert list(shown)[-2:] == ["deposits", "integration"]
-    assert drinks.get(f"/customer/deliveries/{delivery['id']}", token=CUSTOMER_TOKEN).data["deposits"] == delivery["deposits"]
+    assert (
+        drinks.get(f"/customer/deliveries/{delivery['id']}", token=CUSTOMER_TOKEN).data["deposits"]
+        == delivery["deposits"]
+    )
 
 
 def test_a_pallet_of_40_crates(drinks):
     delivery = place(drinks, [{"id": "lager", "count": 1, "bundle": PALLET}])
     assert delivery["request"]["items"][0]["deposits"] == [
-        {"id": "bottle", "count": 800}, {"id": "crate", "count": 40}, {"id": "pallet", "count": 1}
+        {"id": "bottle", "count": 800},
+        {"id": "crate", "count": 40},
+        {"id": "pallet", "count": 1},
     ]
     assert delivery["deposits"]["total"] == 800 * 8 + 40 * 150 + 1500
 
@@ -70,8 +85,15 @@ def test_lists_leave_deposits_out(drinks):
 
 
 def test_empties_announced_with_an_order(drinks):
-    delivery = place(drinks, [{"id": "lager", "count": 1, "bundle": CRATE}], empties=[{"id": "keg", "count": 1}, {"id": "crate", "count": 2}])
-    assert delivery["request"]["empties"] == [{**CRATE_E, "count": 2}, {"id": "keg", "name": "Keg", "price": 3000, "count": 1}]
+    delivery = place(
+        drinks,
+        [{"id": "lager", "count": 1, "bundle": CRATE}],
+        empties=[{"id": "keg", "count": 1}, {"id": "crate", "count": 2}],
+    )
+    assert delivery["request"]["empties"] == [
+        {**CRATE_E, "count": 2},
+        {"id": "keg", "name": "Keg", "price": 3000, "count": 1},
+    ]
     assert delivery["deposits"]["returned"] == []  # announced, not yet confirmed by the supplier
     assert delivery["deposits"]["total"] == 20 * 8 + 150
     accepted = respond(drinks, delivery["id"], {"type": "ACCEPT"}).data
@@ -113,7 +135,11 @@ def test_a_return_may_carry_only_empties(drinks):
     assert "deposits" not in delivery  # nothing confirmed before the supplier's ACCEPT
     accepted = respond(drinks, delivery["id"], {"type": "ACCEPT"}).data
     assert accepted["deposits"] == {"charged": [], "returned": [{**CRATE_E, "count": 3}], "total": -450}
-    response = drinks.post("/customer/deliveries", {"type": "RETURN", "user": USER, "empties": [{"id": "crate", "count": 1}]}, token=CUSTOMER_TOKEN)
+    response = drinks.post(
+        "/customer/deliveries",
+        {"type": "RETURN", "user": USER, "empties": [{"id": "crate", "count": 1}]},
+        token=CUSTOMER_TOKEN,
+    )
     assert response.status_code == 200, response.data
 
 
@@ -123,18 +149,24 @@ def test_other_orders_need_an_item(drinks):
     assert problem_paths(response) == ["items"]
     response = drinks.post("/customer/deliveries", {"user": USER}, token=CUSTOMER_TOKEN)
     assert problem_paths(response) == ["items"]
-    response = drinks.post("/customer/deliveries", {"type": "RETURN", "user": USER, "empties": []}, token=CUSTOMER_TOKEN)
+    response = drinks.post(
+        "/customer/deliveries", {"type": "RETURN", "user": USER, "empties": []}, token=CUSTOMER_TOKEN
+    )
     assert problem_paths(response) == ["items"]  # a return of nothing
 
 
 def test_a_return_gives_back_what_its_items_carry(drinks):
-    delivery = place(drinks, [{"id": "lager", "count": 2, "bundle": CRATE}], type="RETURN", empties=[{"id": "keg", "count": 1}])
+    delivery = place(
+        drinks, [{"id": "lager", "count": 2, "bundle": CRATE}], type="RETURN", empties=[{"id": "keg", "count": 1}]
+    )
     assert delivery["request"]["deposits"] == [{**BOTTLE_E, "count": 40}, {**CRATE_E, "count": 2}]
     assert "deposits" not in delivery
     delivery = respond(drinks, delivery["id"], {"type": "ACCEPT"}).data
     assert delivery["deposits"]["charged"] == []
     assert delivery["deposits"]["returned"] == [
-        {**BOTTLE_E, "count": 40}, {**CRATE_E, "count": 2}, {"id": "keg", "name": "Keg", "price": 3000, "count": 1}
+        {**BOTTLE_E, "count": 40},
+        {**CRATE_E, "count": 2},
+        {"id": "keg", "name": "Keg", "price": 3000, "count": 1},
     ]
     assert delivery["deposits"]["total"] == -(320 + 300 + 3000)
 
@@ -150,10 +182,21 @@ def test_prices_fixed_at_order_time(drinks):
 
 def test_responses_collect_empties_and_change_counts(drinks):
     delivery = place(drinks, [{"id": "lager", "count": 2, "bundle": CRATE}], empties=[{"id": "crate", "count": 5}])
-    response = respond(drinks, delivery["id"], {"type": "ACCEPT", "items": [{"id": "lager", "count": 1}], "empties": [{"id": "crate", "count": 3}, {"id": "keg", "count": 0}]})
+    response = respond(
+        drinks,
+        delivery["id"],
+        {
+            "type": "ACCEPT",
+            "items": [{"id": "lager", "count": 1}],
+            "empties": [{"id": "crate", "count": 3}, {"id": "keg", "count": 0}],
+        },
+    )
     assert response.status_code == 200, response.data
     answered = response.data
-    assert answered["responses"][0]["empties"] == [{**CRATE_E, "count": 3}, {"id": "keg", "name": "Keg", "price": 3000, "count": 0}]
+    assert answered["responses"][0]["empties"] == [
+        {**CRATE_E, "count": 3},
+        {"id": "keg", "name": "Keg", "price": 3000, "count": 0},
+    ]
     assert list(answered["responses"][0])[-1] == "empties"
     assert answered["deposits"] == {
         "charged": [{**BOTTLE_E, "count": 20}, {**CRATE_E, "count": 1}],
@@ -162,7 +205,9 @@ def test_responses_collect_empties_and_change_counts(drinks):
     }
     assert list(answered)[-2:] == ["deposits", "integration"]
     # An UPDATE without empties keeps what the ACCEPT collected; one with [] says nothing comes back.
-    assert respond(drinks, delivery["id"], {"type": "UPDATE", "reference": "R1"}).data["deposits"]["returned"] == [{**CRATE_E, "count": 3}]
+    assert respond(drinks, delivery["id"], {"type": "UPDATE", "reference": "R1"}).data["deposits"]["returned"] == [
+        {**CRATE_E, "count": 3}
+    ]
     cleared = respond(drinks, delivery["id"], {"type": "UPDATE", "empties": []}).data
     assert cleared["responses"][-1]["empties"] == []
     assert cleared["deposits"]["returned"] == []
@@ -170,7 +215,14 @@ def test_responses_collect_empties_and_change_counts(drinks):
 
 def test_a_response_switching_to_a_pallet(drinks):
     delivery = place(drinks, [{"id": "lager", "count": 1, "bundle": CRATE}])
-    answered = respond(drinks, delivery["id"], {"type": "ACCEPT", "items": [{"id": "lager", "count": 1, "bundle": {"type": "PX", "size": 40, "pallet_bundle": CRATE}}]}).data
+    answered = respond(
+        drinks,
+        delivery["id"],
+        {
+            "type": "ACCEPT",
+            "items": [{"id": "lager", "count": 1, "bundle": {"type": "PX", "size": 40, "pallet_bundle": CRATE}}],
+        },
+    ).data
     assert {e["id"]: e["count"] for e in answered["deposits"]["charged"]} == {"bottle": 800, "crate": 40, "pallet": 1}
 
 
@@ -200,7 +252,9 @@ def test_bad_response_empties(drinks, empties, paths):
 
 def test_item_and_empties_errors_together(drinks):
     delivery = place(drinks, [{"id": "lager", "count": 1}])
-    response = respond(drinks, delivery["id"], {"type": "ACCEPT", "items": [{"id": "nope"}], "empties": [{"id": "nope", "count": 1}]})
+    response = respond(
+        drinks, delivery["id"], {"type": "ACCEPT", "items": [{"id": "nope"}], "empties": [{"id": "nope", "count": 1}]}
+    )
     assert problem_paths(response) == ["items[0].id", "empties[0].id"]
 
 
@@ -208,8 +262,13 @@ def test_a_type_the_order_named_keeps_its_price_in_responses(drinks):
     delivery = place(drinks, [{"id": "lager", "count": 1, "bundle": CRATE}], empties=[{"id": "keg", "count": 1}])
     drinks.put("/deposits/crate", {"name": "Crate new", "price": 999})
     drinks.put("/deposits/keg", {"name": "Keg new", "price": 1})
-    answered = respond(drinks, delivery["id"], {"type": "ACCEPT", "empties": [{"id": "crate", "count": 2}, {"id": "keg", "count": 1}]}).data
-    assert answered["responses"][0]["empties"] == [{**CRATE_E, "count": 2}, {"id": "keg", "name": "Keg", "price": 3000, "count": 1}]
+    answered = respond(
+        drinks, delivery["id"], {"type": "ACCEPT", "empties": [{"id": "crate", "count": 2}, {"id": "keg", "count": 1}]}
+    ).data
+    assert answered["responses"][0]["empties"] == [
+        {**CRATE_E, "count": 2},
+        {"id": "keg", "name": "Keg", "price": 3000, "count": 1},
+    ]
     assert answered["deposits"]["charged"] == delivery["deposits"]["charged"]
     assert answered["deposits"]["total"] == 20 * 8 + 150 - 300 - 3000
 
@@ -218,9 +277,12 @@ def test_a_type_first_named_by_a_response_takes_its_price_then(drinks):
     delivery = place(drinks, [{"id": "lager", "count": 1}])  # bottles only: crates are not named yet
     drinks.put("/deposits/keg", {"name": "Keg", "price": 3300})
     drinks.put("/deposits/crate", {"name": "Crate", "price": 160})
-    answered = respond(drinks, delivery["id"], {"type": "ACCEPT", "empties": [{"id": "keg", "count": 1}, {"id": "crate", "count": 1}]}).data
+    answered = respond(
+        drinks, delivery["id"], {"type": "ACCEPT", "empties": [{"id": "keg", "count": 1}, {"id": "crate", "count": 1}]}
+    ).data
     assert answered["deposits"]["returned"] == [
-        {"id": "crate", "name": "Crate", "price": 160, "count": 1}, {"id": "keg", "name": "Keg", "price": 3300, "count": 1}
+        {"id": "crate", "name": "Crate", "price": 160, "count": 1},
+        {"id": "keg", "name": "Keg", "price": 3300, "count": 1},
     ]
     drinks.put("/deposits/keg", {"name": "Keg", "price": 1})
     again = respond(drinks, delivery["id"], {"type": "UPDATE", "empties": [{"id": "keg", "count": 2}]}).data
@@ -299,13 +361,21 @@ def test_a_customer_receiving_without_an_accept_credits_nothing(drinks):
     ordered = place(drinks, [{"id": "lager", "count": 1, "bundle": CRATE}], empties=lots)
     received = drinks.post(f"/customer/deliveries/{ordered['id']}/receive", {}, token=CUSTOMER_TOKEN).data
     assert received["deposits"]["returned"] == []
-    assert {b["id"]: b["balance"] for b in balances(drinks)["deposits"]} == {"bottle": 20, "crate": 1, "keg": 0, "pallet": 0}
+    assert {b["id"]: b["balance"] for b in balances(drinks)["deposits"]} == {
+        "bottle": 20,
+        "crate": 1,
+        "keg": 0,
+        "pallet": 0,
+    }
 
 
 def test_order_file_rows(drinks):
     delivery = place(drinks, [{"id": "lager", "count": 1, "bundle": CRATE}], empties=[{"id": "keg", "count": 2}])
     respond(drinks, delivery["id"], {"type": "ACCEPT"})
-    text = drinks.client.http.get(f"/deliveries/{delivery['id']}/csv", headers={"Authorization": "token test-supplier-token", "Accept": "text/csv"}).body.decode("utf-8-sig")
+    text = drinks.client.http.get(
+        f"/deliveries/{delivery['id']}/csv",
+        headers={"Authorization": "token test-supplier-token", "Accept": "text/csv"},
+    ).body.decode("utf-8-sig")
     lines = text.split("\n")
     i = delivery["id"]
     assert lines[-4:] == [
@@ -319,7 +389,10 @@ def test_order_file_rows(drinks):
 
 def test_order_file_without_deposits_has_no_such_rows(drinks):
     delivery = place(drinks, [{"id": "water", "count": 1}])
-    text = drinks.client.http.get(f"/deliveries/{delivery['id']}/csv", headers={"Authorization": "token test-supplier-token", "Accept": "text/csv"}).body.decode("utf-8-sig")
+    text = drinks.client.http.get(
+        f"/deliveries/{delivery['id']}/csv",
+        headers={"Authorization": "token test-supplier-token", "Accept": "text/csv"},
+    ).body.decode("utf-8-sig")
     assert "deposit" not in text and "empties" not in text
 
 
@@ -329,12 +402,19 @@ def test_adjustments(drinks):
     assert response.status_code == 200, response.data
     assert response.data == balances(drinks)
     assert {b["id"]: b["balance"] for b in response.data["deposits"]}["crate"] == 12
-    assert list(response.data) == ["deposits", "total"] and list(response.data["deposits"][0]) == ["id", "name", "price", "balance"]
+    assert list(response.data) == ["deposits", "total"] and list(response.data["deposits"][0]) == [
+        "id",
+        "name",
+        "price",
+        "balance",
+    ]
     response = drinks.post(f"/customers/{CUSTOMER}/deposits", {**body, "count": -100_000, "message": "x" * 500})
     assert response.status_code == 200
     assert response.data["total"] == (12 - 100_000) * 150
     changes = drinks.get("/changes?include=data").data["changes"]
-    assert [(c["type"], c["resource"], c["id"]) for c in changes[-2:]] == [("customer-deposits.updated", "customer-deposits", CUSTOMER)] * 2
+    assert [(c["type"], c["resource"], c["id"]) for c in changes[-2:]] == [
+        ("customer-deposits.updated", "customer-deposits", CUSTOMER)
+    ] * 2
     assert changes[-1]["data"] == response.data
 
 
@@ -365,7 +445,12 @@ def test_unknown_customer(drinks):
 
 
 def test_customers_read_only_their_own(drinks):
-    assert drinks.post(f"/customers/{CUSTOMER}/deposits", {"id": "crate", "count": 1, "message": "m"}, token=CUSTOMER_TOKEN).status_code == 403
+    assert (
+        drinks.post(
+            f"/customers/{CUSTOMER}/deposits", {"id": "crate", "count": 1, "message": "m"}, token=CUSTOMER_TOKEN
+        ).status_code
+        == 403
+    )
     assert drinks.get(f"/customers/{CUSTOMER}/deposits", token=CUSTOMER_TOKEN).status_code == 403
     assert drinks.get("/customer/deposits").status_code == 403
 
@@ -376,7 +461,10 @@ def test_webhook_event_data_carries_deposits(drinks):
     from chalicelib.service.changes import event_body
     from chalicelib.store import events
 
-    hook = {"url": "https://example.com/hook", "events": ["request-delivery", "delivery.delivered", "customer-deposits.updated"]}
+    hook = {
+        "url": "https://example.com/hook",
+        "events": ["request-delivery", "delivery.delivered", "customer-deposits.updated"],
+    }
     assert drinks.put("/account/settings/webhooks", hook).status_code == 200
     delivery = place(drinks, [{"id": "lager", "count": 1, "bundle": CRATE}])
     drinks.post(f"/customer/deliveries/{delivery['id']}/receive", {}, token=CUSTOMER_TOKEN)
@@ -393,9 +481,13 @@ def test_the_readme_session(drinks):
     """docs/deposits.md: a crate, a pallet with 30 crates announced and 28 collected, the balance."""
     crate = place(drinks, [{"id": "lager", "count": 1, "bundle": CRATE}])
     pallet = place(drinks, [{"id": "lager", "count": 1, "bundle": PALLET}], empties=[{"id": "crate", "count": 30}])
-    assert respond(drinks, pallet["id"], {"type": "ACCEPT", "empties": [{"id": "crate", "count": 28}]}).status_code == 200
+    assert (
+        respond(drinks, pallet["id"], {"type": "ACCEPT", "empties": [{"id": "crate", "count": 28}]}).status_code == 200
+    )
     for delivery in (crate, pallet):
-        assert drinks.post(f"/customer/deliveries/{delivery['id']}/receive", {}, token=CUSTOMER_TOKEN).status_code == 200
+        assert (
+            drinks.post(f"/customer/deliveries/{delivery['id']}/receive", {}, token=CUSTOMER_TOKEN).status_code == 200
+        )
     held = balances(drinks)
     assert {b["id"]: b["balance"] for b in held["deposits"]} == {"bottle": 820, "crate": 13, "keg": 0, "pallet": 1}
     assert held["total"] == 820 * 8 + 13 * 150 + 1500 == 10010

@@ -1,4 +1,5 @@
 """Deposits on packaging (decisions §15): vessel.deposit and bundles[].deposit on product writes and reads."""
+
 import pytest
 
 from tests.api.customer_support import customer_token, make_category, make_customer
@@ -17,8 +18,15 @@ def types(api):
 
 
 def beer(**fields):
-    return {"status": "ACTIVE", "category": "drinks", "name": "Lager 0.5", "vessel": BOTTLE_VESSEL,
-            "bundles": [CRATE_BUNDLE, PALLET_BUNDLE], "price": 100, **fields}
+    return {
+        "status": "ACTIVE",
+        "category": "drinks",
+        "name": "Lager 0.5",
+        "vessel": BOTTLE_VESSEL,
+        "bundles": [CRATE_BUNDLE, PALLET_BUNDLE],
+        "price": 100,
+        **fields,
+    }
 
 
 def test_put_shows_deposits_after_the_objects_other_fields(api, types):
@@ -45,7 +53,9 @@ def test_customer_catalogue_shows_them(api, types):
 
 
 def test_unknown_ids_named_on_put_and_post(api, types):
-    body = beer(vessel={**BOTTLE_VESSEL, "deposit": "nope"}, bundles=[CRATE_BUNDLE, {**PALLET_BUNDLE, "deposit": "nope"}])
+    body = beer(
+        vessel={**BOTTLE_VESSEL, "deposit": "nope"}, bundles=[CRATE_BUNDLE, {**PALLET_BUNDLE, "deposit": "nope"}]
+    )
     response = api.put("/products/beer", body)
     assert response.status_code == 400
     assert problem_paths(response) == ["vessel.deposit", "bundles[1].deposit"]
@@ -70,12 +80,21 @@ def test_malformed_ids(api, types, deposit):
 
 
 def test_never_with_order_by_kg(api, types):
-    body = {"status": "ACTIVE", "category": "drinks", "name": "Cheese", "order_by": "kg",
-            "vessel": {"size": 1, "unit": "kg", "deposit": "crate"}}
+    body = {
+        "status": "ACTIVE",
+        "category": "drinks",
+        "name": "Cheese",
+        "order_by": "kg",
+        "vessel": {"size": 1, "unit": "kg", "deposit": "crate"},
+    }
     response = api.put("/products/cheese", body)
     assert response.status_code == 400
     assert problem_paths(response) == ["vessel.deposit"]
-    body = {**body, "vessel": {"size": 1, "unit": "kg"}, "bundles": [{"type": "CR", "size": 5, "unit": "kg", "deposit": "crate"}]}
+    body = {
+        **body,
+        "vessel": {"size": 1, "unit": "kg"},
+        "bundles": [{"type": "CR", "size": 5, "unit": "kg", "deposit": "crate"}],
+    }
     assert problem_paths(api.put("/products/cheese", body)) == ["bundles[0].deposit"]
     body["bundles"][0].pop("deposit")
     assert api.put("/products/cheese", body).status_code == 200

@@ -1,4 +1,5 @@
 """Adversarial review of decisions §15: edges the first tests left open."""
+
 import pytest
 
 from tests.api.deliveries_helpers import CUSTOMER, CUSTOMER_TOKEN, USER, order, place, respond, shop  # noqa: F401
@@ -15,14 +16,17 @@ def bad(response, paths, status=400):
 
 
 # -- PUT /deposits/:id bodies of the wrong JSON types
-@pytest.mark.parametrize("body, paths", [
-    ({"name": "Crate", "price": True}, ["price"]),
-    ({"name": "Crate", "price": 1.0}, None),
-    ({"name": "Crate", "price": "1"}, ["price"]),
-    ({"name": ["Crate"], "price": 1}, ["name"]),
-    ({"name": "Cr\rate", "price": 1}, ["name"]),
-    ({"id": 5, "name": "Crate", "price": 1}, ["id"]),
-])
+@pytest.mark.parametrize(
+    "body, paths",
+    [
+        ({"name": "Crate", "price": True}, ["price"]),
+        ({"name": "Crate", "price": 1.0}, None),
+        ({"name": "Crate", "price": "1"}, ["price"]),
+        ({"name": ["Crate"], "price": 1}, ["name"]),
+        ({"name": "Cr\rate", "price": 1}, ["name"]),
+        ({"id": 5, "name": "Crate", "price": 1}, ["id"]),
+    ],
+)
 def test_put_type_bad_json_types(api, body, paths):
     response = api.put("/deposits/crate", body)
     if paths is None:
@@ -40,7 +44,11 @@ def test_put_type_not_an_object(api, body):
 def test_same_put_with_padding_changes_nothing(api):
     api.put("/deposits/crate", {"name": "Crate", "price": 1})
     after = api.get("/changes").data["max_sequence"]
-    assert api.put("/deposits/crate", {"id": "crate", "name": "  Crate ", "price": 1}).data == {"id": "crate", "name": "Crate", "price": 1}
+    assert api.put("/deposits/crate", {"id": "crate", "name": "  Crate ", "price": 1}).data == {
+        "id": "crate",
+        "name": "Crate",
+        "price": 1,
+    }
     assert api.get("/changes").data["max_sequence"] == after
 
 
@@ -59,17 +67,20 @@ def test_delete_refused_after_a_receive_moved_a_balance(drinks):
 
 
 # -- empties of wrong types
-@pytest.mark.parametrize("empties, paths", [
-    ("crate", ["empties"]),
-    ([5], ["empties[0]"]),
-    ([{"id": "crate", "count": "1"}], ["empties[0].count"]),
-    ([{"id": "crate", "count": True}], ["empties[0].count"]),
-    ([{"id": "crate", "count": None}], ["empties[0].count"]),
-    ([{"id": "crate"}], ["empties[0].count"]),
-    ([{"count": 1}], ["empties[0].id"]),
-    ([{"id": 5, "count": 1}], ["empties[0].id"]),
-    ([{"id": "crate", "count": 1.0}], None),
-])
+@pytest.mark.parametrize(
+    "empties, paths",
+    [
+        ("crate", ["empties"]),
+        ([5], ["empties[0]"]),
+        ([{"id": "crate", "count": "1"}], ["empties[0].count"]),
+        ([{"id": "crate", "count": True}], ["empties[0].count"]),
+        ([{"id": "crate", "count": None}], ["empties[0].count"]),
+        ([{"id": "crate"}], ["empties[0].count"]),
+        ([{"count": 1}], ["empties[0].id"]),
+        ([{"id": 5, "count": 1}], ["empties[0].id"]),
+        ([{"id": "crate", "count": 1.0}], None),
+    ],
+)
 def test_empties_bad_json_types(drinks, empties, paths):
     response = order(drinks, [{"id": "lager", "count": 1}], empties=empties)
     if paths is None:
@@ -80,7 +91,10 @@ def test_empties_bad_json_types(drinks, empties, paths):
     assert problem_paths(response)[0].startswith(paths[0])
 
 
-@pytest.mark.parametrize("empties", ["crate", [{"id": "crate", "count": "1"}], [{"id": "crate", "count": True}], [{"id": "crate", "count": 1.5}]])
+@pytest.mark.parametrize(
+    "empties",
+    ["crate", [{"id": "crate", "count": "1"}], [{"id": "crate", "count": True}], [{"id": "crate", "count": 1.5}]],
+)
 def test_response_empties_bad_json_types(drinks, empties):
     d = place(drinks, [{"id": "lager", "count": 1}])
     response = respond(drinks, d["id"], {"type": "ACCEPT", "empties": empties})
@@ -92,7 +106,9 @@ def test_response_empties_51(drinks):
     for i in range(47):
         drinks.put(f"/deposits/t{i:02d}", {"name": "Type", "price": 1})
     d = place(drinks, [{"id": "lager", "count": 1}])
-    empties = [{"id": f"t{i:02d}", "count": 0} for i in range(47)] + [{"id": x, "count": 0} for x in ("bottle", "crate", "keg", "pallet")]
+    empties = [{"id": f"t{i:02d}", "count": 0} for i in range(47)] + [
+        {"id": x, "count": 0} for x in ("bottle", "crate", "keg", "pallet")
+    ]
     bad(respond(drinks, d["id"], {"type": "ACCEPT", "empties": empties}), ["empties"])
     ok = respond(drinks, d["id"], {"type": "ACCEPT", "empties": empties[1:]})
     assert ok.status_code == 200, ok.data
@@ -138,7 +154,9 @@ def test_receive_is_one_feed_entry(drinks):
     start = drinks.get("/changes?after=latest").data["last_sequence"]
     drinks.post(f"/customer/deliveries/{d['id']}/receive", {}, token=CUSTOMER_TOKEN)
     changes = drinks.get(f"/changes?after={start}&include=data").data["changes"]
-    assert [(c["type"], c["id"]) for c in changes] == [("delivery.delivered", str(d["id"]))] or [(c["type"], c["id"]) for c in changes] == [("delivery.delivered", d["id"])]
+    assert [(c["type"], c["id"]) for c in changes] == [("delivery.delivered", str(d["id"]))] or [
+        (c["type"], c["id"]) for c in changes
+    ] == [("delivery.delivered", d["id"])]
     assert changes[0]["data"]["deposits"]["total"] == 160 + 150 - 3000
 
 
@@ -159,15 +177,18 @@ def test_balances_of_an_account_with_no_types(shop):
     assert shop.get(f"/customers/{CUSTOMER}/deposits").data == {"deposits": [], "total": 0}
 
 
-@pytest.mark.parametrize("body, paths", [
-    ({"id": "crate", "count": True, "message": "m"}, ["count"]),
-    ({"id": "crate", "count": "5", "message": "m"}, ["count"]),
-    ({"id": "crate", "count": None, "message": "m"}, ["count"]),
-    ({"id": "crate", "message": "m"}, ["count"]),
-    ({"id": "crate", "count": 1, "message": 5}, ["message"]),
-    ({"id": 5, "count": 1, "message": "m"}, ["id"]),
-    ({"id": "a b", "count": 1, "message": "m"}, ["id"]),
-])
+@pytest.mark.parametrize(
+    "body, paths",
+    [
+        ({"id": "crate", "count": True, "message": "m"}, ["count"]),
+        ({"id": "crate", "count": "5", "message": "m"}, ["count"]),
+        ({"id": "crate", "count": None, "message": "m"}, ["count"]),
+        ({"id": "crate", "message": "m"}, ["count"]),
+        ({"id": "crate", "count": 1, "message": 5}, ["message"]),
+        ({"id": 5, "count": 1, "message": "m"}, ["id"]),
+        ({"id": "a b", "count": 1, "message": "m"}, ["id"]),
+    ],
+)
 def test_adjustment_bad_types(drinks, body, paths):
     bad(drinks.post(f"/customers/{CUSTOMER}/deposits", body), paths)
 
@@ -176,11 +197,17 @@ def test_adjustment_edges_pass(drinks):
     for count in (1, -1, 100_000):
         r = drinks.post(f"/customers/{CUSTOMER}/deposits", {"id": "keg", "count": count, "message": "m"})
         assert r.status_code == 200, r.data
-    assert drinks.post(f"/customers/{CUSTOMER}/deposits", {"id": "keg", "count": 1, "message": "x" * 500}).status_code == 200
+    assert (
+        drinks.post(f"/customers/{CUSTOMER}/deposits", {"id": "keg", "count": 1, "message": "x" * 500}).status_code
+        == 200
+    )
 
 
 def test_adjustment_unknown_customer_before_deposit(drinks):
-    assert drinks.post("/customers/nobody/deposits", {"id": "nope", "count": 1, "message": "m"}).status_code in (400, 404)
+    assert drinks.post("/customers/nobody/deposits", {"id": "nope", "count": 1, "message": "m"}).status_code in (
+        400,
+        404,
+    )
 
 
 def test_adjustment_feed_include_data(drinks):
@@ -188,17 +215,32 @@ def test_adjustment_feed_include_data(drinks):
     r = drinks.post(f"/customers/{CUSTOMER}/deposits", {"id": "keg", "count": 1, "message": "m"}).data
     changes = drinks.get(f"/changes?after={start}&include=data").data["changes"]
     assert len(changes) == 1
-    assert changes[0]["type"] == "customer-deposits.updated" and changes[0]["resource"] == "customer-deposits" and changes[0]["id"] == CUSTOMER
+    assert (
+        changes[0]["type"] == "customer-deposits.updated"
+        and changes[0]["resource"] == "customer-deposits"
+        and changes[0]["id"] == CUSTOMER
+    )
     assert changes[0]["data"] == r
 
 
 def test_pallet_bundle_deposit_comes_from_bundles_entry(drinks):
     from tests.api.deliveries_helpers import put_product
-    put_product(drinks, "cider", {
-        "status": "ACTIVE", "category": "drinks", "name": "Cider", "vessel": {"size": 0.33, "unit": "l"},
-        "bundles": [{"type": "CT", "size": 24, "deposit": "crate"}, {"type": "PX", "size": 10, "deposit": "pallet"}],
-        "price": 10,
-    })
+
+    put_product(
+        drinks,
+        "cider",
+        {
+            "status": "ACTIVE",
+            "category": "drinks",
+            "name": "Cider",
+            "vessel": {"size": 0.33, "unit": "l"},
+            "bundles": [
+                {"type": "CT", "size": 24, "deposit": "crate"},
+                {"type": "PX", "size": 10, "deposit": "pallet"},
+            ],
+            "price": 10,
+        },
+    )
     d = place(drinks, [{"id": "cider", "count": 2, "bundle": {"type": "PX", "size": 10}}])
     assert d["request"]["items"][0]["deposits"] == [{"id": "crate", "count": 20}, {"id": "pallet", "count": 2}]
 
@@ -212,7 +254,9 @@ def test_vessel_order_charges_only_vessel(drinks):
 def test_order_file_of_a_return_and_of_responses(drinks):
     d = place(drinks, [{"id": "lager", "count": 1, "bundle": CRATE}], type="RETURN")
     respond(drinks, d["id"], {"type": "ACCEPT"})
-    text = drinks.client.http.get(f"/deliveries/{d['id']}/csv", headers={"Authorization": "token test-supplier-token", "Accept": "text/csv"}).body.decode("utf-8-sig")
+    text = drinks.client.http.get(
+        f"/deliveries/{d['id']}/csv", headers={"Authorization": "token test-supplier-token", "Accept": "text/csv"}
+    ).body.decode("utf-8-sig")
     lines = text.split("\n")
     i = d["id"]
     assert lines[-3:] == [f"{i},bottle,Bottle,,,,,,,,-20,,8,,empties", f"{i},crate,Crate,,,,,,,,-1,,150,,empties", ""]
@@ -220,11 +264,26 @@ def test_order_file_of_a_return_and_of_responses(drinks):
 
 def test_order_file_after_a_response(drinks):
     d = place(drinks, [{"id": "lager", "count": 2, "bundle": CRATE}], empties=[{"id": "keg", "count": 2}])
-    respond(drinks, d["id"], {"type": "ACCEPT", "items": [{"id": "lager", "count": 1}], "empties": [{"id": "keg", "count": 1}, {"id": "crate", "count": 0}]})
-    text = drinks.client.http.get(f"/deliveries/{d['id']}/csv", headers={"Authorization": "token test-supplier-token", "Accept": "text/csv"}).body.decode("utf-8-sig")
+    respond(
+        drinks,
+        d["id"],
+        {
+            "type": "ACCEPT",
+            "items": [{"id": "lager", "count": 1}],
+            "empties": [{"id": "keg", "count": 1}, {"id": "crate", "count": 0}],
+        },
+    )
+    text = drinks.client.http.get(
+        f"/deliveries/{d['id']}/csv", headers={"Authorization": "token test-supplier-token", "Accept": "text/csv"}
+    ).body.decode("utf-8-sig")
     lines = text.split("\n")
     i = d["id"]
-    assert lines[-4:] == [f"{i},bottle,Bottle,,,,,,,,20,,8,,deposit", f"{i},crate,Crate,,,,,,,,1,,150,,deposit", f"{i},keg,Keg,,,,,,,,-1,,3000,,empties", ""]
+    assert lines[-4:] == [
+        f"{i},bottle,Bottle,,,,,,,,20,,8,,deposit",
+        f"{i},crate,Crate,,,,,,,,1,,150,,deposit",
+        f"{i},keg,Keg,,,,,,,,-1,,3000,,empties",
+        "",
+    ]
 
 
 def test_customer_reads_and_cancel_and_webhook_selection(drinks):
@@ -256,12 +315,15 @@ def test_put_type_names_every_wrong_field(api):
     assert api.get("/deposits").data == {"deposits": []}
 
 
-@pytest.mark.parametrize("body, paths", [
-    ({"id": "nope", "count": 0, "message": ""}, ["id", "count", "message"]),
-    ({"id": "nope", "count": 0, "message": "m"}, ["id", "count"]),
-    ({"id": "crate", "count": 0, "message": ""}, ["count", "message"]),
-    ({"id": "nope", "count": 1, "message": ""}, ["id", "message"]),
-])
+@pytest.mark.parametrize(
+    "body, paths",
+    [
+        ({"id": "nope", "count": 0, "message": ""}, ["id", "count", "message"]),
+        ({"id": "nope", "count": 0, "message": "m"}, ["id", "count"]),
+        ({"id": "crate", "count": 0, "message": ""}, ["count", "message"]),
+        ({"id": "nope", "count": 1, "message": ""}, ["id", "message"]),
+    ],
+)
 def test_adjustment_names_every_wrong_field(drinks, body, paths):
     bad(drinks.post(f"/customers/{CUSTOMER}/deposits", body), paths)
 

@@ -1,4 +1,5 @@
 """The second review of deposits (issue 36): its reproductions, each failing before its fix."""
+
 from chalicelib.store import feed
 from tests.api.deliveries_helpers import CUSTOMER, shop  # noqa: F401
 from tests.api.test_deposit_deliveries import drinks  # noqa: F401
@@ -46,14 +47,20 @@ def test_a_type_an_open_delivery_charges_cannot_be_deleted_once_no_product_names
     from tests.api.test_deposit_deliveries import PALLET
 
     delivery = place(drinks, [{"id": "lager", "count": 1, "bundle": PALLET}])
-    assert drinks.patch("/products/lager", {"bundles": [{"type": "CR", "size": 20, "deposit": "crate"}]}).status_code == 200
+    assert (
+        drinks.patch("/products/lager", {"bundles": [{"type": "CR", "size": 20, "deposit": "crate"}]}).status_code
+        == 200
+    )
     refused = drinks.delete("/deposits/pallet")
     assert refused.status_code == 400 and refused.data["type"] == "conflict", refused.data
     assert respond(drinks, delivery["id"], {"type": "ACCEPT"}).status_code == 200
     assert drinks.delete("/deposits/pallet").status_code == 400  # ACCEPTED is not final either
     drinks.post(f"/customer/deliveries/{delivery['id']}/receive", {}, token=CUSTOMER_TOKEN)
     assert drinks.delete("/deposits/pallet").status_code == 400  # now the balance holds it
-    assert drinks.post(f"/customers/{CUSTOMER}/deposits", {"id": "pallet", "count": -1, "message": "back"}).status_code == 200
+    assert (
+        drinks.post(f"/customers/{CUSTOMER}/deposits", {"id": "pallet", "count": -1, "message": "back"}).status_code
+        == 200
+    )
     assert drinks.delete("/deposits/pallet").status_code == 204
 
 
@@ -90,12 +97,16 @@ def test_an_order_whose_read_of_the_deposit_types_is_stale_reads_again(drinks, m
     delivery = place(drinks, [{"id": "lager", "count": 1, "bundle": CRATE}])
     assert stale_reads and stale_reads[0] is not None  # the first read was made stale
     assert delivery["request"]["deposits"] == [
-        {"id": "bottle", "name": "Bottle", "price": 8, "count": 20}, {"id": "crate", "name": "Crate", "price": 150, "count": 1}
+        {"id": "bottle", "name": "Bottle", "price": 8, "count": 20},
+        {"id": "crate", "name": "Crate", "price": 150, "count": 1},
     ]
 
 
 JUICE = {
-    "status": "ACTIVE", "category": "drinks", "name": "Juice", "price": 100,
+    "status": "ACTIVE",
+    "category": "drinks",
+    "name": "Juice",
+    "price": 100,
     "vessel": {"size": 1, "unit": "l", "type": "BO", "deposit": "bottle"},
     "bundles": [{"type": "CT", "size": 2.5, "unit": "kg"}, {"type": "CR", "size": 6, "deposit": "crate"}],
 }
@@ -115,7 +126,10 @@ def test_a_bundle_making_a_fraction_of_a_vessel_is_refused_when_deposits_are_cha
     item = placed.data["deliveries"][0]["request"]["items"][0]
     assert item["vessel_count"] == 5 and item["deposits"] == [{"id": "bottle", "count": 5}]
     delivery = place(drinks, [{"id": "juice", "count": 1, "bundle": {"type": "CR", "size": 6}}])
-    answer = {"type": "ACCEPT", "items": [{"id": "juice", "count": 3, "bundle": {"type": "CT", "size": 2.5, "unit": "kg"}}]}
+    answer = {
+        "type": "ACCEPT",
+        "items": [{"id": "juice", "count": 3, "bundle": {"type": "CT", "size": 2.5, "unit": "kg"}}],
+    }
     refused = respond(drinks, delivery["id"], answer)
     assert refused.status_code == 400 and problem_paths(refused) == ["items[0].bundle"]
     answer["items"][0]["count"] = 4  # 10 bottles
@@ -127,7 +141,11 @@ def test_a_bundle_making_a_fraction_of_a_vessel_is_refused_when_deposits_are_cha
 def test_a_fraction_of_a_vessel_is_still_fine_without_deposits(drinks):
     from tests.api.deliveries_helpers import order, put_product
 
-    plain = {**JUICE, "vessel": {"size": 1, "unit": "l", "type": "BO"}, "bundles": [{"type": "CT", "size": 2.5, "unit": "kg"}]}
+    plain = {
+        **JUICE,
+        "vessel": {"size": 1, "unit": "l", "type": "BO"},
+        "bundles": [{"type": "CT", "size": 2.5, "unit": "kg"}],
+    }
     put_product(drinks, "plain-juice", plain)
     placed = order(drinks, [{"id": "plain-juice", "count": 3, "bundle": {"type": "CT", "size": 2.5}}])
     assert placed.status_code == 200, placed.data
@@ -185,7 +203,9 @@ def test_an_order_whose_empties_type_is_being_deleted_when_it_commits_is_refused
         return real(*args, **kwargs)
 
     monkeypatch.setattr(deliveries, "place", deleted_meanwhile)
-    refused = order(drinks, [{"id": "water", "count": 1}], empties=[{"id": "crate", "count": 1}, {"id": "keg", "count": 2}])
+    refused = order(
+        drinks, [{"id": "water", "count": 1}], empties=[{"id": "crate", "count": 1}, {"id": "keg", "count": 2}]
+    )
     assert refused.status_code == 400, refused.data
     assert problem_paths(refused) == ["empties[1].id"]
     assert drinks.get("/deliveries").data["deliveries"] == []
@@ -212,4 +232,6 @@ def test_a_response_whose_new_empties_type_is_being_deleted_when_it_commits_is_r
     assert drinks.get(f"/deliveries/{delivery['id']}").data["status"] == "REQUESTED"
     monkeypatch.setattr(deliveries, "change", real)
     deposits.retire(ACCOUNT, "keg", retiring=False)
-    assert respond(drinks, delivery["id"], {"type": "ACCEPT", "empties": [{"id": "keg", "count": 1}]}).status_code == 200
+    assert (
+        respond(drinks, delivery["id"], {"type": "ACCEPT", "empties": [{"id": "keg", "count": 1}]}).status_code == 200
+    )

@@ -1,7 +1,15 @@
 """The statement of a customer's deposit balances (decisions §15): GET /customers/:id/deposits/movements and
 GET /customer/deposits/movements."""
+
 from chalicelib.service import clock
-from tests.api.deliveries_helpers import CUSTOMER, CUSTOMER_TOKEN, OTHER_CUSTOMER_TOKEN, place, respond, shop  # noqa: F401
+from tests.api.deliveries_helpers import (  # noqa: F401
+    CUSTOMER,
+    CUSTOMER_TOKEN,
+    OTHER_CUSTOMER_TOKEN,
+    place,
+    respond,
+    shop,
+)
 from tests.api.test_deposit_deliveries import BOTTLE_E, CRATE, CRATE_E, PALLET, PALLET_E, drinks  # noqa: F401
 from tests.conftest import problem_paths
 
@@ -15,7 +23,11 @@ def adjust(api, deposit_id, count, message="m"):
 
 
 def statement(api, query="", token=None):
-    response = api.get(f"{STATEMENT}{query}") if token is None else api.get(f"/customer/deposits/movements{query}", token=token)
+    response = (
+        api.get(f"{STATEMENT}{query}")
+        if token is None
+        else api.get(f"/customer/deposits/movements{query}", token=token)
+    )
     assert response.status_code == 200, response.data
     return response.data
 
@@ -40,16 +52,34 @@ def test_an_adjustment_is_a_movement_with_its_message_and_the_price_then(drinks)
     page = statement(drinks)
     assert page == {
         "movements": [
-            {"at": "2026-05-04T09:30:00.000Z", "id": "crate", "name": "Crate II", "price": 200, "count": -2, "message": "two crates broken"},
-            {"at": "2026-05-04T09:30:00.000Z", "id": "crate", "name": "Crate", "price": 150, "count": 5, "message": "opening balance"},
-        ],
+            {
+                "at": "2026-05-04T09:30:00.000Z",
+                "id": "crate",
+                "name": "Crate II",
+                "price": 200,
+                "count": -2,
+                "message": "two crates broken",
+            },
+            {
+                "at": "2026-05-04T09:30:00.000Z",
+                "id": "crate",
+                "name": "Crate",
+                "price": 150,
+                "count": 5,
+                "message": "opening balance",
+            },
+        ]
     }
     assert list(page["movements"][0]) == ["at", "id", "name", "price", "count", "message"]
     assert statement(drinks, token=CUSTOMER_TOKEN) == page
 
 
 def test_a_receive_is_one_movement_per_type_it_moved_valued_as_the_delivery(drinks):
-    delivery = place(drinks, [{"id": "lager", "count": 1, "bundle": PALLET}], empties=[{"id": "crate", "count": 10}, {"id": "pallet", "count": 1}])
+    delivery = place(
+        drinks,
+        [{"id": "lager", "count": 1, "bundle": PALLET}],
+        empties=[{"id": "crate", "count": 10}, {"id": "pallet", "count": 1}],
+    )
     respond(drinks, delivery["id"], {"type": "ACCEPT"})
     drinks.put("/deposits/bottle", {"name": "Bottle", "price": 10})  # after the order: the delivery keeps 8
     assert drinks.post(f"/customer/deliveries/{delivery['id']}/receive", {}, token=CUSTOMER_TOKEN).status_code == 200
@@ -82,7 +112,10 @@ def test_newest_first_paged_through_a_receive_filtered_by_type(drinks):
     assert [(m["id"], m["count"]) for m in second["movements"]] == [("crate", 1), ("keg", 2)]
     assert "cursor" not in second
     assert [m["at"] for m in first["movements"] + second["movements"]] == [
-        "2026-05-04T09:32:00.000Z", "2026-05-04T09:31:00.000Z", "2026-05-04T09:31:00.000Z", "2026-05-04T09:30:00.000Z"
+        "2026-05-04T09:32:00.000Z",
+        "2026-05-04T09:31:00.000Z",
+        "2026-05-04T09:31:00.000Z",
+        "2026-05-04T09:30:00.000Z",
     ]
     # Added while paging: never shown twice, not shown behind the cursor.
     adjust(drinks, "crate", 7, "late")

@@ -1,4 +1,5 @@
 """Deposit types (decisions §15): PUT, GET, list, DELETE with the in-use guard, bounds, the feed."""
+
 import pytest
 
 from tests.api.customer_support import customer_token, make_customer, make_product
@@ -25,7 +26,11 @@ def test_put_creates_and_answers_the_type(api):
 
 def test_put_changes_and_the_same_put_again_changes_nothing(api):
     api.put("/deposits/crate", CRATE)
-    assert api.put("/deposits/crate", {"name": " Beer crate ", "price": 300}).data == {"id": "crate", "name": "Beer crate", "price": 300}
+    assert api.put("/deposits/crate", {"name": " Beer crate ", "price": 300}).data == {
+        "id": "crate",
+        "name": "Beer crate",
+        "price": 300,
+    }
     after = api.get("/changes").data["max_sequence"]
     assert api.put("/deposits/crate", {"name": "Beer crate", "price": 300}).status_code == 200
     assert api.get("/changes").data["max_sequence"] == after
@@ -74,7 +79,9 @@ def test_at_most_200_types(api):
     from chalicelib.store import keys, table
 
     types = {f"t{i:03d}": {"name": "Crate", "price": 1} for i in range(199)}
-    table.client().put_item(TableName=table.name(), Item=table.to_item({**keys.deposit_types_key("acme"), "types": types, "count": 199}))
+    table.client().put_item(
+        TableName=table.name(), Item=table.to_item({**keys.deposit_types_key("acme"), "types": types, "count": 199})
+    )
     assert api.put("/deposits/t199", CRATE).status_code == 200  # the 200th
     fail(api.put("/deposits/one-more", CRATE), 400, "validation-error", ["id"])
     assert api.put("/deposits/t000", {"name": "Changed", "price": 1}).status_code == 200  # changing still works
@@ -173,7 +180,10 @@ def test_feed_data_of_a_type_that_exists(api):
 
 
 def test_webhook_events_may_select_deposit_types(api):
-    body = {"url": "https://example.com/hook", "events": ["deposit.created", "deposit.updated", "deposit.deleted", "customer-deposits.updated"]}
+    body = {
+        "url": "https://example.com/hook",
+        "events": ["deposit.created", "deposit.updated", "deposit.deleted", "customer-deposits.updated"],
+    }
     response = api.put("/account/settings/webhooks", body)
     assert response.status_code == 200, response.data
     api.put("/deposits/crate", CRATE)

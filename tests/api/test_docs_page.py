@@ -1,4 +1,5 @@
 """The page for people at /docs: no token, assets from the service itself, renders offline in headless Chromium."""
+
 import re
 import shutil
 import subprocess
@@ -37,15 +38,24 @@ def test_the_reference_renders_with_its_operations_offline(accounts_ready, chrom
         assert requests.get(f"{url}/docs", timeout=10).status_code == 200
         result = subprocess.run(
             [
-                chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                chromium,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-dev-shm-usage",
                 f"--user-data-dir={tmp_path / 'profile'}",
                 # The network is cut off: every host but this machine fails to resolve, and no proxy is reachable.
                 "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-                "--proxy-server=127.0.0.1:9", "--proxy-bypass-list=127.0.0.1",
-                "--virtual-time-budget=15000", "--run-all-compositor-stages-before-draw",
-                "--dump-dom", f"{url}/docs",
+                "--proxy-server=127.0.0.1:9",
+                "--proxy-bypass-list=127.0.0.1",
+                "--virtual-time-budget=15000",
+                "--run-all-compositor-stages-before-draw",
+                "--dump-dom",
+                f"{url}/docs",
             ],
-            capture_output=True, text=True, timeout=120,
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
     dom = result.stdout
     assert "Supplier Ordering Service" in dom, result.stderr[-2000:]

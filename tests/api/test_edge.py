@@ -1,5 +1,6 @@
 """What every response carries (decisions §3): X-Request-Id and `instance`, HEAD beside GET, Retry-After on 409,
 CORS when CORS_ALLOW_ORIGINS allows the Origin."""
+
 import json
 from types import SimpleNamespace
 
@@ -19,8 +20,14 @@ def product(api):
 
 @pytest.mark.parametrize(
     "method, path, token, status",
-    [("GET", "/products/cola", ..., 200), ("GET", "/products/nope", ..., 404), ("GET", "/products", None, 401),
-     ("GET", "/no/such/path", ..., 404), ("POST", "/products/cola", ..., 405), ("GET", "/openapi.json", None, 200)],
+    [
+        ("GET", "/products/cola", ..., 200),
+        ("GET", "/products/nope", ..., 404),
+        ("GET", "/products", None, 401),
+        ("GET", "/no/such/path", ..., 404),
+        ("POST", "/products/cola", ..., 405),
+        ("GET", "/openapi.json", None, 200),
+    ],
 )
 def test_every_response_has_a_request_id_and_problems_repeat_it(product, method, path, token, status):
     response = product.request(method, path, token=token)
@@ -32,7 +39,9 @@ def test_every_response_has_a_request_id_and_problems_repeat_it(product, method,
 
 
 def test_request_ids_differ_per_request(product):
-    assert product.get("/products/cola").headers["X-Request-Id"] != product.get("/products/cola").headers["X-Request-Id"]
+    assert (
+        product.get("/products/cola").headers["X-Request-Id"] != product.get("/products/cola").headers["X-Request-Id"]
+    )
 
 
 def test_api_gateways_request_id_is_used_when_there_is_one():
@@ -49,7 +58,9 @@ def test_head_answers_as_get_without_a_body(product):
     assert head.headers["Content-Length"] == str(len(get.body))
 
 
-@pytest.mark.parametrize("path, status", [("/products/nope", 404), ("/no/such/path", 404), ("/customer/deliveries/1/cancel", 405)])
+@pytest.mark.parametrize(
+    "path, status", [("/products/nope", 404), ("/no/such/path", 404), ("/customer/deliveries/1/cancel", 405)]
+)
 def test_head_failures_carry_no_body_either(product, path, status):
     head = product.request("HEAD", path)
     assert head.status_code == status
@@ -80,8 +91,11 @@ def test_a_409_says_when_to_retry(product, monkeypatch):
     assert response.data["type"] == "conflict"
 
 
-PREFLIGHT = {"Origin": "https://shop.example.com", "Access-Control-Request-Method": "PUT",
-             "Access-Control-Request-Headers": "authorization, content-type"}
+PREFLIGHT = {
+    "Origin": "https://shop.example.com",
+    "Access-Control-Request-Method": "PUT",
+    "Access-Control-Request-Headers": "authorization, content-type",
+}
 
 
 def test_no_cors_by_default(product, monkeypatch):
@@ -89,7 +103,10 @@ def test_no_cors_by_default(product, monkeypatch):
     response = product.request("OPTIONS", "/products/cola", token=None, headers=PREFLIGHT)
     assert response.status_code == 204
     assert "Access-Control-Allow-Origin" not in response.headers
-    assert "Access-Control-Allow-Origin" not in product.get("/products/cola", headers={"Origin": PREFLIGHT["Origin"]}).headers
+    assert (
+        "Access-Control-Allow-Origin"
+        not in product.get("/products/cola", headers={"Origin": PREFLIGHT["Origin"]}).headers
+    )
 
 
 def test_cors_preflight_and_response_for_an_allowed_origin(product, monkeypatch):

@@ -1,14 +1,13 @@
 """Every error is RFC 9457 problem+json (decisions §3), and no request, however malformed, yields a 5xx."""
+
 import json
 
 import pytest
 
 from tests.conftest import OTHER_TOKEN, SUPPLIER_TOKEN, problem_paths
-from tests.problems import PROBLEM_KEYS, assert_problem
+from tests.problems import assert_problem
 
-
-BODY_ROUTES = [("POST", "/products"), ("PUT", "/products/p1"), ("PATCH", "/products/p1"),
-               ("PUT", "/categories/drinks")]
+BODY_ROUTES = [("POST", "/products"), ("PUT", "/products/p1"), ("PATCH", "/products/p1"), ("PUT", "/categories/drinks")]
 
 
 @pytest.fixture
@@ -53,8 +52,9 @@ def test_wrong_content_type(existing, method, path):
 
 
 def test_json_content_type_with_charset_is_accepted(existing):
-    response = existing.put("/categories/drinks", raw='{"name": "Drinks"}',
-                            headers={"Content-Type": "application/json; charset=utf-8"})
+    response = existing.put(
+        "/categories/drinks", raw='{"name": "Drinks"}', headers={"Content-Type": "application/json; charset=utf-8"}
+    )
     assert response.status_code == 200
 
 
@@ -62,8 +62,18 @@ def test_content_type_does_not_matter_without_a_body(existing):
     assert existing.get("/products/p1", headers={"Content-Type": "text/plain"}).status_code == 200
 
 
-@pytest.mark.parametrize("path", ["/", "/nope", "/nope/deeper", "/products/p1/unknown", "/a/b/c/d",
-                                  "/products/p1/customer-pricing/c1/extra/more", "/a/b/c/d/e/f/g/h/i/j"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/",
+        "/nope",
+        "/nope/deeper",
+        "/products/p1/unknown",
+        "/a/b/c/d",
+        "/products/p1/customer-pricing/c1/extra/more",
+        "/a/b/c/d/e/f/g/h/i/j",
+    ],
+)
 def test_unknown_path(api, path):
     for token in [SUPPLIER_TOKEN, None, "unknown-token"]:
         for method in ["GET", "POST", "DELETE"]:
@@ -72,15 +82,18 @@ def test_unknown_path(api, path):
 
 
 # Every path also answers OPTIONS, and HEAD where it has GET (decisions §3).
-@pytest.mark.parametrize("method, path, allowed", [
-    ("DELETE", "/products", {"GET", "HEAD", "OPTIONS", "POST"}),
-    ("PUT", "/products", {"GET", "HEAD", "OPTIONS", "POST"}),
-    ("PATCH", "/products", {"GET", "HEAD", "OPTIONS", "POST"}),
-    ("POST", "/products/p1", {"GET", "HEAD", "OPTIONS", "PUT", "PATCH", "DELETE"}),
-    ("POST", "/categories/c1", {"GET", "HEAD", "OPTIONS", "PUT", "DELETE"}),
-    ("PATCH", "/categories/c1", {"GET", "HEAD", "OPTIONS", "PUT", "DELETE"}),
-    ("DELETE", "/categories", {"GET", "HEAD", "OPTIONS", "POST"}),
-])
+@pytest.mark.parametrize(
+    "method, path, allowed",
+    [
+        ("DELETE", "/products", {"GET", "HEAD", "OPTIONS", "POST"}),
+        ("PUT", "/products", {"GET", "HEAD", "OPTIONS", "POST"}),
+        ("PATCH", "/products", {"GET", "HEAD", "OPTIONS", "POST"}),
+        ("POST", "/products/p1", {"GET", "HEAD", "OPTIONS", "PUT", "PATCH", "DELETE"}),
+        ("POST", "/categories/c1", {"GET", "HEAD", "OPTIONS", "PUT", "DELETE"}),
+        ("PATCH", "/categories/c1", {"GET", "HEAD", "OPTIONS", "PUT", "DELETE"}),
+        ("DELETE", "/categories", {"GET", "HEAD", "OPTIONS", "POST"}),
+    ],
+)
 def test_known_path_with_wrong_method(api, method, path, allowed):
     for token in [SUPPLIER_TOKEN, None]:
         response = api.request(method, path, token=token, raw="{}" if method in ("POST", "PUT", "PATCH") else None)
@@ -89,11 +102,14 @@ def test_known_path_with_wrong_method(api, method, path, allowed):
 
 
 @pytest.mark.parametrize("method", ["TRACE", "CONNECT", "PROPFIND"])
-@pytest.mark.parametrize("path, allowed", [
-    ("/products", {"GET", "HEAD", "OPTIONS", "POST"}),
-    ("/products/p1", {"GET", "HEAD", "OPTIONS", "PUT", "PATCH", "DELETE"}),
-    ("/nope/deeper", None),
-])
+@pytest.mark.parametrize(
+    "path, allowed",
+    [
+        ("/products", {"GET", "HEAD", "OPTIONS", "POST"}),
+        ("/products/p1", {"GET", "HEAD", "OPTIONS", "PUT", "PATCH", "DELETE"}),
+        ("/nope/deeper", None),
+    ],
+)
 def test_methods_no_route_registers_are_405_on_known_paths_and_404_elsewhere(api, method, path, allowed):
     # Chalice answers these itself; its Allow header would name the fallback views as well.
     response = api.client.http.request(method, path, headers={"Authorization": f"token {SUPPLIER_TOKEN}"})
@@ -170,8 +186,15 @@ def test_huge_integer_literal_is_refused(existing):
     assert_problem(existing.post("/products", raw=raw), 400, "validation-error")
 
 
-@pytest.mark.parametrize("raw", ['{"price": 1e999999999}', '{"vessel": {"size": 1e-999999999, "unit": "l"}}',
-                                 '{"vessel": {"size": 1e999999999, "unit": "l"}}', '{"min_order_count": -0.0}'])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        '{"price": 1e999999999}',
+        '{"vessel": {"size": 1e-999999999, "unit": "l"}}',
+        '{"vessel": {"size": 1e999999999, "unit": "l"}}',
+        '{"min_order_count": -0.0}',
+    ],
+)
 def test_extreme_numbers_are_refused_not_crashed(existing, raw):
     assert_problem(existing.patch("/products/p1", raw=raw), 400, "validation-error")
 
@@ -183,20 +206,35 @@ def test_validation_error_lists_every_field(existing):
     assert all(error["message"] for error in data["errors"])
 
 
-@pytest.mark.parametrize("method, path, status, type_", [
-    ("GET", "/products/nope", 404, "not-found"),
-    ("GET", "/products", 401, "unauthorized"),
-])
+@pytest.mark.parametrize(
+    "method, path, status, type_",
+    [("GET", "/products/nope", 404, "not-found"), ("GET", "/products", 401, "unauthorized")],
+)
 def test_other_errors_have_the_same_shape(api, method, path, status, type_):
     token = None if status == 401 else SUPPLIER_TOKEN
     assert_problem(api.request(method, path, token=token), status, type_)
 
 
-JUNK_BODIES = ["", "{", "[]", "null", '{"id": null}', '{"name": {"$ne": 1}}', '{"status": []}',
-               '{"bundles": "x"}', '{"bundles": [null]}', '{"bundles": [{"type": "PX"}]}',
-               '{"pricing": {"date_overrides": [{}]}}', '{"pricing": {"strategy": "VOLUME", "price_points": [{}]}}',
-               '{"delivery_days": []}', '{"delivery_date_overrides": {"x": null}}', '{"custom_properties": 1}',
-               '{"image": "http://x"}', '{"vessel": {"size": "1e400", "unit": "l"}}', '{"__proto__": {}}']
+JUNK_BODIES = [
+    "",
+    "{",
+    "[]",
+    "null",
+    '{"id": null}',
+    '{"name": {"$ne": 1}}',
+    '{"status": []}',
+    '{"bundles": "x"}',
+    '{"bundles": [null]}',
+    '{"bundles": [{"type": "PX"}]}',
+    '{"pricing": {"date_overrides": [{}]}}',
+    '{"pricing": {"strategy": "VOLUME", "price_points": [{}]}}',
+    '{"delivery_days": []}',
+    '{"delivery_date_overrides": {"x": null}}',
+    '{"custom_properties": 1}',
+    '{"image": "http://x"}',
+    '{"vessel": {"size": "1e400", "unit": "l"}}',
+    '{"__proto__": {}}',
+]
 
 
 @pytest.mark.parametrize("method, path", BODY_ROUTES)
@@ -208,9 +246,18 @@ def test_junk_never_yields_a_5xx(existing, method, path):
             assert_problem(response, response.status_code, response.data["type"])
 
 
-ODD_PATHS = ["/products?limit=-1", "/products?limit=1.5", "/products?limit=", "/products?cursor=",
-             "/products?cursor=%FF%FE", "/products?cursor=a.b.c", "/products?cursor=..",
-             "/categories?limit=99999999999999999999999", "/products/%00", "/products/" + "x" * 3000]
+ODD_PATHS = [
+    "/products?limit=-1",
+    "/products?limit=1.5",
+    "/products?limit=",
+    "/products?cursor=",
+    "/products?cursor=%FF%FE",
+    "/products?cursor=a.b.c",
+    "/products?cursor=..",
+    "/categories?limit=99999999999999999999999",
+    "/products/%00",
+    "/products/" + "x" * 3000,
+]
 
 
 def test_odd_query_and_path_values_never_yield_a_5xx(api):

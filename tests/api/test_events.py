@@ -1,4 +1,5 @@
 """GET /account/events and POST /account/events/:id/resend (decisions §10)."""
+
 import datetime as dt
 import json
 
@@ -9,8 +10,15 @@ from chalicelib.service import clock
 from chalicelib.service import event_sending as sending
 from chalicelib.store import table
 from tests.conftest import OTHER_TOKEN, problem_paths
-from tests.jobs.support import local_receivers  # noqa: F401 - a fixture
-from tests.jobs.support import T0, dispatch_at, configure, delivery, stored, write_event
+from tests.jobs.support import (
+    T0,
+    configure,
+    delivery,
+    dispatch_at,
+    local_receivers,  # noqa: F401 - a fixture
+    stored,
+    write_event,
+)
 
 pytestmark = pytest.mark.usefixtures("local_receivers", "fake_clock")
 
@@ -51,7 +59,17 @@ def test_events_are_listed_newest_first_with_their_last_answer(api, httpserver):
 
     newest, oldest = api.get(PATH).data["events"]
 
-    assert list(newest) == ["id", "type", "delivery_id", "sequence", "status", "attempts", "created", "last_status_code", "next_attempt_at"]
+    assert list(newest) == [
+        "id",
+        "type",
+        "delivery_id",
+        "sequence",
+        "status",
+        "attempts",
+        "created",
+        "last_status_code",
+        "next_attempt_at",
+    ]
     assert newest["id"] == pending["event_id"] and newest["type"] == "cancel-delivery"
     assert newest["status"] == "PENDING" and newest["attempts"] == 1 and newest["last_status_code"] == 500
     assert newest["next_attempt_at"].startswith("2025-03-03T09:00:32.")  # 30 s after the attempt at 09:00:02
@@ -305,4 +323,6 @@ def test_both_operations_are_in_the_openapi_document(api):
     assert "202" in resend["responses"] and "404" in resend["responses"] and "429" in resend["responses"]
     assert "Retry-After" in document["components"]["responses"]["Problem429"]["headers"]
     schema = document["components"]["schemas"]["Event"]
-    assert {"id", "type", "delivery_id", "status", "attempts", "created", "last_status_code", "next_attempt_at"} <= set(schema["properties"])
+    assert {"id", "type", "delivery_id", "status", "attempts", "created", "last_status_code", "next_attempt_at"} <= set(
+        schema["properties"]
+    )

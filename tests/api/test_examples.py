@@ -1,4 +1,5 @@
 """The OpenAPI examples (chalicelib/http/examples.json) are recorded from tests/api/example_flow.py and valid."""
+
 import json
 import os
 from decimal import Decimal
@@ -6,7 +7,6 @@ from decimal import Decimal
 import pytest
 
 import app  # noqa: F401  (registers every operation)
-
 from chalicelib.http import openapi
 from chalicelib.http.route_table import all_operations
 from tests.api.example_flow import masked, record_examples
@@ -34,7 +34,9 @@ def _numbers(value):
     return json.loads(json.dumps(value), parse_float=Decimal)
 
 
-@pytest.mark.parametrize("operation", [op for op in all_operations() if op.name in openapi.examples()], ids=lambda op: op.name)
+@pytest.mark.parametrize(
+    "operation", [op for op in all_operations() if op.name in openapi.examples()], ids=lambda op: op.name
+)
 def test_examples_match_the_models(operation):
     example = openapi.examples()[operation.name]
     if "request" in example:

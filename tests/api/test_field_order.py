@@ -1,4 +1,5 @@
 """Responses list fields in the interface's order, `id` first, nested objects too (decisions §3)."""
+
 import json
 import typing
 
@@ -13,16 +14,21 @@ FULL_PRODUCT = {
     "image": {"last_modified": "2024-01-01", "etag": "e1", "url": "https://example.com/a.png"},
     "custom_properties": {"b": 1, "a": "x"},
     "gtin": "4006381333931",
-    "pricing": {"date_overrides": [{"price_points": [{"price": 90, "from": 1}], "from_date": "2026-12-01"}],
-                "price_points": [{"price": 100, "from": 1}, {"price": 80, "from": 6}], "strategy": "VOLUME"},
+    "pricing": {
+        "date_overrides": [{"price_points": [{"price": 90, "from": 1}], "from_date": "2026-12-01"}],
+        "price_points": [{"price": 100, "from": 1}, {"price": 80, "from": 6}],
+        "strategy": "VOLUME",
+    },
     "dates_with_no_delivery": ["2026-12-24"],
     "delivery_date_overrides": {"2026-12-23": {"cutoff": "12:00", "lead_days": 0}},
     "delivery_days": {"1": {"cutoff": "10:00", "lead_days": 1}, "0": {"lead_days": 2}},
     "min_order_count": 1,
     "price_per": "vessel",
     "price": 100,
-    "bundles": [{"pallet_bundle": {"size": 6, "type": "CT"}, "size": 10, "type": "PX"},
-                {"size": 6, "type": "CT", "id_override": "cola-ct", "id": "ct"}],
+    "bundles": [
+        {"pallet_bundle": {"size": 6, "type": "CT"}, "size": 10, "type": "PX"},
+        {"size": 6, "type": "CT", "id_override": "cola-ct", "id": "ct"},
+    ],
     "vessel": {"type": "BO", "unit": "l", "size": 1.5, "id": "v"},
     "order_by": "vessel",
     "name": "Cola 1.5 l",
@@ -44,7 +50,8 @@ def test_a_product_reads_in_the_interface_order_however_it_was_written(api):
         assert keys(product) == list(field_order.PRODUCT.fields)
         assert keys(product["vessel"]) == ["id", "size", "unit", "type"]
         assert [keys(b) for b in product["bundles"]] == [
-            ["type", "size", "pallet_bundle"], ["id", "id_override", "type", "size"]
+            ["type", "size", "pallet_bundle"],
+            ["id", "id_override", "type", "size"],
         ]
         assert keys(product["bundles"][0]["pallet_bundle"]) == ["type", "size"]
         assert keys(product["pricing"]) == ["strategy", "price_points", "date_overrides"]
@@ -69,15 +76,20 @@ def test_a_customer_reads_table_fields_first_then_the_profile(api):
 
 
 def test_account_settings_read_table_fields_then_timezone(api):
-    response = api.patch("/account/settings/deliveries", {"timezone": "Europe/Helsinki", "delivery_days": {"1": {"lead_days": 1}}})
+    response = api.patch(
+        "/account/settings/deliveries", {"timezone": "Europe/Helsinki", "delivery_days": {"1": {"lead_days": 1}}}
+    )
     assert keys(response) == ["allow_delivery_comments", "allow_product_comments", "delivery_days", "timezone"]
 
 
 def test_a_delivery_reads_id_first_and_nested_in_order(shop):
     placed = shop.post(
         "/customer/deliveries",
-        {"user": {"email": "o@example.com", "name": "O"}, "message": "hi",
-         "items": [{"count": 2, "id": "beer", "bundle": {"id": "crate"}}]},
+        {
+            "user": {"email": "o@example.com", "name": "O"},
+            "message": "hi",
+            "items": [{"count": 2, "id": "beer", "bundle": {"id": "crate"}}],
+        },
         token="customer-c1-token",
     )
     delivery_id = json.loads(placed.body)["deliveries"][0]["id"]
@@ -86,7 +98,17 @@ def test_a_delivery_reads_id_first_and_nested_in_order(shop):
     assert keys(delivery) == ["id", "type", "status", "customer", "request", "responses", "integration"]
     assert keys(delivery["customer"]) == ["id", "company", "address", "contact"]
     request = delivery["request"]
-    assert keys(request) == ["timestamp", "company", "customer_id", "cost_center", "address", "scheduled", "user", "message", "items"]
+    assert keys(request) == [
+        "timestamp",
+        "company",
+        "customer_id",
+        "cost_center",
+        "address",
+        "scheduled",
+        "user",
+        "message",
+        "items",
+    ]
     assert keys(request["user"]) == ["name", "email"]
     item = request["items"][0]
     assert keys(item)[:7] == ["id", "name", "vessel", "count", "bundle", "vessel_count", "price"]
@@ -97,7 +119,14 @@ def test_a_delivery_reads_id_first_and_nested_in_order(shop):
 
 
 def test_every_response_model_has_a_field_order():
-    missing = sorted({op.response_name for op in all_operations() if op.response_name and op.response_name not in field_order.BY_MODEL} - {"dict"})
+    missing = sorted(
+        {
+            op.response_name
+            for op in all_operations()
+            if op.response_name and op.response_name not in field_order.BY_MODEL
+        }
+        - {"dict"}
+    )
     assert not missing, (
         f"response models without a field order: {missing}; add them to chalicelib/domain/field_order.py BY_MODEL"
     )

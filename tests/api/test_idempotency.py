@@ -1,4 +1,5 @@
 """Idempotency-Key on POST (decisions §11): a replay returns the first answer and does nothing again."""
+
 import json
 
 import pytest
@@ -7,7 +8,7 @@ from chalicelib.service import ordering
 from chalicelib.store import keys, table
 from tests.conftest import problem_paths
 
-from .deliveries_helpers import NOW, CUSTOMER_TOKEN, OTHER_CUSTOMER_TOKEN, USER, place, put_product, shop  # noqa: F401
+from .deliveries_helpers import CUSTOMER_TOKEN, NOW, OTHER_CUSTOMER_TOKEN, USER, place, put_product, shop  # noqa: F401
 from .test_deliveries_customer import events
 
 NOW_EPOCH = int(NOW.timestamp())  # the service clock in these tests
@@ -23,7 +24,9 @@ def order(api, key, body=ORDER, token=CUSTOMER_TOKEN):
 
 
 def record(scope, key):
-    response = table.client().get_item(TableName=table.name(), Key=table.to_item(keys.idempotency_key("acme", scope, key)))
+    response = table.client().get_item(
+        TableName=table.name(), Key=table.to_item(keys.idempotency_key("acme", scope, key))
+    )
     return table.from_item(response["Item"]) if "Item" in response else None
 
 

@@ -1,5 +1,6 @@
 """Idempotency-Key replays are the first answer byte for byte (decisions §11): status, body with its field order,
 Content-Type, for every POST that takes a key."""
+
 import pytest
 
 from .deliveries_helpers import CONTACT, CUSTOMER, CUSTOMER_TOKEN, USER, place, put_customer, shop  # noqa: F401
@@ -51,15 +52,21 @@ def test_a_replayed_response_and_cancel_are_the_first_answer_byte_for_byte(shop)
     first, again = twice(shop, f"/deliveries/{delivery['id']}/responses", response, key="r-1")
     assert first.status_code == 200
     assert_same_bytes(first, again)
-    first, again = twice(shop, f"/customer/deliveries/{delivery['id']}/cancel", {"message": "oops"}, key="c-1",
-                         token=CUSTOMER_TOKEN)
+    first, again = twice(
+        shop, f"/customer/deliveries/{delivery['id']}/cancel", {"message": "oops"}, key="c-1", token=CUSTOMER_TOKEN
+    )
     assert first.status_code == 200
     assert_same_bytes(first, again)
 
 
 def test_a_replayed_product_and_category_post_are_the_first_answer_byte_for_byte(shop):
-    product = {"name": "Green Tea", "status": "ACTIVE", "id": "tea", "category": "drinks",
-               "vessel": {"unit": "l", "size": 0.5}}
+    product = {
+        "name": "Green Tea",
+        "status": "ACTIVE",
+        "id": "tea",
+        "category": "drinks",
+        "vessel": {"unit": "l", "size": 0.5},
+    }
     first, again = twice(shop, "/products", product, key="p-1")
     assert first.status_code == 200
     assert_same_bytes(first, again)
@@ -161,10 +168,20 @@ def test_a_resend_records_its_answer_in_the_write_that_queues_it(api, monkeypatc
     assert (retried.status_code, retried.headers.get("Idempotent-Replayed")) == (202, "true")
     assert retried.headers["Content-Type"] == "application/json"
     assert list(retried.data) == list(listed)  # the event's field order, as every answer of it
-    assert retried.data == listed == {
-        "id": event["event_id"], "type": "request-delivery", "delivery_id": 7, "sequence": 1, "status": "PENDING",
-        "attempts": 0, "created": "2025-03-03T09:00:00.000Z", "next_attempt_at": "2025-03-03T09:00:00.000Z",
-    }
+    assert (
+        retried.data
+        == listed
+        == {
+            "id": event["event_id"],
+            "type": "request-delivery",
+            "delivery_id": 7,
+            "sequence": 1,
+            "status": "PENDING",
+            "attempts": 0,
+            "created": "2025-03-03T09:00:00.000Z",
+            "next_attempt_at": "2025-03-03T09:00:00.000Z",
+        }
+    )
     again = api.post(path, headers={"Idempotency-Key": "r-1"})
     assert_same_bytes(retried, again)
     dispatch_at(clock.now())  # no receiver: the attempt is recorded as failed, "no receiver"

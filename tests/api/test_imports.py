@@ -21,7 +21,9 @@ FILE = (
 
 def upload(api, text: str | bytes, content_type=CSV, query="", token=...):
     raw = text.encode() if isinstance(text, str) else text
-    return api.request("POST", f"/imports/products{query}", raw=raw, headers={"Content-Type": content_type}, token=token)
+    return api.request(
+        "POST", f"/imports/products{query}", raw=raw, headers={"Content-Type": content_type}, token=token
+    )
 
 
 def run_jobs():
@@ -140,7 +142,9 @@ def test_bad_rows_are_reported_with_line_and_column_and_the_rest_is_imported(api
     )
     report = imported(api, text)
     assert counts(report) == {"rows": 3, "processed": 3, "created": 2, "updated": 0, "unchanged": 0, "invalid": 1}
-    assert report["errors"] == [{"row": 4, "column": "Price", "message": "must be a decimal number such as 12.90 or 12,90"}]
+    assert report["errors"] == [
+        {"row": 4, "column": "Price", "message": "must be a decimal number such as 12.90 or 12,90"}
+    ]
     assert api.get("/products/good").data["custom_properties"] == {"description": "two\nlines"}
 
 
@@ -161,7 +165,9 @@ def test_an_update_keeps_what_the_file_cannot_express_and_replaces_the_rest(api)
         "pricing": {"strategy": "VOLUME", "price_points": [{"from": 1, "price": 100}]},
         "custom_properties": {"brand": "Old"}, "image": image,
     })  # fmt: skip
-    report = imported(api, "Item ID,Item name,Category ID,Price,Image\ncola,Cola new,drinks,1.10,https://img.example.com/c.png\n")
+    report = imported(
+        api, "Item ID,Item name,Category ID,Price,Image\ncola,Cola new,drinks,1.10,https://img.example.com/c.png\n"
+    )
     assert report["updated"] == 1
     assert api.get("/products/cola").data == {
         "id": "cola", "status": "ACTIVE", "category": "drinks", "name": "Cola new", "price": 110,
@@ -172,11 +178,23 @@ def test_an_update_keeps_what_the_file_cannot_express_and_replaces_the_rest(api)
 
 def test_a_row_that_clashes_with_kept_pricing_is_invalid(api):
     api.put("/categories/drinks", {"name": "Drinks"})
-    api.put("/products/cola", {"status": "ACTIVE", "category": "drinks", "name": "Cola", "min_order_count": 6,
-                               "pricing": {"strategy": "VOLUME", "price_points": [{"from": 6, "price": 100}]}})
+    api.put(
+        "/products/cola",
+        {
+            "status": "ACTIVE",
+            "category": "drinks",
+            "name": "Cola",
+            "min_order_count": 6,
+            "pricing": {"strategy": "VOLUME", "price_points": [{"from": 6, "price": 100}]},
+        },
+    )
     report = imported(api, "Item ID,Item name,Category ID,Minimum order count\ncola,Cola,drinks,2\n")
     assert report["errors"] == [
-        {"row": 2, "column": "Minimum order count", "message": "must equal the smallest positive 'from' of the price points"}
+        {
+            "row": 2,
+            "column": "Minimum order count",
+            "message": "must equal the smallest positive 'from' of the price points",
+        }
     ]
     assert imported(api, "Item ID,Item name,Category ID,Minimum order count\ncola,Cola,drinks,6\n")["unchanged"] == 1
 
@@ -198,9 +216,11 @@ def test_an_image_url_is_queued_for_download_and_not_again_for_the_same_url(api)
     imported(api, text.format(price=1))
     assert _image_status("cola") == "PENDING"
     table.client().update_item(
-        TableName=table.name(), Key=table.to_item(keys.product_key("acme", "cola")),
-        UpdateExpression="SET image_status = :done REMOVE GSI3PK, GSI3SK", ExpressionAttributeValues=table.values(done="DONE"),
-    )  # fmt: skip
+        TableName=table.name(),
+        Key=table.to_item(keys.product_key("acme", "cola")),
+        UpdateExpression="SET image_status = :done REMOVE GSI3PK, GSI3SK",
+        ExpressionAttributeValues=table.values(done="DONE"),
+    )
     assert imported(api, text.format(price=2))["updated"] == 1
     assert _image_status("cola") == "DONE"
     imported(api, text.format(price=2).replace("c.png", "d.png"))
@@ -283,9 +303,12 @@ def test_the_readme_example(api):
     report = imported(api, example)
     assert counts(report) == {"rows": 3, "processed": 3, "created": 2, "updated": 0, "unchanged": 0, "invalid": 1}
     assert report["categories_created"] == 2
-    assert report["errors"] == [{"row": 4, "column": "Price", "message": "must be a decimal number such as 12.90 or 12,90"}]
+    assert report["errors"] == [
+        {"row": 4, "column": "Price", "message": "must be a decimal number such as 12.90 or 12,90"}
+    ]
     assert api.get("/products/cola-033").data["custom_properties"] == {
-        "labels": ["vegan", "sugar free"], "storage_advice": "Keep cool"
+        "labels": ["vegan", "sugar free"],
+        "storage_advice": "Keep cool",
     }
 
 
@@ -311,7 +334,6 @@ def test_an_upload_retried_with_the_same_idempotency_key_is_one_import(api):
     assert len(api.get("/imports/products").data["imports"]) == 2
 
 
-
 # --- multipart/form-data (decisions §12) -------------------------------------------------------------------------
 
 BOUNDARY = "----form-7MA4YWxkTrZu0gW"
@@ -321,7 +343,7 @@ def form(parts: list[tuple[str, bytes, str | None]], boundary=BOUNDARY) -> bytes
     """A multipart/form-data body: (name, content, part Content-Type or None) per part."""
     out = b""
     for name, content, content_type in parts:
-        out += f"--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"; filename=\"{name}.csv\"\r\n".encode()
+        out += f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"; filename="{name}.csv"\r\n'.encode()
         if content_type:
             out += f"Content-Type: {content_type}\r\n".encode()
         out += b"\r\n" + content + b"\r\n"
@@ -358,7 +380,13 @@ def test_a_part_without_charset_is_utf_8(api):
     "content_type, body, status, path, message",
     [
         (FORM, form([("other", FILE.encode(), "text/csv")]), 400, "file", "no part named file"),
-        (FORM, form([("file", b"Item ID\na\n", None), ("file", b"Item ID\nb\n", None)]), 400, "body", "more than one part"),
+        (
+            FORM,
+            form([("file", b"Item ID\na\n", None), ("file", b"Item ID\nb\n", None)]),
+            400,
+            "body",
+            "more than one part",
+        ),
         ("multipart/form-data", form([("file", FILE.encode(), None)]), 400, "Content-Type", "boundary"),
         (FORM, b"not a form at all", 400, "body", "cannot be read"),
         (FORM, form([("file", FILE.encode(), None)])[:-10], 400, "body", "cannot be read"),
@@ -388,7 +416,10 @@ def test_the_5_mib_limit_is_the_files_in_a_form_too(api):
 @pytest.mark.parametrize(
     "body",
     [
-        f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="file"\r\nX-Note: \xff\r\n\r\nItem ID\na\r\n--{BOUNDARY}--\r\n'.encode("latin-1"),
+        (
+            f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="file"\r\nX-Note: \xff\r\n\r\n'
+            f"Item ID\na\r\n--{BOUNDARY}--\r\n"
+        ).encode("latin-1"),
         f"--{BOUNDARY}\r\n\r\nItem ID\na\r\n--{BOUNDARY}--\r\n".encode(),
         form([(f"p{n}", b"x", None) for n in range(17)]),
         form([("file", b"Item ID\na\n", "x-" * 3_000)]),

@@ -1,17 +1,12 @@
 """The integration state of deliveries over HTTP (decisions §14): who sees it, PUT, re-pending, the worklist,
 the account's counts. The races and the counts under a concurrent workload: tests/store/test_integration_store.py."""
+
 import datetime as dt
 
 import pytest
 
 from chalicelib.domain import limits
-from chalicelib.domain.delivery import (
-    Delivery,
-    DeliveryList,
-    PlacedDeliveries,
-    SupplierDelivery,
-    SupplierDeliveryList,
-)
+from chalicelib.domain.delivery import Delivery, DeliveryList, PlacedDeliveries, SupplierDelivery, SupplierDeliveryList
 from chalicelib.domain.integration import Integration, IntegrationOverview
 from chalicelib.service import clock
 from chalicelib.store import deliveries as delivery_store
@@ -113,7 +108,11 @@ def test_every_supplier_list_shows_the_stored_state_as_the_single_read_does(shop
 
 
 def test_customers_webhook_events_and_the_order_file_never_see_it(shop):
-    placed = shop.post("/customer/deliveries", body={"items": [{"id": "beer", "count": 1}], "user": {"name": "O", "email": "o@example.com"}}, token=CUSTOMER_TOKEN)
+    placed = shop.post(
+        "/customer/deliveries",
+        body={"items": [{"id": "beer", "count": 1}], "user": {"name": "O", "email": "o@example.com"}},
+        token=CUSTOMER_TOKEN,
+    )
     assert_shape(PlacedDeliveries, placed)  # refuses unknown fields: no `integration`
     delivery_id = placed.data["deliveries"][0]["id"]
     assert put(shop, delivery_id, {"status": "IMPORTED", "reference": "ERP-SECRET-REF"}).status_code == 200
@@ -253,7 +252,9 @@ def test_a_customer_change_makes_it_pending_again(shop, monkeypatch, action):
     at(monkeypatch, LATER)
     action(shop, delivery["id"])
     assert shop.get(f"/deliveries/{delivery['id']}").data["integration"] == {
-        "status": "PENDING", "reference": "ERP-7", "updated": ISO_LATER
+        "status": "PENDING",
+        "reference": "ERP-7",
+        "updated": ISO_LATER,
     }
     assert overview(shop) == {"pending": 1, "failed": 0, "oldest_pending": {"id": delivery["id"], "since": ISO_LATER}}
 
@@ -337,7 +338,11 @@ def test_a_worklist_cursor_is_bound_to_its_state(shop):
 def test_the_filter_is_one_state_and_not_with_status(shop):
     beer(shop)
     both = shop.get("/deliveries?integration=PENDING&status=REQUESTED")
-    assert (both.status_code, both.data["type"], sorted(paths(both))) == (400, "validation-error", ["integration", "status"])
+    assert (both.status_code, both.data["type"], sorted(paths(both))) == (
+        400,
+        "validation-error",
+        ["integration", "status"],
+    )
     for value in ("pending", "", "DONE", "PENDING,FAILED"):
         response = shop.get(f"/deliveries?integration={value}")
         assert (response.status_code, paths(response)) == (400, ["integration"]), value
@@ -398,7 +403,10 @@ def test_each_account_counts_its_own(shop):
 def test_an_order_of_two_deliveries_counts_both(shop):
     response = shop.post(
         "/customer/deliveries",
-        body={"items": [{"id": "beer", "count": 1}, {"id": "wine", "count": 1}], "user": {"name": "O", "email": "o@example.com"}},
+        body={
+            "items": [{"id": "beer", "count": 1}, {"id": "wine", "count": 1}],
+            "user": {"name": "O", "email": "o@example.com"},
+        },
         token=CUSTOMER_TOKEN,
     )
     assert len(response.data["deliveries"]) == 2
@@ -428,8 +436,10 @@ def test_a_delivery_stored_before_reads_pending_and_the_migration_lists_and_coun
     old, new = beer(shop), beer(shop)
     _forget_integration(old["id"])
     table.client().update_item(
-        TableName=table.name(), Key=table.to_item({"PK": "A#acme", "SK": "INTEGRATION#COUNTS"}),
-        UpdateExpression="ADD pending :one", ExpressionAttributeValues=table.values(one=1),
+        TableName=table.name(),
+        Key=table.to_item({"PK": "A#acme", "SK": "INTEGRATION#COUNTS"}),
+        UpdateExpression="ADD pending :one",
+        ExpressionAttributeValues=table.values(one=1),
     )  # the counts as they would be: only the new delivery
     assert shop.get(f"/deliveries/{old['id']}").data["integration"] == {"status": "PENDING"}
     assert ids(worklist(shop, "PENDING")) == [new["id"]]
@@ -507,7 +517,10 @@ def _held_once(monkeypatch, moments: list[dt.datetime]):
 def test_a_re_pended_delivery_enters_the_worklist_at_the_time_of_the_write_that_committed(shop, monkeypatch):
     delivery = beer(shop)
     assert put(shop, delivery["id"], {"status": "IMPORTED"}).status_code == 200
-    first, later = dt.datetime(2026, 5, 4, 9, 30, tzinfo=dt.timezone.utc), dt.datetime(2026, 5, 4, 9, 35, tzinfo=dt.timezone.utc)
+    first, later = (
+        dt.datetime(2026, 5, 4, 9, 30, tzinfo=dt.timezone.utc),
+        dt.datetime(2026, 5, 4, 9, 35, tzinfo=dt.timezone.utc),
+    )
     met = _held_once(monkeypatch, [first, later])
     cancel(shop, delivery["id"])
     assert met  # the first attempt was refused
@@ -515,7 +528,10 @@ def test_a_re_pended_delivery_enters_the_worklist_at_the_time_of_the_write_that_
 
 
 def test_a_new_order_enters_the_worklist_at_the_time_of_the_write_that_committed(shop, monkeypatch):
-    first, later = dt.datetime(2026, 5, 4, 9, 30, tzinfo=dt.timezone.utc), dt.datetime(2026, 5, 4, 9, 35, tzinfo=dt.timezone.utc)
+    first, later = (
+        dt.datetime(2026, 5, 4, 9, 30, tzinfo=dt.timezone.utc),
+        dt.datetime(2026, 5, 4, 9, 35, tzinfo=dt.timezone.utc),
+    )
     met = _held_once(monkeypatch, [first, later])
     delivery = beer(shop)
     assert met

@@ -1,5 +1,6 @@
 """Through the Lambda entry point, as API Gateway calls it (decisions §3): path parameters arrive decoded there,
 which chalice local and the test client do not do, so these inputs reach the app only in AWS."""
+
 import json
 import uuid
 
@@ -22,7 +23,9 @@ class Context:
         return 30_000
 
 
-def invoke(method: str, resource: str, path_parameters: dict, token: str = SUPPLIER_TOKEN, body=None) -> tuple[int, dict]:
+def invoke(
+    method: str, resource: str, path_parameters: dict, token: str = SUPPLIER_TOKEN, body=None
+) -> tuple[int, dict]:
     """An API Gateway REST proxy event for `resource` with decoded path parameters; (status, JSON body)."""
     from app import app
 
@@ -66,7 +69,9 @@ def test_a_delivery_id_in_other_digits_is_404_never_500_nor_delivery_1(shop, del
     status, body = invoke("GET", "/deliveries/{delivery_id}", {"delivery_id": delivery_id})
     assert (status, body["type"], body["detail"]) == (404, "not-found", f"delivery {delivery_id} does not exist")
 
-    status, body = invoke("POST", "/deliveries/{delivery_id}/responses", {"delivery_id": delivery_id}, body={"type": "ACCEPT"})
+    status, body = invoke(
+        "POST", "/deliveries/{delivery_id}/responses", {"delivery_id": delivery_id}, body={"type": "ACCEPT"}
+    )
     assert (status, body["type"]) == (404, "not-found")
 
     resource = "/customer/deliveries/{delivery_id}/cancel"
@@ -104,18 +109,27 @@ def test_the_first_and_last_dates_of_the_range_are_checked_like_any_other(shop):
         return invoke("POST", "/customer/deliveries", {}, token=CUSTOMER_TOKEN, body=body)
 
     status, body = order("1900-01-01")  # in the past
-    assert (status, body["errors"]) == (400, [{"path": "scheduled.date", "message": "is not a delivery date for every product ordered"}])
+    assert (status, body["errors"]) == (
+        400,
+        [{"path": "scheduled.date", "message": "is not a delivery date for every product ordered"}],
+    )
     status, body = order("2999-12-31")
     assert (status, body["deliveries"][0]["request"]["scheduled"]) == (200, {"date": "2999-12-31"})
 
 
 def test_a_custom_properties_array_over_its_limit_is_400(shop):
-    product = {"status": "ACTIVE", "category": "drinks", "name": "Notes", "custom_properties": {"notes": ["x" * 2000] * 250}}
+    product = {
+        "status": "ACTIVE",
+        "category": "drinks",
+        "name": "Notes",
+        "custom_properties": {"notes": ["x" * 2000] * 250},
+    }
     status, body = invoke("PUT", "/products/{product_id}", {"product_id": "x"}, body=product)
     assert status == 400
     assert body["errors"] == [
         {
             "path": "custom_properties.notes",
-            "message": "must be a string (at most 2,000 characters), a number, a boolean or an array of at most 100 such strings",
+            "message": "must be a string (at most 2,000 characters), a number, a boolean "
+            "or an array of at most 100 such strings",
         }
     ]

@@ -1,4 +1,5 @@
 """Request logs: one JSON line per request with who, what and how it went; never a token, body or cursor."""
+
 import json
 from types import SimpleNamespace
 

@@ -1,4 +1,5 @@
 """GET /openapi.json: a valid OpenAPI 3.1 document of every route, generated from the models the routes use."""
+
 import subprocess
 import sys
 
@@ -93,7 +94,11 @@ def test_path_parameters_are_typed_as_the_ids_the_api_answers(doc):
         for p in operation["parameters"]
         if p["in"] == "path"
     }
-    assert schemas[("/deliveries/{delivery_id}", "delivery_id")] == {"type": "integer", "minimum": 1, "maximum": 999999999999}
+    assert schemas[("/deliveries/{delivery_id}", "delivery_id")] == {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": 999999999999,
+    }
     assert {s["type"] for (_, name), s in schemas.items() if name == "delivery_id"} == {"integer"}
     for name in ("product_id", "customer_id", "import_id", "deposit_id"):
         assert {s.get("pattern") for (_, n), s in schemas.items() if n == name} == {"^[a-zA-Z0-9_-]+$"}, name
@@ -299,7 +304,13 @@ def test_post_products_documents_the_id_as_required(doc):
 
 def test_response_schemas_accept_added_fields(doc):
     schema = {"$ref": "#/components/schemas/Product", "components": doc["components"]}
-    product = {"id": "p", "status": "ACTIVE", "category": "c", "name": "Cola", "vessel": {"size": 1, "unit": "l", "new": 1}}
+    product = {
+        "id": "p",
+        "status": "ACTIVE",
+        "category": "c",
+        "name": "Cola",
+        "vessel": {"size": 1, "unit": "l", "new": 1},
+    }
     assert OAS31Validator(schema).is_valid({**product, "added_later": True})
     response_schemas = {"Product", "Delivery", "Customer", "WebhookSettingsView", "Problem"}
     for name in response_schemas:
@@ -347,7 +358,10 @@ def test_every_parameter_is_described_and_every_tag_declared(doc):
 def test_each_operation_shows_an_example_request_and_response(doc):
     post = doc["paths"]["/categories"]["post"]
     assert post["requestBody"]["content"]["application/json"]["example"] == {"id": "soft-drinks", "name": "Soft drinks"}
-    assert post["responses"]["200"]["content"]["application/json"]["example"] == {"id": "soft-drinks", "name": "Soft drinks"}
+    assert post["responses"]["200"]["content"]["application/json"]["example"] == {
+        "id": "soft-drinks",
+        "name": "Soft drinks",
+    }
     csv = doc["paths"]["/deliveries/{delivery_id}/csv"]["get"]["responses"]["200"]["content"]["text/csv"]["example"]
     assert csv.startswith("Delivery ID,Type,Customer ID")
 
@@ -415,8 +429,12 @@ def test_etag_on_single_delivery_reads_and_if_match_on_their_changes(doc):
     for path in ("/deliveries/{delivery_id}", "/customer/deliveries/{delivery_id}"):
         assert "ETag" in doc["paths"][path]["get"]["responses"]["200"]["headers"]
     assert "ETag" not in doc["paths"]["/deliveries"]["get"]["responses"]["200"]["headers"]
-    changes = ["/deliveries/{delivery_id}/responses", "/customer/deliveries/{delivery_id}/amendments",
-               "/customer/deliveries/{delivery_id}/cancel", "/customer/deliveries/{delivery_id}/receive"]
+    changes = [
+        "/deliveries/{delivery_id}/responses",
+        "/customer/deliveries/{delivery_id}/amendments",
+        "/customer/deliveries/{delivery_id}/cancel",
+        "/customer/deliveries/{delivery_id}/receive",
+    ]
     for path in changes:
         operation = doc["paths"][path]["post"]
         assert ("header", "If-Match") in parameters(operation) and "412" in operation["responses"], path

@@ -1,4 +1,5 @@
 """The served document passes Redocly's `recommended` rules and Spectral's `spectral:oas` with nothing to report."""
+
 import json
 import re
 import shutil
@@ -31,7 +32,10 @@ def document_file(api, tmp_path):
 def test_redocly_recommended_finds_nothing(document_file):
     result = subprocess.run(
         [_linter("redocly"), "lint", "--config", str(ROOT / "redocly.yaml"), "--format", "stylish", str(document_file)],
-        capture_output=True, text=True, cwd=ROOT, timeout=180,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=180,
     )
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
@@ -41,9 +45,21 @@ def test_redocly_recommended_finds_nothing(document_file):
 
 def test_spectral_oas_finds_nothing(document_file):
     result = subprocess.run(
-        [_linter("spectral"), "lint", "--ruleset", str(ROOT / ".spectral.yaml"), "--fail-severity", "hint",
-         "--format", "text", str(document_file)],
-        capture_output=True, text=True, cwd=ROOT, timeout=180,
+        [
+            _linter("spectral"),
+            "lint",
+            "--ruleset",
+            str(ROOT / ".spectral.yaml"),
+            "--fail-severity",
+            "hint",
+            "--format",
+            "text",
+            str(document_file),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=180,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.strip() == "" or "No results" in result.stdout, result.stdout

@@ -1,4 +1,5 @@
 """Paging (decisions §4): limit, signed cursors bound to account and query, no repeats while items are added."""
+
 import base64
 import json
 from urllib.parse import quote

@@ -1,4 +1,5 @@
 """Price groups of a product: GET and whole-map PUT (decisions §6)."""
+
 import pytest
 
 from tests.api.customer_support import customer_token, dynamodb_calls, make_customer, make_product, volume

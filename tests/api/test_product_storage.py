@@ -1,16 +1,20 @@
 """Products are stored as the JSON their GET answers (store/rendered.py); items written before, with the document
 as a `data` map, read the same, byte for byte, and are stored in the new form by their next write."""
+
 import json
 
-import pytest
 from boto3.dynamodb.types import TypeSerializer
 
 from chalicelib.jobs import images as image_job
 from chalicelib.store import keys, rendered, table
 from tests.api.test_products import FULL
 
-NUMBERS = {"vessel": {"size": 1.5, "unit": "l", "type": "BO"}, "price": 2, "min_order_count": 3,
-           "custom_properties": {"big": 123456789012.123456, "whole": 2, "half": 0.5}}
+NUMBERS = {
+    "vessel": {"size": 1.5, "unit": "l", "type": "BO"},
+    "price": 2,
+    "min_order_count": 3,
+    "custom_properties": {"big": 123456789012.123456, "whole": 2, "half": 0.5},
+}
 
 
 def _raw_item(product_id: str) -> dict:
@@ -51,7 +55,12 @@ def test_numbers_read_exactly_as_written(catalogue):
 
 def test_a_product_stored_before_reads_byte_for_byte_the_same(catalogue):
     assert catalogue.put("/products/full", FULL).status_code == 200
-    assert catalogue.put("/products/plain", {"id": "plain", "status": "ACTIVE", "category": "drinks", "name": "Plain one"}).status_code == 200
+    assert (
+        catalogue.put(
+            "/products/plain", {"id": "plain", "status": "ACTIVE", "category": "drinks", "name": "Plain one"}
+        ).status_code
+        == 200
+    )
     one, page = catalogue.get("/products/full"), catalogue.get("/products?limit=1")
     etag = one.headers["ETag"]
     _make_legacy("full")
@@ -90,14 +99,28 @@ def test_a_pricing_write_sees_an_order_by_change_in_either_form(catalogue):
 
 
 def test_the_image_job_fills_a_product_stored_before(catalogue, monkeypatch):
-    product = {"id": "img", "status": "ACTIVE", "category": "drinks", "name": "With image", "image": {"url": "https://example.com/a.png"}}
+    product = {
+        "id": "img",
+        "status": "ACTIVE",
+        "category": "drinks",
+        "name": "With image",
+        "image": {"url": "https://example.com/a.png"},
+    }
     assert catalogue.put("/products/img", product).status_code == 200
     _make_legacy("img")
-    meta = {"url": "https://example.com/a.png", "etag": "e1", "last_modified": "2024-01-01", "content_type": "image/png"}
+    meta = {
+        "url": "https://example.com/a.png",
+        "etag": "e1",
+        "last_modified": "2024-01-01",
+        "content_type": "image/png",
+    }
     monkeypatch.setattr("chalicelib.service.images.fetch", lambda url, now: meta)
     summary = image_job.run(limit=10)
     assert summary["downloaded"] == 1, summary
     item = _raw_item("img")
     assert "data" not in item
-    assert catalogue.get("/products/img").data["image"] == {"url": "https://example.com/a.png", "etag": "e1",
-                                                            "last_modified": "2024-01-01"}
+    assert catalogue.get("/products/img").data["image"] == {
+        "url": "https://example.com/a.png",
+        "etag": "e1",
+        "last_modified": "2024-01-01",
+    }

@@ -1,4 +1,5 @@
 """Products over HTTP: create, replace, patch, read, delete, presence rules, numbers and ETags."""
+
 import pytest
 
 from chalicelib.store import products as product_store
@@ -28,7 +29,9 @@ FULL = minimal(
     pricing={
         "strategy": "VOLUME",
         "price_points": [{"from": 2, "price": 250}, {"from": 12, "price": 230}],
-        "date_overrides": [{"from_date": "2026-07-01", "to_date": "2026-07-31", "price_points": [{"from": 2, "price": 200}]}],
+        "date_overrides": [
+            {"from_date": "2026-07-01", "to_date": "2026-07-31", "price_points": [{"from": 2, "price": 200}]}
+        ],
     },
     gtin="4006381333931",
     custom_properties={"origin": "Bavaria", "organic": True, "abv": 0, "tags": ["vegan", "local"]},
@@ -229,9 +232,7 @@ def test_patch_keeps_stored_numbers_valid(catalogue):
 
 def test_patch_accepts_merge_patch_content_type(catalogue):
     catalogue.post("/products", minimal())
-    response = catalogue.patch(
-        "/products/p1", {"gtin": "42"}, headers={"Content-Type": "application/merge-patch+json"}
-    )
+    response = catalogue.patch("/products/p1", {"gtin": "42"}, headers={"Content-Type": "application/merge-patch+json"})
     assert response.status_code == 200
     assert response.data["gtin"] == "42"
 
@@ -290,15 +291,36 @@ def test_a_used_product_stays_used_after_put_and_patch(catalogue):
 def test_defaults_are_not_shown_on_reads(catalogue):
     catalogue.post("/products", minimal())
     data = catalogue.get("/products/p1").data
-    for absent in ("order_by", "price_per", "vessel", "bundles", "price", "pricing", "image", "gtin",
-                   "min_order_count", "delivery_days", "delivery_date_overrides", "dates_with_no_delivery",
-                   "custom_properties"):
+    for absent in (
+        "order_by",
+        "price_per",
+        "vessel",
+        "bundles",
+        "price",
+        "pricing",
+        "image",
+        "gtin",
+        "min_order_count",
+        "delivery_days",
+        "delivery_date_overrides",
+        "dates_with_no_delivery",
+        "custom_properties",
+    ):
         assert absent not in data
 
 
-@pytest.mark.parametrize("field, value", [("order_by", "vessel"), ("price_per", "vessel"), ("order_by", "kg"),
-                                          ("price_per", "100g"), ("price", 0), ("bundles", []),
-                                          ("vessel", {"size": 1, "unit": "quantity"})])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("order_by", "vessel"),
+        ("price_per", "vessel"),
+        ("order_by", "kg"),
+        ("price_per", "100g"),
+        ("price", 0),
+        ("bundles", []),
+        ("vessel", {"size": 1, "unit": "quantity"}),
+    ],
+)
 def test_fields_given_are_shown_even_when_they_equal_the_default(catalogue, field, value):
     catalogue.post("/products", minimal(**{field: value}))
     assert catalogue.get("/products/p1").data[field] == value
@@ -316,8 +338,12 @@ def test_list_shows_products_as_get_does(catalogue):
 
 
 def test_numbers_round_trip_exactly(catalogue):
-    body = minimal(vessel={"size": 1.5, "unit": "l"}, bundles=[{"type": "CT", "size": 2}], price=2,
-                   custom_properties={"ratio": 0.25, "count": 2, "negative": -3.5})
+    body = minimal(
+        vessel={"size": 1.5, "unit": "l"},
+        bundles=[{"type": "CT", "size": 2}],
+        price=2,
+        custom_properties={"ratio": 0.25, "count": 2, "negative": -3.5},
+    )
     created = catalogue.post("/products", body)
     assert created.data == body
     for response in (created, catalogue.get("/products/p1"), catalogue.get("/products")):

@@ -1,4 +1,5 @@
 """POST /deliveries/:id/responses: every row of the transition table (decisions §8) and item rules."""
+
 import pytest
 
 from chalicelib.domain.delivery import SupplierDelivery as Delivery
@@ -84,7 +85,13 @@ def test_a_full_response_is_stored_as_given_with_vessel_counts(shop):
         **body,
         "timestamp": STAMP,
         "items": [
-            {"id": "beer-crate", "count": 1, "bundle": {"id": "c6", "type": "CT", "size": 6}, "vessel_count": 6, "price": 140},
+            {
+                "id": "beer-crate",
+                "count": 1,
+                "bundle": {"id": "c6", "type": "CT", "size": 6},
+                "vessel_count": 6,
+                "price": 140,
+            },
             {"id": "cheese", "count": 1.25, "vessel_count": 1.25},
         ],
     }
@@ -94,7 +101,10 @@ def test_an_omitted_count_or_bundle_means_the_requested_one(shop):
     delivery_id = delivery_in(shop, "REQUESTED")
     items = [{"id": "beer-crate", "price": 120}, {"id": "cheese", "count": 0}]
     (stored,) = respond(shop, delivery_id, {"type": "REJECT", "items": items}).data["responses"]
-    assert stored["items"] == [{"id": "beer-crate", "vessel_count": 48, "price": 120}, {"id": "cheese", "count": 0, "vessel_count": 0}]
+    assert stored["items"] == [
+        {"id": "beer-crate", "vessel_count": 48, "price": 120},
+        {"id": "cheese", "count": 0, "vessel_count": 0},
+    ]
 
 
 def test_reject_may_not_carry_a_schedule(shop):
@@ -120,7 +130,10 @@ def test_reject_may_not_carry_a_schedule(shop):
         ({"type": "ACCEPT", "items": [{"id": "beer-crate", "price": 1.5}]}, ["items[0].price"]),
         ({"type": "ACCEPT", "items": [{"id": "beer-crate", "price": -1}]}, ["items[0].price"]),
         ({"type": "ACCEPT", "items": [{"id": "beer-crate", "bundle": {"size": 6}}]}, ["items[0].bundle.type"]),
-        ({"type": "ACCEPT", "items": [{"id": "beer-crate", "bundle": {"type": "PX", "size": 2}}]}, ["items[0].bundle.pallet_bundle"]),
+        (
+            {"type": "ACCEPT", "items": [{"id": "beer-crate", "bundle": {"type": "PX", "size": 2}}]},
+            ["items[0].bundle.pallet_bundle"],
+        ),
         ({"type": "ACCEPT", "items": [{"count": 1}]}, ["items[0].id"]),
         ({"type": "ACCEPT", "items": [{"id": "cheese"}, {"id": "cheese"}]}, ["items[1].id"]),
         ({"type": "ACCEPT", "scheduled": {"time": "10:00"}}, ["scheduled.date"]),
@@ -186,7 +199,6 @@ def test_a_delivery_that_keeps_changing_gives_409_and_keeps_nothing(shop, monkey
 def test_a_lost_race_is_evaluated_again_against_the_new_state(shop, monkeypatch):
     """Another response lands between our read and our write: ours is re-checked against it."""
     from chalicelib.store import deliveries as store
-    from chalicelib.store import outcomes
 
     delivery_id = delivery_in(shop, "REQUESTED")
     real_change = store.change

@@ -1,5 +1,6 @@
 """The app registers every route the endpoint decorators declare, from http/route_table.py, without importing the
 route modules (each is imported on its route's first request)."""
+
 import subprocess
 import sys
 from pathlib import Path
@@ -27,7 +28,14 @@ def test_importing_the_app_imports_no_route_module():
     modules = sorted({route[2] for route in ROUTES})
     script = f"import sys, app; print([m for m in {modules!r} if m in sys.modules])"
     environment = {"AWS_DEFAULT_REGION": "us-east-1", "TABLE_NAME": "t", "SIGNING_SECRET": "s", "PATH": "/usr/bin:/bin"}
-    result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                            check=False, env=environment)
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=environment,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip() == "[]"

@@ -1,4 +1,5 @@
 """Standing orders in the change feed and webhooks (decisions §13, §17)."""
+
 import json
 
 from chalicelib.service import changes
@@ -9,7 +10,11 @@ from .standing_support import BASE, put_standing, run_placer
 
 
 def entries(api):
-    return [e for e in api.get("/changes?after=0&limit=1000&include=data").json_body["changes"] if e["resource"] == "standing-order"]
+    return [
+        e
+        for e in api.get("/changes?after=0&limit=1000&include=data").json_body["changes"]
+        if e["resource"] == "standing-order"
+    ]
 
 
 def test_writes_and_deletes_make_entries_with_the_customer(shop):
@@ -41,7 +46,8 @@ def test_a_failed_date_makes_an_entry_and_a_selectable_event(shop):
     run_placer()
     assert [e["type"] for e in entries(shop)] == ["standing-order.created", "standing-order.failed"]
     found = table.client().query(
-        TableName=table.name(), KeyConditionExpression="PK = :pk",
+        TableName=table.name(),
+        KeyConditionExpression="PK = :pk",
         ExpressionAttributeValues=table.values(pk=keys.events_pk("acme")),
     )["Items"]
     events = [table.from_item(item) for item in found]
@@ -50,18 +56,27 @@ def test_a_failed_date_makes_an_entry_and_a_selectable_event(shop):
     body = json.loads(changes.event_body(failed))
     assert body["type"] == "standing-order.failed"
     occurrence = {
-        "date": "2026-05-05", "status": "FAILED", "place_at": "2026-05-03T23:59:00+00:00",
+        "date": "2026-05-05",
+        "status": "FAILED",
+        "place_at": "2026-05-03T23:59:00+00:00",
         "errors": [{"path": "scheduled", "message": "is not a delivery date for every product ordered"}],
     }
     assert body["data"] == occurrence
     assert list(body["data"]) == list(occurrence)
     (entry,) = [e for e in entries(shop) if e["type"] == "standing-order.failed"]
-    assert (entry["id"], entry["customer_id"], entry["date"], entry["data"]) == ("weekly", "c1", "2026-05-05", occurrence)
+    assert (entry["id"], entry["customer_id"], entry["date"], entry["data"]) == (
+        "weekly",
+        "c1",
+        "2026-05-05",
+        occurrence,
+    )
     assert "date" not in entries(shop)[0]
 
 
 def test_an_unknown_standing_order_event_type_is_refused(shop):
-    response = shop.put("/account/settings/webhooks", {"url": "https://hooks.example.com/x", "events": ["standing-order.placed"]})
+    response = shop.put(
+        "/account/settings/webhooks", {"url": "https://hooks.example.com/x", "events": ["standing-order.placed"]}
+    )
     assert response.status_code == 400
 
 
@@ -71,7 +86,8 @@ def test_placing_appends_delivery_requested_as_an_order_does(shop):
     placed = [e for e in shop.get("/changes?after=0&limit=1000").json_body["changes"] if e["resource"] == "delivery"]
     assert [(e["type"], e["id"], e["status"]) for e in placed] == [("delivery.requested", "1", "REQUESTED")]
     found = table.client().query(
-        TableName=table.name(), KeyConditionExpression="PK = :pk",
+        TableName=table.name(),
+        KeyConditionExpression="PK = :pk",
         ExpressionAttributeValues=table.values(pk=keys.events_pk("acme")),
     )["Items"]
     assert [table.from_item(item)["type"] for item in found] == ["request-delivery"]

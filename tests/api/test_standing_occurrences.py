@@ -1,5 +1,6 @@
 """Occurrences of standing orders (decisions §17): the counted dates, their status and placing moment, skips,
 and placing each date as the customer would, with a fake clock."""
+
 import datetime as dt
 
 from chalicelib.domain.delivery import Delivery, DeliveryList, SupplierDelivery, SupplierDeliveryList
@@ -10,7 +11,16 @@ from tests.conftest import problem_paths
 from .deliveries_helpers import CUSTOMER_TOKEN, assert_shape, put_settings, shop  # noqa: F401
 from .standing_support import BASE, occurrences, put_standing, run_placer
 
-TUE_FRI = ["2026-05-05", "2026-05-08", "2026-05-12", "2026-05-15", "2026-05-19", "2026-05-22", "2026-05-26", "2026-05-29"]
+TUE_FRI = [
+    "2026-05-05",
+    "2026-05-08",
+    "2026-05-12",
+    "2026-05-15",
+    "2026-05-19",
+    "2026-05-22",
+    "2026-05-26",
+    "2026-05-29",
+]
 
 
 def statuses(api, query="?to=2026-05-15", standing_id="weekly"):
@@ -35,8 +45,10 @@ def test_the_occurrences_of_the_next_four_weeks(shop):
 
 
 def test_place_at_has_the_accounts_offset(shop):
-    put_settings(timezone="Europe/Helsinki", delivery_days={"2": {"lead_days": 1, "cutoff": "14:00"},
-                                                            "5": {"lead_days": 1, "cutoff": "14:00"}})
+    put_settings(
+        timezone="Europe/Helsinki",
+        delivery_days={"2": {"lead_days": 1, "cutoff": "14:00"}, "5": {"lead_days": 1, "cutoff": "14:00"}},
+    )
     put_standing(shop, place_days_ahead=3)
     (first, second) = occurrences(shop, query="?to=2026-05-08").json_body["occurrences"]
     assert first == {"date": "2026-05-05", "status": "PLANNED", "place_at": "2026-05-01T14:00:00+03:00"}
@@ -67,7 +79,12 @@ def test_a_due_date_is_placed_as_the_customer_would_with_the_standing_order_on_t
     put_standing(shop)
     assert run_placer()["placed"] == 1  # 2026-05-05's moment has passed, its cutoff has not: at once
     first = occurrences(shop).json_body["occurrences"][0]
-    assert first == {"date": "2026-05-05", "status": "PLACED", "place_at": "2026-05-03T23:59:00+00:00", "delivery_ids": [1]}
+    assert first == {
+        "date": "2026-05-05",
+        "status": "PLACED",
+        "place_at": "2026-05-03T23:59:00+00:00",
+        "delivery_ids": [1],
+    }
     read = shop.get("/customer/deliveries/1", token=CUSTOMER_TOKEN)
     assert_shape(Delivery, read)
     delivery = read.json_body
@@ -78,7 +95,10 @@ def test_a_due_date_is_placed_as_the_customer_would_with_the_standing_order_on_t
     assert_shape(SupplierDelivery, shop.get("/deliveries/1"))
     assert_shape(SupplierDeliveryList, shop.get("/deliveries"))
     assert_shape(DeliveryList, shop.get("/customer/deliveries", token=CUSTOMER_TOKEN))
-    assert shop.get("/deliveries").json_body["deliveries"][0]["standing_order"] == {"id": "weekly", "date": "2026-05-05"}
+    assert shop.get("/deliveries").json_body["deliveries"][0]["standing_order"] == {
+        "id": "weekly",
+        "date": "2026-05-05",
+    }
     supplier = shop.get("/deliveries/1").json_body
     assert list(supplier)[-2:] == ["integration", "standing_order"]
     assert run_placer()["placed"] == 0  # nothing else is due yet
@@ -92,7 +112,11 @@ def test_a_due_date_is_placed_as_the_customer_would_with_the_standing_order_on_t
 
 
 def test_an_order_without_a_standing_order_has_no_such_field(shop):
-    response = shop.post("/customer/deliveries", body={"items": [{"id": "beer", "count": 1}], "user": {"name": "A", "email": "a@example.com"}}, token=CUSTOMER_TOKEN)
+    response = shop.post(
+        "/customer/deliveries",
+        body={"items": [{"id": "beer", "count": 1}], "user": {"name": "A", "email": "a@example.com"}},
+        token=CUSTOMER_TOKEN,
+    )
     assert "standing_order" not in response.json_body["deliveries"][0]
 
 
@@ -144,7 +168,9 @@ def test_skip_refusals(shop):
     assert placed.json_body["type"].endswith("invalid-transition")
     assert placed.json_body["detail"] == "2026-05-05 was placed; amend or cancel its delivery instead"
     for day in ("2026-05-13", "2026-05-01", "someday"):  # not a Tuesday or Friday; before starts_on; not a date
-        assert shop.put(f"{BASE}/weekly/occurrences/{day}", body={"skip": True}, token=CUSTOMER_TOKEN).status_code == 404
+        assert (
+            shop.put(f"{BASE}/weekly/occurrences/{day}", body={"skip": True}, token=CUSTOMER_TOKEN).status_code == 404
+        )
     assert shop.put(f"{BASE}/nope/occurrences/2026-05-12", body={"skip": True}, token=CUSTOMER_TOKEN).status_code == 404
     bad = shop.put(f"{BASE}/weekly/occurrences/2026-05-12", body={"skip": "yes"}, token=CUSTOMER_TOKEN)
     assert bad.status_code == 400
@@ -157,7 +183,11 @@ def test_a_replacement_keeps_placed_dates_and_the_skips_that_still_count(shop):
     shop.put(f"{BASE}/weekly/occurrences/2026-05-12", body={"skip": True}, token=CUSTOMER_TOKEN)
     shop.put(f"{BASE}/weekly/occurrences/2026-05-15", body={"skip": True}, token=CUSTOMER_TOKEN)
     put_standing(shop, weekdays=[2], items=[{"id": "beer", "count": 5}])
-    assert statuses(shop, "?to=2026-05-19") == {"2026-05-05": "PLACED", "2026-05-12": "SKIPPED", "2026-05-19": "PLANNED"}
+    assert statuses(shop, "?to=2026-05-19") == {
+        "2026-05-05": "PLACED",
+        "2026-05-12": "SKIPPED",
+        "2026-05-19": "PLANNED",
+    }
     put_standing(shop, weekdays=[2, 5])
     assert statuses(shop, "?to=2026-05-15")["2026-05-15"] == "PLANNED"  # its skip went with the Friday
 
@@ -188,7 +218,9 @@ def test_an_item_that_became_inactive_is_skipped_with_a_reason(shop):
     first = occurrences(shop).json_body["occurrences"][0]
     assert first["status"] == "PLACED"
     assert first["errors"] == [{"path": "items[0].id", "message": "is not available for ordering; skipped"}]
-    assert [i["id"] for i in shop.get("/customer/deliveries/1", token=CUSTOMER_TOKEN).json_body["request"]["items"]] == ["beer"]
+    assert [
+        i["id"] for i in shop.get("/customer/deliveries/1", token=CUSTOMER_TOKEN).json_body["request"]["items"]
+    ] == ["beer"]
 
 
 def test_every_item_inactive_fails_the_date(shop):
@@ -214,12 +246,20 @@ def test_at_most_100_skipped_dates_still_to_come(shop):
     first = dt.date(2026, 5, 10)
     for n in range(100):
         day = (first + dt.timedelta(days=n)).isoformat()
-        assert shop.put(f"{BASE}/weekly/occurrences/{day}", body={"skip": True}, token=CUSTOMER_TOKEN).status_code == 200
+        assert (
+            shop.put(f"{BASE}/weekly/occurrences/{day}", body={"skip": True}, token=CUSTOMER_TOKEN).status_code == 200
+        )
     beyond = shop.put(f"{BASE}/weekly/occurrences/2026-09-01", body={"skip": True}, token=CUSTOMER_TOKEN)
     assert beyond.status_code == 400
     assert problem_paths(beyond) == ["skip"]
     # Taking one back makes room; skips of dates gone by no longer count.
-    assert shop.put(f"{BASE}/weekly/occurrences/2026-05-10", body={"skip": False}, token=CUSTOMER_TOKEN).status_code == 200
-    assert shop.put(f"{BASE}/weekly/occurrences/2026-09-01", body={"skip": True}, token=CUSTOMER_TOKEN).status_code == 200
+    assert (
+        shop.put(f"{BASE}/weekly/occurrences/2026-05-10", body={"skip": False}, token=CUSTOMER_TOKEN).status_code == 200
+    )
+    assert (
+        shop.put(f"{BASE}/weekly/occurrences/2026-09-01", body={"skip": True}, token=CUSTOMER_TOKEN).status_code == 200
+    )
     at("2026-05-12T00:00:00+00:00")
-    assert shop.put(f"{BASE}/weekly/occurrences/2026-09-02", body={"skip": True}, token=CUSTOMER_TOKEN).status_code == 200
+    assert (
+        shop.put(f"{BASE}/weekly/occurrences/2026-09-02", body={"skip": True}, token=CUSTOMER_TOKEN).status_code == 200
+    )

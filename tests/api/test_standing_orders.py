@@ -1,4 +1,5 @@
 """The standing-order resource (decisions §17): write, read, list, delete, validation and the limits."""
+
 import pytest
 
 from chalicelib.domain.standing_orders import MAX_PER_CUSTOMER, StandingOrder, StandingOrderList
@@ -107,8 +108,13 @@ def test_at_most_fifty_per_customer(shop):
 def test_a_standing_order_is_bounded_in_bytes(shop):
     """A control character takes 6 bytes of JSON: five such messages of 2,000 pass the 50,000 a read may hold."""
     note = "\u0001" * 2_000
-    lines = [{"id": "beer", "count": 1}, {"id": "beer", "count": 1, "bundle": {"id": "crate"}},
-             {"id": "cheese", "count": 1}, {"id": "water", "count": 1}, {"id": "wine", "count": 1}]
+    lines = [
+        {"id": "beer", "count": 1},
+        {"id": "beer", "count": 1, "bundle": {"id": "crate"}},
+        {"id": "cheese", "count": 1},
+        {"id": "water", "count": 1},
+        {"id": "wine", "count": 1},
+    ]
     fits = put_standing(shop, items=[{**line, "message": note} for line in lines[:3]])
     assert fits.status_code == 200
     refused = put_standing(shop, items=[{**line, "message": note} for line in lines])

@@ -1,5 +1,6 @@
 """Placing standing orders at most once (decisions §17): two placing loops racing, a crash between placing and
 recording, a placer that died holding its claim, and one account's failure never holding up another."""
+
 import datetime as dt
 
 import pytest

@@ -1,5 +1,6 @@
 """The curl session of docs/standing-orders.md, run through the API with a fake clock: a Tuesday-and-Friday
 standing order, its next occurrences, a skipped holiday week and the placed delivery."""
+
 import datetime as dt
 import json
 
@@ -25,10 +26,13 @@ def show(title, response):
 
 def test_the_documented_session(api, monkeypatch):
     clock_at(monkeypatch, MONDAY)
-    api.patch("/account/settings/deliveries", {
-        "timezone": "Europe/Helsinki",
-        "delivery_days": {"2": {"lead_days": 1, "cutoff": "14:00"}, "5": {"lead_days": 1, "cutoff": "14:00"}},
-    })
+    api.patch(
+        "/account/settings/deliveries",
+        {
+            "timezone": "Europe/Helsinki",
+            "delivery_days": {"2": {"lead_days": 1, "cutoff": "14:00"}, "5": {"lead_days": 1, "cutoff": "14:00"}},
+        },
+    )
     make_product(api, "lager-keg", name="Lager 20 l keg", price=8900)
     make_customer(api, "bar-aurora", company="Bar Aurora", address=ADDRESS)
     bar = customer_token(api, "bar-aurora")
@@ -51,7 +55,14 @@ def test_the_documented_session(api, monkeypatch):
     after = api.get("/customer/standing-orders/weekly-kegs/occurrences?to=2027-01-08", token=bar)
     show("occurrences after placing", after)
     assert [o["status"] for o in after.json_body["occurrences"]] == [
-        "PLACED", "PLANNED", "PLANNED", "PLANNED", "SKIPPED", "SKIPPED", "PLANNED", "PLANNED"
+        "PLACED",
+        "PLANNED",
+        "PLANNED",
+        "PLANNED",
+        "SKIPPED",
+        "SKIPPED",
+        "PLANNED",
+        "PLANNED",
     ]
     delivery = api.get("/customer/deliveries/1", token=bar)
     show("delivery", delivery)

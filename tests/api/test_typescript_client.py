@@ -1,6 +1,7 @@
 """TypeScript's stock generator: openapi-typescript (no options) turns the served /openapi.json into types, and
 tests/ts/client.ts, the docs' calls written with openapi-fetch, compiles under `tsc --strict` with no error and
 runs against the app behind a real HTTP server. Versions are pinned in package.json / package-lock.json."""
+
 import json
 import shutil
 import subprocess

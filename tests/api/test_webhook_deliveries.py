@@ -1,12 +1,19 @@
 """GET /account/webhook-deliveries: what was sent, how it went, what waits (decisions §10)."""
+
 import datetime as dt
 
 import pytest
 
 from chalicelib.service import event_sending as sending
 from tests.conftest import OTHER_TOKEN, problem_paths
-from tests.jobs.support import local_receivers  # noqa: F401 - a fixture
-from tests.jobs.support import T0, dispatch_at, configure, delivery, write_event
+from tests.jobs.support import (
+    T0,
+    configure,
+    delivery,
+    dispatch_at,
+    local_receivers,  # noqa: F401 - a fixture
+    write_event,
+)
 
 pytestmark = pytest.mark.usefixtures("local_receivers", "fake_clock")
 

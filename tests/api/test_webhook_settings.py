@@ -1,4 +1,5 @@
 """GET/PUT/DELETE /account/settings/webhooks (decisions §10)."""
+
 import base64
 import json
 
@@ -84,7 +85,10 @@ def test_the_password_is_never_shown_back(api):
 
 
 def test_put_replaces_the_whole_configuration(api):
-    api.put(PATH, {"url": HOOK, "headers": {"X-A": "1"}, "authorization": {"type": "basic", "username": "u", "password": "p"}})
+    api.put(
+        PATH,
+        {"url": HOOK, "headers": {"X-A": "1"}, "authorization": {"type": "basic", "username": "u", "password": "p"}},
+    )
     response = api.put(PATH, {"url": HOOK})
     assert "headers" not in response.data and "authorization" not in response.data
     assert "headers" not in api.get(PATH).data
@@ -124,11 +128,18 @@ def test_put_replaces_the_whole_configuration(api):
         ({"url": HOOK, "headers": {f"X-{n}": "v" for n in range(21)}}, "headers"),
         ({"url": HOOK, "headers": {"X-A": "1", "x-a": "2"}}, "headers.x-a"),
         ({"url": HOOK, "authorization": {"type": "bearer", "username": "u", "password": "p"}}, "authorization.type"),
-        ({"url": HOOK, "authorization": {"type": "basic", "username": "u:v", "password": "p"}}, "authorization.username"),
+        (
+            {"url": HOOK, "authorization": {"type": "basic", "username": "u:v", "password": "p"}},
+            "authorization.username",
+        ),
         ({"url": HOOK, "authorization": {"type": "basic", "username": "u"}}, "authorization.password"),
         ({"url": HOOK, "authorization": {"type": "basic", "username": "", "password": "p"}}, "authorization.username"),
         (
-            {"url": HOOK, "headers": {"Authorization": "Bearer t"}, "authorization": {"type": "basic", "username": "u", "password": "p"}},
+            {
+                "url": HOOK,
+                "headers": {"Authorization": "Bearer t"},
+                "authorization": {"type": "basic", "username": "u", "password": "p"},
+            },
             "headers.Authorization",
         ),
         ({"url": HOOK, "secret": "mine"}, "secret"),

@@ -1,20 +1,26 @@
 """domain/amendments.py without infrastructure: lines kept, changed, added and removed; the cutoff at its edge in
 the account's time zone; what an ACCEPTED delivery may not become."""
+
 import datetime as dt
 from decimal import Decimal
+from types import SimpleNamespace
 
 import pytest
 
 from chalicelib.domain.amendments import AmendmentBody, amend
 from chalicelib.domain.common import ValidationFailed, parse
+from chalicelib.domain.delivery import OrderBody
 from chalicelib.domain.errors import InvalidTransition
 from chalicelib.domain.ordering import plan_order
-from chalicelib.domain.delivery import OrderBody
-from types import SimpleNamespace
 
 USER = {"name": "Olli", "email": "olli@example.com"}
-ALE = {"id": "ale", "status": "ACTIVE", "name": "Ale", "price": 300,
-       "bundles": [{"id": "six", "id_override": "ale-six", "type": "PK", "size": 6}]}
+ALE = {
+    "id": "ale",
+    "status": "ACTIVE",
+    "name": "Ale",
+    "price": 300,
+    "bundles": [{"id": "six", "id_override": "ale-six", "type": "PK", "size": 6}],
+}
 CIDER = {"id": "cider", "status": "ACTIVE", "name": "Cider", "price": 200}
 # Wednesdays only, ordered by noon the day before, in Helsinki (UTC+3 in May).
 SETTINGS = {"timezone": "Europe/Helsinki", "delivery_days": {"3": {"lead_days": 1, "cutoff": "12:00"}}}
@@ -23,8 +29,14 @@ BEFORE = dt.datetime(2026, 5, 4, 9, 30, tzinfo=dt.timezone.utc)
 
 def context():
     """What an order is checked against (domain/ordering.OrderContext), as plain data."""
-    return SimpleNamespace(settings=SETTINGS, customer={"id": "c1", "address": {"address1": "x"}},
-                           products={"ale": ALE, "cider": CIDER}, customer_pricing={}, price_groups={}, deposit_types={})
+    return SimpleNamespace(
+        settings=SETTINGS,
+        customer={"id": "c1", "address": {"address1": "x"}},
+        products={"ale": ALE, "cider": CIDER},
+        customer_pricing={},
+        price_groups={},
+        deposit_types={},
+    )
 
 
 def placed(items, scheduled={"date": "2026-05-06"}) -> dict:
@@ -39,7 +51,9 @@ def amended(delivery, body, now=BEFORE):
 
 def test_a_bundle_named_by_type_and_size_is_the_same_line():
     delivery = placed([{"id": "ale", "count": 2, "bundle": {"id": "six"}}])
-    assert amended(delivery, {"items": [{"id": "ale", "count": 2, "bundle": {"type": "PK", "size": 6}}]}).delivery is None
+    assert (
+        amended(delivery, {"items": [{"id": "ale", "count": 2, "bundle": {"type": "PK", "size": 6}}]}).delivery is None
+    )
 
 
 def test_an_item_shown_by_its_bundles_id_override_belongs_to_its_product():
@@ -51,10 +65,13 @@ def test_an_item_shown_by_its_bundles_id_override_belongs_to_its_product():
     assert result["request"]["items"][1] is delivery["request"]["items"][1]  # kept exactly
 
 
-@pytest.mark.parametrize("now, deliverable", [
-    (dt.datetime(2026, 5, 5, 9, 0, 59, tzinfo=dt.timezone.utc), True),  # 12:00:59 in Helsinki: no later than 12:00
-    (dt.datetime(2026, 5, 5, 9, 1, tzinfo=dt.timezone.utc), False),
-])
+@pytest.mark.parametrize(
+    "now, deliverable",
+    [
+        (dt.datetime(2026, 5, 5, 9, 0, 59, tzinfo=dt.timezone.utc), True),  # 12:00:59 in Helsinki: no later than 12:00
+        (dt.datetime(2026, 5, 5, 9, 1, tzinfo=dt.timezone.utc), False),
+    ],
+)
 def test_the_cutoff_at_its_edge(now, deliverable):
     delivery = placed([{"id": "cider", "count": 1}])
     body = {"items": [{"id": "cider", "count": 2}]}
@@ -71,7 +88,13 @@ def test_a_removed_line_goes_last_with_its_old_bundle():
     result = amended(delivery, {"items": [{"id": "cider", "count": Decimal(3)}]}).delivery
     assert result["amendments"][0]["items"] == [
         {"id": "cider", "bundle": None, "action": "CHANGED", "count_before": 1, "count": 3},
-        {"id": "ale-six", "bundle": {"id": "six", "type": "PK", "size": 6}, "action": "REMOVED", "count_before": 2, "count": 0},
+        {
+            "id": "ale-six",
+            "bundle": {"id": "six", "type": "PK", "size": 6},
+            "action": "REMOVED",
+            "count_before": 2,
+            "count": 0,
+        },
     ]
 
 

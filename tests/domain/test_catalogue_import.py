@@ -1,4 +1,5 @@
 """Reading CSV files as people write them, and mapping a row to a product body (decisions §12)."""
+
 from decimal import Decimal
 
 import pytest
@@ -85,7 +86,10 @@ def test_header_names_ignore_case_and_surrounding_spaces_and_come_in_any_order()
 
 
 def test_unknown_columns_are_ignored():
-    assert records("Item ID,Internal cost,Item name\ncola,0.3,Cola\n")[0].cells == {ci.ITEM_ID: "cola", ci.ITEM_NAME: "Cola"}
+    assert records("Item ID,Internal cost,Item name\ncola,0.3,Cola\n")[0].cells == {
+        ci.ITEM_ID: "cola",
+        ci.ITEM_NAME: "Cola",
+    }
 
 
 def test_a_file_without_item_id_column_is_refused():
@@ -145,8 +149,7 @@ def test_a_row_longer_than_the_limit_is_a_row_problem():
 
 
 @pytest.mark.parametrize(
-    "text, value",
-    [("12.90", "12.90"), ("12,90", "12.90"), ("2", "2"), (".5", "0.5"), ("-1", "-1"), ("0,330", "0.330")],
+    "text, value", [("12.90", "12.90"), ("12,90", "12.90"), ("2", "2"), (".5", "0.5"), ("-1", "-1"), ("0,330", "0.330")]
 )
 def test_decimal_points_and_commas(text, value):
     assert ci.decimal(text) == Decimal(value)
@@ -193,7 +196,9 @@ def test_vessel_from_its_three_columns():
 def test_bundle_from_size_and_type_and_each_needs_the_other():
     assert body(**{"Bundle size": "24", "Bundle type": "ct"})["bundles"] == [{"type": "CT", "size": 24}]
     only_size = mapped(**BASE, **{"Bundle size": "24"})
-    assert [(e.column, e.message) for e in only_size.errors] == [("Bundle type", "is required when Bundle size is given")]
+    assert [(e.column, e.message) for e in only_size.errors] == [
+        ("Bundle type", "is required when Bundle size is given")
+    ]
     only_type = mapped(**BASE, **{"Bundle type": "CT"})
     assert [e.column for e in only_type.errors] == ["Bundle size"]
 
@@ -223,7 +228,9 @@ def test_descriptive_columns_go_to_custom_properties_in_snake_case_and_lists_spl
 
 
 def test_gtin_image_price_per_and_minimum():
-    mapped_body = body(GTIN="4006381333931", Image="https://x.example/a.png", **{"Price per": "L", "Minimum order count": "6"})
+    mapped_body = body(
+        GTIN="4006381333931", Image="https://x.example/a.png", **{"Price per": "L", "Minimum order count": "6"}
+    )
     assert mapped_body["gtin"] == "4006381333931"
     assert mapped_body["image"] == {"url": "https://x.example/a.png"}
     assert mapped_body["price_per"] == "l"
@@ -231,7 +238,9 @@ def test_gtin_image_price_per_and_minimum():
 
 
 def test_the_product_rules_speak_in_the_files_columns():
-    row = mapped(**BASE, **{"Vessel size": "0", "Vessel unit": "l", "Bundle size": "1,5", "Bundle type": "CT"}, Status="SOLD")
+    row = mapped(
+        **BASE, **{"Vessel size": "0", "Vessel unit": "l", "Bundle size": "1,5", "Bundle type": "CT"}, Status="SOLD"
+    )
     with pytest.raises(ValidationFailed) as failed:
         validate_product({**row.body, "category": "drinks"})
     columns = {e.column for e in ci.row_errors(2, failed.value)}
@@ -321,7 +330,9 @@ def test_a_new_category_name_is_planned_without_walking_the_names_before_it(monk
 def test_a_name_no_category_may_have_is_refused():
     plan = ci.CategoryPlan.of({})
     refused = _settled(plan, None, "x" * 65)
-    assert refused.category_error == import_file.RowError(2, "Category name", "must be 1 to 64 characters without newlines or tabs")
+    assert refused.category_error == import_file.RowError(
+        2, "Category name", "must be 1 to 64 characters without newlines or tabs"
+    )
     assert _settled(plan, None, "x" * 64).target is not None
 
 

@@ -1,4 +1,5 @@
 """Customer and account settings shapes: what PUT and PATCH bodies turn into (decisions §7, §9)."""
+
 from decimal import Decimal
 
 import pytest

@@ -1,4 +1,5 @@
 """The delivery status machine (decisions §8), vessel counts, supplier responses and the CSV order file."""
+
 import datetime as dt
 from decimal import Decimal
 
@@ -46,7 +47,10 @@ def test_response_transitions(status, kind):
 
 @pytest.mark.parametrize("status", ALL_STATUSES)
 def test_cancel_and_receive_only_from_requested_or_accepted(status):
-    for move, target in ((delivery_status.status_after_cancel, "CANCELLED"), (delivery_status.status_after_receive, "DELIVERED")):
+    for move, target in (
+        (delivery_status.status_after_cancel, "CANCELLED"),
+        (delivery_status.status_after_receive, "DELIVERED"),
+    ):
         if status in ("REQUESTED", "ACCEPTED"):
             assert move(status) == target
         else:
@@ -78,7 +82,11 @@ def test_vessel_count(count, bundle, expected):
 
 
 def test_shown_bundle_drops_the_id_override():
-    assert delivery.shown_bundle({"id": "b", "id_override": "x", "type": "CT", "size": 6}) == {"id": "b", "type": "CT", "size": 6}
+    assert delivery.shown_bundle({"id": "b", "id_override": "x", "type": "CT", "size": 6}) == {
+        "id": "b",
+        "type": "CT",
+        "size": 6,
+    }
     assert delivery.shown_bundle(None) is None
 
 
@@ -91,7 +99,14 @@ def test_timestamp_is_utc_iso_8601_with_milliseconds():
 
 REQUEST_ITEMS = [
     {"id": "beer-crate", "name": "Pale Ale", "count": 2, "bundle": CRATE, "vessel_count": 48},
-    {"id": "cheese", "name": "Cheddar", "order_by": "kg", "count": Decimal("1.5"), "bundle": None, "vessel_count": Decimal("1.5")},
+    {
+        "id": "cheese",
+        "name": "Cheddar",
+        "order_by": "kg",
+        "count": Decimal("1.5"),
+        "bundle": None,
+        "vessel_count": Decimal("1.5"),
+    },
 ]
 
 
@@ -209,7 +224,13 @@ DELIVERY = {
         "company": 'Bar "Kulma", Oy',
         "customer_id": "c1",
         "cost_center": None,
-        "address": {"address1": "Main Street 1", "address2": "Backyard", "zip": "00100", "city": "Malmö", "country": "SE"},
+        "address": {
+            "address1": "Main Street 1",
+            "address2": "Backyard",
+            "zip": "00100",
+            "city": "Malmö",
+            "country": "SE",
+        },
         "scheduled": {"date": "2026-05-06", "time": "10:00"},
         "user": {"name": "Zoë Øster", "email": "zoe@example.com"},
         "message": "Ring twice\nthen wait ✓",

@@ -1,15 +1,10 @@
 """The deposit arithmetic of decisions §15 (domain/deposits.py)."""
+
 from hypothesis import given
 from hypothesis import strategies as st
 
 from chalicelib.domain.deposit_statement import counts, receive_moves
-from chalicelib.domain.deposits import (
-    balances,
-    delivery_deposits,
-    deposit_packaging,
-    item_charges,
-    with_deposits,
-)
+from chalicelib.domain.deposits import balances, delivery_deposits, deposit_packaging, item_charges, with_deposits
 
 BEER = {
     "id": "beer",
@@ -31,7 +26,10 @@ TYPES = {
 
 
 def test_packaging_of_a_product_without_deposits_is_none():
-    assert deposit_packaging({"id": "x", "vessel": {"size": 1, "unit": "l"}, "bundles": [{"type": "CR", "size": 6}]}) is None
+    assert (
+        deposit_packaging({"id": "x", "vessel": {"size": 1, "unit": "l"}, "bundles": [{"type": "CR", "size": 6}]})
+        is None
+    )
 
 
 def test_packaging_keeps_vessel_and_bundles_with_deposits():
@@ -139,7 +137,10 @@ def test_returned_from_request_empties_and_total_may_be_negative():
 
 def test_latest_response_with_empties_replaces_the_announced_ones():
     announced = [{"id": "crate", "name": "Crate", "price": 150, "count": 5}]
-    collected = [{"id": "crate", "name": "Crate", "price": 150, "count": 3}, {"id": "keg", "name": "Keg", "price": 3100, "count": 0}]
+    collected = [
+        {"id": "crate", "name": "Crate", "price": 150, "count": 3},
+        {"id": "keg", "name": "Keg", "price": 3100, "count": 0},
+    ]
     responses = [{"type": "ACCEPT", "empties": collected}, {"type": "UPDATE"}]
     deposits = delivery_deposits(_delivery([_item()], responses, announced), BASIS)
     assert deposits["returned"] == [{"id": "crate", "name": "Crate", "price": 150, "count": 3}]  # count 0 left out
@@ -201,7 +202,16 @@ def test_balance_moves_charged_up_returned_down():
 
 def test_with_deposits_sits_before_integration():
     delivery = {**_delivery([_item()]), "received": None, "integration": {"status": "PENDING"}}
-    assert list(with_deposits(delivery, BASIS)) == ["id", "type", "status", "request", "responses", "received", "deposits", "integration"]
+    assert list(with_deposits(delivery, BASIS)) == [
+        "id",
+        "type",
+        "status",
+        "request",
+        "responses",
+        "received",
+        "deposits",
+        "integration",
+    ]
     assert "deposits" not in with_deposits(delivery, {})
 
 
@@ -219,7 +229,9 @@ def test_balances_list_every_type_with_zero():
 
 @given(st.lists(st.tuples(st.sampled_from(["bottle", "crate", "keg"]), st.integers(0, 1000)), max_size=10))
 def test_total_is_charged_minus_returned(counts):
-    empties = [{"id": d, "name": TYPES[d]["name"], "price": TYPES[d]["price"], "count": n} for d, n in dict(counts).items()]
+    empties = [
+        {"id": d, "name": TYPES[d]["name"], "price": TYPES[d]["price"], "count": n} for d, n in dict(counts).items()
+    ]
     deposits = delivery_deposits(_delivery([_item()], [ACCEPT], empties=empties), BASIS)
     returned = sum(e["count"] * e["price"] for e in empties)
     assert deposits["total"] == 20 * 8 + 150 - returned
@@ -248,10 +260,24 @@ def test_a_response_bundle_given_by_type_and_size_is_the_ordered_bundle_when_it_
         {"type": "CR", "size": 20, "id": "plastic", "deposit": "crate"},
     ]}  # fmt: skip
     ordered = {"type": "CR", "size": 20, "id": "plastic"}
-    responses = [{"type": "ACCEPT", "items": [{"id": "beer", "count": 2, "bundle": {"type": "CR", "size": 20}, "vessel_count": 40}]}]
+    responses = [
+        {
+            "type": "ACCEPT",
+            "items": [{"id": "beer", "count": 2, "bundle": {"type": "CR", "size": 20}, "vessel_count": 40}],
+        }
+    ]
     delivery = _delivery([_item(bundle=ordered)], responses)
     deposits = delivery_deposits(delivery, {"packaging": {"beer": packaging}, "types": TYPES})
     assert {e["id"]: e["count"] for e in deposits["charged"]} == {"bottle": 40, "crate": 2}
-    other = [{"type": "ACCEPT", "items": [{"id": "beer", "count": 1, "bundle": {"type": "CR", "size": 20, "id": "wood"}, "vessel_count": 20}]}]
-    deposits = delivery_deposits(_delivery([_item(bundle=ordered)], other), {"packaging": {"beer": packaging}, "types": TYPES})
+    other = [
+        {
+            "type": "ACCEPT",
+            "items": [
+                {"id": "beer", "count": 1, "bundle": {"type": "CR", "size": 20, "id": "wood"}, "vessel_count": 20}
+            ],
+        }
+    ]
+    deposits = delivery_deposits(
+        _delivery([_item(bundle=ordered)], other), {"packaging": {"beer": packaging}, "types": TYPES}
+    )
     assert {e["id"]: e["count"] for e in deposits["charged"]} == {"bottle": 20, "keg": 1}  # named by id: that one

@@ -1,5 +1,6 @@
 """How supplier reads show the integration state (decisions §14): the view of a delivery as a document, and of a
 delivery kept as its JSON text (list pages), which must be the same JSON."""
+
 import json
 
 import pytest
@@ -8,7 +9,12 @@ from chalicelib.domain.field_order import DELIVERY, ordered
 from chalicelib.domain.integration_status import state_text, supplier_text, supplier_view
 from chalicelib.domain.rendering import json_text
 
-DELIVERY_DOC = {"id": 7, "type": "DELIVERY", "status": "REQUESTED", "request": {"timestamp": "2026-05-04T09:30:00.000Z"}}
+DELIVERY_DOC = {
+    "id": 7,
+    "type": "DELIVERY",
+    "status": "REQUESTED",
+    "request": {"timestamp": "2026-05-04T09:30:00.000Z"},
+}
 TEXT = json_text(ordered(DELIVERY_DOC, DELIVERY))
 
 
@@ -18,7 +24,11 @@ TEXT = json_text(ordered(DELIVERY_DOC, DELIVERY))
         None,  # stored before integration states: reads PENDING
         {"status": "PENDING"},
         {"updated": "2026-05-04T09:35:00.000Z", "message": "x", "reference": "ERP-1", "status": "FAILED"},
-        {"status": "FAILED", "message": 'quote " backslash \\ tab \t nul \x00 äöü ж 😀 \u2028', "reference": "</script>"},
+        {
+            "status": "FAILED",
+            "message": 'quote " backslash \\ tab \t nul \x00 äöü ж 😀 \u2028',
+            "reference": "</script>",
+        },
         {"status": "IMPORTED", "reference": "R", "updated": "2026-05-04T09:35:00.000Z"},
     ],
 )
@@ -28,7 +38,9 @@ def test_the_text_is_the_views_json_in_field_order(stored):
     assert json.loads(state_text(stored)) == supplier_view(DELIVERY_DOC, stored)["integration"]  # what reads parse back
     shown = json.loads(supplier_text(TEXT, state_text(stored)))
     assert list(shown)[-1] == "integration"
-    assert list(shown["integration"]) == [f for f in ("status", "reference", "message", "updated") if f in shown["integration"]]
+    assert list(shown["integration"]) == [
+        f for f in ("status", "reference", "message", "updated") if f in shown["integration"]
+    ]
 
 
 def test_a_delivery_without_a_state_shows_pending_and_the_stored_state_is_not_changed():

@@ -1,5 +1,6 @@
 """The limits fit together (domain/limits.py): the largest objects the field limits allow, measured as the API
 renders them. The store tests write the largest objects to DynamoDB Local (tests/store/test_limits_store.py)."""
+
 import datetime as dt
 
 from chalicelib.domain import limits
@@ -12,7 +13,13 @@ WORST = "\x01"  # renders as \u0001: 6 bytes for one character of a length limit
 def test_a_page_of_the_largest_customers_stays_under_5_mib():
     days = [(dt.date(2030, 1, 1) + dt.timedelta(days=n)).isoformat() for n in range(limits.DATED_RULES)]
     contact = {"name": WORST * 256, "email": WORST * 126 + "@" + WORST * 124 + ".fi"}
-    address = {"address1": WORST * 256, "address2": WORST * 256, "zip": WORST * 32, "city": WORST * 256, "country": "FI"}
+    address = {
+        "address1": WORST * 256,
+        "address2": WORST * 256,
+        "zip": WORST * 32,
+        "city": WORST * 256,
+        "country": "FI",
+    }
     customer = {
         "id": "c" * 128,
         "name": WORST * 128,
@@ -38,7 +45,11 @@ def test_the_final_change_fits_in_the_room_kept_for_it():
         "user": {"name": WORST * 256, "email": WORST * 126 + "@" + WORST * 124 + ".fi"},
         "message": WORST * limits.MESSAGE_LENGTH,
     }
-    largest_action = {"timestamp": "2026-05-04T09:30:00.000Z", "user": largest_reject["user"], "message": largest_reject["message"]}
+    largest_action = {
+        "timestamp": "2026-05-04T09:30:00.000Z",
+        "user": largest_reject["user"],
+        "message": largest_reject["message"],
+    }
 
     assert size_in_bytes(largest_reject) + len(",") <= limits.FINAL_CHANGE_BYTES
     assert size_in_bytes({"cancelled": largest_action}) + len(",") <= limits.FINAL_CHANGE_BYTES

@@ -1,4 +1,5 @@
 """The order file's formula guard (decisions §8): text cells only; ids and numbers as they are."""
+
 from decimal import Decimal
 
 from chalicelib.domain.order_file import order_file, order_file_text

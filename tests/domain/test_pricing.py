@@ -1,4 +1,5 @@
 """Scaled pricing (decisions §6): hand-computed totals around every threshold."""
+
 import datetime as dt
 from decimal import Decimal
 
@@ -36,16 +37,7 @@ DIVISIBLE = pricing("DIVISIBLE", (1, 100), (6, 90), (24, 80))
 
 
 @pytest.mark.parametrize(
-    "quantity, total",
-    [
-        (1, 100),
-        (5, 500),
-        (6, 540),
-        (7, 630),
-        (95, 95 * 90),
-        (96, 96 * 80),
-        (97, 97 * 80),
-    ],
+    "quantity, total", [(1, 100), (5, 500), (6, 540), (7, 630), (95, 95 * 90), (96, 96 * 80), (97, 97 * 80)]
 )
 def test_volume_prices_all_units_at_the_highest_point_reached(quantity, total):
     assert total_price(VOLUME, Decimal(quantity), DAY) == total
@@ -190,7 +182,9 @@ def test_date_override_points_are_sorted_too():
     override = pricing(
         "VOLUME",
         (1, 100),
-        date_overrides=[{"from_date": "2026-01-01", "price_points": [{"from": 10, "price": 5}, {"from": 1, "price": 9}]}],
+        date_overrides=[
+            {"from_date": "2026-01-01", "price_points": [{"from": 10, "price": 5}, {"from": 1, "price": 9}]}
+        ],
     )
     assert price_points_on(override, DAY) == [{"from": 1, "price": 9}, {"from": 10, "price": 5}]
 
@@ -319,9 +313,9 @@ def test_product_minimum_ignores_date_overrides():
 # --- properties ---
 
 positive_prices = st.integers(min_value=1, max_value=100_000)
-point_lists = st.dictionaries(
-    st.integers(min_value=1, max_value=500), positive_prices, min_size=1, max_size=6
-).map(lambda d: [(f, p) for f, p in d.items()])
+point_lists = st.dictionaries(st.integers(min_value=1, max_value=500), positive_prices, min_size=1, max_size=6).map(
+    lambda d: [(f, p) for f, p in d.items()]
+)
 
 
 @given(point_lists, st.integers(min_value=1, max_value=1000), st.integers(min_value=1, max_value=50))
@@ -332,10 +326,7 @@ def test_incremental_total_never_decreases_as_quantity_grows(points, quantity, m
     assert total_price(prices, quantity + more, DAY) >= total_price(prices, quantity, DAY)
 
 
-@given(
-    point_lists,
-    st.decimals(min_value=1, max_value=1000, places=3, allow_nan=False, allow_infinity=False),
-)
+@given(point_lists, st.decimals(min_value=1, max_value=1000, places=3, allow_nan=False, allow_infinity=False))
 def test_volume_total_is_the_applicable_unit_price_times_quantity(points, quantity):
     prices = pricing("VOLUME", *points)
     smallest = min(f for f, _ in points)
@@ -344,11 +335,7 @@ def test_volume_total_is_the_applicable_unit_price_times_quantity(points, quanti
     assert total_price(prices, quantity, DAY) == applicable * quantity
 
 
-@given(
-    st.sampled_from(["VOLUME", "INCREMENTAL", "DIVISIBLE"]),
-    point_lists,
-    st.integers(min_value=1, max_value=1000),
-)
+@given(st.sampled_from(["VOLUME", "INCREMENTAL", "DIVISIBLE"]), point_lists, st.integers(min_value=1, max_value=1000))
 def test_unit_price_times_quantity_is_within_half_a_cent_per_unit_of_total(strategy, points, quantity):
     # A point at 1 makes every quantity priceable under every strategy.
     prices = pricing(strategy, (1, points[0][1]), *[(f, p) for f, p in points if f != 1])

@@ -1,5 +1,6 @@
 """Every product rule (interface: Product, Vessel, Bundle, Delivery rule, Scaled pricing, Image; decisions §5-6),
 each with a failing and a passing case. Bodies are given as the HTTP layer parses JSON: floats as Decimal."""
+
 from decimal import Decimal
 
 import pytest
@@ -38,8 +39,16 @@ def pallet(**fields):
 # --- name ---
 
 
-@pytest.mark.parametrize("name, stored", [("abc", "abc"), ("  abc  ", "abc"), ("x" * 64, "x" * 64),
-                                          (" " + "x" * 64 + " ", "x" * 64), ("Apfel-Saft naturtrüb", None)])
+@pytest.mark.parametrize(
+    "name, stored",
+    [
+        ("abc", "abc"),
+        ("  abc  ", "abc"),
+        ("x" * 64, "x" * 64),
+        (" " + "x" * 64 + " ", "x" * 64),
+        ("Apfel-Saft naturtrüb", None),
+    ],
+)
 def test_name_is_trimmed_and_3_to_64_long(name, stored):
     assert accepted(product(name=name))["name"] == (stored or name)
 
@@ -203,8 +212,10 @@ def test_pallet_bundle_must_match_another_bundle_by_type_and_size():
 def test_pallet_bundle_matches_by_id_when_given():
     crate = {"id": "c6", "type": "CT", "size": 6}
     assert accepted(product(bundles=[crate, pallet(pallet_bundle={"id": "c6", "type": "CT", "size": 6})]))
-    refused(product(bundles=[crate, pallet(pallet_bundle={"id": "c7", "type": "CT", "size": 6})]),
-            "bundles[1].pallet_bundle")
+    refused(
+        product(bundles=[crate, pallet(pallet_bundle={"id": "c7", "type": "CT", "size": 6})]),
+        "bundles[1].pallet_bundle",
+    )
 
 
 def test_pallet_bundle_cannot_be_a_pallet():
@@ -320,8 +331,10 @@ def test_delivery_date_overrides_keys_are_real_dates():
 
 
 def test_delivery_date_override_rule_is_checked():
-    refused(product(delivery_date_overrides={"2026-03-01": {"lead_days": -1}}),
-            "delivery_date_overrides.2026-03-01.lead_days")
+    refused(
+        product(delivery_date_overrides={"2026-03-01": {"lead_days": -1}}),
+        "delivery_date_overrides.2026-03-01.lead_days",
+    )
 
 
 def test_dates_with_no_delivery_are_iso_dates():
@@ -396,8 +409,10 @@ def test_date_override_dates():
 
 
 def test_date_override_needs_price_points():
-    refused(product(pricing=pricing(date_overrides=[{"from_date": "2026-07-01", "price_points": []}])),
-            "pricing.date_overrides[0].price_points")
+    refused(
+        product(pricing=pricing(date_overrides=[{"from_date": "2026-07-01", "price_points": []}])),
+        "pricing.date_overrides[0].price_points",
+    )
 
 
 def test_date_override_points_follow_the_point_rules():
@@ -413,21 +428,29 @@ def override(start, end=None):
 
 
 def test_adjacent_date_overrides_are_fine():
-    assert accepted(product(pricing=pricing(date_overrides=[override("2026-07-01", "2026-07-31"),
-                                                            override("2026-08-01", "2026-08-31")])))
+    assert accepted(
+        product(
+            pricing=pricing(date_overrides=[override("2026-07-01", "2026-07-31"), override("2026-08-01", "2026-08-31")])
+        )
+    )
 
 
 def test_overlapping_date_overrides_are_refused():
-    paths = error_paths(product(pricing=pricing(date_overrides=[override("2026-07-01", "2026-07-31"),
-                                                                override("2026-07-31", "2026-08-31")])))
+    paths = error_paths(
+        product(
+            pricing=pricing(date_overrides=[override("2026-07-01", "2026-07-31"), override("2026-07-31", "2026-08-31")])
+        )
+    )
     assert paths == ["pricing.date_overrides[1]"]
 
 
 def test_open_ended_date_override():
-    assert accepted(product(pricing=pricing(date_overrides=[override("2026-01-01", "2026-06-30"),
-                                                            override("2026-07-01")])))
-    paths = error_paths(product(pricing=pricing(date_overrides=[override("2026-07-01"),
-                                                                override("2027-01-01", "2027-01-31")])))
+    assert accepted(
+        product(pricing=pricing(date_overrides=[override("2026-01-01", "2026-06-30"), override("2026-07-01")]))
+    )
+    paths = error_paths(
+        product(pricing=pricing(date_overrides=[override("2026-07-01"), override("2027-01-01", "2027-01-31")]))
+    )
     assert paths == ["pricing.date_overrides[1]"]
 
 
@@ -439,8 +462,17 @@ def test_image_url_absolute_http(url):
     assert accepted(product(image={"url": url}))["image"] == {"url": url}
 
 
-@pytest.mark.parametrize("url", ["ftp://img.example.com/a.png", "/images/a.png", "img.example.com/a.png",
-                                 "https://", "javascript:alert(1)", "https://img.example.com/a b.png"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "ftp://img.example.com/a.png",
+        "/images/a.png",
+        "img.example.com/a.png",
+        "https://",
+        "javascript:alert(1)",
+        "https://img.example.com/a b.png",
+    ],
+)
 def test_image_url_refused(url):
     refused(product(image={"url": url}), "image.url")
 
@@ -486,24 +518,40 @@ def test_unknown_top_level_field_refused():
 
 
 def test_several_wrong_fields_are_all_listed():
-    paths = error_paths(product(name="x", status="GONE", price=-1, vessel={"size": 0, "unit": "pint"},
-                                delivery_days={"1": {"lead_days": 0, "cutoff": "24:00"}}))
-    assert sorted(paths) == sorted(["name", "status", "price", "vessel.size", "vessel.unit",
-                                    "delivery_days.1.cutoff"])
+    paths = error_paths(
+        product(
+            name="x",
+            status="GONE",
+            price=-1,
+            vessel={"size": 0, "unit": "pint"},
+            delivery_days={"1": {"lead_days": 0, "cutoff": "24:00"}},
+        )
+    )
+    assert sorted(paths) == sorted(["name", "status", "price", "vessel.size", "vessel.unit", "delivery_days.1.cutoff"])
 
 
 def test_rule_errors_are_listed_with_shape_errors():
     """A wrong name must not hide the bundle, pricing and custom property rules."""
-    paths = error_paths(product(
-        name="x",
-        order_by="kg",
-        vessel={"size": 2, "unit": "kg"},
-        bundles=[{"type": "CT", "size": D("2.5")}, pallet()],
-        pricing=pricing("INCREMENTAL", (1, 100), (1, 90)),
-        custom_properties={"bad": {"x": 1}},
-    ))
-    assert sorted(paths) == sorted(["name", "vessel", "bundles[0].size", "pricing.strategy",
-                                    "pricing.price_points[1].from", "custom_properties.bad"])
+    paths = error_paths(
+        product(
+            name="x",
+            order_by="kg",
+            vessel={"size": 2, "unit": "kg"},
+            bundles=[{"type": "CT", "size": D("2.5")}, pallet()],
+            pricing=pricing("INCREMENTAL", (1, 100), (1, 90)),
+            custom_properties={"bad": {"x": 1}},
+        )
+    )
+    assert sorted(paths) == sorted(
+        [
+            "name",
+            "vessel",
+            "bundles[0].size",
+            "pricing.strategy",
+            "pricing.price_points[1].from",
+            "custom_properties.bad",
+        ]
+    )
 
 
 def test_rule_errors_are_listed_when_a_sibling_field_is_wrong():

@@ -1,4 +1,5 @@
 """The one retry helper (domain/retry.py): attempts bounded by a count and by a deadline of the caller's clock."""
+
 import datetime as dt
 
 from chalicelib.domain import retry

@@ -1,4 +1,5 @@
 """Delivery dates (decisions §7): precedence, cutoffs, lead days and time zones."""
+
 import datetime as dt
 from decimal import Decimal
 from zoneinfo import ZoneInfo
@@ -105,8 +106,7 @@ def test_nothing_defined_means_every_day_with_lead_zero(date):
 
 
 @pytest.mark.parametrize(
-    "date, key",
-    [(SUNDAY, "0"), (MONDAY, "1"), (d("2026-05-05"), "2"), (d("2026-05-08"), "5"), (SATURDAY, "6")],
+    "date, key", [(SUNDAY, "0"), (MONDAY, "1"), (d("2026-05-05"), "2"), (d("2026-05-08"), "5"), (SATURDAY, "6")]
 )
 def test_weekday_keys_run_from_sunday_zero_to_saturday_six(date, key):
     all_days = {str(n): rule(n) for n in range(7)}

@@ -1,4 +1,5 @@
 """The calendar of standing orders (decisions §17), pure: counted dates, cutoffs, placing moments, statuses."""
+
 import datetime as dt
 from zoneinfo import ZoneInfo
 
@@ -13,8 +14,15 @@ D = dt.date
 
 
 def order(**fields) -> dict:
-    return {"weekdays": [2, 5], "every_weeks": 1, "starts_on": "2026-05-04", "ends_on": None, "place_days_ahead": 2,
-            "paused": False, **fields}
+    return {
+        "weekdays": [2, 5],
+        "every_weeks": 1,
+        "starts_on": "2026-05-04",
+        "ends_on": None,
+        "place_days_ahead": 2,
+        "paused": False,
+        **fields,
+    }
 
 
 def dates(standing, start="2026-05-01", end="2026-05-31", first_day="2026-05-01"):
@@ -31,8 +39,14 @@ def test_every_n_weeks_counts_monday_to_sunday_weeks_from_the_week_of_starts_on(
     # starts_on is a Thursday: its week (from Monday 2026-05-04) counts, Tuesday 05-05 is before starts_on.
     standing = order(starts_on="2026-05-07", every_weeks=2)
     assert dates(standing) == ["2026-05-08", "2026-05-19", "2026-05-22"]
-    assert dates(order(every_weeks=3), end="2026-06-30") == ["2026-05-05", "2026-05-08", "2026-05-26", "2026-05-29",
-                                                               "2026-06-16", "2026-06-19"]
+    assert dates(order(every_weeks=3), end="2026-06-30") == [
+        "2026-05-05",
+        "2026-05-08",
+        "2026-05-26",
+        "2026-05-29",
+        "2026-06-16",
+        "2026-06-19",
+    ]
 
 
 def test_starts_on_ends_on_and_the_first_write_bound_the_dates():
@@ -41,14 +55,18 @@ def test_starts_on_ends_on_and_the_first_write_bound_the_dates():
     assert dates(order(starts_on="2026-05-13"), end="2026-05-19") == ["2026-05-15", "2026-05-19"]
 
 
-SETTINGS = {"timezone": "Europe/Helsinki", "delivery_days": {"2": {"lead_days": 1, "cutoff": "14:00"},
-                                                             "5": {"lead_days": 2, "cutoff": "12:00"}}}
+SETTINGS = {
+    "timezone": "Europe/Helsinki",
+    "delivery_days": {"2": {"lead_days": 1, "cutoff": "14:00"}, "5": {"lead_days": 2, "cutoff": "12:00"}},
+}
 
 
 def test_the_cutoff_is_on_d_minus_lead_days_and_the_strictest_item_decides():
     loose = {"id": "a"}
     strict = {"id": "b", "delivery_days": {"2": {"lead_days": 3, "cutoff": "10:00"}}}
-    assert rules.cutoff_moment(D(2026, 5, 12), [loose], None, SETTINGS) == dt.datetime(2026, 5, 11, 14, 0, 59, tzinfo=HELSINKI)
+    assert rules.cutoff_moment(D(2026, 5, 12), [loose], None, SETTINGS) == dt.datetime(
+        2026, 5, 11, 14, 0, 59, tzinfo=HELSINKI
+    )
     assert rules.cutoff_moment(D(2026, 5, 12), [loose, strict], None, SETTINGS) == dt.datetime(
         2026, 5, 9, 10, 0, 59, tzinfo=HELSINKI
     )
@@ -64,8 +82,12 @@ def test_a_date_with_no_delivery_has_no_cutoff():
 
 def test_the_placing_moment_is_place_days_ahead_calendar_days_before_the_cutoff_at_the_same_local_time():
     cutoff = rules.cutoff_moment(D(2026, 5, 12), [{}], None, SETTINGS)
-    assert rules.placing_moment(D(2026, 5, 12), cutoff, 2, "Europe/Helsinki") == dt.datetime(2026, 5, 9, 14, 0, tzinfo=HELSINKI)
-    assert rules.placing_moment(D(2026, 5, 12), cutoff, 0, "Europe/Helsinki") == dt.datetime(2026, 5, 11, 14, 0, tzinfo=HELSINKI)
+    assert rules.placing_moment(D(2026, 5, 12), cutoff, 2, "Europe/Helsinki") == dt.datetime(
+        2026, 5, 9, 14, 0, tzinfo=HELSINKI
+    )
+    assert rules.placing_moment(D(2026, 5, 12), cutoff, 0, "Europe/Helsinki") == dt.datetime(
+        2026, 5, 11, 14, 0, tzinfo=HELSINKI
+    )
 
 
 def test_the_placing_moment_keeps_the_local_time_across_a_daylight_saving_change():
@@ -80,7 +102,9 @@ def test_the_placing_moment_keeps_the_local_time_across_a_daylight_saving_change
 
 
 def test_an_undeliverable_date_is_placed_by_the_default_rule_where_it_fails():
-    assert rules.placing_moment(D(2026, 5, 13), None, 2, "UTC") == dt.datetime(2026, 5, 11, 23, 59, tzinfo=ZoneInfo("UTC"))
+    assert rules.placing_moment(D(2026, 5, 13), None, 2, "UTC") == dt.datetime(
+        2026, 5, 11, 23, 59, tzinfo=ZoneInfo("UTC")
+    )
 
 
 CUTOFF = dt.datetime(2026, 5, 11, 14, 0, 59, tzinfo=UTC)
@@ -128,8 +152,12 @@ def test_the_occurrence_range(start, end, expected):
 
 @pytest.mark.parametrize(
     "start, end, path",
-    [("2026-05-01", "2026-08-02", "to"), ("2026-05-10", "2026-05-09", "to"), ("05/01/2026", None, "from"),
-     (None, "2026-13-01", "to")],
+    [
+        ("2026-05-01", "2026-08-02", "to"),
+        ("2026-05-10", "2026-05-09", "to"),
+        ("05/01/2026", None, "from"),
+        (None, "2026-13-01", "to"),
+    ],
 )
 def test_an_occurrence_range_refused_names_its_parameter(start, end, path):
     with pytest.raises(ValidationFailed) as refused:
@@ -143,7 +171,11 @@ def test_the_placer_looks_only_as_far_as_a_placing_moment_can_come_within_a_day(
     near = rules.Calendar(order(weekdays=[0, 1, 2, 3, 4, 5, 6]), D(2026, 5, 4), [{}], None, {"timezone": "UTC"})
     assert near.reach_days() == 4
     assert [d.isoformat() for d, _ in near.open_dates(now, {}, set())] == [
-        "2026-05-04", "2026-05-05", "2026-05-06", "2026-05-07", "2026-05-08"
+        "2026-05-04",
+        "2026-05-05",
+        "2026-05-06",
+        "2026-05-07",
+        "2026-05-08",
     ]
     ahead = rules.Calendar(order(weekdays=[3]), D(2026, 5, 4), [far], None, {"timezone": "UTC"})
     assert ahead.reach_days() == 34

@@ -1,4 +1,5 @@
 """Durations as the service writes them in messages and the OpenAPI document."""
+
 import datetime as dt
 
 import pytest

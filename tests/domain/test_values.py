@@ -1,5 +1,6 @@
 """Each value list and each rule exists once, in the domain: the shapes, the OpenAPI document and every use derive
 from it, so changing the one place changes them all."""
+
 from decimal import Decimal
 from types import SimpleNamespace
 
@@ -67,9 +68,7 @@ def test_the_openapi_document_lists_the_enums_values():
     }
     for (schema, field), values in expected.items():
         assert _enum(schemas[schema]["properties"][field]) == [v.value for v in values], (schema, field)
-    status_parameter = next(
-        p for p in doc["paths"]["/deliveries"]["get"]["parameters"] if p["name"] == "status"
-    )
+    status_parameter = next(p for p in doc["paths"]["/deliveries"]["get"]["parameters"] if p["name"] == "status")
     assert status_parameter["schema"]["enum"] == list(DeliveryStatus)
     integration_parameter = next(
         p for p in doc["paths"]["/deliveries"]["get"]["parameters"] if p["name"] == "integration"

@@ -1,4 +1,5 @@
 """Fixtures of the background-job tests."""
+
 import threading
 
 import pytest

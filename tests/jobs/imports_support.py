@@ -1,4 +1,5 @@
 """Helpers of the import job tests: a catalogue file uploaded as the API takes it."""
+
 CSV = {"Content-Type": "text/csv"}
 
 

@@ -1,10 +1,11 @@
 """Helpers of the event tests: events written the way the delivery use cases write them."""
+
 import datetime as dt
 
 import pytest
 
-from chalicelib.service import webhooks as webhook_settings
 from chalicelib.domain.feed import LEGACY_TWINS, Change
+from chalicelib.service import webhooks as webhook_settings
 from chalicelib.store import deliveries, events, feed, keys, table
 
 T0 = dt.datetime(2025, 3, 3, 9, 0, tzinfo=dt.timezone.utc)
@@ -55,7 +56,11 @@ def event_of_sequence(account: str, sequence: int) -> dict:
 
 def body(event: dict) -> dict:
     """What the receiver gets for the event now."""
-    return {"type": event["type"], "idempotency_key": event["event_id"], "data": deliveries.get(event["account"], event["delivery_id"], consistent=True).delivery}
+    return {
+        "type": event["type"],
+        "idempotency_key": event["event_id"],
+        "data": deliveries.get(event["account"], event["delivery_id"], consistent=True).delivery,
+    }
 
 
 def stored(event: dict) -> dict:

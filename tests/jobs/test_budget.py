@@ -1,4 +1,5 @@
 """The background phases fit the function's configured timeout (decisions §10, issue: budgets)."""
+
 import datetime as dt
 import json
 import threading
@@ -54,7 +55,9 @@ def test_phases_run_side_by_side_so_a_slow_one_does_not_eat_anothers_time():
         return {"done": 1}
 
     now = clock.now()
-    results = budget.run_phases([budget.Phase("slow", 10, slow), budget.Phase("quick", 15, quick)], remaining_seconds=None)
+    results = budget.run_phases(
+        [budget.Phase("slow", 10, slow), budget.Phase("quick", 15, quick)], remaining_seconds=None
+    )
     assert results == {"slow": {}, "quick": {"done": 1}}
     assert deadlines == {
         "slow": now + dt.timedelta(seconds=30 - 10 - budget.RECORD_MARGIN_SECONDS),

@@ -1,5 +1,6 @@
 """Events are first attempted in sequence order (decisions §13), and a parked account's resends stay inside the
 turn's budget and cap (§10)."""
+
 import datetime as dt
 import http.client
 import json
@@ -42,7 +43,9 @@ def test_a_healthy_receiver_sees_an_unbroken_chain_across_writes_and_an_import_c
     chain = [(body["previous_sequence"], body["sequence"]) for body in receiver.bodies]
     assert len(chain) == 24
     assert all(previous == before[1] for before, (previous, _) in zip([(0, 0)] + chain, chain))
-    assert [body["type"] for body in receiver.bodies] == ["product.created"] * 20 + ["request-delivery"] + ["product.created"] * 3
+    assert [body["type"] for body in receiver.bodies] == ["product.created"] * 20 + ["request-delivery"] + [
+        "product.created"
+    ] * 3
 
 
 def test_first_attempts_go_in_sequence_order_when_the_backlog_is_larger_than_one_due_read(monkeypatch):
@@ -87,7 +90,9 @@ def test_a_resend_queued_while_an_attempt_is_in_flight_gets_its_own_attempt():
     class QueuesAnotherWhileSending(Receiver):
         def __call__(self, *args, **kwargs):
             if not self.bodies:
-                assert not isinstance(events.queue_resend(events.get("acme", event["event_id"]), clock.now()), Exception)
+                assert not isinstance(
+                    events.queue_resend(events.get("acme", event["event_id"]), clock.now()), Exception
+                )
             return super().__call__(*args, **kwargs)
 
     receiver = QueuesAnotherWhileSending()

@@ -1,4 +1,5 @@
 """No account can hold up or poison another's events (decisions §10), with real receivers on loopback."""
+
 import datetime as dt
 import json
 import socket
@@ -15,7 +16,7 @@ from chalicelib.service import clock
 from chalicelib.service import event_sending as sending
 from chalicelib.store import events, outbox_accounts, table
 
-from .support import T0, dispatch_at, configure, delivery, stored, write_event, write_events
+from .support import T0, configure, delivery, dispatch_at, stored, write_event, write_events
 
 pytestmark = pytest.mark.usefixtures("accounts_ready", "fake_clock")
 
@@ -189,7 +190,9 @@ def test_a_maximal_order_with_a_failing_receiver_ends_failed_and_delays_no_one(r
     first = stored(poison[0])
     assert first["status"] == "FAILED"
     assert first["reason"] == "gave up after 24 hours; the last attempt: the receiver answered 500"
-    assert first["attempts"] == len([r for r, _ in failing.log if json.loads(r.get_data())["idempotency_key"] == first["event_id"]])
+    assert first["attempts"] == len(
+        [r for r, _ in failing.log if json.loads(r.get_data())["idempotency_key"] == first["event_id"]]
+    )
     body = json.loads(failing.log[0][0].get_data())
     assert len(body["data"]["request"]["items"]) == 50  # the whole delivery was sent each time
 
@@ -200,7 +203,9 @@ def test_an_old_event_too_large_to_record_its_attempt_fails_and_the_run_goes_on(
     legacy = events.new_event("other", "request-delivery", delivery(1), T0)
     legacy["attempt_log"] = [{"at": iso(T0), "error": "e" * 290, "duration_ms": 1}] * 3
     for size in range(409_600, 400_000, -40):  # the largest body the item can take
-        legacy["body"] = json.dumps({"type": "request-delivery", "idempotency_key": legacy["event_id"], "data": "y" * size})
+        legacy["body"] = json.dumps(
+            {"type": "request-delivery", "idempotency_key": legacy["event_id"], "data": "y" * size}
+        )
         try:
             table.client().put_item(TableName=table.name(), Item=table.to_item(legacy))
             break
@@ -233,7 +238,9 @@ def test_a_body_larger_than_receivers_are_sent_fails_at_once(receivers, monkeypa
 
     failed = stored(too_big)
     assert failed["status"] == "FAILED" and failed["attempts"] == 1
-    assert failed["reason"].startswith("the body is ") and failed["reason"].endswith("more than a receiver is sent (100000 bytes)")
+    assert failed["reason"].startswith("the body is ") and failed["reason"].endswith(
+        "more than a receiver is sent (100000 bytes)"
+    )
     assert stored(fine)["status"] == "DELIVERED"  # the failure did not park the account
     assert [body["data"]["id"] for body in arrivals(receiver)] == [2]
 
@@ -243,7 +250,9 @@ def _read_request(connection) -> None:
     while b"\r\n\r\n" not in data:
         data += connection.recv(65536)
     head, _, body = data.partition(b"\r\n\r\n")
-    length = int(next(line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")))
+    length = int(
+        next(line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length"))
+    )
     while len(body) < length:
         body += connection.recv(65536)
 
@@ -278,7 +287,9 @@ def _raw_server(answer: bytes):
         ("connection refused", "ConnectionRefusedError"),
     ],
 )
-def test_each_way_a_send_can_fail_is_an_attempt_recorded_and_the_run_goes_on(receivers, short_timeout, failure, expected):
+def test_each_way_a_send_can_fail_is_an_attempt_recorded_and_the_run_goes_on(
+    receivers, short_timeout, failure, expected
+):
     healthy = receivers()
     healthy.expect_request("/hook").respond_with_data("ok")
     configure("acme", url=healthy.url_for("/hook"))

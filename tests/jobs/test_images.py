@@ -1,4 +1,5 @@
 """Downloading product images from a real HTTP server on loopback (pytest-httpserver)."""
+
 import datetime as dt
 import hashlib
 import threading
@@ -8,8 +9,7 @@ from werkzeug import Response
 
 from chalicelib.adapters import outbound
 from chalicelib.jobs import images as job
-from chalicelib.service import clock
-from chalicelib.service import images
+from chalicelib.service import clock, images
 from chalicelib.store import keys, table
 from chalicelib.store.events import iso
 
@@ -299,7 +299,9 @@ def test_a_download_claimed_by_a_job_that_died_is_done_by_the_next(catalogue, ht
     from chalicelib.store import product_images
 
     create(catalogue, {"url": serve_png(httpserver)})
-    assert product_images.claim(product_images.get("acme", "cola"), LATER + images.LEASE) is not None  # ...and the job dies
+    assert (
+        product_images.claim(product_images.get("acme", "cola"), LATER + images.LEASE) is not None
+    )  # ...and the job dies
     assert download_at(LATER + dt.timedelta(seconds=5))["due"] == 0
     assert download_at(LATER + images.LEASE + dt.timedelta(seconds=1))["downloaded"] == 1
 
@@ -371,7 +373,9 @@ def _pad_to_the_item_limit(product_id: str, slack: int) -> None:
 
 # slack 0: too large even to be claimed; 60: claimed, but too large to hold the error it ended with.
 @pytest.mark.parametrize("slack", [0, 60])
-def test_a_product_at_the_item_size_limit_with_a_failing_image_ends_failed_and_the_run_goes_on(catalogue, httpserver, slack, caplog):
+def test_a_product_at_the_item_size_limit_with_a_failing_image_ends_failed_and_the_run_goes_on(
+    catalogue, httpserver, slack, caplog
+):
     httpserver.expect_request("/broken.png").respond_with_data("gone", status=500)
     create(catalogue, {"url": httpserver.url_for("/broken.png")}, product_id="huge")
     _pad_to_the_item_limit("huge", slack)

@@ -1,6 +1,7 @@
 """The import against hostile files and interleavings (issue 16, decisions §12): a category deleted mid-import
 is created again and counted, no cell makes an item or the report outgrow its limit, and the counts stay exact
 after a crash at any write of a slice."""
+
 import datetime as dt
 
 import pytest
@@ -10,8 +11,8 @@ from chalicelib.service import clock
 from chalicelib.store import categories, table
 from chalicelib.store import import_chunks as chunks
 from tests.conftest import OTHER_TOKEN
-
 from tests.jobs.imports_support import upload
+
 COUNTS = ("rows", "processed", "created", "updated", "unchanged", "invalid", "categories_created", "error_count")
 
 pytestmark = pytest.mark.usefixtures("fake_clock")
@@ -72,7 +73,9 @@ def test_a_category_deleted_after_upload_is_created_again_by_name_and_counted(ap
         ("Item ID;Item name;Category name;Price", "b1;Lager;Beer;1", {"id": "beer", "name": "Beer"}),
     ],
 )
-def test_a_category_deleted_between_a_chunks_read_and_its_write_is_created_again(api, monkeypatch, header, row, category):
+def test_a_category_deleted_between_a_chunks_read_and_its_write_is_created_again(
+    api, monkeypatch, header, row, category
+):
     assert api.put("/categories/beer", {"name": "Beer"}).status_code in (200, 201)
     import_id = upload(api, f"{header}\n{row}\n")
     original, reads = categories.existing, {"n": 0}
@@ -131,12 +134,19 @@ def test_long_repeated_ids_keep_the_report_under_1_mib_and_messages_quote_100_ch
     assert body["error_count"] == body["invalid"] == 13 * 12 + 12 * 100  # long ids, and short ids repeated
     assert body["created"] == 100
     assert all(e["message"].count("\x01") <= 100 for e in body["errors"])
-    assert len(body["errors"]) == 1_000 and [e["row"] for e in body["errors"]] == sorted(e["row"] for e in body["errors"])
+    assert len(body["errors"]) == 1_000 and [e["row"] for e in body["errors"]] == sorted(
+        e["row"] for e in body["errors"]
+    )
 
 
 def test_an_accepted_file_with_rows_of_very_long_repeated_ids_imports_every_valid_row(api):
     valid = lambda first, count: "".join(f"v{n};Valid {n};Drinks;1\n" for n in range(first, first + count))  # noqa: E731
-    text = "Item ID;Item name;Category name;Price\n" + valid(0, 20) + f"{'x' * 30_000};Long;Drinks;1\n" * 15 + valid(20, 200)
+    text = (
+        "Item ID;Item name;Category name;Price\n"
+        + valid(0, 20)
+        + f"{'x' * 30_000};Long;Drinks;1\n" * 15
+        + valid(20, 200)
+    )
     import_id = upload(api, text)
     run_until_done()
     body = report(api, import_id).data

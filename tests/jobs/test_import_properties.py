@@ -2,6 +2,7 @@
 characters, duplicate ids, every column, cells up to the row limit) through parse and import on moto. The import
 never fails as a whole, its report stays under 1 MiB, and every product it writes can be read, listed, PATCHed
 and ordered."""
+
 import csv
 import io
 
@@ -17,7 +18,9 @@ from tests.jobs.test_import_hardening import run
 
 IDS = st.sampled_from(["cola", "fanta", "beer-1", "wine_2", "x" * 128, "bad id", "Ä", "w" * 129])
 WILD = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=200)
-HUGE = st.builds(lambda char, n: char * n, st.sampled_from(["\x01", "😀", "é", "x", '"']), st.sampled_from([101, 5_000, 16_000]))
+HUGE = st.builds(
+    lambda char, n: char * n, st.sampled_from(["\x01", "😀", "é", "x", '"']), st.sampled_from([101, 5_000, 16_000])
+)
 VALUES = {
     ci.ITEM_ID: st.one_of(IDS, WILD, HUGE),
     ci.ITEM_NAME: st.one_of(st.sampled_from(["Cola", "Beer 0.5 l", ""]), WILD, HUGE),
@@ -60,7 +63,11 @@ def _run_until_done():
     raise AssertionError("the import did not finish")
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(generated=files())
 def test_any_file_imports_every_valid_row_within_bounds_and_its_products_work(shop, generated):  # noqa: F811
     api = shop

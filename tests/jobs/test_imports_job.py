@@ -1,5 +1,6 @@
 """The import job: bounded slices, resuming after a crash without duplicating or losing rows, retrying rows that
 changed meanwhile, and taking turns between imports (decisions §12)."""
+
 import datetime as dt
 import threading
 
@@ -10,7 +11,6 @@ from chalicelib.jobs import import_turns
 from chalicelib.service import clock, importing
 from chalicelib.store import feed, products
 from chalicelib.store import import_chunks as chunks
-
 from tests.jobs.imports_support import upload
 
 pytestmark = pytest.mark.usefixtures("fake_clock")
@@ -47,7 +47,9 @@ def small_chunks(monkeypatch):
 
 
 @pytest.mark.parametrize("crash_after_write", [False, True])
-def test_a_crash_mid_import_resumes_without_duplicating_or_losing_rows(api, small_chunks, monkeypatch, crash_after_write):
+def test_a_crash_mid_import_resumes_without_duplicating_or_losing_rows(
+    api, small_chunks, monkeypatch, crash_after_write
+):
     import_id = upload(api, catalogue(45).replace("p0007;Product 7;Drinks;1,50", "p0007;Product 7;Drinks;x"))
     commits = {"n": 0}
     original = chunks.commit
@@ -69,10 +71,12 @@ def test_a_crash_mid_import_resumes_without_duplicating_or_losing_rows(api, smal
     assert run()["due"] == 0
     assert run(dt.timedelta(minutes=5))["done"] == 1
     final = report(api, import_id)
-    assert {k: final[k] for k in ("rows", "processed", "created", "updated", "unchanged", "invalid", "error_count")} == {
-        "rows": 45, "processed": 45, "created": 44, "updated": 0, "unchanged": 0, "invalid": 1, "error_count": 1,
-    }  # fmt: skip
-    assert final["errors"] == [{"row": 9, "column": "Price", "message": "must be a decimal number such as 12.90 or 12,90"}]
+    assert {
+        k: final[k] for k in ("rows", "processed", "created", "updated", "unchanged", "invalid", "error_count")
+    } == {"rows": 45, "processed": 45, "created": 44, "updated": 0, "unchanged": 0, "invalid": 1, "error_count": 1}
+    assert final["errors"] == [
+        {"row": 9, "column": "Price", "message": "must be a decimal number such as 12.90 or 12,90"}
+    ]
     assert [p["id"] for p in all_products(api)] == [f"p{n:04d}" for n in range(45) if n != 7]
 
 
@@ -161,7 +165,9 @@ def test_25_large_imports_of_one_account_do_not_hold_up_anothers_small_import(ap
     finished = report(api, small, token=OTHER_TOKEN)
     assert finished["status"] == "DONE" and finished["created"] == 2
     waited = dt.datetime.fromisoformat(finished["finished_at"]) - dt.datetime.fromisoformat(finished["submitted_at"])
-    assert waited <= dt.timedelta(seconds=import_turns.SLICE_SECONDS + 4)  # one turn of the busy account, then its own 2 s
+    assert waited <= dt.timedelta(
+        seconds=import_turns.SLICE_SECONDS + 4
+    )  # one turn of the busy account, then its own 2 s
     assert [report(api, i)["status"] for i in big] == ["RUNNING"] * 25
 
 
@@ -285,7 +291,13 @@ def test_5000_rows_with_every_category_new_are_chunked_within_one_transaction_ea
     import would commit are sized here, each with everything the feed adds (a pending entry a change)."""
     claimed = chunks.ClaimedImport("acme", "import", "lease", False, 5_000, (0,), 0, 0, {"error_count": 0})
     rows = [
-        chunks.ChunkRow("created", write=chunks.ProductWrite({"id": f"p{n}", "category": f"c{n % 700}", "name": "x", "status": "ACTIVE"}, None), new_category=(f"c{n % 700}", "C") if n < 700 else None)
+        chunks.ChunkRow(
+            "created",
+            write=chunks.ProductWrite(
+                {"id": f"p{n}", "category": f"c{n % 700}", "name": "x", "status": "ACTIVE"}, None
+            ),
+            new_category=(f"c{n % 700}", "C") if n < 700 else None,
+        )
         for n in range(5_000)
     ]
     start, committed = 0, 0

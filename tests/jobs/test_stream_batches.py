@@ -1,6 +1,7 @@
 """Issue 34: the table stream's handler answers the records whose work failed (Powertools' batch utility), so the
 event source mapping retries those (bisecting, a bounded number of times, then its on-failure queue) instead of
 a failing batch holding its shard, or a failure being dropped."""
+
 import pytest
 
 from chalicelib.domain.feed import Change, ChangeType
@@ -12,14 +13,27 @@ pytestmark = [pytest.mark.usefixtures("accounts_ready", "fake_clock"), pytest.ma
 
 def pending_record(account: str, sequence_number: str) -> dict:
     resource = "category#mine"
-    item = {**keys.feed_pending_key(account, resource), **keys.feed_pending_gsi(account, resource),
-            "changes": [{"type": "category.created", "resource": "category", "id": "mine", "at": "2026-05-04T09:30:00.000Z"}]}
+    item = {
+        **keys.feed_pending_key(account, resource),
+        **keys.feed_pending_gsi(account, resource),
+        "changes": [
+            {"type": "category.created", "resource": "category", "id": "mine", "at": "2026-05-04T09:30:00.000Z"}
+        ],
+    }
     return {
-        "eventID": sequence_number, "eventName": "MODIFY", "eventSource": "aws:dynamodb", "awsRegion": "us-east-1",
+        "eventID": sequence_number,
+        "eventName": "MODIFY",
+        "eventSource": "aws:dynamodb",
+        "awsRegion": "us-east-1",
         "eventSourceARN": "arn:aws:dynamodb:us-east-1:000000000000:table/t/stream/x",
-        "dynamodb": {"ApproximateCreationDateTime": 1700000000, "Keys": table.to_item({"PK": item["PK"], "SK": item["SK"]}),
-                     "NewImage": table.to_item(item), "SequenceNumber": sequence_number, "SizeBytes": 10,
-                     "StreamViewType": "NEW_IMAGE"},
+        "dynamodb": {
+            "ApproximateCreationDateTime": 1700000000,
+            "Keys": table.to_item({"PK": item["PK"], "SK": item["SK"]}),
+            "NewImage": table.to_item(item),
+            "SequenceNumber": sequence_number,
+            "SizeBytes": 10,
+            "StreamViewType": "NEW_IMAGE",
+        },
     }
 
 

@@ -1,4 +1,5 @@
 """Per-account turns: the one scheduling rule of every kind of background work (jobs/turns.py)."""
+
 from chalicelib.jobs.turns import in_turns, rounds
 
 

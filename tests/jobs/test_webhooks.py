@@ -1,4 +1,5 @@
 """Sending events to a real HTTP receiver on loopback (pytest-httpserver)."""
+
 import base64
 import datetime as dt
 import json
@@ -14,7 +15,7 @@ from chalicelib.service import clock
 from chalicelib.service import event_sending as sending
 from chalicelib.store import events, keys, table
 
-from .support import T0, dispatch_at, configure, delivery, stored, write_event
+from .support import T0, configure, delivery, dispatch_at, stored, write_event
 
 pytestmark = pytest.mark.usefixtures("accounts_ready", "fake_clock")
 
@@ -64,8 +65,21 @@ def test_the_delivery_in_an_event_lists_its_fields_in_the_interfaces_order(https
     (request,) = received(httpserver)
     data = json.loads(request.get_data(as_text=True))["data"]
     assert list(data) == ["id", "type", "status", "customer", "request", "responses"]
-    assert list(data["request"]) == [key for key in ("timestamp", "company", "customer_id", "cost_center", "address",
-                                     "scheduled", "user", "message", "items") if key in data["request"]]
+    assert list(data["request"]) == [
+        key
+        for key in (
+            "timestamp",
+            "company",
+            "customer_id",
+            "cost_center",
+            "address",
+            "scheduled",
+            "user",
+            "message",
+            "items",
+        )
+        if key in data["request"]
+    ]
     assert list(data["request"]["items"][0]) == ["id", "name", "count", "vessel_count", "price"]
 
 
@@ -242,7 +256,9 @@ def test_after_a_failed_attempt_later_events_of_the_same_delivery_wait(httpserve
     httpserver.expect_oneshot_request("/hook").respond_with_data("", status=500)
     httpserver.expect_request("/hook").respond_with_data("")
     requested = write_event(data=delivery(7), now=T0)
-    cancelled = write_event(event_type="cancel-delivery", data=delivery(7, "CANCELLED"), now=T0 + dt.timedelta(seconds=1))
+    cancelled = write_event(
+        event_type="cancel-delivery", data=delivery(7, "CANCELLED"), now=T0 + dt.timedelta(seconds=1)
+    )
     other = write_event(data=delivery(8), now=T0 + dt.timedelta(seconds=2))
 
     summary = dispatch_at(T0 + dt.timedelta(seconds=3))
@@ -350,7 +366,9 @@ def test_the_table_stream_and_the_schedule_send_due_events(httpserver):
         second = write_event(data=delivery(8), now=now)
         client.lambda_.invoke("table_stream", {"Records": [_stream_record("MODIFY", table.to_item(stored(second)))]})
         assert stored(second)["status"] == "PENDING"
-        client.lambda_.invoke("background_schedule", client.events.generate_cw_event("aws.events", "Scheduled Event", {}, []))
+        client.lambda_.invoke(
+            "background_schedule", client.events.generate_cw_event("aws.events", "Scheduled Event", {}, [])
+        )
         assert stored(second)["status"] == "DELIVERED"
 
 

@@ -1,5 +1,6 @@
 """Store tests run twice: on moto, and on Amazon DynamoDB Local (the real engine's rules for conditions,
 transactions and paging). DynamoDB Local is started once per session, in memory, on a free port."""
+
 import datetime as dt
 import uuid
 

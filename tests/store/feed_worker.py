@@ -5,6 +5,7 @@
 
 The endpoint and table come from AWS_ENDPOINT_URL_DYNAMODB and TABLE_NAME.
 """
+
 import datetime as dt
 import sys
 

@@ -1,6 +1,7 @@
 """Amendments and responses to one delivery at once, on DynamoDB Local (decisions §16): serialised, whichever
 commits second applies to what the first left, and a supplier answering with If-Match never accepts a version it
 has not read. On that engine only: moto serialises every request, so it cannot race."""
+
 import threading
 
 import pytest
@@ -20,17 +21,23 @@ pytestmark = pytest.mark.parametrize("engine", ["dynamodb-local"], indirect=True
 @pytest.fixture
 def delivery_id(engine) -> int:
     catalogue.put_category(ACCOUNT, "drinks", {"name": "Drinks"})
-    catalogue.put_product(ACCOUNT, "beer", {"status": "ACTIVE", "category": "drinks", "name": "Pale Ale", "price": 150}, None)
+    catalogue.put_product(
+        ACCOUNT, "beer", {"status": "ACTIVE", "category": "drinks", "name": "Pale Ale", "price": 150}, None
+    )
     address = {"address1": "Main Street 1", "zip": "00100", "city": "Helsinki", "country": "FI"}
     customer = {"id": "c1", "name": "Bar", "address": address}
-    table.client().put_item(TableName=table.name(), Item=table.to_item({**keys.customer_key(ACCOUNT, "c1"), "data": customer}))
+    table.client().put_item(
+        TableName=table.name(), Item=table.to_item({**keys.customer_key(ACCOUNT, "c1"), "data": customer})
+    )
     body = {"items": [{"id": "beer", "count": 10}], "scheduled": DATE, "user": USER}
     (delivery,) = ordering.place_order(ACCOUNT, "c1", body)
     return delivery["id"]
 
 
 def _amend(delivery_id, count, if_match=None):
-    return amendments.amend(ACCOUNT, "c1", str(delivery_id), {"items": [{"id": "beer", "count": count}], "user": USER}, if_match=if_match)
+    return amendments.amend(
+        ACCOUNT, "c1", str(delivery_id), {"items": [{"id": "beer", "count": count}], "user": USER}, if_match=if_match
+    )
 
 
 def fire(calls: list) -> list:
@@ -56,7 +63,10 @@ def fire(calls: list) -> list:
 def test_amendments_and_responses_at_once_are_all_applied_in_one_order(delivery_id):
     counts = list(range(11, 21))
     calls = [lambda c=c: _amend(delivery_id, c) for c in counts]
-    calls += [lambda i=i: deliveries.respond(ACCOUNT, str(delivery_id), {"type": "ACCEPT", "reference": f"R-{i}"}) for i in range(10)]
+    calls += [
+        lambda i=i: deliveries.respond(ACCOUNT, str(delivery_id), {"type": "ACCEPT", "reference": f"R-{i}"})
+        for i in range(10)
+    ]
     results = fire(calls)
     assert not [r for r in results if isinstance(r, Exception)], results
     stored = delivery_store.get(ACCOUNT, delivery_id, consistent=True)
@@ -76,7 +86,10 @@ def test_amendments_and_responses_at_once_are_all_applied_in_one_order(delivery_
 def test_a_supplier_with_if_match_never_accepts_a_version_it_has_not_read(delivery_id, round_):
     read = delivery_store.get(ACCOUNT, delivery_id, consistent=True)
     tag = delivery_reads.revision(read)
-    accept = lambda: deliveries.respond(ACCOUNT, str(delivery_id), {"type": "ACCEPT", "reference": "seen"}, if_match=tag)  # noqa: E731
+
+    def accept():
+        return deliveries.respond(ACCOUNT, str(delivery_id), {"type": "ACCEPT", "reference": "seen"}, if_match=tag)
+
     results = fire([accept] + [lambda c=c: _amend(delivery_id, c) for c in range(11, 16)])
     assert not [r for r in results[1:] if isinstance(r, Exception)], results
     stored = delivery_store.get(ACCOUNT, delivery_id, consistent=True)

@@ -1,6 +1,7 @@
 """A delivery at every limit with its 20 amendments (decisions §16, domain/limits.py), on DynamoDB Local: the
 largest order's items and the amendment records at their byte bound, each write with an Idempotency-Key whose
 record holds the whole delivery, and the delivery can still be cancelled at its largest."""
+
 from chalicelib.domain import limits
 from chalicelib.domain.amendments import AmendmentBody, amend
 from chalicelib.domain.common import parse
@@ -10,9 +11,15 @@ from chalicelib.store import order_context
 
 from .test_limits_store import CUSTOMER_TOKEN, NOW, WORST, api, finish, largest, largest_order, valid  # noqa: F401
 
+
 def _body(count: int, message: int) -> dict:
-    return {"items": [{"id": f"o{i:02d}", "count": count if i == 0 else 1, **_comment(i)} for i in range(limits.ORDER_ITEMS)],
-            "user": AMENDER, "message": WORST * message}
+    return {
+        "items": [
+            {"id": f"o{i:02d}", "count": count if i == 0 else 1, **_comment(i)} for i in range(limits.ORDER_ITEMS)
+        ],
+        "user": AMENDER,
+        "message": WORST * message,
+    }
 
 
 _comments: dict = {}
@@ -41,7 +48,9 @@ def test_twenty_amendments_at_their_byte_bound_on_the_largest_order(api):
     base = size_in_bytes(first.data["amendments"][0]) + len(',"message":""')  # a record but its message
     message = ((limits.AMENDMENTS_BYTES - 3 * base) // (limits.AMENDMENTS - 2) - base) // 6  # leaves room for the last
     for n in range(2, limits.AMENDMENTS):
-        response = api.post(path, _body(n + 1, message), token=CUSTOMER_TOKEN, headers={"Idempotency-Key": f"amend-{n}"})
+        response = api.post(
+            path, _body(n + 1, message), token=CUSTOMER_TOKEN, headers={"Idempotency-Key": f"amend-{n}"}
+        )
         assert response.status_code == 200, response.data
     last = largest(lambda m: _fits(delivery_id, _body(100, m)), limits.MESSAGE_LENGTH)
     assert last < limits.MESSAGE_LENGTH  # the byte bound of the records stopped it

@@ -1,5 +1,6 @@
 """Batch reads and writes (store/batch.py): what DynamoDB leaves unprocessed (it is throttling) is asked for again
 on the one retry helper, at least MAX_ATTEMPTS times and on for THROTTLED_SECONDS of the caller's clock."""
+
 import datetime as dt
 
 import pytest

@@ -1,11 +1,12 @@
 """The delivery store: ids, creation, the conditional change and its named outcomes, on moto and DynamoDB Local."""
+
 import json
 import random
 
 import pytest
 
 from chalicelib.store import deliveries as store
-from chalicelib.store import delivery_lists, delivery_migration, keys, outcomes, products, table
+from chalicelib.store import delivery_lists, keys, migrations, outcomes, products, table
 
 from .conftest import NOW, sample_product
 
@@ -48,7 +49,9 @@ def test_changes_are_conditional_on_the_version_read(stored):
     again = store.get("acme", 1)
     assert (again.version, again.delivery["status"]) == (1, "ACCEPTED")
     assert again.delivery["request"]["items"] == DELIVERY["request"]["items"]
-    assert [json.loads(d)["id"] for d in delivery_lists.list_page("acme", 10, None, "ACCEPTED").items] == [1]  # JSON texts
+    assert [json.loads(d)["id"] for d in delivery_lists.list_page("acme", 10, None, "ACCEPTED").items] == [
+        1
+    ]  # JSON texts
     assert delivery_lists.list_page("acme", 10, None, "REQUESTED").items == []
     assert store.refresh("acme", store.StoredDelivery(stored, 0)) == again
 
@@ -56,10 +59,13 @@ def test_changes_are_conditional_on_the_version_read(stored):
 def test_a_delivery_too_large_for_one_item_is_too_large(stored):
     # Random 4-byte characters: the stored JSON is deflated (store/rendered.py), so repeated text would fit.
     chars = random.Random(1)
-    huge = {**stored, "responses": [
-        {"type": "ACCEPT", "message": "".join(chr(chars.randrange(0x10000, 0x10FFF)) for _ in range(2000))}
-        for _ in range(250)
-    ]}
+    huge = {
+        **stored,
+        "responses": [
+            {"type": "ACCEPT", "message": "".join(chr(chars.randrange(0x10000, 0x10FFF)) for _ in range(2000))}
+            for _ in range(250)
+        ],
+    }
     assert store.change("acme", huge, 0, now=NOW) == outcomes.TooLarge()
     assert store.get("acme", 1).version == 0
 
@@ -130,10 +136,10 @@ def test_a_first_integration_state_is_taken_once_contended_when_held_and_fails_b
     write = store.IntegrationWrite({"status": "PENDING"}, "2026-05-04T09:30:00Z", {"pending": 1})
     counts = keys.integration_counts_key("acme", 1 % keys.INTEGRATION_COUNT_SHARDS)
     cancel_once(monkeypatch, on_item(counts, table.TRANSACTION_CONFLICT))
-    assert delivery_migration.add_integration("acme", without, write, NOW) == outcomes.Contended()
+    assert migrations.add_integration("acme", without, write, NOW) == outcomes.Contended()
     cancel_once(monkeypatch, on_item(counts, "ThrottlingError"))
     with pytest.raises(table.WriteFailed, match="ThrottlingError"):
-        delivery_migration.add_integration("acme", without, write, NOW)
-    assert delivery_migration.add_integration("acme", without, write, NOW) is None
-    assert delivery_migration.add_integration("acme", without, write, NOW) == outcomes.Taken()
+        migrations.add_integration("acme", without, write, NOW)
+    assert migrations.add_integration("acme", without, write, NOW) is None
+    assert migrations.add_integration("acme", without, write, NOW) == outcomes.Taken()
     assert store.get("acme", 1).integration == {"status": "PENDING"}

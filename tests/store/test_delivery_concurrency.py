@@ -3,6 +3,7 @@
 Runs on the shared DynamoDB Local of the store tests (tests/store/conftest.py `engine`), on that engine only:
 moto serialises every request, so it cannot race.
 """
+
 import json
 import threading
 
@@ -23,10 +24,14 @@ pytestmark = pytest.mark.parametrize("engine", ["dynamodb-local"], indirect=True
 @pytest.fixture
 def delivery_id(engine) -> int:
     catalogue.put_category(ACCOUNT, "drinks", {"name": "Drinks"})
-    catalogue.put_product(ACCOUNT, "beer", {"status": "ACTIVE", "category": "drinks", "name": "Pale Ale", "price": 150}, None)
+    catalogue.put_product(
+        ACCOUNT, "beer", {"status": "ACTIVE", "category": "drinks", "name": "Pale Ale", "price": 150}, None
+    )
     address = {"address1": "Main Street 1", "zip": "00100", "city": "Helsinki", "country": "FI"}
     customer = {"id": "c1", "name": "Bar", "address": address}
-    table.client().put_item(TableName=table.name(), Item=table.to_item({**keys.customer_key(ACCOUNT, "c1"), "data": customer}))
+    table.client().put_item(
+        TableName=table.name(), Item=table.to_item({**keys.customer_key(ACCOUNT, "c1"), "data": customer})
+    )
     body = {"items": [{"id": "beer", "count": 10}], "user": {"name": "Olli", "email": "olli@example.com"}}
     (delivery,) = ordering.place_order(ACCOUNT, "c1", body)
     return delivery["id"]

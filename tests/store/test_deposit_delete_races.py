@@ -1,5 +1,6 @@
 """DELETE /deposits/:id racing receives and adjustments on DynamoDB Local (decisions §15): whatever the
 interleaving, no open delivery and no non-zero balance ever holds a type that no longer exists."""
+
 from concurrent.futures import ThreadPoolExecutor
 
 from chalicelib.domain.errors import ServiceError
@@ -9,7 +10,9 @@ from tests.store.test_deposits_store import local_api  # noqa: F401 (a fixture; 
 
 
 def raw_balance(customer_id: str, deposit_id: str) -> int:
-    found = table.client().get_item(TableName=table.name(), Key=table.to_item(keys.deposit_balance_key(ACCOUNT, customer_id)), ConsistentRead=True)
+    found = table.client().get_item(
+        TableName=table.name(), Key=table.to_item(keys.deposit_balance_key(ACCOUNT, customer_id)), ConsistentRead=True
+    )
     return int(found.get("Item", {}).get(deposits.BALANCE_PREFIX + deposit_id, {"N": "0"})["N"])
 
 
@@ -48,7 +51,9 @@ def test_deletes_racing_receives_and_adjustments_leave_no_balance_or_open_delive
         work += [("receive", placed[i]), ("delete", "keg"), ("adjust", 1), ("delete", "tray"), ("adjust", -1)]
     with ThreadPoolExecutor(8) as pool:
         results = list(pool.map(attempt, work))
-    assert all(result.endswith((" ok", " Conflict", " Busy", " NotFound", " ValidationFailed")) for result in results), results
+    assert all(
+        result.endswith((" ok", " Conflict", " Busy", " NotFound", " ValidationFailed")) for result in results
+    ), results
     assert results.count("receive ok") == 4
     assert "delete ok" not in [r for r, job in zip(results, work) if job == ("delete", "keg")]  # its balance is -8
     assert raw_balance("bar", "keg") == -8
@@ -58,15 +63,26 @@ def test_deletes_racing_receives_and_adjustments_leave_no_balance_or_open_delive
             assert raw_balance("bar", deposit_id) == 0, results
             assert not deposit_guard.open_delivery_names(ACCOUNT, deposit_id)
     # A type left behind is usable again: not stuck as being deleted.
-    assert deposits.types_of(table.from_item(table.client().get_item(
-        TableName=table.name(), Key=table.to_item(keys.deposit_types_key(ACCOUNT)), ConsistentRead=True)["Item"]), usable_only=True) == remaining
+    assert (
+        deposits.types_of(
+            table.from_item(
+                table.client().get_item(
+                    TableName=table.name(), Key=table.to_item(keys.deposit_types_key(ACCOUNT)), ConsistentRead=True
+                )["Item"]
+            ),
+            usable_only=True,
+        )
+        == remaining
+    )
 
 
 def test_a_type_being_deleted_takes_no_adjustment_and_no_new_empties(engine):
     from tests.store.conftest import NOW
 
     deposits.put(ACCOUNT, "tray", "Tray", 100, NOW)
-    table.client().put_item(TableName=table.name(), Item=table.to_item({**keys.customer_key(ACCOUNT, "bar"), "data": {"id": "bar"}}))
+    table.client().put_item(
+        TableName=table.name(), Item=table.to_item({**keys.customer_key(ACCOUNT, "bar"), "data": {"id": "bar"}})
+    )
     assert deposits.retire(ACCOUNT, "tray") is None
     assert isinstance(deposits.adjust(ACCOUNT, "bar", "tray", 1, "m", NOW), deposits.Retiring)
     assert "tray" in deposits.read_types(ACCOUNT, consistent=True)  # GET /deposits still lists it

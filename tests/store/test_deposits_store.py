@@ -1,9 +1,10 @@
 """Deposit types and balances in the table (store/deposits.py), on moto and on DynamoDB Local: the reference
 counts that keep a named type from being deleted, and balances that add up under concurrent writes."""
+
 from concurrent.futures import ThreadPoolExecutor
+from decimal import Decimal
 
 import pytest
-from decimal import Decimal
 
 from chalicelib.store import deposits, keys, outcomes, products, table
 from tests.store.conftest import ACCOUNT, NOW, sample_product
@@ -16,7 +17,9 @@ def bottled(product_id="cola", deposit="bottle"):
 
 def references(deposit_id):
     """The type's reference count as stored in its own item; None when the item does not exist."""
-    found = table.client().get_item(TableName=table.name(), Key=table.to_item(keys.deposit_type_key(ACCOUNT, deposit_id)), ConsistentRead=True)
+    found = table.client().get_item(
+        TableName=table.name(), Key=table.to_item(keys.deposit_type_key(ACCOUNT, deposit_id)), ConsistentRead=True
+    )
     return int(found["Item"]["refs"]["N"]) if "Item" in found else None
 
 
@@ -39,7 +42,9 @@ def test_a_named_type_stays_until_no_product_names_it(engine, drinks):
     assert deposits.delete(ACCOUNT, "bottle", NOW) == outcomes.InUse()
     assert products.delete(ACCOUNT, "cola", NOW) is None
     revision = products.get(ACCOUNT, "fanta", consistent=True).revision
-    saved = products.save(ACCOUNT, sample_product("fanta"), now=NOW, expected_revision=revision, deposits_before=frozenset({"bottle"}))
+    saved = products.save(
+        ACCOUNT, sample_product("fanta"), now=NOW, expected_revision=revision, deposits_before=frozenset({"bottle"})
+    )
     assert isinstance(saved, str)
     assert references("bottle") == 0
     assert deposits.delete(ACCOUNT, "bottle", NOW) is None
@@ -61,7 +66,10 @@ def test_concurrent_adjustments_of_one_customer_all_count(engine):
     deposits.put(ACCOUNT, "crate", "Crate", 150, NOW)
     from chalicelib.store import keys, table
 
-    table.client().put_item(TableName=table.name(), Item=table.to_item({**keys.customer_key(ACCOUNT, "bar"), "data": {"id": "bar", "name": "Bar"}}))
+    table.client().put_item(
+        TableName=table.name(),
+        Item=table.to_item({**keys.customer_key(ACCOUNT, "bar"), "data": {"id": "bar", "name": "Bar"}}),
+    )
     with ThreadPoolExecutor(8) as pool:
         results = list(pool.map(lambda n: deposits.adjust(ACCOUNT, "bar", "crate", n, "m", NOW), range(1, 17)))
     assert all(isinstance(result, dict) for result in results)
@@ -74,11 +82,17 @@ def test_adjusting_an_unknown_customer_or_type(engine):
     assert deposits.adjust(ACCOUNT, "nobody", "crate", 1, "m", NOW) == outcomes.Gone()
     from chalicelib.store import keys, table
 
-    table.client().put_item(TableName=table.name(), Item=table.to_item({**keys.customer_key(ACCOUNT, "bar"), "data": {"id": "bar", "name": "Bar"}}))
+    table.client().put_item(
+        TableName=table.name(),
+        Item=table.to_item({**keys.customer_key(ACCOUNT, "bar"), "data": {"id": "bar", "name": "Bar"}}),
+    )
     assert deposits.adjust(ACCOUNT, "bar", "keg", 1, "m", NOW) == outcomes.Stale()
     assert deposits.read_balances(ACCOUNT, "bar") == ({"crate": {"name": "Crate", "price": 150}}, {})
     assert deposits.any_balance(ACCOUNT, "crate") is False
-    assert deposits.adjust(ACCOUNT, "bar", "crate", 2, "m", NOW) == {"types": {"crate": {"name": "Crate", "price": 150}}, "held": {"crate": 2}}
+    assert deposits.adjust(ACCOUNT, "bar", "crate", 2, "m", NOW) == {
+        "types": {"crate": {"name": "Crate", "price": 150}},
+        "held": {"crate": 2},
+    }
     assert deposits.any_balance(ACCOUNT, "crate") is True
 
 
@@ -112,19 +126,36 @@ def test_the_whole_flow_on_dynamodb_local(local_api):
     api = local_api
     for deposit_id, price in (("bottle", 8), ("crate", 150), ("pallet", 1500)):
         assert api.put(f"/deposits/{deposit_id}", {"name": deposit_id.title(), "price": price}).status_code == 200
-    lager = {"status": "ACTIVE", "category": "drinks", "name": "Lager", "price": 95,
-             "vessel": {"size": 0.5, "unit": "l", "deposit": "bottle"},
-             "bundles": [{"type": "CR", "size": 20, "deposit": "crate"}, {"type": "PX", "size": 40, "deposit": "pallet"}]}
+    lager = {
+        "status": "ACTIVE",
+        "category": "drinks",
+        "name": "Lager",
+        "price": 95,
+        "vessel": {"size": 0.5, "unit": "l", "deposit": "bottle"},
+        "bundles": [{"type": "CR", "size": 20, "deposit": "crate"}, {"type": "PX", "size": 40, "deposit": "pallet"}],
+    }
     assert api.put("/products/lager", lager).status_code == 200
     user = {"name": "Ana", "email": "ana@bar.example"}
-    placed = api.post("/customer/deliveries", {"user": user, "items": [{"id": "lager", "count": 1, "bundle": {"type": "PX", "size": 40}}],
-                                               "empties": [{"id": "crate", "count": 30}]}, token="bar-token")
+    placed = api.post(
+        "/customer/deliveries",
+        {
+            "user": user,
+            "items": [{"id": "lager", "count": 1, "bundle": {"type": "PX", "size": 40}}],
+            "empties": [{"id": "crate", "count": 30}],
+        },
+        token="bar-token",
+    )
     assert placed.status_code == 200, placed.data
     delivery_id = placed.data["deliveries"][0]["id"]
-    answered = api.post(f"/deliveries/{delivery_id}/responses", {"type": "ACCEPT", "empties": [{"id": "crate", "count": 28}]})
+    answered = api.post(
+        f"/deliveries/{delivery_id}/responses", {"type": "ACCEPT", "empties": [{"id": "crate", "count": 28}]}
+    )
     assert answered.data["deposits"]["returned"] == [{"id": "crate", "name": "Crate", "price": 150, "count": 28}]
     assert api.post(f"/customer/deliveries/{delivery_id}/receive", {}, token="bar-token").status_code == 200
-    assert api.post("/customers/bar/deposits", {"id": "pallet", "count": -1, "message": "pallet swapped"}).status_code == 200
+    assert (
+        api.post("/customers/bar/deposits", {"id": "pallet", "count": -1, "message": "pallet swapped"}).status_code
+        == 200
+    )
     held = api.get("/customers/bar/deposits").data
     assert {b["id"]: b["balance"] for b in held["deposits"]} == {"bottle": 800, "crate": 12, "pallet": 0}
     assert held["total"] == 800 * 8 + 12 * 150
@@ -163,20 +194,34 @@ def test_product_writes_naming_different_types_share_no_item(engine, monkeypatch
 
     monkeypatch.setattr(feed, "commit", recording)
     crated = sample_product("beer", category="beer", bundles=[{"type": "CR", "size": 20, "deposit": "crate"}])
-    for current, product in (("cola", bottled("cola")), ("beer", crated), ("water", sample_product("water", category="water"))):
+    for current, product in (
+        ("cola", bottled("cola")),
+        ("beer", crated),
+        ("water", sample_product("water", category="water")),
+    ):
         assert isinstance(products.save(ACCOUNT, product, now=NOW, create_only=True), str)
     current = "cola-to-keg"
     revision = products.get(ACCOUNT, "cola", consistent=True).revision
-    saved = products.save(ACCOUNT, bottled("cola", "keg"), now=NOW, expected_revision=revision, deposits_before=frozenset({"bottle"}))
+    saved = products.save(
+        ACCOUNT, bottled("cola", "keg"), now=NOW, expected_revision=revision, deposits_before=frozenset({"bottle"})
+    )
     assert isinstance(saved, str)
     current = "beer-deleted"
     assert products.delete(ACCOUNT, "beer", NOW) is None
     current = "fanta"
-    assert isinstance(products.save(ACCOUNT, {**bottled("fanta", "keg"), "category": "beer"}, now=NOW, create_only=True), str)
+    assert isinstance(
+        products.save(ACCOUNT, {**bottled("fanta", "keg"), "category": "beer"}, now=NOW, create_only=True), str
+    )
 
     types_item = keys.deposit_types_key(ACCOUNT)
     assert all((types_item["PK"], types_item["SK"]) not in keys_ for keys_ in writes.values())
-    for one, other in (("cola", "beer"), ("cola", "water"), ("beer", "water"), ("cola-to-keg", "beer-deleted"), ("cola-to-keg", "water")):
+    for one, other in (
+        ("cola", "beer"),
+        ("cola", "water"),
+        ("beer", "water"),
+        ("cola-to-keg", "beer-deleted"),
+        ("cola-to-keg", "water"),
+    ):
         assert writes[one] & writes[other] == set(), (one, other)
     keg = keys.deposit_type_key(ACCOUNT, "keg")
     assert writes["cola-to-keg"] & writes["fanta"] == {(keg["PK"], keg["SK"])}
@@ -190,12 +235,17 @@ def test_types_stored_before_they_had_their_own_item_are_given_it(engine, drinks
 
     # One product (not needed here) names the bottle.
     legacy = {"bottle": {"name": "Bottle", "price": 8, "refs": 1}, "crate": {"name": "Crate", "price": 150, "refs": 0}}
-    table.client().put_item(TableName=table.name(), Item=table.to_item({**keys.deposit_types_key(ACCOUNT), "types": legacy, "count": 2}))
+    table.client().put_item(
+        TableName=table.name(), Item=table.to_item({**keys.deposit_types_key(ACCOUNT), "types": legacy, "count": 2})
+    )
     assert products.save(ACCOUNT, bottled("fanta"), now=NOW, create_only=True) == outcomes.Stale()
     assert migrations.migrate_deposits(ACCOUNT) == 2
     assert migrations.migrate_deposits(ACCOUNT) == 0
     assert (references("bottle"), references("crate")) == (1, 0)
-    assert deposits.read_types(ACCOUNT, consistent=True) == {"bottle": {"name": "Bottle", "price": 8}, "crate": {"name": "Crate", "price": 150}}
+    assert deposits.read_types(ACCOUNT, consistent=True) == {
+        "bottle": {"name": "Bottle", "price": 8},
+        "crate": {"name": "Crate", "price": 150},
+    }
     assert deposits.delete(ACCOUNT, "bottle", NOW) == outcomes.InUse()
     assert deposits.delete(ACCOUNT, "crate", NOW) is None
     assert isinstance(products.save(ACCOUNT, bottled("fanta"), now=NOW, create_only=True), str)
@@ -235,13 +285,23 @@ def test_the_statement_adds_up_to_the_balances_under_concurrent_receives_and_adj
     api = local_api
     for deposit_id, price in (("bottle", 8), ("crate", 150)):
         assert api.put(f"/deposits/{deposit_id}", {"name": deposit_id.title(), "price": price}).status_code == 200
-    lager = {"status": "ACTIVE", "category": "drinks", "name": "Lager", "price": 95,
-             "vessel": {"size": 0.5, "unit": "l", "deposit": "bottle"}, "bundles": [{"type": "CR", "size": 20, "deposit": "crate"}]}
+    lager = {
+        "status": "ACTIVE",
+        "category": "drinks",
+        "name": "Lager",
+        "price": 95,
+        "vessel": {"size": 0.5, "unit": "l", "deposit": "bottle"},
+        "bundles": [{"type": "CR", "size": 20, "deposit": "crate"}],
+    }
     assert api.put("/products/lager", lager).status_code == 200
     user = {"name": "Ana", "email": "ana@bar.example"}
     placed = []
     for _ in range(6):
-        body = {"user": user, "items": [{"id": "lager", "count": 2, "bundle": {"type": "CR", "size": 20}}], "empties": [{"id": "crate", "count": 3}]}
+        body = {
+            "user": user,
+            "items": [{"id": "lager", "count": 2, "bundle": {"type": "CR", "size": 20}}],
+            "empties": [{"id": "crate", "count": 3}],
+        }
         delivery_id = api.post("/customer/deliveries", body, token="bar-token").data["deliveries"][0]["id"]
         assert api.post(f"/deliveries/{delivery_id}/responses", {"type": "ACCEPT"}).status_code == 200
         placed.append(delivery_id)
@@ -251,7 +311,12 @@ def test_the_statement_adds_up_to_the_balances_under_concurrent_receives_and_adj
         kind, value = job
         if kind == "receive":
             return delivery_service.receive(ACCOUNT, "bar", str(value), {})["status"]
-        return deposit_service.adjust_balance(ACCOUNT, "bar", {"id": "crate" if value % 2 else "bottle", "count": value, "message": f"m{value}"})["total"] is not None
+        return (
+            deposit_service.adjust_balance(
+                ACCOUNT, "bar", {"id": "crate" if value % 2 else "bottle", "count": value, "message": f"m{value}"}
+            )["total"]
+            is not None
+        )
 
     with ThreadPoolExecutor(8) as pool:
         results = list(pool.map(run, work))

@@ -1,4 +1,5 @@
 """documents.update: field-wise changes of a `data` map in one request, creating the item only when asked."""
+
 import pytest
 
 from chalicelib.store import documents, outcomes, table
@@ -14,7 +15,10 @@ def test_a_missing_item_stays_missing_without_create_with(ddb):
 
 
 def test_create_with_creates_then_later_updates_read_then_write(ddb):
-    assert documents.update(KEY, {"a": 1}, ("b",), create_with={"a": 1, "keep": True}, now=NOW) == {"a": 1, "keep": True}
+    assert documents.update(KEY, {"a": 1}, ("b",), create_with={"a": 1, "keep": True}, now=NOW) == {
+        "a": 1,
+        "keep": True,
+    }
     with dynamodb_calls() as calls:
         assert documents.update(KEY, {"b": {"x": [1, 2]}}, ("a",), create_with={"never": "used"}, now=NOW) == {
             "keep": True,
@@ -26,7 +30,11 @@ def test_create_with_creates_then_later_updates_read_then_write(ddb):
 def test_field_names_are_not_expression_syntax(ddb):
     documents.update(KEY, {"x": 0}, (), create_with={"x": 0}, now=NOW)
     assert documents.update(KEY, {"name": "n", "size": 1, "a.b": 2, "#c": 3}, (), now=NOW) == {
-        "x": 0, "name": "n", "size": 1, "a.b": 2, "#c": 3,
+        "x": 0,
+        "name": "n",
+        "size": 1,
+        "a.b": 2,
+        "#c": 3,
     }
 
 

@@ -1,6 +1,7 @@
 """Issue 34: numbering is fair. A busy account never keeps quiet accounts of its shard from being numbered (and
 so from their webhook events), and an order's change is not held up behind the numbering of its own account's
 import of thousands of rows. On moto and DynamoDB Local, with the fake clock."""
+
 import datetime as dt
 
 import pytest
@@ -8,7 +9,7 @@ import pytest
 from chalicelib.domain.feed import Change, ChangeType
 from chalicelib.service import catalogue, clock, webhooks
 from chalicelib.service import feed_numbering as numbering
-from chalicelib.store import events, feed, feed_numbering, keys, table
+from chalicelib.store import event_lists, feed, feed_numbering, keys, table
 
 pytestmark = pytest.mark.pending_feed
 
@@ -39,7 +40,7 @@ def select_created(account: str) -> None:
 
 
 def event_types(account: str) -> list[str]:
-    return [event["type"] for event in events.list_page(account, 100, None).items]
+    return [event["type"] for event in event_lists.list_page(account, 100, None).items]
 
 
 def test_a_busy_account_does_not_keep_the_quiet_accounts_of_its_shard_from_their_events(fake_clock):
@@ -77,10 +78,12 @@ def test_the_sweep_reads_one_index_entry_per_account_however_many_one_account_ha
         def __getattr__(self, name):
             if name != "query":
                 return getattr(real, name)
+
             def query(**request):
                 answer = real.query(**request)
                 read.append(len(answer.get("Items", [])))
                 return answer
+
             return query
 
     monkeypatch.setattr(table, "client", lambda: Counting())
@@ -126,15 +129,20 @@ def test_an_order_is_numbered_without_rereading_the_imports_backlog_for_every_tr
         def __getattr__(self, name):
             if name != "query":
                 return getattr(real, name)
+
             def query(**request):
                 answer = real.query(**request)
                 items_read.append(len(answer.get("Items", [])))
                 return answer
+
             return query
 
     monkeypatch.setattr(table, "client", lambda: Counting())
     fake_clock.advance(numbering.SWEEP_SETTLE + dt.timedelta(milliseconds=1))
-    assert numbering.number_accounts(["acme"], clock.after(30), numbering.SWEEP_SETTLE) == {"numbered": IMPORT_ROWS + 1, "left": 0}
+    assert numbering.number_accounts(["acme"], clock.after(30), numbering.SWEEP_SETTLE) == {
+        "numbered": IMPORT_ROWS + 1,
+        "left": 0,
+    }
     assert sum(items_read) <= 2 * (IMPORT_ROWS + 1)
     monkeypatch.setattr(table, "client", lambda: real)
     assert feed.read_head("acme").sequence == IMPORT_ROWS + 1
@@ -151,9 +159,11 @@ def test_an_accounts_import_backlog_is_numbered_in_turns_with_other_accounts(fak
         def __getattr__(self, name):
             if name != "transact_write_items":
                 return getattr(real, name)
+
             def transact(**request):
                 fake_clock.advance(dt.timedelta(milliseconds=100))
                 return real.transact_write_items(**request)
+
             return transact
 
     monkeypatch.setattr(table, "client", lambda: Slow())
@@ -173,7 +183,7 @@ def test_events_list_newest_first_in_sequence_order_within_a_numbering_and_acros
     for n in range(30, 40):
         catalogue.put_category("acme", f"c{n}", {"name": f"C{n}"})
     feed_numbering.number("acme", clock.now() - dt.timedelta(seconds=2))  # another sequencer, its clock behind
-    listed = [int(event["sequence"]) for event in events.list_page("acme", 100, None).items]
+    listed = [int(event["sequence"]) for event in event_lists.list_page("acme", 100, None).items]
     assert listed == sorted(listed, reverse=True) and len(listed) == 40
 
 
@@ -184,17 +194,23 @@ def test_a_change_type_this_release_does_not_know_is_numbered_as_it_is_and_block
     before = feed.read_head("acme").sequence
     catalogue.put_category("acme", "first", {"name": "First"})
     table.client().update_item(
-        TableName=table.name(), Key=table.to_item(keys.feed_pending_key("acme", "widget#w1")),
+        TableName=table.name(),
+        Key=table.to_item(keys.feed_pending_key("acme", "widget#w1")),
         UpdateExpression="SET changes = :new, GSI3PK = :queue, GSI3SK = :key",
         ExpressionAttributeValues=table.values(
             new=[{"type": "widget.created", "resource": "widget", "id": "w1", "at": "2026-05-04T09:29:59.000Z"}],
-            **{"queue": keys.feed_pending_gsi("acme", "widget#w1")["GSI3PK"], "key": keys.feed_pending_gsi("acme", "widget#w1")["GSI3SK"]},
+            **{
+                "queue": keys.feed_pending_gsi("acme", "widget#w1")["GSI3PK"],
+                "key": keys.feed_pending_gsi("acme", "widget#w1")["GSI3SK"],
+            },
         ),
     )
     catalogue.put_category("acme", "second", {"name": "Second"})
     assert feed_numbering.number("acme", clock.now()).done
     read = feed.read("acme", before, 10, clock.now())
     assert sorted((e["type"], e["id"]) for e in read.entries) == [
-        ("category.created", "first"), ("category.created", "second"), ("widget.created", "w1")
+        ("category.created", "first"),
+        ("category.created", "second"),
+        ("widget.created", "w1"),
     ]
     assert event_types("acme") == ["category.created", "category.created"]

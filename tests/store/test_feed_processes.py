@@ -1,6 +1,7 @@
 """Issue 25: writers and sequencers in several processes on DynamoDB Local, some killed with SIGKILL mid-way.
 The feed read whole equals the committed changes, with consecutive sequences; each category's changes in order.
 (tests/store/test_feed_store.py crashes a write and the sequencer at each of their steps, in one process.)"""
+
 import datetime as dt
 import os
 import signal
@@ -26,12 +27,15 @@ def _spawn(*args: str) -> subprocess.Popen:
 
 
 def _categories() -> dict[str, str]:
-    found, request = {}, {
-        "TableName": table.name(),
-        "KeyConditionExpression": "PK = :pk AND begins_with(SK, :c)",
-        "ExpressionAttributeValues": table.values(pk=keys.account_pk(ACCOUNT), c=keys.CATEGORY_PREFIX),
-        "ConsistentRead": True,
-    }
+    found, request = (
+        {},
+        {
+            "TableName": table.name(),
+            "KeyConditionExpression": "PK = :pk AND begins_with(SK, :c)",
+            "ExpressionAttributeValues": table.values(pk=keys.account_pk(ACCOUNT), c=keys.CATEGORY_PREFIX),
+            "ConsistentRead": True,
+        },
+    )
     while True:
         response = table.client().query(**request)
         for raw in response["Items"]:
@@ -66,7 +70,10 @@ def test_writers_and_sequencers_in_processes_killed_mid_way_leave_exactly_the_co
         writers[0].send_signal(signal.SIGKILL)
         writers[0].wait()
         sequencer = _spawn("sequencer")  # a new one takes over whatever the dead one left
-        _wait_for(lambda: _numbered() >= 2 * len(_categories()) // 3 and len(_categories()) >= WRITERS * PER_WRITER // 2, writers[1:])
+        _wait_for(
+            lambda: _numbered() >= 2 * len(_categories()) // 3 and len(_categories()) >= WRITERS * PER_WRITER // 2,
+            writers[1:],
+        )
         sequencer.send_signal(signal.SIGKILL)
         sequencer.wait()
         for process in writers[1:]:
@@ -88,7 +95,9 @@ def test_writers_and_sequencers_in_processes_killed_mid_way_leave_exactly_the_co
         after = read.entries[-1]["sequence"]
     assert [e["sequence"] for e in entries] == list(range(1, len(entries) + 1))
     stored = _categories()
-    committed = Counter(("category.created", c) for c in stored) + Counter(("category.updated", c) for c, name in stored.items() if name == "v1")
+    committed = Counter(("category.created", c) for c in stored) + Counter(
+        ("category.updated", c) for c, name in stored.items() if name == "v1"
+    )
     assert Counter((e["type"], e["id"]) for e in entries) == committed
     for category in stored:
         kinds = [e["type"] for e in entries if e["id"] == category]

@@ -7,6 +7,7 @@
 - A crash before or after every request of the sequencer: nothing is numbered twice or lost.
 Writes here leave their entries pending (no prompt sequencer): each test numbers when it means to.
 """
+
 import datetime as dt
 import threading
 from collections import Counter
@@ -105,7 +106,11 @@ def test_concurrent_writers_of_mixed_changes_leave_exactly_their_entries_in_orde
                 did("category.created" if r == 0 else "category.updated", f"c{n}")
                 committed_once(lambda: customers.patch_customer(ACCOUNT, "c1", {"price_group": f"g{n}-{r}"}))  # shared
                 did("customer.updated", "c1")
-                committed_once(lambda: settings.patch_delivery_settings(ACCOUNT, {"dates_with_no_delivery": [f"2031-{r + 1:02d}-{n + 1:02d}"]}))  # shared
+                committed_once(
+                    lambda: settings.patch_delivery_settings(
+                        ACCOUNT, {"dates_with_no_delivery": [f"2031-{r + 1:02d}-{n + 1:02d}"]}
+                    )
+                )  # shared
                 did("settings.updated", "deliveries")
             committed_once(lambda: deliveries.respond(ACCOUNT, str(delivery_ids[n]), {"type": "ACCEPT"}))
             did("delivery.accepted", str(delivery_ids[n]))
@@ -148,7 +153,9 @@ def test_concurrent_writers_of_mixed_changes_leave_exactly_their_entries_in_orde
     assert Counter((e["type"], e["id"]) for e in new) == Counter(committed) - unchanged
     for n in range(WRITERS):
         assert [e["type"] for e in new if (e["resource"], e["id"]) == ("product", f"p{n}")] == own_order[f"p{n}"]
-        assert [e["type"] for e in new if (e["resource"], e["id"]) == ("category", f"c{n}")] == ["category.created"] + ["category.updated"] * (ROUNDS - 1)
+        assert [e["type"] for e in new if (e["resource"], e["id"]) == ("category", f"c{n}")] == ["category.created"] + [
+            "category.updated"
+        ] * (ROUNDS - 1)
     # The shared customer's last entry is the write whose value is stored now.
     assert customers.get_customer(ACCOUNT, "c1")["price_group"] in {f"g{n}-{ROUNDS - 1}" for n in range(WRITERS)}
     assert feed.read_head(ACCOUNT).sequence == len(entries)
@@ -161,7 +168,16 @@ class Crash(Exception):
 class CrashingClient:
     """The real client, but the `at`-th request dies before it is sent, or after it is answered."""
 
-    CALLS = {"get_item", "batch_get_item", "transact_write_items", "update_item", "put_item", "delete_item", "query", "batch_write_item"}
+    CALLS = {
+        "get_item",
+        "batch_get_item",
+        "transact_write_items",
+        "update_item",
+        "put_item",
+        "delete_item",
+        "query",
+        "batch_write_item",
+    }
 
     def __init__(self, real, at: int | None, after: bool):
         self.real, self.at, self.after, self.count = real, at, after, 0
@@ -203,7 +219,9 @@ def _state():
 
 
 def _delivery_state(delivery_id: int):
-    return deliveries.get_delivery(ACCOUNT, str(delivery_id))["status"], len(deliveries.get_delivery(ACCOUNT, str(delivery_id))["responses"])
+    return deliveries.get_delivery(ACCOUNT, str(delivery_id))["status"], len(
+        deliveries.get_delivery(ACCOUNT, str(delivery_id))["responses"]
+    )
 
 
 WRITES = {
@@ -211,7 +229,9 @@ WRITES = {
     "patch product": lambda n: catalogue.patch_product(ACCOUNT, "beer", {"price": 200 + n}, None),
     "put customer": lambda n: customers.put_customer(ACCOUNT, "c1", {"name": f"Bar {n}", "address": ADDRESS}),
     "price groups": lambda n: pricing.put_price_groups(ACCOUNT, "beer", {"gold": {"price": 50 + n}}),
-    "delivery settings": lambda n: settings.patch_delivery_settings(ACCOUNT, {"dates_with_no_delivery": [f"2031-01-{n % 28 + 1:02d}"]}),
+    "delivery settings": lambda n: settings.patch_delivery_settings(
+        ACCOUNT, {"dates_with_no_delivery": [f"2031-01-{n % 28 + 1:02d}"]}
+    ),
     "category": lambda n: catalogue.put_category(ACCOUNT, "extra", {"name": f"Extra {n}"}),
     "webhooks": lambda n: webhooks.put_settings(ACCOUNT, {"url": f"https://erp.example.com/{n}"}),
 }
@@ -302,7 +322,9 @@ def test_a_write_commits_a_pending_entry_that_numbering_turns_into_the_next_sequ
     assert [(c["type"], c["id"]) for c in _pending_changes()] == [("category.created", "mine")]
     assert number_all() == before + 1
     assert _pending_changes() == []
-    assert [(e["sequence"], e["type"], e["id"]) for e in full_feed()[before:]] == [(before + 1, "category.created", "mine")]
+    assert [(e["sequence"], e["type"], e["id"]) for e in full_feed()[before:]] == [
+        (before + 1, "category.created", "mine")
+    ]
 
 
 def test_one_resources_changes_are_numbered_in_order_across_several_transactions(shop):
@@ -420,8 +442,6 @@ def test_writes_to_different_resources_share_no_item(shop, monkeypatch):
             assert all("PRODUCT#" in key or "CATEGORY#" in key for key in shared), shared
 
 
-
-
 @pytest.fixture
 def fake_clock():
     from chalicelib.service import clock
@@ -440,7 +460,9 @@ def number_at(fake_clock) -> int:
 
 
 def _pending_item(resource_key: str) -> dict | None:
-    response = table.client().get_item(TableName=table.name(), Key=table.to_item(keys.feed_pending_key(ACCOUNT, resource_key)), ConsistentRead=True)
+    response = table.client().get_item(
+        TableName=table.name(), Key=table.to_item(keys.feed_pending_key(ACCOUNT, resource_key)), ConsistentRead=True
+    )
     return table.from_item(response["Item"]) if "Item" in response else None
 
 
@@ -481,7 +503,9 @@ def number_keeping(monkeypatch, fake_clock) -> None:
     monkeypatch.setattr(table, "client", lambda: real)
 
 
-def test_an_emptied_pending_entry_of_a_busy_resource_stays_until_it_was_empty_a_while_then_a_sweep_deletes_it(shop, fake_clock, monkeypatch):
+def test_an_emptied_pending_entry_of_a_busy_resource_stays_until_it_was_empty_a_while_then_a_sweep_deletes_it(
+    shop, fake_clock, monkeypatch
+):
     """A numbering refused once keeps the entries it empties; so does one of a resource numbered before and
     changed again within QUIET. Others are deleted by the numbering that empties them."""
     number_at(fake_clock)

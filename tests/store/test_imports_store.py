@@ -1,17 +1,9 @@
 """The import's store on moto and DynamoDB Local: pieces, the queue and lease, and the chunk transaction whose
 product writes are conditional on what was read (decisions §12)."""
+
 import datetime as dt
 
-from chalicelib.store import (
-    categories,
-    feed,
-    import_chunks,
-    import_items,
-    keys,
-    outcomes,
-    products,
-    table,
-)
+from chalicelib.store import categories, feed, import_chunks, import_items, keys, outcomes, products, table
 from tests.store.conftest import ACCOUNT, sample_product
 
 NOW = dt.datetime(2026, 5, 4, 10, 0, tzinfo=dt.timezone.utc)
@@ -162,7 +154,9 @@ def test_error_entries_are_split_by_bytes_and_list_in_file_order(engine):
     job = claimed(engine, rows=[[n] for n in range(1_200)])
     done = 0
     while done < 1_200:
-        outcome = import_chunks.commit(job, [import_chunks.ChunkRow("invalid", e) for e in errors[done : done + 98]], NOW)
+        outcome = import_chunks.commit(
+            job, [import_chunks.ChunkRow("invalid", e) for e in errors[done : done + 98]], NOW
+        )
         assert isinstance(outcome, import_chunks.Committed)
         done, job = done + outcome.rows, outcome.claimed
     record = import_items.get(ACCOUNT, job.id)
@@ -185,7 +179,12 @@ def test_a_chunk_takes_only_what_one_transaction_holds():
     big = [created(sample_product(f"p{n}", name="é" * 60_000)) for n in range(98)]
     assert import_chunks.fitting(job, big) == import_chunks.TRANSACTION_BYTES // 121_000  # bytes hold it back first
     assert import_chunks.fitting(job, big[:1]) == 1
-    assert import_chunks.fitting(job, [import_chunks.ChunkRow("invalid", [{"row": 1, "column": None, "message": "m"}])] * 200) == 200  # errors share items
+    assert (
+        import_chunks.fitting(
+            job, [import_chunks.ChunkRow("invalid", [{"row": 1, "column": None, "message": "m"}])] * 200
+        )
+        == 200
+    )  # errors share items
 
 
 def test_each_deposit_type_a_chunk_names_takes_one_item_once():
@@ -211,7 +210,13 @@ def test_a_chunk_moves_the_reference_counts_of_the_types_it_names(engine, drinks
     job = claimed(engine, rows=[[0], [1], [2]])
     rows = [
         created(sample_product("cola", vessel={"size": 1, "unit": "l", "deposit": "bottle"})),
-        created(sample_product("fanta", vessel={"size": 1, "unit": "l", "deposit": "bottle"}, bundles=[{"type": "CR", "size": 20, "deposit": "crate"}])),
+        created(
+            sample_product(
+                "fanta",
+                vessel={"size": 1, "unit": "l", "deposit": "bottle"},
+                bundles=[{"type": "CR", "size": 20, "deposit": "crate"}],
+            )
+        ),
         created(sample_product("water")),
     ]
     outcome = import_chunks.commit(job, rows, NOW)
@@ -220,7 +225,9 @@ def test_a_chunk_moves_the_reference_counts_of_the_types_it_names(engine, drinks
     assert deposits.delete(ACCOUNT, "crate", NOW) == outcomes.InUse()
     deposits.put(ACCOUNT, "keg", "Keg", 10, NOW)
     assert deposits.delete(ACCOUNT, "keg", NOW) is None  # deleted between the job's read and its write
-    later = import_chunks.commit(outcome.claimed, [created(sample_product("beer", vessel={"size": 1, "unit": "l", "deposit": "keg"}))], NOW)
+    later = import_chunks.commit(
+        outcome.claimed, [created(sample_product("beer", vessel={"size": 1, "unit": "l", "deposit": "keg"}))], NOW
+    )
     assert later == outcomes.Stale()
     assert products.get(ACCOUNT, "beer", consistent=True) is None
 
@@ -241,7 +248,11 @@ def test_a_job_whose_lease_was_taken_over_writes_nothing(engine, drinks):
     first = import_items.claim(item, NOW + dt.timedelta(seconds=30))
     [expired] = import_items.due(NOW + dt.timedelta(minutes=5), 10)
     second = import_items.claim(expired, NOW + dt.timedelta(minutes=6))
-    assert isinstance(first, import_items.ClaimedImport) and isinstance(second, import_items.ClaimedImport) and second.stalls == 2
+    assert (
+        isinstance(first, import_items.ClaimedImport)
+        and isinstance(second, import_items.ClaimedImport)
+        and second.stalls == 2
+    )
     assert import_items.claim(expired, NOW) == outcomes.Stale()  # the same queue entry cannot be claimed twice
     outcome = import_chunks.commit(first, [created(sample_product("cola"))], NOW)
     assert outcome == outcomes.LostLease()

@@ -3,6 +3,7 @@ ways; exact counts after a mixed concurrent workload; the worklist index. On mot
 workload on DynamoDB Local only: moto serialises every request, so it cannot race).
 
 The races are forced with hooks around the store's writes, so each interleaving happens every time."""
+
 import json
 import random
 import threading
@@ -12,7 +13,8 @@ import pytest
 from chalicelib.domain.errors import Busy, InvalidTransition
 from chalicelib.service import catalogue, deliveries, ordering
 from chalicelib.store import deliveries as delivery_store
-from chalicelib.store import delivery_lists, delivery_migration, keys, table
+from chalicelib.store import delivery_lists, keys, table
+from chalicelib.store import migrations as store_migrations
 from chalicelib.store.feed import FeedBusy
 from tests.transactions import cancelled
 
@@ -24,10 +26,14 @@ ORDER = {"items": [{"id": "beer", "count": 1}], "user": {"name": "Olli", "email"
 @pytest.fixture
 def shop(engine):
     catalogue.put_category(ACCOUNT, "drinks", {"name": "Drinks"})
-    catalogue.put_product(ACCOUNT, "beer", {"status": "ACTIVE", "category": "drinks", "name": "Pale Ale", "price": 150}, None)
+    catalogue.put_product(
+        ACCOUNT, "beer", {"status": "ACTIVE", "category": "drinks", "name": "Pale Ale", "price": 150}, None
+    )
     address = {"address1": "Main Street 1", "zip": "00100", "city": "Helsinki", "country": "FI"}
     customer = {"id": CUSTOMER, "name": "Bar", "address": address}
-    table.client().put_item(TableName=table.name(), Item=table.to_item({**keys.customer_key(ACCOUNT, CUSTOMER), "data": customer}))
+    table.client().put_item(
+        TableName=table.name(), Item=table.to_item({**keys.customer_key(ACCOUNT, CUSTOMER), "data": customer})
+    )
     return engine
 
 
@@ -98,14 +104,20 @@ def test_an_acknowledgement_between_the_cancels_read_and_write_is_made_pending_a
 
     def acknowledge_first(*args, **kwargs):
         if not raced:  # the ERP's acknowledgement commits after the cancel read the delivery, before it writes
-            raced.append(deliveries.set_integration(ACCOUNT, str(delivery_id), {"status": "IMPORTED", "reference": "ERP-1"}))
+            raced.append(
+                deliveries.set_integration(ACCOUNT, str(delivery_id), {"status": "IMPORTED", "reference": "ERP-1"})
+            )
         return write(*args, **kwargs)
 
     monkeypatch.setattr(delivery_store, "change", acknowledge_first)
     cancelled = deliveries.cancel(ACCOUNT, CUSTOMER, str(delivery_id), {})
     assert raced and raced[0]["status"] == "IMPORTED"
     assert cancelled["status"] == "CANCELLED"
-    assert state(delivery_id) == {"status": "PENDING", "reference": "ERP-1", "updated": cancelled["cancelled"]["timestamp"]}
+    assert state(delivery_id) == {
+        "status": "PENDING",
+        "reference": "ERP-1",
+        "updated": cancelled["cancelled"]["timestamp"],
+    }
     assert worklist("PENDING") == [delivery_id] and worklist("IMPORTED") == []
     assert_counts_exact([delivery_id])
 
@@ -160,8 +172,12 @@ def test_a_supplier_response_racing_an_acknowledgement_does_not_stop_it(shop, mo
 def test_counts_are_exact_after_a_mixed_concurrent_workload(shop):
     placed = [order() for _ in range(12)]
     rng = random.Random(20261124)
-    bodies = [{"status": "IMPORTED"}, {"status": "FAILED", "message": "no such article"}, {"status": "PENDING"},
-              {"status": "IMPORTED", "reference": "ERP-9"}]
+    bodies = [
+        {"status": "IMPORTED"},
+        {"status": "FAILED", "message": "no such article"},
+        {"status": "PENDING"},
+        {"status": "IMPORTED", "reference": "ERP-9"},
+    ]
     work = []
     for i in range(48):
         delivery_id = rng.choice(placed)
@@ -234,7 +250,9 @@ def test_a_transaction_conflict_on_the_counts_is_tried_again(shop, monkeypatch):
     def conflict_once(**request):
         if not conflicts:
             conflicts.append(1)
-            raise cancelled(["TransactionConflict" if "INTEGRATION" in str(item) else "None" for item in request["TransactItems"]])
+            raise cancelled(
+                ["TransactionConflict" if "INTEGRATION" in str(item) else "None" for item in request["TransactItems"]]
+            )
         return real(**request)
 
     monkeypatch.setattr(table.client(), "transact_write_items", conflict_once)
@@ -271,7 +289,8 @@ def test_the_migration_racing_an_acknowledgement_counts_once(shop, monkeypatch):
 
     delivery_id = order()
     table.client().update_item(
-        TableName=table.name(), Key=table.to_item(keys.delivery_key(ACCOUNT, delivery_id)),
+        TableName=table.name(),
+        Key=table.to_item(keys.delivery_key(ACCOUNT, delivery_id)),
         UpdateExpression="REMOVE integration, integration_since, GSI3PK, GSI3SK",
     )
     for key in keys.integration_counts_keys(ACCOUNT):  # every shard of the counts
@@ -298,22 +317,26 @@ def test_the_migration_tries_again_while_the_counts_are_held(shop, monkeypatch, 
 
     delivery_id = order()
     table.client().update_item(
-        TableName=table.name(), Key=table.to_item(keys.delivery_key(ACCOUNT, delivery_id)),
+        TableName=table.name(),
+        Key=table.to_item(keys.delivery_key(ACCOUNT, delivery_id)),
         UpdateExpression="REMOVE integration, integration_since, GSI3PK, GSI3SK",
     )
     for key in keys.integration_counts_keys(ACCOUNT):
         table.client().delete_item(TableName=table.name(), Key=table.to_item(key))
-    add, pauses = delivery_migration.add_integration, []
+    add, pauses = store_migrations.add_integration, []
     monkeypatch.setattr(contention, "back_off", pauses.append)
-    monkeypatch.setattr(delivery_migration, "add_integration", lambda *a: outcomes.Contended() if len(pauses) < 2 else add(*a))
+    monkeypatch.setattr(
+        store_migrations, "add_integration", lambda *a: outcomes.Contended() if len(pauses) < 2 else add(*a)
+    )
     assert migrations.migrate_integration(ACCOUNT) == 1
     assert pauses == [0, 1]
     assert_counts_exact([delivery_id])
 
-    monkeypatch.setattr(delivery_migration, "add_integration", lambda *a: outcomes.Contended())
+    monkeypatch.setattr(store_migrations, "add_integration", lambda *a: outcomes.Contended())
     pauses.clear()
     table.client().update_item(
-        TableName=table.name(), Key=table.to_item(keys.delivery_key(ACCOUNT, delivery_id)),
+        TableName=table.name(),
+        Key=table.to_item(keys.delivery_key(ACCOUNT, delivery_id)),
         UpdateExpression="REMOVE integration, integration_since, GSI3PK, GSI3SK",
     )
     monkeypatch.setattr(contention, "back_off", lambda attempt: (pauses.append(attempt), fake_clock.advance(1)))

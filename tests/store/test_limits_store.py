@@ -4,21 +4,22 @@ The largest objects the API accepts are built through the API, so the writes are
 engine, and every full page of them stays under 5 MiB (decisions §4). A delivery at every limit can still be
 rejected, cancelled or received (decisions §8).
 """
+
 import datetime as dt
 
 import pytest
 
 from chalicelib.domain import limits
-from chalicelib.domain.product import validate_product
-from chalicelib.domain.scaled_pricing import validate_price_level
 from chalicelib.domain.errors import ValidationFailed
+from chalicelib.domain.product import validate_product
 from chalicelib.domain.rendering import size_in_bytes
+from chalicelib.domain.scaled_pricing import validate_price_level
 from chalicelib.service import accounts
 from chalicelib.store import deliveries as delivery_store
 from chalicelib.store import tokens
+from tests.conftest import clock_at
 
 from ..conftest import SUPPLIER_TOKEN, Api
-from tests.conftest import clock_at
 
 WORST = "\x01"  # the character with the longest JSON text (\u0001): 6 bytes for one character of a length limit
 CUSTOMER_TOKEN = "limits-customer-token"
@@ -65,7 +66,13 @@ def api(engine, monkeypatch):
         api = Api(client, SUPPLIER_TOKEN)
         assert api.put("/categories/drinks", {"name": "Drinks"}).status_code == 200
         contact = {"name": WORST * 256, "email": WORST * 120 + "@" + WORST * 120 + ".fi"}
-        address = {"address1": WORST * 256, "address2": WORST * 256, "zip": WORST * 32, "city": WORST * 256, "country": "FI"}
+        address = {
+            "address1": WORST * 256,
+            "address2": WORST * 256,
+            "zip": WORST * 32,
+            "city": WORST * 256,
+            "country": "FI",
+        }
         profile = {"name": WORST * 128, "company": WORST * 256, "address": address, "contact": contact}
         assert api.put("/customers/c1", profile).status_code == 200
         settings = {"allow_delivery_comments": True, "allow_product_comments": True}
@@ -80,10 +87,13 @@ def api(engine, monkeypatch):
 
 def largest_product() -> dict:
     """A product at the product limit: custom_properties at theirs, the rest filled with no-delivery dates."""
+
     def with_properties(n):
         return {f"property-{i:02d}": WORST * n for i in range(10)}
 
-    n = largest(lambda n: size_in_bytes(with_properties(n)) <= limits.CUSTOM_PROPERTIES_BYTES, limits.CUSTOM_STRING_LENGTH)
+    n = largest(
+        lambda n: size_in_bytes(with_properties(n)) <= limits.CUSTOM_PROPERTIES_BYTES, limits.CUSTOM_STRING_LENGTH
+    )
     base = {
         "status": "ACTIVE",
         "category": "drinks",
@@ -138,7 +148,12 @@ def test_a_product_over_its_limits_is_a_400_naming_the_field(api):
     array = {"list": ["x"] * (limits.CUSTOM_ARRAY_LENGTH + 1)}
     response = api.put("/products/big", {**product, "custom_properties": array})
     assert [e["path"] for e in response.data["errors"]] == ["custom_properties.list"]
-    assert api.put("/products/big", {**product, "custom_properties": {"list": ["x"] * limits.CUSTOM_ARRAY_LENGTH}}).status_code == 200
+    assert (
+        api.put(
+            "/products/big", {**product, "custom_properties": {"list": ["x"] * limits.CUSTOM_ARRAY_LENGTH}}
+        ).status_code
+        == 200
+    )
 
 
 def test_full_pages_of_the_largest_products_stay_under_5_mib(api):
@@ -221,7 +236,12 @@ def fill_with_updates(api, delivery_id: int) -> dict:
     more = api.post(path, {"type": "UPDATE"})
     assert (more.status_code, more.data["errors"]) == (
         400,
-        [{"path": "type", "message": "a delivery holds at most 100 ACCEPT and UPDATE responses; REJECT is still possible"}],
+        [
+            {
+                "path": "type",
+                "message": "a delivery holds at most 100 ACCEPT and UPDATE responses; REJECT is still possible",
+            }
+        ],
     )
     return delivery
 
@@ -278,7 +298,10 @@ def test_a_delivery_at_every_limit_can_still_be_rejected_cancelled_or_received(a
     finals = {"REJECT": delivery["id"], "cancel": delivery["id"] + 1, "receive": delivery["id"] + 2}
     for delivery_id in (finals["cancel"], finals["receive"]):
         copy_delivery(filled, delivery_id)
-        assert _delivery_only(api.get(f"/deliveries/{delivery_id}").data) == {**_delivery_only(filled), "id": delivery_id}
+        assert _delivery_only(api.get(f"/deliveries/{delivery_id}").data) == {
+            **_delivery_only(filled),
+            "id": delivery_id,
+        }
 
     for final, delivery_id in finals.items():
         response = finish(api, final, delivery_id, headers={"Idempotency-Key": f"final-{final}"})
@@ -286,10 +309,18 @@ def test_a_delivery_at_every_limit_can_still_be_rejected_cancelled_or_received(a
         assert response.status_code == 200, response.data
         assert response.data["status"] == {"REJECT": "REJECTED", "cancel": "CANCELLED", "receive": "DELIVERED"}[final]
         assert size_in_bytes(_summary(response.data)) <= limits.DELIVERY_SUMMARY_BYTES
-        assert limits.ORDER_ITEMS_BYTES - 10_000 < size_in_bytes(response.data["request"]["items"]) <= limits.ORDER_ITEMS_BYTES
+        assert (
+            limits.ORDER_ITEMS_BYTES - 10_000
+            < size_in_bytes(response.data["request"]["items"])
+            <= limits.ORDER_ITEMS_BYTES
+        )
         assert _delivery_only(api.get(f"/deliveries/{delivery_id}").data) == _delivery_only(response.data)
         replayed = finish(api, final, delivery_id, headers={"Idempotency-Key": f"final-{final}"})
-        assert (replayed.status_code, replayed.headers.get("Idempotent-Replayed"), replayed.data) == (200, "true", response.data)
+        assert (replayed.status_code, replayed.headers.get("Idempotent-Replayed"), replayed.data) == (
+            200,
+            "true",
+            response.data,
+        )
 
 
 def test_full_pages_of_the_largest_deliveries_and_their_events_stay_under_5_mib(api):

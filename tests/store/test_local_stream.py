@@ -1,5 +1,6 @@
 """Issue 34: `make run`'s stream feeder reads DynamoDB Local's table stream and hands batches to the stream
 Lambda's handler, retrying from the first failed record as the event source mapping does."""
+
 import pytest
 
 from chalicelib.domain.feed import Change, ChangeType

@@ -1,4 +1,5 @@
 """order_context.load: one BatchGetItem for everything an order needs, chunked and retried."""
+
 import pytest
 
 from chalicelib.store import batch, keys, order_context, table
@@ -20,8 +21,15 @@ def product(product_id: str, **fields) -> dict:
 @pytest.fixture
 def stored(ddb, monkeypatch):
     monkeypatch.setenv("TIMEZONE", "Europe/Helsinki")
-    put(keys.settings_key(ACCOUNT, "DELIVERIES"), {"timezone": "Asia/Tokyo", "allow_delivery_comments": True,
-                                                    "allow_product_comments": False, "delivery_days": {}})
+    put(
+        keys.settings_key(ACCOUNT, "DELIVERIES"),
+        {
+            "timezone": "Asia/Tokyo",
+            "allow_delivery_comments": True,
+            "allow_product_comments": False,
+            "delivery_days": {},
+        },
+    )
     put(keys.customer_key(ACCOUNT, "bar"), {"id": "bar", "name": "Bar", "price_group": "gold"})
     beer, wine = product("beer", price=100), product("wine", price=900)
     put(keys.customer_pricing_key(ACCOUNT, "beer", "bar"), {"price": 80})
@@ -33,8 +41,12 @@ def test_load_reads_everything_in_one_request(stored):
     with dynamodb_calls() as calls:
         context = order_context.load(ACCOUNT, "bar", ["beer", "wine", "beer"])
     assert calls == ["BatchGetItem"]
-    assert context.settings == {"timezone": "Asia/Tokyo", "allow_delivery_comments": True,
-                                "allow_product_comments": False, "delivery_days": {}}
+    assert context.settings == {
+        "timezone": "Asia/Tokyo",
+        "allow_delivery_comments": True,
+        "allow_product_comments": False,
+        "delivery_days": {},
+    }
     assert context.customer == {"id": "bar", "name": "Bar", "price_group": "gold"}
     assert context.products == stored
     assert context.customer_pricing == {"beer": {"price": 80}}
@@ -44,8 +56,11 @@ def test_load_reads_everything_in_one_request(stored):
 def test_missing_things_are_absent_and_settings_default(ddb, monkeypatch):
     monkeypatch.setenv("TIMEZONE", "Europe/Helsinki")
     context = order_context.load(ACCOUNT, "nobody", ["nothing"])
-    assert context.settings == {"timezone": "Europe/Helsinki", "allow_delivery_comments": False,
-                                "allow_product_comments": False}
+    assert context.settings == {
+        "timezone": "Europe/Helsinki",
+        "allow_delivery_comments": False,
+        "allow_product_comments": False,
+    }
     assert context.customer is None
     assert (context.products, context.customer_pricing, context.price_groups) == ({}, {}, {})
 

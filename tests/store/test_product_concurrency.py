@@ -1,5 +1,6 @@
 """Concurrent writes of one product on DynamoDB Local (decisions §8, §11): without If-Match contention is
 retried like every other write (a 409 only after 5 s of it); 412 is only for a stale If-Match."""
+
 import threading
 
 import pytest
@@ -50,7 +51,9 @@ def test_ten_writers_putting_one_product_without_if_match_all_succeed(beer):
 
 
 def test_ten_writers_patching_one_product_without_if_match_lose_no_patch(beer):
-    errors = all_at_once(lambda writer, n: catalogue.patch_product(ACCOUNT, "beer", {"name": f"Ale {writer}-{n}"}, None))
+    errors = all_at_once(
+        lambda writer, n: catalogue.patch_product(ACCOUNT, "beer", {"name": f"Ale {writer}-{n}"}, None)
+    )
     assert errors == []
 
 

@@ -48,7 +48,9 @@ def test_replace_with_the_current_revision_succeeds_and_with_a_stale_one_fails(d
     second = products.save(ACCOUNT, sample_product(name="Cola Zero"), expected_revision=first, now=NOW)
     assert second != first
 
-    assert products.save(ACCOUNT, sample_product(name="Lost update"), expected_revision=first, now=NOW) == outcomes.Stale()
+    assert (
+        products.save(ACCOUNT, sample_product(name="Lost update"), expected_revision=first, now=NOW) == outcomes.Stale()
+    )
 
     stored = products.get(ACCOUNT, "cola", consistent=True)
     assert (stored.data["name"], stored.revision) == ("Cola Zero", second)
@@ -63,7 +65,10 @@ def test_replace_without_a_revision_overwrites(drinks):
 
 @pytest.mark.parametrize("create_only", [True, False])
 def test_a_missing_category_is_refused_and_writes_nothing(engine, create_only):
-    assert products.save(ACCOUNT, sample_product(category="nope"), create_only=create_only, now=NOW) == outcomes.NoCategory()
+    assert (
+        products.save(ACCOUNT, sample_product(category="nope"), create_only=create_only, now=NOW)
+        == outcomes.NoCategory()
+    )
 
     assert products.get(ACCOUNT, "cola") is None
 

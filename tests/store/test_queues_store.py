@@ -1,4 +1,5 @@
 """Queues of background work spread over partitions by a shard of the account (issue 17.6; docs/jobs.md)."""
+
 import datetime as dt
 from collections import Counter
 
@@ -47,7 +48,10 @@ def test_events_queued_before_the_shards_are_still_taken(engine):
 
 
 def test_a_read_takes_at_most_its_limit_from_each_shard_so_one_backlog_fills_only_its_own(engine):
-    flood, quiet = "acme", next(a for a in (f"a{n}" for n in range(100)) if keys.queue_shard(a) != keys.queue_shard("acme"))
+    flood, quiet = (
+        "acme",
+        next(a for a in (f"a{n}" for n in range(100)) if keys.queue_shard(a) != keys.queue_shard("acme")),
+    )
     for n in range(30):
         item = events.new_event(flood, "request-delivery", delivery(), T0)
         table.client().put_item(TableName=table.name(), Item=table.to_item(item))
@@ -61,5 +65,7 @@ def test_the_resend_window_admits_60_in_any_60_seconds_and_says_when_the_next_is
     for n in range(event_policy.RESENDS_PER_WINDOW):
         assert outbox_accounts.accept_resend("acme", T0 + dt.timedelta(seconds=n)) is None
     assert outbox_accounts.accept_resend("acme", T0 + dt.timedelta(seconds=60)) is None  # the first has left the window
-    assert outbox_accounts.accept_resend("acme", T0 + dt.timedelta(seconds=60.5)) == outcomes.Throttled(T0 + dt.timedelta(seconds=61))
+    assert outbox_accounts.accept_resend("acme", T0 + dt.timedelta(seconds=60.5)) == outcomes.Throttled(
+        T0 + dt.timedelta(seconds=61)
+    )
     assert outbox_accounts.accept_resend("other", T0 + dt.timedelta(seconds=60.5)) is None

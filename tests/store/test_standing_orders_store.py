@@ -1,5 +1,6 @@
 """The standing-order repository on moto and DynamoDB Local: the per-customer bound, conditional writes, a date
 recorded once whatever races, and the due queue."""
+
 import datetime as dt
 import threading
 
@@ -22,7 +23,9 @@ def created(standing_id):
 
 def test_a_customer_holds_at_most_fifty_even_when_writes_race(engine):
     for n in range(MAX_PER_CUSTOMER - 2):
-        assert not isinstance(store.put(ACCOUNT, "c1", f"s{n}", stored(), None, created(f"s{n}"), NOW), outcomes.Refusal)
+        assert not isinstance(
+            store.put(ACCOUNT, "c1", f"s{n}", stored(), None, created(f"s{n}"), NOW), outcomes.Refusal
+        )
     results = []
     barrier = threading.Barrier(6)
 
@@ -60,7 +63,9 @@ def test_a_date_is_recorded_once_whatever_races(engine):
 
     def record():
         barrier.wait()
-        results.append(store.record(ACCOUNT, "c1", "s", "born1", "2026-05-05", {"status": "PLACED", "delivery_ids": [1]}, [], NOW))
+        results.append(
+            store.record(ACCOUNT, "c1", "s", "born1", "2026-05-05", {"status": "PLACED", "delivery_ids": [1]}, [], NOW)
+        )
 
     threads = [threading.Thread(target=record) for _ in range(6)]
     for thread in threads:

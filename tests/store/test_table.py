@@ -1,11 +1,16 @@
 """store/table.py: a cancelled transaction's reasons by item, and a claim that kept being let go is Contended."""
+
 from botocore.exceptions import ClientError
 
 from chalicelib.store import idempotency, outcomes, table
 
 PUT = {"Put": {"TableName": "t", "Item": table.to_item({"PK": "A#1", "SK": "X", "name": "n"})}}
-UPDATE = {"Update": {"TableName": "t", "Key": table.to_item({"PK": "A#1", "SK": "Y"}), "UpdateExpression": "SET a = :a"}}
-CHECK = {"ConditionCheck": {"TableName": "t", "Key": table.to_item({"PK": "A#2", "SK": "Z"}), "ConditionExpression": "c"}}
+UPDATE = {
+    "Update": {"TableName": "t", "Key": table.to_item({"PK": "A#1", "SK": "Y"}), "UpdateExpression": "SET a = :a"}
+}
+CHECK = {
+    "ConditionCheck": {"TableName": "t", "Key": table.to_item({"PK": "A#2", "SK": "Z"}), "ConditionExpression": "c"}
+}
 
 
 def cancelled(*codes: str, message: str = "cancelled") -> ClientError:
@@ -29,7 +34,10 @@ def test_reasons_of_items_someone_else_appended_are_left_out():
 
 def test_reasons_only_in_the_message_are_read_too():
     error = cancelled(message="Transaction cancelled, please refer ... [ConditionalCheckFailed, None]")
-    assert table.cancellation_reasons(error, [PUT, CHECK]) == {("A#1", "X"): table.CONDITION_FAILED, ("A#2", "Z"): "None"}
+    assert table.cancellation_reasons(error, [PUT, CHECK]) == {
+        ("A#1", "X"): table.CONDITION_FAILED,
+        ("A#2", "Z"): "None",
+    }
 
 
 def test_another_error_has_no_reasons():
