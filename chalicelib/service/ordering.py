@@ -23,10 +23,12 @@ from .idempotency import IdempotencyClaim
 CONTENDED_ATTEMPTS = 30  # another transaction held the account's integration counts: each wait is short
 
 
-def load_context(account: str, customer_id: str, product_ids: list[str]) -> order_context.OrderContext:
+def load_context(
+    account: str, customer_id: str, product_ids: list[str], consistent: bool = False
+) -> order_context.OrderContext:
     """What an order (an amendment, a standing order) is checked against, read once; again consistently when the
     first read was stale: a product naming a deposit type the read of the types did not show yet."""
-    context = order_context.load(account, customer_id, product_ids, read_deposits=True)
+    context = order_context.load(account, customer_id, product_ids, read_deposits=True, consistent=consistent)
     if names_unknown_deposits(context):
         context = order_context.load(account, customer_id, product_ids, read_deposits=True, consistent=True)
         if names_unknown_deposits(context):  # a product read before its type's delete: the catalogue moved
@@ -44,18 +46,14 @@ def names_unknown_deposits(context: order_context.OrderContext) -> bool:
     return False
 
 
-def place_order(
-    account: str,
-    customer_id: str,
-    data,
-    idempotency: IdempotencyClaim | None = None,
-    standing_order: dict | None = None,
-) -> list[dict]:
-    """The deliveries created, in full; ValidationFailed with one error per problem. `standing_order`: the
-    {id, date} a standing order's placing marks its deliveries with (decisions §17)."""
-    body = parse(OrderBody, data)
+PLAN_ATTEMPTS = 3
+
+
+def _written(account: str, customer_id: str, body: OrderBody, idempotency, standing_order, consistent: bool):
+    """Read, plan and write the order once: (the store's outcome, the answer, the products pinned to their
+    revision as read: those whose packaging charges deposits)."""
     now = clock.now()
-    context = load_context(account, customer_id, [item.id for item in body.items])
+    context = load_context(account, customer_id, [item.id for item in body.items], consistent)
     order = plan_order(body, customer_id, context, now)
     if standing_order is not None:
         for delivery in order.deliveries:
@@ -69,6 +67,11 @@ def place_order(
     counts = {name: n * len(placed) for name, n in integration.count_changes(None, integration.PENDING).items()}
     changes = [delivery_change(ChangeType.DELIVERY_REQUESTED, delivery) for delivery in placed]
     guards = deposit_store.usable_check(account, [empty.id for empty in body.empties or []])  # against a DELETE
+    pinned = {
+        pid: context.revisions[pid]
+        for pid in order.product_ids
+        if pid in context.revisions and deposit_packaging(context.products[pid])
+    }
     for attempt in contention.attempts(CONTENDED_ATTEMPTS, seconds=0):
         # The worklist's `since` is the time of the attempt that commits (decisions §14: nothing behind a reader).
         since = iso(now) if attempt == 0 else iso(clock.now())
@@ -84,12 +87,32 @@ def place_order(
                 now=now,
                 bases=bases,
                 guards=guards,
+                pinned=pinned,
             )
         if not isinstance(outcome, outcomes.Contended):
-            break
+            return outcome, answer, set(pinned)
         contention.back_off(attempt)
+    raise Busy("many orders and changes of this account are being written at once; try again")
+
+
+def place_order(
+    account: str,
+    customer_id: str,
+    data,
+    idempotency: IdempotencyClaim | None = None,
+    standing_order: dict | None = None,
+) -> list[dict]:
+    """The deliveries created, in full; ValidationFailed with one error per problem. `standing_order`: the
+    {id, date} a standing order's placing marks its deliveries with (decisions §17)."""
+    body = parse(OrderBody, data)
+    for plan in range(PLAN_ATTEMPTS):
+        outcome, answer, pinned = _written(account, customer_id, body, idempotency, standing_order, plan > 0)
+        # A product whose packaging charges deposits changed between the read and the write (it may no longer name
+        # a type being deleted, decisions §15): plan the order again from a consistent read.
+        if not (isinstance(outcome, outcomes.ProductsGone) and outcome.product_ids & pinned):
+            break
     else:
-        raise Busy("many orders and changes of this account are being written at once; try again")
+        raise Busy("the catalogue changed while the order was written; try again")
     if outcome is None:
         return answer
     if isinstance(outcome, outcomes.ProductsGone):  # deleted between our read and our write

@@ -154,10 +154,12 @@ def place(
     now: dt.datetime,
     bases: list[dict | None] | None = None,
     guards: list[dict] = (),
+    pinned: dict[str, str] | None = None,
 ) -> None | Stale | ProductsGone | LostClaim | TooLarge | Contended:
     """Create the deliveries of one order, in one transaction with the "used" flags of their products, the
     integration counts, the Idempotency-Key answer and their feed entries (which make their events); None when
-    written. `integration` is each new delivery's state, its `counts` those of the whole order; `guards`: checks."""
+    written. `integration` is each new delivery's state, its `counts` those of the whole order; `guards`: checks;
+    `pinned`: products (id -> revision) that must still be as read (ProductsGone names them otherwise)."""
     from ..domain import feed as feed_changes
     from . import outcomes, products
 
@@ -168,7 +170,8 @@ def place(
         for op in _create_operations(account, delivery, integration, basis)
     ]
     counts = _counts_operation(account, deliveries[0]["id"], integration.counts) if integration is not None else None
-    used = {product_id: products.mark_used_operation(account, product_id) for product_id in used_products}
+    pinned = pinned or {}
+    used = {pid: products.mark_used_operation(account, pid, pinned.get(pid)) for pid in used_products}
     if changes is None:
         changes = [
             feed_changes.delivery_change(feed_changes.ChangeType.DELIVERY_REQUESTED, delivery)

@@ -19,6 +19,7 @@ class OrderContext:
     customer_pricing: dict[str, dict] = field(default_factory=dict)  # product id -> {price?, pricing?}
     price_groups: dict[str, dict] = field(default_factory=dict)  # product id -> {group: {price?, pricing?}}
     deposit_types: dict[str, dict] = field(default_factory=dict)  # deposit id -> {name, price}
+    revisions: dict[str, str] = field(default_factory=dict)  # product id -> its revision as read
 
 
 def load(
@@ -85,4 +86,9 @@ def load(
         ),
         price_groups=pricing_by_product(lambda pid: keys.price_groups_key(account, pid)) if read_pricing else {},
         deposit_types=deposits.types_in(found, account) if read_deposits else {},
+        revisions={
+            pid: item["rev"]
+            for pid in (product_ids if read_products else ())
+            if (item := batch.pick(found, keys.product_key(account, pid))) is not None
+        },
     )

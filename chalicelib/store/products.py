@@ -315,14 +315,18 @@ def any_in_category(account: str, category_id: str) -> bool:
     return table.first_in_index(keys.GSI1, keys.products_in_category_pk(account, category_id)) is not None
 
 
-def mark_used_operation(account: str, product_id: str) -> dict:
-    """A transaction item that flags a product as used by a delivery (so it can no longer be deleted)."""
+def mark_used_operation(account: str, product_id: str, revision: str | None = None) -> dict:
+    """A transaction item that flags a product as used by a delivery (so it can no longer be deleted); with
+    `revision`, only while the product is still as read."""
+    condition, values = "attribute_exists(PK)", {"true": True}
+    if revision is not None:
+        condition, values = "rev = :rev", {**values, "rev": revision}
     return {
         "Update": {
             "TableName": table.name(),
             "Key": table.to_item(keys.product_key(account, product_id)),
             "UpdateExpression": "SET used = :true",
-            "ConditionExpression": "attribute_exists(PK)",
-            "ExpressionAttributeValues": table.values(true=True),
+            "ConditionExpression": condition,
+            "ExpressionAttributeValues": table.values(**values),
         }
     }

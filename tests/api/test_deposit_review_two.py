@@ -235,3 +235,31 @@ def test_a_response_whose_new_empties_type_is_being_deleted_when_it_commits_is_r
     assert (
         respond(drinks, delivery["id"], {"type": "ACCEPT", "empties": [{"id": "keg", "count": 1}]}).status_code == 200
     )
+
+
+def test_an_order_whose_product_stops_naming_a_type_that_is_then_deleted_before_it_commits_is_planned_again(
+    drinks, monkeypatch
+):
+    """§15's delete guard under the interleaving the review left open: the order reads a product naming `crate`;
+    before it commits, the product stops naming it and DELETE /deposits/crate completes (no open delivery, product
+    or balance names it). The order's write is pinned to the product's revision as read, so it is refused and the
+    order is planned again from the product as it is now: no delivery ever charges the deleted type."""
+    from chalicelib.store import deliveries
+    from tests.api.deliveries_helpers import place, put_product
+    from tests.api.test_deposit_deliveries import LAGER
+
+    original, interleaved = deliveries.place, []
+
+    def catalogue_changed_meanwhile(*args, **kwargs):
+        if not interleaved:
+            bundles = [{"type": "CR", "size": 20}, LAGER["bundles"][1]]  # the crate bundle without its deposit
+            put_product(drinks, "lager", {**LAGER, "bundles": bundles})
+            interleaved.append(drinks.delete("/deposits/crate").status_code)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(deliveries, "place", catalogue_changed_meanwhile)
+    delivery = place(drinks, [{"id": "lager", "count": 1, "bundle": {"type": "CR", "size": 20}}])
+    assert interleaved == [204]
+    assert drinks.get("/deposits/crate").status_code == 404
+    assert delivery["request"]["deposits"] == [{"id": "bottle", "name": "Bottle", "price": 8, "count": 20}]
+    assert [e["id"] for e in delivery["deposits"]["charged"]] == ["bottle"]
