@@ -12,12 +12,12 @@ from ..domain.common import parse
 from ..domain.errors import Busy
 from ..domain.feed import ChangeType, delivery_change
 from ..domain.rendering import json_text
-from ..store import deliveries, delivery_amendments
+from ..store import deliveries, delivery_amendments, products
 from . import clock, delivery_reads
 from .deliveries import KEPT_CHANGING, _attempts, _repended, again_after, require_version
 from .deposits import empties_still_usable, new_empties_check
 from .idempotency import IdempotencyClaim
-from .ordering import load_context
+from .ordering import load_context, pinned_products
 
 
 def amend(
@@ -33,7 +33,8 @@ def amend(
     stored = delivery_reads.read(account, delivery_id, customer_id, consistent=True)
     require_version(stored, if_match)
     amendments.check_amendable(stored.delivery)  # before reading the catalogue: a final delivery reads nothing more
-    context = load_context(account, customer_id, [item.id for item in body.items])
+    product_ids = [item.id for item in body.items]
+    context = load_context(account, customer_id, product_ids)
     guards = new_empties_check(account, body.empties, stored.delivery, stored.deposit_basis)
     for attempt in _attempts():
         require_version(stored, if_match)
@@ -47,18 +48,25 @@ def amend(
             changed, stored.version + 1, integration.state, integration.since, result.basis
         )
         claim = idempotency.completion(delivery_reads.customer_view(written)) if idempotency is not None else None
-        with empties_still_usable(account, body.empties):
-            outcome = deliveries.change(
-                account,
-                changed,
-                stored.version,
-                claim,
-                integration,
-                change=delivery_change(ChangeType.DELIVERY_AMENDED, changed),
-                now=now,
-                also=[delivery_amendments.items_operation(account, changed), *guards],
-                extra={deliveries.DEPOSIT_BASIS: json_text(result.basis)},
-            )
+        # Products whose packaging charges deposits must be as read when it commits (§15's delete guard).
+        pinned = pinned_products(context, product_ids)
+        checks = [products.unchanged_check(account, pid, revision) for pid, revision in pinned.items()]
+        try:
+            with empties_still_usable(account, body.empties), products.refused_when_changed(account, pinned):
+                outcome = deliveries.change(
+                    account,
+                    changed,
+                    stored.version,
+                    claim,
+                    integration,
+                    change=delivery_change(ChangeType.DELIVERY_AMENDED, changed),
+                    now=now,
+                    also=[delivery_amendments.items_operation(account, changed), *guards, *checks],
+                    extra={deliveries.DEPOSIT_BASIS: json_text(result.basis)},
+                )
+        except products.ChangedSinceRead:  # planned again from the catalogue as it is now
+            context = load_context(account, customer_id, product_ids, consistent=True)
+            continue
         if isinstance(outcome, deliveries.StoredDelivery):
             return delivery_reads.customer_view(written)
         stored = again_after(account, stored, outcome, attempt)

@@ -36,6 +36,16 @@ def load_context(
     return context
 
 
+def pinned_products(context: order_context.OrderContext, product_ids) -> dict[str, str]:
+    """The products (id -> revision as read) whose packaging charges deposits: a write that charges them is
+    conditional on them being as read, so a type they stop naming cannot be deleted under it (decisions §15)."""
+    return {
+        pid: context.revisions[pid]
+        for pid in product_ids
+        if pid in context.revisions and deposit_packaging(context.products[pid])
+    }
+
+
 def names_unknown_deposits(context: order_context.OrderContext) -> bool:
     """Whether a product read names a deposit type the (eventually consistent) read of the types lacks."""
     for product in context.products.values():
@@ -67,11 +77,7 @@ def _written(account: str, customer_id: str, body: OrderBody, idempotency, stand
     counts = {name: n * len(placed) for name, n in integration.count_changes(None, integration.PENDING).items()}
     changes = [delivery_change(ChangeType.DELIVERY_REQUESTED, delivery) for delivery in placed]
     guards = deposit_store.usable_check(account, [empty.id for empty in body.empties or []])  # against a DELETE
-    pinned = {
-        pid: context.revisions[pid]
-        for pid in order.product_ids
-        if pid in context.revisions and deposit_packaging(context.products[pid])
-    }
+    pinned = pinned_products(context, order.product_ids)
     for attempt in contention.attempts(CONTENDED_ATTEMPTS, seconds=0):
         # The worklist's `since` is the time of the attempt that commits (decisions §14: nothing behind a reader).
         since = iso(now) if attempt == 0 else iso(clock.now())

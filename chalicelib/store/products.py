@@ -3,6 +3,7 @@ ETags and conditional writes, and `order_by` beside it for the pricing writes' c
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import functools
 from typing import TYPE_CHECKING
@@ -330,3 +331,31 @@ def mark_used_operation(account: str, product_id: str, revision: str | None = No
             "ExpressionAttributeValues": table.values(**values),
         }
     }
+
+
+class ChangedSinceRead(Exception):
+    """A write pinned to products as read (unchanged_check) met one that changed meanwhile: read again."""
+
+
+def unchanged_check(account: str, product_id: str, revision: str) -> dict:
+    """A transaction item: the product is still the revision that was read (a write that depends on it)."""
+    return {
+        "ConditionCheck": {
+            "TableName": table.name(),
+            "Key": table.to_item(keys.product_key(account, product_id)),
+            "ConditionExpression": "rev = :rev",
+            "ExpressionAttributeValues": table.values(rev=revision),
+        }
+    }
+
+
+@contextlib.contextmanager
+def refused_when_changed(account: str, product_ids):
+    """Around a write holding unchanged_check items: its refusal by one of them is ChangedSinceRead."""
+    try:
+        yield
+    except table.WriteFailed as failed:
+        keys_checked = {table.key_of(keys.product_key(account, pid)) for pid in product_ids}
+        if not any(failed.reasons.get(key) == table.CONDITION_FAILED for key in keys_checked):
+            raise
+        raise ChangedSinceRead() from None

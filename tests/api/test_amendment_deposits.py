@@ -152,3 +152,27 @@ def test_an_amendment_whose_read_of_the_deposit_types_is_stale_reads_again(drink
     assert response.status_code == 200, response.data
     assert stale_reads and stale_reads[0] is not None  # the first read was made stale
     assert {e["id"]: e["count"] for e in response.data["deposits"]["charged"]} == {"bottle": 20, "crate": 1, "keg": 1}
+
+
+def test_an_added_line_whose_product_stops_naming_a_type_that_is_then_deleted_is_planned_again(drinks, monkeypatch):
+    """§15's delete guard for amendments, as for orders: the amendment reads `lager` naming `crate`; before it
+    commits, the product stops naming it and DELETE /deposits/crate completes. The write is pinned to the product
+    as read, so it is refused and the amendment planned again: the delivery never charges the deleted type."""
+    from chalicelib.store import deliveries
+    from tests.api.test_deposit_deliveries import LAGER
+
+    delivery = place(drinks, [{"id": "ale", "count": 1}])
+    original, interleaved = deliveries.change, []
+
+    def catalogue_changed_meanwhile(*args, **kwargs):
+        if not interleaved:
+            put_product(drinks, "lager", {**LAGER, "bundles": [{"type": "CR", "size": 20}, LAGER["bundles"][1]]})
+            interleaved.append(drinks.delete("/deposits/crate").status_code)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(deliveries, "change", catalogue_changed_meanwhile)
+    lines = [{"id": "ale", "count": 1}, {"id": "lager", "count": 1, "bundle": CRATE}]
+    response = amend(drinks, delivery["id"], {"items": lines})
+    assert response.status_code == 200, response.data
+    assert interleaved == [204] and drinks.get("/deposits/crate").status_code == 404
+    assert {e["id"]: e["count"] for e in response.data["deposits"]["charged"]} == {"bottle": 20, "keg": 1}
