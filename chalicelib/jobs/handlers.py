@@ -5,6 +5,7 @@ the function's timeout, `make run` runs each in a loop of its own (chalicelib/lo
 of work joins by adding its Phase here (docs/jobs.md).
 """
 
+import datetime as dt
 import logging
 
 from ..domain.event_policy import SEND_TIMEOUT_SECONDS
@@ -51,10 +52,12 @@ def _remaining_seconds(event) -> float | None:
     return remaining() / 1000 if callable(remaining) else None
 
 
-def on_table_change(event):
+def on_table_change(event, run_queues: bool = True):
     """A batch of the table's stream. Answers the records whose work failed (`batchItemFailures`, Powertools'
     batch utility), so the event source mapping retries from the first of them (bisecting, at most
-    deploy_template.STREAM_RETRIES times, then the on-failure queue); the schedule's sweep is the safety net."""
+    deploy_template.STREAM_RETRIES times, then the on-failure queue); the schedule's sweep is the safety net.
+    `run_queues=False` (`make run`, whose own loops take images and imports): the batch numbers and sends only,
+    so no import or download ever holds up the next batch's numbering."""
     new_events, download, queued_import, pending_feeds = [], False, False, {}
     for record in event:
         woken = background.woken(record.event_name, record.new_image)
@@ -79,14 +82,26 @@ def on_table_change(event):
         phases.append(
             Phase("new events", SEND_TIMEOUT_SECONDS, lambda deadline: event_lanes.dispatch_new(new_events, deadline))
         )
-    if download:
-        phases.append(IMAGES)
-    if queued_import:
-        phases.append(IMPORTS)
+    # In AWS the stream also starts queued images and imports (the schedule only every minute), for one step's
+    # time: the next batch, and the numbering in it, waits for this one.
+    if download and run_queues:
+        phases.append(_one_step(IMAGES))
+    if queued_import and run_queues:
+        phases.append(_one_step(IMPORTS))
     # Sending, images and imports are retried by the schedule (their units hold their own due times); a
     # numbering that failed is answered as its records' failure, so the stream tries it again soon.
     run_phases(phases, _remaining_seconds(event))
     return _partial_response(event, {number for account in unnumbered for number in pending_feeds[account]})
+
+
+def _one_step(phase: Phase) -> Phase:
+    """The phase as a stream batch runs it: it starts new work only within its first step's time."""
+    from ..service import clock
+
+    def run(deadline):
+        return phase.run(min(deadline, clock.now() + dt.timedelta(seconds=phase.longest_step_seconds)))
+
+    return Phase(phase.name, phase.longest_step_seconds, run=run, busy=phase.busy)
 
 
 def _partial_response(event, failed: set[str]) -> dict:

@@ -125,4 +125,4 @@ def _lambda_handler(event: dict):
 
     from ..jobs import handlers
 
-    return handlers.on_table_change(DynamoDBEvent(event, None))
+    return handlers.on_table_change(DynamoDBEvent(event, None), run_queues=False)  # make run's loops take them

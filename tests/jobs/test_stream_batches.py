@@ -66,3 +66,28 @@ def test_only_the_records_of_an_account_whose_numbering_failed_are_answered_as_f
     answer = invoke([pending_record("acme", "101"), pending_record("other", "102"), pending_record("acme", "103")])
     assert answer == {"batchItemFailures": [{"itemIdentifier": "101"}, {"itemIdentifier": "103"}]}
     assert (feed.read_head("acme").sequence, feed.read_head("other").sequence) == (0, 1)
+
+
+@pytest.mark.parametrize("run_queues", [True, False], ids=["AWS", "make run"])
+def test_a_batch_starts_a_queued_import_for_one_step_in_aws_and_leaves_it_to_the_loop_in_make_run(
+    monkeypatch, run_queues
+):
+    """The next batch, and the numbering in it, waits for this one: an import woken by the stream gets one
+    step's time in AWS (the schedule comes only every minute), none in `make run`, whose import loop takes it."""
+    import datetime as dt
+
+    from chalice.app import DynamoDBEvent
+
+    from chalicelib.domain.limits import IMPORT_CHUNK_SECONDS
+    from chalicelib.jobs import handlers, import_turns
+    from chalicelib.service import background
+
+    deadlines = []
+    monkeypatch.setattr(background, "woken", lambda name, image: background.Woken(None, False, True, None))
+    monkeypatch.setattr(import_turns, "advance_imports", lambda deadline: deadlines.append(deadline) or {"done": 0})
+    answer = handlers.on_table_change(DynamoDBEvent({"Records": [pending_record("acme", "7")]}, None), run_queues)
+    assert answer == {"batchItemFailures": []}
+    if run_queues:
+        assert deadlines == [clock.now() + dt.timedelta(seconds=IMPORT_CHUNK_SECONDS)]
+    else:
+        assert deadlines == []
