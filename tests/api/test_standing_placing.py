@@ -159,3 +159,29 @@ def test_a_skip_written_while_a_turn_runs_is_honoured(shop, monkeypatch):
     run_placer()
     assert own_deliveries(shop) == []
     assert first_occurrence(shop)["status"] == "SKIPPED"
+
+
+def test_an_account_with_many_dates_due_at_once_holds_up_no_other_account_of_its_shard(monkeypatch):
+    """The due queue is oldest first: a run reads READ entries of each shard and takes at most PER_ACCOUNT of each
+    account, so a wholesaler whose bars share one cutoff takes its turns run after run beside the others."""
+    from chalicelib.jobs import standing_order_turns as turns
+    from chalicelib.service import standing_placing as placing
+
+    queue = [store.Due("busy", f"c{n}", "weekly", f"2026-05-04T09:00:{n:02d}.000Z") for n in range(8)]
+    queue.append(store.Due("quiet", "c1", "weekly", "2026-05-04T09:01:00.000Z"))  # due after the busy ones
+    placed = []
+
+    class Turn:
+        placed, failed, busy = 1, 0, 0
+
+    monkeypatch.setattr(placing, "due", lambda limit: [item for item in queue if item not in placed][:limit])
+    monkeypatch.setattr(placing, "place_due", lambda item: placed.append(item) or Turn())
+    monkeypatch.setattr(turns, "PER_ACCOUNT", 3)
+    monkeypatch.setattr(turns, "READ", 5)  # a shard's read window smaller than the busy account's backlog...
+    first = turns.place_due(clock.after(60))
+    assert [item.account for item in placed] == ["busy"] * 3  # ...hides the quiet account in the first run
+    assert first["left"] == 2 and turns.PHASE.busy(first)  # so the loop goes again at once
+    monkeypatch.setattr(turns, "READ", 1000)
+    placed.clear()
+    turns.place_due(clock.after(60))
+    assert [item.account for item in placed] == ["busy", "quiet", "busy", "busy"]  # turns, 3 of the busy at most
