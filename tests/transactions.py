@@ -16,15 +16,16 @@ def cancelled(codes: list[str], message: str = "cancelled") -> ClientError:
     )
 
 
-def intercept(monkeypatch, transact: Callable[..., dict]):
-    """Until the monkeypatch is undone, table.client() is the real client but for transact_write_items, which
-    calls `transact(send, **request)`: `send(**request)` writes it for real. Answers the real client."""
+def intercept(monkeypatch, transact: Callable[..., dict], operation: str = "transact_write_items"):
+    """Until the monkeypatch is undone, table.client() is the real client but for `operation` (transact_write_items
+    unless named), which calls `transact(send, **request)`: `send(**request)` sends it for real. Answers the real
+    client."""
     real = table.client()
 
     class Intercepted:
         def __getattr__(self, name):
             attribute = getattr(real, name)
-            if name != "transact_write_items":
+            if name != operation:
                 return attribute
             return lambda **request: transact(attribute, **request)
 

@@ -10,10 +10,24 @@ from chalicelib.domain.feed import Change, ChangeType
 from chalicelib.service import catalogue, clock, webhooks
 from chalicelib.service import feed_numbering as numbering
 from chalicelib.store import event_lists, feed, feed_numbering, keys, table
+from tests.transactions import intercept
 
 pytestmark = pytest.mark.pending_feed
 
 BUSY = "busy"
+
+
+def items_per_query(monkeypatch) -> list[int]:
+    """From now on, how many items each Query answers, in order."""
+    counts = []
+
+    def query(send, **request):
+        answer = send(**request)
+        counts.append(len(answer.get("Items", [])))
+        return answer
+
+    intercept(monkeypatch, query, operation="query")
+    return counts
 
 
 @pytest.fixture
@@ -71,22 +85,7 @@ def test_the_sweep_reads_one_index_entry_per_account_however_many_one_account_ha
         catalogue.put_category(BUSY, f"c{n}", {"name": f"C{n}"})
     for account in quiet:
         catalogue.put_category(account, "mine", {"name": "Mine"})
-    read = []
-    real = table.client()
-
-    class Counting:
-        def __getattr__(self, name):
-            if name != "query":
-                return getattr(real, name)
-
-            def query(**request):
-                answer = real.query(**request)
-                read.append(len(answer.get("Items", [])))
-                return answer
-
-            return query
-
-    monkeypatch.setattr(table, "client", lambda: Counting())
+    read = items_per_query(monkeypatch)
     from chalicelib.store import feed_queue
 
     assert sorted(feed_queue.accounts_pending(100)) == sorted([BUSY] + quiet)
@@ -122,29 +121,13 @@ def test_an_order_is_numbered_without_rereading_the_imports_backlog_for_every_tr
     transaction, so an order waited ~60 reads of 1000 entries behind a 3000-row import)."""
     pend_import("acme", IMPORT_ROWS)
     feed.commit("acme", [], [Change(ChangeType("delivery.requested"), "1", "PENDING")], clock.now())
-    items_read = []
-    real = table.client()
-
-    class Counting:
-        def __getattr__(self, name):
-            if name != "query":
-                return getattr(real, name)
-
-            def query(**request):
-                answer = real.query(**request)
-                items_read.append(len(answer.get("Items", [])))
-                return answer
-
-            return query
-
-    monkeypatch.setattr(table, "client", lambda: Counting())
+    items_read = items_per_query(monkeypatch)
     fake_clock.advance(numbering.SWEEP_SETTLE + dt.timedelta(milliseconds=1))
     assert numbering.number_accounts(["acme"], clock.after(30), numbering.SWEEP_SETTLE) == {
         "numbered": IMPORT_ROWS + 1,
         "left": 0,
     }
     assert sum(items_read) <= 2 * (IMPORT_ROWS + 1)
-    monkeypatch.setattr(table, "client", lambda: real)
     assert feed.read_head("acme").sequence == IMPORT_ROWS + 1
 
 
