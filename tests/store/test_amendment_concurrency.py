@@ -7,9 +7,9 @@ import threading
 import pytest
 
 from chalicelib.domain.errors import PreconditionFailed
-from chalicelib.service import amendments, catalogue, deliveries, delivery_reads, ordering
+from chalicelib.service import amendments, deliveries, delivery_reads
 from chalicelib.store import deliveries as delivery_store
-from chalicelib.store import keys, table
+from tests.store.test_delivery_concurrency import placed_delivery
 
 ACCOUNT = "acme"
 USER = {"name": "Olli", "email": "olli@example.com"}
@@ -20,18 +20,7 @@ pytestmark = pytest.mark.parametrize("engine", ["dynamodb-local"], indirect=True
 
 @pytest.fixture
 def delivery_id(engine) -> int:
-    catalogue.put_category(ACCOUNT, "drinks", {"name": "Drinks"})
-    catalogue.put_product(
-        ACCOUNT, "beer", {"status": "ACTIVE", "category": "drinks", "name": "Pale Ale", "price": 150}, None
-    )
-    address = {"address1": "Main Street 1", "zip": "00100", "city": "Helsinki", "country": "FI"}
-    customer = {"id": "c1", "name": "Bar", "address": address}
-    table.client().put_item(
-        TableName=table.name(), Item=table.to_item({**keys.customer_key(ACCOUNT, "c1"), "data": customer})
-    )
-    body = {"items": [{"id": "beer", "count": 10}], "scheduled": DATE, "user": USER}
-    (delivery,) = ordering.place_order(ACCOUNT, "c1", body)
-    return delivery["id"]
+    return placed_delivery(scheduled=DATE)
 
 
 def _amend(delivery_id, count, if_match=None):

@@ -23,6 +23,11 @@ pytestmark = pytest.mark.parametrize("engine", ["dynamodb-local"], indirect=True
 
 @pytest.fixture
 def delivery_id(engine) -> int:
+    return placed_delivery()
+
+
+def placed_delivery(**order) -> int:
+    """A delivery of 10 beers placed by customer c1 (more order fields in `order`): its id."""
     catalogue.put_category(ACCOUNT, "drinks", {"name": "Drinks"})
     catalogue.put_product(
         ACCOUNT, "beer", {"status": "ACTIVE", "category": "drinks", "name": "Pale Ale", "price": 150}, None
@@ -32,7 +37,7 @@ def delivery_id(engine) -> int:
     table.client().put_item(
         TableName=table.name(), Item=table.to_item({**keys.customer_key(ACCOUNT, "c1"), "data": customer})
     )
-    body = {"items": [{"id": "beer", "count": 10}], "user": {"name": "Olli", "email": "olli@example.com"}}
+    body = {"items": [{"id": "beer", "count": 10}], "user": {"name": "Olli", "email": "olli@example.com"}, **order}
     (delivery,) = ordering.place_order(ACCOUNT, "c1", body)
     return delivery["id"]
 
