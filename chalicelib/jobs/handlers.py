@@ -5,12 +5,11 @@ the function's timeout, `make run` runs each in a loop of its own (chalicelib/lo
 of work joins by adding its Phase here (docs/jobs.md).
 """
 
-import datetime as dt
 import logging
 
 from ..domain.event_policy import SEND_TIMEOUT_SECONDS
 from ..domain.limits import IMAGE_DOWNLOAD_SECONDS, IMPORT_CHUNK_SECONDS, NUMBERING_SECONDS
-from ..service import background
+from ..service import background, clock
 from ..service import feed_numbering as numbering
 from . import event_lanes, images, import_turns
 from .budget import Phase, run_phases
@@ -96,10 +95,9 @@ def on_table_change(event, run_queues: bool = True):
 
 def _one_step(phase: Phase) -> Phase:
     """The phase as a stream batch runs it: it starts new work only within its first step's time."""
-    from ..service import clock
 
     def run(deadline):
-        return phase.run(min(deadline, clock.now() + dt.timedelta(seconds=phase.longest_step_seconds)))
+        return phase.run(min(deadline, clock.after(phase.longest_step_seconds)))
 
     return Phase(phase.name, phase.longest_step_seconds, run=run, busy=phase.busy)
 
