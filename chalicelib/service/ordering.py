@@ -12,6 +12,7 @@ from ..domain.deposits import deposit_packaging, with_deposits
 from ..domain.errors import Busy
 from ..domain.feed import ChangeType, delivery_change
 from ..domain.ordering import plan_order
+from ..domain.product import deposits_named
 from ..domain.timestamps import iso
 from ..store import deliveries, order_context, outcomes
 from ..store import deposits as deposit_store
@@ -48,12 +49,11 @@ def pinned_products(context: order_context.OrderContext, product_ids) -> dict[st
 
 def names_unknown_deposits(context: order_context.OrderContext) -> bool:
     """Whether a product read names a deposit type the (eventually consistent) read of the types lacks."""
-    for product in context.products.values():
-        packaging = deposit_packaging(product) or {}
-        named = [packaging.get("vessel"), *(bundle["deposit"] for bundle in packaging.get("bundles", ()))]
-        if any(deposit is not None and deposit not in context.deposit_types for deposit in named):
-            return True
-    return False
+    return any(
+        deposit not in context.deposit_types
+        for product in context.products.values()
+        for deposit in deposits_named(product)
+    )
 
 
 PLAN_ATTEMPTS = 3
