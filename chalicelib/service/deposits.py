@@ -71,26 +71,26 @@ def delete_deposit(account: str, deposit_id: str) -> None:
     from ..store import deposit_guard
 
     get_deposit(account, deposit_id)
-    refused = deposits.retire(account, deposit_id)
-    if isinstance(refused, outcomes.Gone):
-        raise _gone(deposit_id)
-    if isinstance(refused, outcomes.InUse):
-        raise Conflict(f"deposit type {deposit_id} is named by a product's packaging and cannot be deleted")
+    _raise_for_refusal(deposits.retire(account, deposit_id), deposit_id)
     deleted = False
     try:
         if deposit_guard.open_delivery_names(account, deposit_id):
             raise Conflict(f"deposit type {deposit_id} is named by a delivery that is not final and cannot be deleted")
         if deposits.any_balance(account, deposit_id):
             raise Conflict(f"deposit type {deposit_id} is in a customer's balance and cannot be deleted")
-        refused = deposits.delete(account, deposit_id, clock.now())
-        if isinstance(refused, outcomes.Gone):
-            raise _gone(deposit_id)
-        if isinstance(refused, outcomes.InUse):
-            raise Conflict(f"deposit type {deposit_id} is named by a product's packaging and cannot be deleted")
+        _raise_for_refusal(deposits.delete(account, deposit_id, clock.now()), deposit_id)
         deleted = True
     finally:
         if not deleted:
             deposits.retire(account, deposit_id, retiring=False)
+
+
+def _raise_for_refusal(refused, deposit_id: str) -> None:
+    """What marking or deleting a type answers when the store refused it (None: it did not)."""
+    if isinstance(refused, outcomes.Gone):
+        raise _gone(deposit_id)
+    if isinstance(refused, outcomes.InUse):
+        raise Conflict(f"deposit type {deposit_id} is named by a product's packaging and cannot be deleted")
 
 
 def _customer_gone(customer_id: str) -> NotFound:
