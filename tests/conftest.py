@@ -148,6 +148,7 @@ def prompt_sequencer(request, monkeypatch):
         yield
         return
     from chalicelib.store import feed, feed_numbering
+    from chalicelib.store.unit_of_work import UnitOfWork
 
     original = feed.commit
 
@@ -156,5 +157,14 @@ def prompt_sequencer(request, monkeypatch):
         if changes:
             feed_numbering.number(account, now)
 
+    committed = UnitOfWork.commit
+
+    def numbered(uow):
+        refused = committed(uow)
+        if refused is None and uow.changes:
+            feed_numbering.number(uow.account, uow.now)
+        return refused
+
     monkeypatch.setattr(feed, "commit", commit)
+    monkeypatch.setattr(UnitOfWork, "commit", numbered)
     yield

@@ -1,0 +1,160 @@
+"""The unit of work (Cosmic Python's, on one DynamoDB TransactWriteItems): a service opens it, repositories give it
+their operations, the service records the feed changes they make, and `commit` writes it all at once or nothing.
+
+    with unit_of_work(account, now) as uow:
+        uow.add(products.saving(...))
+        uow.record(Change(ChangeType.PRODUCT_UPDATED, product_id))
+        refused = uow.commit()  # None, or the outcome (store/outcomes.py) of the refusal
+
+Leaving the `with` without commit writes nothing. The transaction holds the operations, one pending entry per
+changed resource (store/feed.py builds them; docs/feed.md) and the Idempotency-Key answer. Here, and nowhere else,
+DynamoDB's refusal becomes an outcome: a failed condition is the refusal its operation declared, a conflict is
+Contended, a lost claim LostClaim, a reason nobody declared table.WriteFailed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from botocore.exceptions import ClientError
+
+from ..domain.feed import Change
+from ..domain.retry import attempts, back_off
+from . import feed, table
+from .outcomes import Contended, LostClaim, ProductsGone, Refusal, TooLarge
+
+# A single write's call by its kind: a commit of one operation and nothing else costs half a transaction.
+_SINGLE = {"Put": "put_item", "Update": "update_item", "Delete": "delete_item"}
+TOO_LARGE_CODE = "ValidationError"  # a transaction item's code when it would pass 400 KB
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One TransactWriteItems entry ({"Put": ...}, {"Update": ...}, {"Delete": ...}, {"ConditionCheck": ...}) and
+    what a failed condition on it means: an outcome, a function that tells which (called after the failure: it may
+    read), or None when it has no condition that may fail. When several fail, the highest `rank` answers (the first
+    added among equals)."""
+
+    item: dict
+    refused: Refusal | Callable[[], Refusal] | None = None
+    rank: int = 0
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return table.item_key(self.item)
+
+
+class UnitOfWork:
+    """One transaction of one account, at `now` (the time its feed entries say). `retry_held=False`: a write whose
+    items hold the time of its attempt (a worklist's `since`, decisions §14) answers Contended when only a pending
+    entry held by a numbering stopped it, instead of trying the same items again."""
+
+    def __init__(self, account: str, now: dt.datetime, *, retry_held: bool = True):
+        self.account, self.now, self.retry_held = account, now, retry_held
+        self.operations: list[Operation] = []
+        self.changes: list[Change] = []
+        self.committed = False
+
+    def __enter__(self) -> UnitOfWork:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.operations, self.changes = [], []  # nothing commits on the way out
+
+    def add(self, *operations: Operation | None) -> None:
+        """A repository's operations (None: a builder that has nothing to write)."""
+        self.operations += [operation for operation in operations if operation is not None]
+
+    def record(self, *changes: Change) -> None:
+        self.changes += changes
+
+    def answer(self, claim) -> None:
+        """The Idempotency-Key answer (store/idempotency.Completion), written only if the claim is still ours."""
+        from . import idempotency
+
+        self.add(Operation(idempotency.complete_operation(claim), LostClaim(), rank=-1))
+
+    def commit(self) -> Refusal | None:
+        """Write everything in one transaction: None, or the outcome of the refusal (nothing written). Raises
+        feed.FeedBusy / feed.FeedBacklog when only the pending entries kept stopping it."""
+        assert not self.committed, "a unit of work commits once"
+        self.committed = True
+        if not self.changes and len(self.operations) == 1 and next(iter(self.operations[0].item)) in _SINGLE:
+            return self._single(self.operations[0])
+        if not self.changes:
+            return self._transact([operation.item for operation in self.operations], None) if self.operations else None
+        items = [operation.item for operation in self.operations]
+        items += feed._pending_updates(self.account, self.changes, self.now)
+        for attempt in attempts(None, feed.MAX_ATTEMPTS, 0):  # bounded by count: the store reads no clock
+            # A fresh token per attempt: botocore's own retries of this call are then idempotent.
+            refused = self._transact(items, uuid.uuid4().hex)
+            if refused is not _HELD:
+                return refused
+            if not self.retry_held:
+                return Contended()
+            back_off(attempt, time.sleep, first=0.002, cap=0.05)
+        raise feed.FeedBusy()
+
+    def _single(self, operation: Operation) -> Refusal | None:
+        ((kind, request),) = operation.item.items()
+        try:
+            getattr(table.client(), _SINGLE[kind])(**request)
+        except ClientError as error:
+            if table.is_conditional_failure(error):
+                return self._refusal({operation.key: table.CONDITION_FAILED})
+            if table.is_transaction_conflict(error):
+                return Contended()
+            if table.is_too_large(error):
+                return TooLarge()
+            raise
+        return None
+
+    def _transact(self, items: list[dict], token: str | None) -> Refusal | None | object:
+        try:
+            table.client().transact_write_items(
+                TransactItems=items, **({"ClientRequestToken": token} if token is not None else {})
+            )
+        except ClientError as error:
+            codes = table.cancellation_codes(error)
+            if not codes:
+                if table.is_too_large(error):
+                    return TooLarge()
+                raise
+            own, pending = codes[: len(self.operations)], codes[len(self.operations) :]
+            if all(code in ("None", "") for code in own):
+                if table.CONDITION_FAILED in pending:
+                    raise feed.FeedBacklog() from error  # a resource with FEED_PENDING_PER_RESOURCE unnumbered
+                return _HELD  # a pending entry held by a numbering in flight
+            return self._refusal(dict(zip((operation.key for operation in self.operations), own)))
+        return None
+
+    def _refusal(self, reasons: dict[tuple[str, str], str]) -> Refusal:
+        """The outcome of a cancellation, from its reasons by item key."""
+        failed = [op for op in self.operations if reasons.get(op.key) == table.CONDITION_FAILED and op.refused]
+        if failed:
+            top = max(operation.rank for operation in failed)
+            refusals = [_evaluated(operation.refused) for operation in failed if operation.rank == top]
+            if all(isinstance(refused, ProductsGone) for refused in refusals):  # one answer names them all
+                return ProductsGone(frozenset().union(*(refused.product_ids for refused in refusals)))
+            return refusals[0]
+        if table.CONDITION_FAILED not in reasons.values():
+            if table.TRANSACTION_CONFLICT in reasons.values():
+                return Contended()
+            if TOO_LARGE_CODE in reasons.values():
+                return TooLarge()
+        raise table.WriteFailed("the unit of work", reasons)
+
+
+_HELD = object()  # only pending entries stopped the transaction: try again
+
+
+def _evaluated(refused: Refusal | Callable[[], Refusal]) -> Refusal:
+    return refused if isinstance(refused, Refusal) else refused()
+
+
+def unit_of_work(account: str, now: dt.datetime, *, retry_held: bool = True) -> UnitOfWork:
+    return UnitOfWork(account, now, retry_held=retry_held)
