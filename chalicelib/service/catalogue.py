@@ -136,33 +136,56 @@ def delete_product(account: str, product_id: str, if_match: str | None) -> None:
     pricing.delete_all_of_product(account, product_id, clock.now)
 
 
+CATEGORY_ATTEMPTS = 5  # a category's write lost to others this many times in a row: Busy
+
+
 def put_category(account: str, category_id: str, body) -> dict:
     from ..domain import category as category_shapes
     from ..domain import common as shapes
-    from ..store import categories, outcomes
+    from ..domain.feed import Change, ChangeType
+    from ..store import categories
+    from ..store.unit_of_work import unit_of_work
 
     if not is_identifier(category_id):
         raise invalid("id", ID_RULE)
     category = shapes.parse(category_shapes.CategoryBody, body)
     if category.id is not None and category.id != category_id:
         raise invalid("id", "must equal the id in the URL")
-    saved = categories.put(account, category_id, category.name, clock.now())
-    if isinstance(saved, outcomes.Contended):
-        raise Busy(contention.ACCOUNT_BUSY)
-    return saved
+    for _ in range(CATEGORY_ATTEMPTS):
+        current = categories.read_for_write(account, category_id)
+        if current is not None and current["name"] == category.name:
+            return current  # the same name again writes nothing (and appends no feed entry)
+        with unit_of_work(account, clock.now()) as uow:
+            if current is None:
+                uow.add(categories.creating(account, category_id, category.name))
+                uow.record(Change(ChangeType.CATEGORY_CREATED, category_id))
+            else:
+                uow.add(categories.renaming(account, category_id, category.name))
+                uow.record(Change(ChangeType.CATEGORY_UPDATED, category_id))
+            if uow.commit() is None:
+                return {"id": category_id, "name": category.name}
+    raise Busy(contention.ACCOUNT_BUSY)  # others kept changing it between our read and our write
 
 
 def create_category(account: str, body) -> dict:
     """POST /categories, as barmate catalogue-sync clients send it: the id is in the body (decisions §5)."""
     from ..domain import category as category_shapes
     from ..domain import common as shapes
+    from ..domain.feed import Change, ChangeType
     from ..store import categories, outcomes
+    from ..store.unit_of_work import unit_of_work
 
     category = shapes.parse(category_shapes.NewCategory, body)
-    created = categories.create(account, category.id, category.name, clock.now())
-    if isinstance(created, outcomes.Taken):
-        raise Conflict(f"category {category.id} already exists; use PUT to replace it")
-    return created
+    for _ in range(CATEGORY_ATTEMPTS):
+        with unit_of_work(account, clock.now()) as uow:
+            uow.add(categories.creating(account, category.id, category.name))
+            uow.record(Change(ChangeType.CATEGORY_CREATED, category.id))
+            refused = uow.commit()
+        if isinstance(refused, outcomes.Taken):
+            raise Conflict(f"category {category.id} already exists; use PUT to replace it")
+        if refused is None:
+            return {"id": category.id, "name": category.name}
+    raise Busy(contention.ACCOUNT_BUSY)
 
 
 def _category_gone(category_id: str) -> NotFound:
@@ -186,10 +209,20 @@ def list_categories(account: str, limit: int, cursor: str | None) -> Page:
 
 
 def delete_category(account: str, category_id: str) -> None:
+    from ..domain.feed import Change, ChangeType
     from ..store import categories, outcomes
+    from ..store.unit_of_work import unit_of_work
 
     get_category(account, category_id)
     if products.any_in_category(account, category_id):
         raise Conflict(f"category {category_id} is used by products and cannot be deleted")
-    if isinstance(categories.delete(account, category_id, clock.now()), outcomes.Gone):
-        raise _category_gone(category_id)
+    for _ in range(CATEGORY_ATTEMPTS):
+        with unit_of_work(account, clock.now()) as uow:
+            uow.add(categories.deleting(account, category_id))
+            uow.record(Change(ChangeType.CATEGORY_DELETED, category_id))
+            refused = uow.commit()
+        if isinstance(refused, outcomes.Gone):
+            raise _category_gone(category_id)
+        if refused is None:
+            return
+    raise Busy(contention.ACCOUNT_BUSY)

@@ -1,53 +1,46 @@
 """Categories: small items under the account partition."""
 
-import datetime as dt
-
-from botocore.exceptions import ClientError
-
-from ..domain.feed import Change, ChangeType
-from . import batch, feed, keys, table
-from .outcomes import Contended, Gone, Taken
+from . import batch, keys, table
+from .outcomes import Gone, Stale, Taken
 from .paging import Page, query_page
+from .unit_of_work import Operation
 
 
 def _public(item: dict) -> dict:
     return {"id": keys.category_id_of(item), "name": item["name"]}
 
 
-PUT_ATTEMPTS = 5
-
-
-def put(account: str, category_id: str, name: str, now: dt.datetime) -> dict | Contended:
-    """Create or rename; the same name again writes nothing (and appends no feed entry). Contended: others kept
-    changing it between our read and our write, PUT_ATTEMPTS times."""
-    key = keys.category_key(account, category_id)
-    item = {**key, "name": name}
-    for _ in range(PUT_ATTEMPTS):
-        current = batch.pick(batch.get_items([key], consistent=True), key)
-        if current is not None and current["name"] == name:
-            return _public(item)
-        kind = ChangeType.CATEGORY_UPDATED if current is not None else ChangeType.CATEGORY_CREATED
-        condition = "attribute_exists(PK)" if current is not None else "attribute_not_exists(PK)"
-        write = {"TableName": table.name(), "Item": table.to_item(item), "ConditionExpression": condition}
-        try:
-            feed.commit(account, [{"Put": write}], [Change(kind, category_id)], now)
-            return _public(item)
-        except ClientError as error:
-            if table.CONDITION_FAILED not in table.cancellation_codes(error):
-                raise
-    return Contended()
-
-
-def create(account: str, category_id: str, name: str, now: dt.datetime) -> dict | Taken:
+def _put(account: str, category_id: str, name: str, condition: str, refused) -> Operation:
     item = {**keys.category_key(account, category_id), "name": name}
-    write = {"TableName": table.name(), "Item": table.to_item(item), "ConditionExpression": "attribute_not_exists(PK)"}
-    try:
-        feed.commit(account, [{"Put": write}], [Change(ChangeType.CATEGORY_CREATED, category_id)], now)
-    except ClientError as error:
-        if table.CONDITION_FAILED in table.cancellation_codes(error):
-            return Taken()
-        raise
-    return _public(item)
+    put = {"TableName": table.name(), "Item": table.to_item(item), "ConditionExpression": condition}
+    return Operation({"Put": put}, refused)
+
+
+def creating(account: str, category_id: str, name: str) -> Operation:
+    """Create a category which must not exist yet (Taken)."""
+    return _put(account, category_id, name, "attribute_not_exists(PK)", Taken())
+
+
+def renaming(account: str, category_id: str, name: str) -> Operation:
+    """Rename a category which must still exist (Stale: it went meanwhile)."""
+    return _put(account, category_id, name, "attribute_exists(PK)", Stale())
+
+
+def deleting(account: str, category_id: str) -> Operation:
+    """Delete a category (Gone: there is none)."""
+    doomed = {
+        "TableName": table.name(),
+        "Key": table.to_item(keys.category_key(account, category_id)),
+        "ConditionExpression": "attribute_exists(PK)",
+    }
+    return Operation({"Delete": doomed}, Gone())
+
+
+def read_for_write(account: str, category_id: str) -> dict | None:
+    """The category read consistently (what a write starts from)."""
+    key = keys.category_key(account, category_id)
+    found = batch.pick(batch.get_items([key], consistent=True), key)
+    return _public(found) if found is not None else None
 
 
 def get(account: str, category_id: str) -> dict | None:
@@ -69,36 +62,10 @@ def list_page(account: str, limit: int, cursor: str | None) -> Page:
     return Page([_public(item) for item in page.items], page.cursor)
 
 
-def delete(account: str, category_id: str, now: dt.datetime) -> Gone | None:
-    doomed = {
-        "TableName": table.name(),
-        "Key": table.to_item(keys.category_key(account, category_id)),
-        "ConditionExpression": "attribute_exists(PK)",
-    }
-    try:
-        feed.commit(account, [{"Delete": doomed}], [Change(ChangeType.CATEGORY_DELETED, category_id)], now)
-    except ClientError as error:
-        if table.CONDITION_FAILED in table.cancellation_codes(error):
-            return Gone()
-        raise
-    return None
-
-
 def existing(account: str, category_ids: list[str], clock: batch.Clock | None = None) -> set[str]:
     """Which of these categories exist, read consistently (the catalogue import reads its chunk's at once)."""
     found = batch.get_items([keys.category_key(account, c) for c in category_ids], consistent=True, clock=clock)
     return {keys.category_id_of(item) for item in found.values()}
-
-
-def create_operation(account: str, category_id: str, name: str) -> dict:
-    """A transaction's Put that creates a category which must not exist yet."""
-    return {
-        "Put": {
-            "TableName": table.name(),
-            "Item": table.to_item({**keys.category_key(account, category_id), "name": name}),
-            "ConditionExpression": "attribute_not_exists(PK)",
-        }
-    }
 
 
 def exists_check(account: str, category_id: str) -> dict:

@@ -192,7 +192,7 @@ def chunk_items(
             expected_revision=write.expected_revision, image_due=write.image_due,
         )  # fmt: skip
         items.append({"Update": update})
-    items += [categories.create_operation(account, c, name) for c, name in new_categories.items()]
+    items += [categories.creating(account, c, name).item for c, name in new_categories.items()]
     checked = sorted({w.data["category"] for w in writes if w.data.get("category") is not None} - set(new_categories))
     items += [categories.exists_check(account, c) for c in checked]
     return items + _deposit_references(account, writes) + _error_puts(claimed, progress, error_items)

@@ -4,7 +4,7 @@ import pytest
 
 from tests.conftest import OTHER_TOKEN, problem_paths
 from tests.problems import assert_problem as problem
-from tests.transactions import cancelled
+from tests.transactions import cancelled, intercept
 
 
 def product(category, product_id="p1"):
@@ -194,10 +194,10 @@ def test_post_names_each_wrong_field(api, body, paths):
 def _always_changed_meanwhile(monkeypatch):
     """Every write of a category loses to a change made between its read and its write."""
 
-    def changed_meanwhile(*args, **kwargs):
+    def changed_meanwhile(send, **request):
         raise cancelled(["ConditionalCheckFailed"])
 
-    monkeypatch.setattr("chalicelib.store.feed.commit", changed_meanwhile)
+    intercept(monkeypatch, changed_meanwhile)
 
 
 def test_a_category_that_keeps_changing_under_a_put_is_409_and_unchanged(api, monkeypatch):

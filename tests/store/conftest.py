@@ -55,9 +55,9 @@ NOW = dt.datetime(2026, 5, 4, 9, 30, tzinfo=dt.timezone.utc)  # the time store w
 @pytest.fixture
 def drinks(engine):
     """The category every sample product belongs to."""
-    from chalicelib.store import categories
+    from chalicelib.service import catalogue
 
-    categories.put(ACCOUNT, CATEGORY, "Drinks", NOW)
+    catalogue.put_category(ACCOUNT, CATEGORY, {"name": "Drinks"})
     return CATEGORY
 
 
@@ -75,3 +75,13 @@ def sample_product(product_id: str = "cola", **fields) -> dict:
         "price": 2,
         **fields,
     }
+
+
+def committed(account: str, *operations, changes=(), now: dt.datetime = NOW):
+    """Write repositories' operations (and record `changes`) in one unit of work, as a service does: its outcome."""
+    from chalicelib.store.unit_of_work import unit_of_work
+
+    with unit_of_work(account, now) as uow:
+        uow.add(*operations)
+        uow.record(*changes)
+        return uow.commit()

@@ -1,23 +1,36 @@
+"""Categories: the repository's reads and the operations a service writes in its unit of work (the use cases'
+rules, one name again writes nothing, are in service/catalogue.py and tests/api/test_categories.py)."""
+
+from chalicelib.domain.feed import Change, ChangeType
+from chalicelib.service import catalogue
 from chalicelib.store import categories, outcomes
 
-from .conftest import ACCOUNT, NOW
+from .conftest import ACCOUNT, committed
 
 
 def test_put_returns_the_category_and_get_reads_it_back(engine):
-    assert categories.put(ACCOUNT, "drinks", "Drinks", NOW) == {"id": "drinks", "name": "Drinks"}
+    assert catalogue.put_category(ACCOUNT, "drinks", {"name": "Drinks"}) == {"id": "drinks", "name": "Drinks"}
 
     assert categories.get(ACCOUNT, "drinks") == {"id": "drinks", "name": "Drinks"}
 
 
 def test_put_replaces_the_name(engine):
-    categories.put(ACCOUNT, "drinks", "Drinks", NOW)
-    categories.put(ACCOUNT, "drinks", "Beverages", NOW)
+    catalogue.put_category(ACCOUNT, "drinks", {"name": "Drinks"})
+    catalogue.put_category(ACCOUNT, "drinks", {"name": "Beverages"})
 
     assert categories.get(ACCOUNT, "drinks") == {"id": "drinks", "name": "Beverages"}
 
 
+def test_creating_what_exists_is_taken_and_renaming_what_went_is_stale(engine):
+    assert committed(ACCOUNT, categories.creating(ACCOUNT, "drinks", "Drinks")) is None
+    assert committed(ACCOUNT, categories.creating(ACCOUNT, "drinks", "Again")) == outcomes.Taken()
+    assert committed(ACCOUNT, categories.renaming(ACCOUNT, "food", "Food")) == outcomes.Stale()
+    assert categories.read_for_write(ACCOUNT, "drinks") == {"id": "drinks", "name": "Drinks"}
+    assert categories.read_for_write(ACCOUNT, "food") is None
+
+
 def test_a_category_of_one_account_is_absent_for_another(engine):
-    categories.put(ACCOUNT, "drinks", "Drinks", NOW)
+    catalogue.put_category(ACCOUNT, "drinks", {"name": "Drinks"})
 
     assert categories.get("other", "drinks") is None
     assert categories.get(ACCOUNT, "food") is None
@@ -25,8 +38,8 @@ def test_a_category_of_one_account_is_absent_for_another(engine):
 
 def test_the_list_is_by_id_ascending_and_holds_only_the_accounts_categories(engine):
     for category_id in ("wine", "beer", "juice"):
-        categories.put(ACCOUNT, category_id, category_id.title(), NOW)
-    categories.put("other", "apples", "Apples", NOW)
+        catalogue.put_category(ACCOUNT, category_id, {"name": category_id.title()})
+    catalogue.put_category("other", "apples", {"name": "Apples"})
 
     page = categories.list_page(ACCOUNT, 50, None)
 
@@ -38,17 +51,23 @@ def test_the_list_is_by_id_ascending_and_holds_only_the_accounts_categories(engi
     assert page.cursor is None
 
 
-def test_delete_removes_the_category_and_then_reports_it_absent(engine):
-    categories.put(ACCOUNT, "drinks", "Drinks", NOW)
+def _delete(account: str, category_id: str):
+    return committed(
+        account, categories.deleting(account, category_id), changes=[Change(ChangeType.CATEGORY_DELETED, category_id)]
+    )
 
-    assert categories.delete(ACCOUNT, "drinks", NOW) is None
+
+def test_delete_removes_the_category_and_then_reports_it_absent(engine):
+    catalogue.put_category(ACCOUNT, "drinks", {"name": "Drinks"})
+
+    assert _delete(ACCOUNT, "drinks") is None
 
     assert categories.get(ACCOUNT, "drinks") is None
-    assert categories.delete(ACCOUNT, "drinks", NOW) == outcomes.Gone()
+    assert _delete(ACCOUNT, "drinks") == outcomes.Gone()
 
 
 def test_delete_does_not_reach_another_accounts_category(engine):
-    categories.put("other", "drinks", "Drinks", NOW)
+    catalogue.put_category("other", "drinks", {"name": "Drinks"})
 
-    assert categories.delete(ACCOUNT, "drinks", NOW) == outcomes.Gone()
+    assert _delete(ACCOUNT, "drinks") == outcomes.Gone()
     assert categories.get("other", "drinks") == {"id": "drinks", "name": "Drinks"}

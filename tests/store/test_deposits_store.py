@@ -179,10 +179,11 @@ def test_product_writes_naming_different_types_share_no_item(engine, monkeypatch
     """Issue 25: two product writes of one account naming different deposit types (or none) touch no common item
     in their transactions (the feed's own items aside, which store/feed.py keeps apart); only writes naming the
     same type share that type's item, as products of one category share the category's."""
-    from chalicelib.store import categories, feed
+    from chalicelib.service import catalogue
+    from chalicelib.store import feed
 
     for category in ("drinks", "beer", "water"):
-        categories.put(ACCOUNT, category, category.title(), NOW)
+        catalogue.put_category(ACCOUNT, category, {"name": category.title()})
     for deposit_id in ("bottle", "crate", "keg"):
         deposits.put(ACCOUNT, deposit_id, deposit_id.title(), 10, NOW)
     writes = {}

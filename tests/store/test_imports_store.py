@@ -3,8 +3,9 @@ product writes are conditional on what was read (decisions §12)."""
 
 import datetime as dt
 
+from chalicelib.domain.feed import Change, ChangeType
 from chalicelib.store import categories, feed, import_chunks, import_items, keys, outcomes, products, table
-from tests.store.conftest import ACCOUNT, sample_product
+from tests.store.conftest import ACCOUNT, committed, sample_product
 
 NOW = dt.datetime(2026, 5, 4, 10, 0, tzinfo=dt.timezone.utc)
 
@@ -115,7 +116,9 @@ def test_a_product_created_meanwhile_cancels_its_creation(engine, drinks):
 
 def test_a_category_deleted_between_read_and_write_cancels_the_chunk(engine, drinks):
     job = claimed(engine, rows=[[0]])
-    categories.delete(ACCOUNT, drinks, NOW)  # after the chunk read it, before it is written
+    committed(
+        ACCOUNT, categories.deleting(ACCOUNT, drinks), changes=[Change(ChangeType.CATEGORY_DELETED, drinks)]
+    )  # after the chunk read it, before it is written
     assert import_chunks.commit(job, [created(sample_product("cola"))], NOW) == outcomes.Stale()
     assert products.get(ACCOUNT, "cola") is None and import_items.get(ACCOUNT, job.id)["next_row"] == 0
 
@@ -133,7 +136,11 @@ def test_a_chunk_creates_the_categories_its_products_need_and_counts_them_once(e
 
 def test_a_category_created_meanwhile_by_someone_else_cancels_the_chunk(engine):
     job = claimed(engine, rows=[[0]])
-    categories.create(ACCOUNT, "beer", "Someone's beer", NOW)
+    committed(
+        ACCOUNT,
+        categories.creating(ACCOUNT, "beer", "Someone's beer"),
+        changes=[Change(ChangeType.CATEGORY_CREATED, "beer")],
+    )
     row = created(sample_product("b1", category="beer"), new_category=("beer", "Beer"))
     assert import_chunks.commit(job, [row], NOW) == outcomes.Stale()
     assert categories.get(ACCOUNT, "beer")["name"] == "Someone's beer"

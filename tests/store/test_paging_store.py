@@ -1,5 +1,6 @@
 import pytest
 
+from chalicelib.service import catalogue
 from chalicelib.store import categories, products
 from chalicelib.store.cursor import BadCursor
 
@@ -77,7 +78,7 @@ def test_a_tampered_cursor_is_refused(drinks):
 
 def test_a_cursor_of_another_account_is_refused(drinks):
     add_products(ACCOUNT, ["p1", "p2", "p3", "p4"])
-    categories.put("other", "drinks", "Drinks", NOW)
+    catalogue.put_category("other", "drinks", {"name": "Drinks"})
     add_products("other", ["p1", "p2", "p3", "p4"])
     cursor = products.list_page(ACCOUNT, 3, None).cursor
 
@@ -86,7 +87,7 @@ def test_a_cursor_of_another_account_is_refused(drinks):
 
 def test_a_cursor_of_another_list_is_refused(engine):
     for category_id in ("a", "b", "c", "d"):
-        categories.put(ACCOUNT, category_id, category_id, NOW)
+        catalogue.put_category(ACCOUNT, category_id, {"name": category_id})
     cursor = categories.list_page(ACCOUNT, 3, None).cursor
 
     assert cursor_refusal(ACCOUNT, cursor) is BadCursor.Reason.FOREIGN
