@@ -5,11 +5,13 @@ while the product still has that `order_by`; a product changed in between is rea
 """
 
 from ..domain.errors import Conflict, NotFound, invalid
+from ..domain.feed import Change, ChangeType
 from ..domain.identifiers import is_identifier
 from ..domain.scaled_pricing import validate_price_groups, validate_price_level
 from ..domain.values import order_by_of
 from ..store import outcomes, pricing
 from ..store.products import StoredProduct
+from ..store.unit_of_work import unit_of_work
 from . import clock
 
 WRITE_ATTEMPTS = 3
@@ -41,11 +43,20 @@ def get_customer_pricing(account: str, product_id: str, customer_id: str) -> dic
     return read.data
 
 
-def _written(put: None | outcomes.Stale | outcomes.TooLarge) -> bool:
-    """True when written, False when the product or customer changed meanwhile (read again)."""
-    if isinstance(put, outcomes.TooLarge):
+def _written(account: str, read: pricing.Read, data: dict, operations: list, change: Change) -> bool:
+    """Write the pricing with its feed entry: True when written (or `data` is what was read: nothing to write),
+    False when the product or customer changed meanwhile (read again)."""
+    if pricing.unchanged(read, data):
+        return True
+    if pricing.too_large(data):
         raise invalid("body", "is too large to store; use fewer groups, price points or date overrides")
-    return put is None
+    with unit_of_work(account, clock.now()) as uow:
+        uow.add(*operations)
+        uow.record(change)
+        refused = uow.commit()
+    if isinstance(refused, outcomes.TooLarge):
+        raise invalid("body", "is too large to store; use fewer groups, price points or date overrides")
+    return refused is None
 
 
 def put_customer_pricing(account: str, product_id: str, customer_id: str, body) -> dict:
@@ -56,19 +67,23 @@ def put_customer_pricing(account: str, product_id: str, customer_id: str, body) 
             raise NotFound(f"customer {customer_id} does not exist")
         order_by = _order_by(read.product)
         stored = validate_price_level(body, order_by)
-        if _written(
-            pricing.put_customer_pricing(account, product_id, customer_id, stored, order_by, clock.now(), read)
-        ):
+        operations = pricing.putting_customer_pricing(account, product_id, customer_id, stored, order_by, read)
+        change = Change(ChangeType.CUSTOMER_PRICING_UPDATED, product_id, customer_id=customer_id)
+        if _written(account, read, stored, operations, change):
             return stored
     raise Conflict("the product kept changing while its customer pricing was written; try again")
 
 
 def delete_customer_pricing(account: str, product_id: str, customer_id: str) -> None:
     found = is_identifier(product_id) and is_identifier(customer_id)
-    if not found or isinstance(
-        pricing.delete_customer_pricing(account, product_id, customer_id, clock.now()), outcomes.Gone
-    ):
+    read = pricing.read_customer_pricing(account, product_id, customer_id) if found else None
+    if read is None or read.data is None:  # an earlier product's pricing counts as none
         raise NotFound(f"customer {customer_id} has no pricing for product {product_id}")
+    with unit_of_work(account, clock.now()) as uow:
+        uow.add(pricing.deleting_customer_pricing(account, product_id, customer_id, read))
+        uow.record(Change(ChangeType.CUSTOMER_PRICING_DELETED, product_id, customer_id=customer_id))
+        if isinstance(uow.commit(), outcomes.Gone):
+            raise NotFound(f"customer {customer_id} has no pricing for product {product_id}")
 
 
 def _read_price_groups(account: str, product_id: str) -> pricing.Read:
@@ -88,6 +103,7 @@ def put_price_groups(account: str, product_id: str, body) -> dict:
         read = _read_price_groups(account, product_id)
         order_by = _order_by(read.product)
         stored = validate_price_groups(body, order_by)
-        if _written(pricing.put_price_groups(account, product_id, stored, order_by, clock.now(), read)):
+        operations = pricing.putting_price_groups(account, product_id, stored, order_by, read)
+        if _written(account, read, stored, operations, Change(ChangeType.PRICE_GROUPS_UPDATED, product_id)):
             return stored
     raise Conflict("the product kept changing while its price groups were written; try again")

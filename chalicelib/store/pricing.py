@@ -9,17 +9,14 @@ it) and counts only beside a product born the same (`belongs`). So a product del
 pricing, whether or not the delete's purge of the old items (housekeeping, after the delete's transaction) ran.
 """
 
-import datetime as dt
 import json
 from dataclasses import dataclass
 
-from botocore.exceptions import ClientError
-
-from ..domain.feed import Change, ChangeType
 from ..domain.values import DEFAULT_ORDER_BY
-from . import batch, customers, feed, keys, table
-from .outcomes import Gone, Stale, TooLarge
+from . import batch, customers, keys, table
+from .outcomes import Gone, Stale
 from .products import BORN, StoredProduct, belongs, from_item
+from .unit_of_work import Operation
 
 MAX_DOCUMENT_BYTES = 350_000
 
@@ -82,68 +79,50 @@ def _born(read: Read | None) -> str | None:
     return read.product.born if read is not None and read.product is not None else None
 
 
-def _put(
-    account: str, key: dict, data: dict, checks: list[dict], change: Change, now: dt.datetime, read: Read | None
-) -> None | Stale | TooLarge:
-    """Write the pricing item if every check holds (None); Stale when one did not (the product or customer
-    changed meanwhile: read again), TooLarge for data an item cannot hold (MAX_DOCUMENT_BYTES). What was read
-    equal to `data` is done without a write (and without a feed entry)."""
-    if read is not None and read.data is not None and table.plain(read.data) == table.plain(data):
-        return None
-    # DynamoDB items hold at most 400 KB; JSON text is a close enough measure of an item's size.
-    if len(json.dumps(data, default=str, separators=(",", ":"))) > MAX_DOCUMENT_BYTES:
-        return TooLarge()
+def unchanged(read: Read | None, data: dict) -> bool:
+    """What was read is `data` already: a write would change nothing (and append no feed entry)."""
+    return read is not None and read.data is not None and table.plain(read.data) == table.plain(data)
+
+
+def too_large(data: dict) -> bool:
+    """More than a pricing item holds (MAX_DOCUMENT_BYTES): DynamoDB items hold at most 400 KB, and JSON text is a
+    close enough measure of an item's size."""
+    return len(json.dumps(data, default=str, separators=(",", ":"))) > MAX_DOCUMENT_BYTES
+
+
+def _putting(key: dict, data: dict, checks: list[dict], read: Read | None) -> list[Operation]:
+    """The pricing item, written only while every check holds (Stale: the product or customer changed meanwhile,
+    read again)."""
     born = _born(read)
     item = {**key, "data": data, **({BORN: born} if born is not None else {})}
-    put = {"Put": {"TableName": table.name(), "Item": table.to_item(item)}}
-    try:
-        feed.commit(account, [put, *checks], [change], now)
-    except ClientError as error:
-        if table.CONDITION_FAILED in table.cancellation_codes(error):
-            return Stale()
-        raise
-    return None
+    put = Operation({"Put": {"TableName": table.name(), "Item": table.to_item(item)}})
+    return [put, *(Operation(check, Stale()) for check in checks)]
 
 
-def put_customer_pricing(
-    account: str,
-    product_id: str,
-    customer_id: str,
-    level: dict,
-    order_by: str,
-    now: dt.datetime,
-    read: Read | None = None,
-) -> None | Stale | TooLarge:
-    return _put(
-        account,
+def putting_customer_pricing(
+    account: str, product_id: str, customer_id: str, level: dict, order_by: str, read: Read | None = None
+) -> list[Operation]:
+    return _putting(
         keys.customer_pricing_key(account, product_id, customer_id),
         level,
         [_product_check(account, product_id, order_by, _born(read)), customers.exists_check(account, customer_id)],
-        Change(ChangeType.CUSTOMER_PRICING_UPDATED, product_id, customer_id=customer_id),
-        now,
         read,
     )
 
 
-def put_price_groups(
-    account: str, product_id: str, groups: dict, order_by: str, now: dt.datetime, read: Read | None = None
-) -> None | Stale | TooLarge:
-    return _put(
-        account,
+def putting_price_groups(
+    account: str, product_id: str, groups: dict, order_by: str, read: Read | None = None
+) -> list[Operation]:
+    return _putting(
         keys.price_groups_key(account, product_id),
         groups,
         [_product_check(account, product_id, order_by, _born(read))],
-        Change(ChangeType.PRICE_GROUPS_UPDATED, product_id),
-        now,
         read,
     )
 
 
-def delete_customer_pricing(account: str, product_id: str, customer_id: str, now: dt.datetime) -> None | Gone:
-    """Gone when the customer had no pricing of this product (an earlier product's pricing counts as none)."""
-    read = read_customer_pricing(account, product_id, customer_id)
-    if read.data is None:
-        return Gone()
+def deleting_customer_pricing(account: str, product_id: str, customer_id: str, read: Read) -> Operation:
+    """Delete the pricing `read` (Gone: it went meanwhile, or belongs to a product created again)."""
     born = _born(read)
     doomed = {
         "TableName": table.name(),
@@ -153,14 +132,7 @@ def delete_customer_pricing(account: str, product_id: str, customer_id: str, now
         "ExpressionAttributeNames": {"#born": BORN},
         **({"ExpressionAttributeValues": table.values(born=born)} if born is not None else {}),
     }
-    change = Change(ChangeType.CUSTOMER_PRICING_DELETED, product_id, customer_id=customer_id)
-    try:
-        feed.commit(account, [{"Delete": doomed}], [change], now)
-    except ClientError as error:
-        if table.CONDITION_FAILED in table.cancellation_codes(error):
-            return Gone()
-        raise
-    return None
+    return Operation({"Delete": doomed}, Gone())
 
 
 def delete_all_of_product(account: str, product_id: str, clock: batch.Clock | None = None) -> None:

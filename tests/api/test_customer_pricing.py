@@ -300,8 +300,12 @@ def test_pricing_validated_against_a_deleted_product_is_not_written_for_one_crea
     read = pricing.read_customer_pricing("acme", "beer", "bar-1")
     assert ready.delete("/products/beer").status_code == 204
     make_product(ready, "beer", price=250)
+    from chalicelib.domain.feed import Change, ChangeType
     from chalicelib.service import clock
+    from chalicelib.store.unit_of_work import unit_of_work
 
-    written = pricing.put_customer_pricing("acme", "beer", "bar-1", {"price": 1}, "vessel", clock.now(), read)
-    assert isinstance(written, pricing.Stale)
+    with unit_of_work("acme", clock.now()) as uow:
+        uow.add(*pricing.putting_customer_pricing("acme", "beer", "bar-1", {"price": 1}, "vessel", read))
+        uow.record(Change(ChangeType.CUSTOMER_PRICING_UPDATED, "beer", customer_id="bar-1"))
+        assert isinstance(uow.commit(), pricing.Stale)
     assert ready.get(PATH).status_code == 404
