@@ -4,9 +4,11 @@ import math
 
 from ..domain.errors import Busy, NotFound, TooManyRequests
 from ..domain.event_policy import RESEND_WINDOW, RESENDS_PER_WINDOW
+from ..domain.feed import SETTINGS_WEBHOOKS, Change, ChangeType
 from ..domain.webhook import shown, validate_settings
 from ..store import event_lists, events, feed_numbering, outbox_accounts, outcomes, webhook_settings
 from ..store.paging import Page
+from ..store.unit_of_work import unit_of_work
 from . import clock, contention
 from .idempotency import IdempotencyClaim
 from .paging import paged
@@ -23,18 +25,43 @@ def get_settings(account: str) -> dict:
     return shown(webhook.settings, webhook.signing_secret)
 
 
+SETTINGS_CHANGE = Change(ChangeType.SETTINGS_UPDATED, SETTINGS_WEBHOOKS)
+WRITE_ATTEMPTS = 5  # the settings kept changing between our read and our write this many times: Busy
+
+
 def put_settings(account: str, body) -> dict:
+    """Replace the configuration, with its feed entry; the same configuration again writes nothing."""
     settings = validate_settings(body)
-    webhook = webhook_settings.put(account, settings, clock.now(), selected=settings["events"])
-    if isinstance(webhook, outcomes.Contended):
+    selected = settings["events"]
+    for _ in range(WRITE_ATTEMPTS):
+        current = webhook_settings.read_for_write(account)
+        if current.holds(settings, selected):
+            webhook = webhook_settings.webhook(account, settings, current.salt)
+            break
+        operation, salt = webhook_settings.putting(account, settings, selected, current)
+        with unit_of_work(account, clock.now()) as uow:
+            uow.add(operation)
+            if not current.shows(settings):  # a new selection alone is nothing a reader sees
+                uow.record(SETTINGS_CHANGE)
+            refused = uow.commit()
+        if refused is None:
+            webhook = webhook_settings.webhook(account, settings, salt)
+            break
+    else:
         raise Busy(contention.ACCOUNT_BUSY)
     outbox_accounts.unpark(account)  # a new receiver gets the account's next events at once
     return shown(webhook.settings, webhook.signing_secret)
 
 
 def delete_settings(account: str) -> None:
-    if isinstance(webhook_settings.delete(account, clock.now()), outcomes.Gone):
+    with unit_of_work(account, clock.now()) as uow:
+        uow.add(webhook_settings.deleting(account))
+        uow.record(SETTINGS_CHANGE)
+        refused = uow.commit()
+    if isinstance(refused, outcomes.Gone):
         raise NotFound(NOT_CONFIGURED)
+    if refused is not None:
+        raise Busy(contention.ACCOUNT_BUSY)
 
 
 def _attempt(entry: dict) -> dict:

@@ -6,21 +6,15 @@ derived from SIGNING_SECRET and the salt (decisions §1), so a copy of the table
 """
 
 import base64
-import datetime as dt
 import hashlib
 import hmac
 import secrets
 from dataclasses import dataclass
 
-from botocore.exceptions import ClientError
-
 from .. import config
-from ..domain.feed import SETTINGS_WEBHOOKS, Change, ChangeType
-from . import batch, feed, keys, table
-from .outcomes import Contended, Gone
-
-CHANGE = Change(ChangeType.SETTINGS_UPDATED, SETTINGS_WEBHOOKS)
-WRITE_ATTEMPTS = 5
+from . import batch, keys, table
+from .outcomes import Gone, Stale
+from .unit_of_work import Operation
 
 SALT_BYTES = 16
 
@@ -53,42 +47,55 @@ def get(account: str) -> Webhook | None:
     return _from_item(account, response["Item"]) if "Item" in response else None
 
 
-def put(account: str, settings: dict, now: dt.datetime, selected: list[str] | None = None) -> Webhook | Contended:
-    """Replace the configuration, with its feed entry; the signing secret stays what it was. The same
-    configuration again writes nothing. `selected`: the event types it selects (None: the default), kept in
-    `events` beside it, where the sequencer reads which events entries make (store/feed_numbering.py); a DELETE
-    of the configuration keeps it. Contended: others kept changing it between our read and our write, WRITE_ATTEMPTS
-    times."""
+@dataclass(frozen=True)
+class Current:
+    """The stored configuration as a write starts from it."""
+
+    settings: dict | None  # None: none configured
+    selected: list[str] | None  # the event types it selects (None: the default)
+    salt: str | None  # None: never configured (the first PUT draws it)
+
+    def holds(self, settings: dict, selected: list[str] | None) -> bool:
+        """Storing these would change nothing."""
+        return self.settings is not None and self.settings == table.plain(settings) and self.selected == selected
+
+    def shows(self, settings: dict) -> bool:
+        """A reader sees these settings already (only the selection would change: no feed entry)."""
+        return self.settings is not None and self.settings == table.plain(settings)
+
+
+def read_for_write(account: str) -> Current:
     key = keys.webhooks_key(account)
-    for _ in range(WRITE_ATTEMPTS):
-        found = batch.get_items([key], consistent=True)
-        current = batch.pick(found, key) or {}
-        salt = current.get("secret_salt")
-        unchanged = "data" in current and table.plain(current["data"]) == table.plain(settings)
-        if unchanged and table.plain(current.get("events")) == selected:
-            return Webhook(table.plain(current["data"]), signing_secret(account, salt))
-        update = {
-            "TableName": table.name(),
-            "Key": _key(account),
-            "UpdateExpression": "SET #data = :data, secret_salt = :salt, #events = :events",
-            "ExpressionAttributeNames": {"#data": "data", "#events": "events"},
-        }
-        if salt is None:  # the first PUT draws the salt (a new signing secret)
-            salt = secrets.token_hex(SALT_BYTES)
-            update["ConditionExpression"] = "attribute_not_exists(secret_salt)"
-        else:
-            update["ConditionExpression"] = "secret_salt = :salt"
-        update["ExpressionAttributeValues"] = table.values(data=settings, salt=salt, events=selected)
-        try:
-            feed.commit(account, [{"Update": update}], [] if unchanged else [CHANGE], now)
-            return Webhook(table.plain(settings), signing_secret(account, salt))
-        except ClientError as error:
-            if table.CONDITION_FAILED not in table.cancellation_codes(error):
-                raise
-    return Contended()
+    current = batch.pick(batch.get_items([key], consistent=True), key) or {}
+    settings = table.plain(current["data"]) if "data" in current else None
+    return Current(settings, table.plain(current.get("events")), current.get("secret_salt"))
 
 
-def delete(account: str, now: dt.datetime) -> None | Gone:
+def webhook(account: str, settings: dict, salt: str) -> Webhook:
+    return Webhook(table.plain(settings), signing_secret(account, salt))
+
+
+def putting(account: str, settings: dict, selected: list[str] | None, current: Current) -> tuple[Operation, str]:
+    """Replace the configuration (the signing secret stays what it was: its salt), and the salt it is signed with.
+    `selected` is kept in `events` beside it, where the sequencer reads which events entries make
+    (store/feed_numbering.py); a DELETE of the configuration keeps it. Stale: changed since `current` was read."""
+    update = {
+        "TableName": table.name(),
+        "Key": _key(account),
+        "UpdateExpression": "SET #data = :data, secret_salt = :salt, #events = :events",
+        "ExpressionAttributeNames": {"#data": "data", "#events": "events"},
+    }
+    salt = current.salt
+    if salt is None:  # the first PUT draws the salt (a new signing secret)
+        salt = secrets.token_hex(SALT_BYTES)
+        update["ConditionExpression"] = "attribute_not_exists(secret_salt)"
+    else:
+        update["ConditionExpression"] = "secret_salt = :salt"
+    update["ExpressionAttributeValues"] = table.values(data=settings, salt=salt, events=selected)
+    return Operation({"Update": update}, Stale()), salt
+
+
+def deleting(account: str) -> Operation:
     """Stop sending: remove the configuration but keep the salt, so a later PUT brings back the same secret.
     Gone when none is configured."""
     update = {
@@ -98,10 +105,4 @@ def delete(account: str, now: dt.datetime) -> None | Gone:
         "ConditionExpression": "attribute_exists(#data)",
         "ExpressionAttributeNames": {"#data": "data"},
     }
-    try:
-        feed.commit(account, [{"Update": update}], [CHANGE], now)
-    except ClientError as error:
-        if table.CONDITION_FAILED in table.cancellation_codes(error):
-            return Gone()
-        raise
-    return None
+    return Operation({"Update": update}, Gone())

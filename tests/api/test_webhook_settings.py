@@ -219,14 +219,14 @@ def test_unsupported_methods_are_405(api):
 
 
 def test_settings_that_keep_changing_under_a_put_are_409_and_unchanged(api, monkeypatch):
-    from tests.transactions import cancelled
+    from tests.transactions import cancelled, intercept
 
     assert api.put(PATH, {"url": HOOK}).status_code == 200
 
-    def changed_meanwhile(*args, **kwargs):
+    def changed_meanwhile(send, **request):
         raise cancelled(["ConditionalCheckFailed"])
 
-    monkeypatch.setattr("chalicelib.store.feed.commit", changed_meanwhile)
+    intercept(monkeypatch, changed_meanwhile)
     response = api.put(PATH, {"url": HOOK + "/v2"})
     assert (response.status_code, response.data["type"]) == (409, "conflict")
     assert response.data["detail"] == "the account is being changed by many requests at once; try again"
