@@ -20,9 +20,11 @@ import logging
 from .. import config
 from ..adapters import outbound
 from ..domain.event_policy import error_text
+from ..domain.feed import product_change
 from ..domain.limits import IMAGE_DOWNLOAD_SECONDS, SHORT_TEXT_CHARS
 from ..domain.timestamps import iso
 from ..store import outcomes, product_images
+from ..store.unit_of_work import unit_of_work
 from . import clock
 
 log = logging.getLogger("supplier-ordering.images")
@@ -92,10 +94,22 @@ def _already_known(item: dict) -> bool:
     return meta.get("url") == image["url"] and "etag" in image and "last_modified" in image
 
 
+def _finish(
+    item: dict, now: dt.datetime, data: dict | None = None, meta: dict | None = None, error: dict | None = None
+) -> outcomes.Refusal | None:
+    """Record the download's outcome; a new document is a product.updated in the same transaction."""
+    account, product_id = product_images.product_of(item)
+    with unit_of_work(account, now) as uow:
+        uow.add(product_images.finishing(item, data=data, meta=meta, error=error))
+        if data is not None:
+            uow.record(product_change("updated", product_id))
+        return uow.commit()
+
+
 def _process(item: dict, now: dt.datetime) -> str:
     url = item["data"]["image"]["url"]
     if _already_known(item):
-        return "unchanged" if product_images.finish(item, now=now) is None else "changed"
+        return "unchanged" if _finish(item, now) is None else "changed"
     meta, error = None, None
     try:
         meta = fetch(url, now)
@@ -105,7 +119,7 @@ def _process(item: dict, now: dt.datetime) -> str:
     account, product_id = product_images.product_of(item)
     for _ in range(FINISH_ATTEMPTS):
         data = _filled(item["data"], meta) if meta else None
-        finished = product_images.finish(item, data=data, meta=meta, error=error, now=now)
+        finished = _finish(item, now, data, meta, error)
         if isinstance(finished, outcomes.TooLarge):
             log.warning("image of %s: the product item cannot hold the result; marked FAILED", (account, product_id))
             finished = product_images.failed_bare(item)
@@ -130,7 +144,7 @@ def _download(item: dict, moment: dt.datetime) -> str:
         )
         return "failed" if product_images.failed_bare(item) is None else "changed"
     if "image" not in claimed["data"]:
-        product_images.finish(claimed, now=moment)
+        _finish(claimed, moment)
         return "unchanged"
     return _process(claimed, moment)
 

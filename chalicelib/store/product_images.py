@@ -15,11 +15,11 @@ import datetime as dt
 
 from botocore.exceptions import ClientError
 
-from ..domain.feed import product_change
 from ..domain.image_status import ImageStatus
 from ..domain.timestamps import iso
-from . import feed, keys, rendered, table
+from . import keys, rendered, table
 from .outcomes import Stale, TooLarge
+from .unit_of_work import Operation
 
 PENDING, DOWNLOADING, DONE, FAILED = ImageStatus.PENDING, ImageStatus.DOWNLOADING, ImageStatus.DONE, ImageStatus.FAILED
 STATE = ("image_status", "image_meta", "image_error", "GSI3PK", "GSI3SK")
@@ -93,12 +93,12 @@ def claim(item: dict, lease_until: dt.datetime) -> dict | Stale | TooLarge:
     return _product(table.from_item(response["Attributes"]))
 
 
-def finish(
-    item: dict, *, data: dict | None = None, meta: dict | None = None, error: dict | None = None, now: dt.datetime
-) -> None | Stale | TooLarge:
-    """Record the outcome, conditional on the revision read; with `data` the product document changes too, and
-    that is a product.updated in the feed (in the same transaction). Stale: the product changed meanwhile (read
-    it again); TooLarge: the product item cannot hold the result (finish it with `failed_bare`)."""
+def finishing(
+    item: dict, *, data: dict | None = None, meta: dict | None = None, error: dict | None = None
+) -> Operation:
+    """Record the outcome, conditional on the revision read; with `data` the product document changes too (a
+    product.updated for the service to record). Stale: the product changed meanwhile (read it again); the unit of
+    work answers TooLarge when the product item cannot hold the result (finish it with `failed_bare`)."""
     named = {"rev": item["rev"], "status": FAILED if error else DONE}
     names = {}
     update = ["image_status = :status"]
@@ -131,23 +131,7 @@ def finish(
     }
     if names:
         request["ExpressionAttributeNames"] = names
-    if data is None:
-        try:
-            table.client().update_item(**request)
-        except ClientError as failure:
-            return table.refusal(failure, Stale(), TooLarge())
-        return None
-    account, product_id = product_of(item)
-    try:
-        feed.commit(account, [{"Update": request}], [product_change("updated", product_id)], now)
-    except ClientError as failure:
-        codes = table.cancellation_codes(failure)
-        if table.CONDITION_FAILED in codes:
-            return Stale()
-        if "ValidationError" in codes or table.is_too_large(failure):
-            return TooLarge()
-        raise
-    return None
+    return Operation({"Update": request}, Stale())
 
 
 def failed_bare(item: dict) -> None | Stale:
