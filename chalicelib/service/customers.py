@@ -1,12 +1,12 @@
 """Use cases of customers: profile, settings and customer tokens (decisions §2, §9)."""
 
 from ..domain.errors import NotFound, invalid
+from ..domain.feed import Change, ChangeType
 from ..domain.identifiers import ID_RULE, is_identifier
 from ..store import customers, outcomes, tokens
 from ..store.paging import Page
-from . import clock
+from . import documents
 from .accounts import CUSTOMER, issued, token_not_found
-from .documents import contention_as_conflict
 from .paging import paged
 
 # Validation (pydantic) is imported by the writes that use it: a cold GET never imports it.
@@ -35,8 +35,16 @@ def put_customer(account: str, customer_id: str, body) -> dict:
     if not is_identifier(customer_id):
         raise invalid("id", ID_RULE)
     profile = customer_rules.validate_profile(body, customer_id)
-    with contention_as_conflict():
-        return customers.put_profile(account, customer_id, profile.set, profile.remove, clock.now())
+    with documents.contention_as_conflict():
+        return documents.update(
+            account,
+            customers.key(account, customer_id),
+            profile.set,
+            profile.remove,
+            create_with=profile.set,
+            created=Change(ChangeType.CUSTOMER_CREATED, customer_id),
+            updated=Change(ChangeType.CUSTOMER_UPDATED, customer_id),
+        )
 
 
 def patch_customer(account: str, customer_id: str, body) -> dict:
@@ -46,8 +54,14 @@ def patch_customer(account: str, customer_id: str, body) -> dict:
     if not is_identifier(customer_id):
         raise _not_found(customer_id)
     changes = customer_rules.validate_settings_patch(body)
-    with contention_as_conflict():
-        customer = customers.update_settings(account, customer_id, changes.set, changes.remove, clock.now())
+    with documents.contention_as_conflict():
+        customer = documents.update(
+            account,
+            customers.key(account, customer_id),
+            changes.set,
+            changes.remove,
+            updated=Change(ChangeType.CUSTOMER_UPDATED, customer_id),
+        )
     if isinstance(customer, outcomes.Gone):
         raise _not_found(customer_id)
     return customer

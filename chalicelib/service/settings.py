@@ -1,8 +1,8 @@
 """Use cases of the account delivery settings (interface: Account delivery settings; decisions §7)."""
 
+from ..domain.feed import SETTINGS_DELIVERIES, Change, ChangeType
 from ..store import settings
-from . import clock
-from .documents import contention_as_conflict
+from . import documents
 
 # Validation (pydantic, zoneinfo) is imported by the write that uses it: a cold GET never imports them.
 
@@ -15,5 +15,16 @@ def patch_delivery_settings(account: str, body) -> dict:
     from ..domain import customer as customer_rules
 
     changes = customer_rules.validate_account_settings_patch(body)
-    with contention_as_conflict():
-        return settings.update_deliveries(account, changes.set, changes.remove, clock.now())
+    change = Change(ChangeType.SETTINGS_UPDATED, SETTINGS_DELIVERIES)
+    with documents.contention_as_conflict():
+        updated = documents.update(
+            account,
+            settings.deliveries_key(account),
+            changes.set,
+            changes.remove,
+            create_with=settings.created_deliveries(changes.set),
+            created=change,
+            updated=change,
+            shown=settings.with_defaults,
+        )
+    return settings.with_defaults(updated)

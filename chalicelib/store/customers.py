@@ -1,10 +1,6 @@
 """Customers: one item each, the customer document (profile and settings) in `data`."""
 
-import datetime as dt
-
-from ..domain.feed import Change, ChangeType
 from . import documents, keys, table
-from .outcomes import Gone
 from .paging import Page, query_page
 
 
@@ -24,31 +20,9 @@ def list_page(account: str, limit: int, cursor: str | None) -> Page:
     return Page([item["data"] for item in page.items], page.cursor)
 
 
-def _entry(account: str, customer_id: str) -> documents.Entry:
-    return documents.Entry(
-        account, Change(ChangeType.CUSTOMER_CREATED, customer_id), Change(ChangeType.CUSTOMER_UPDATED, customer_id)
-    )
-
-
-def put_profile(account: str, customer_id: str, profile: dict, omitted: tuple[str, ...], now: dt.datetime) -> dict:
-    """Create the customer or replace its profile, keeping its settings; returns the whole customer."""
-    return documents.update(
-        keys.customer_key(account, customer_id),
-        profile,
-        omitted,
-        create_with=profile,
-        entry=_entry(account, customer_id),
-        now=now,
-    )
-
-
-def update_settings(
-    account: str, customer_id: str, set_fields: dict, remove_fields: tuple[str, ...], now: dt.datetime
-) -> dict | Gone:
-    """Change settings of an existing customer; Gone (nothing written) when there is no such customer."""
-    return documents.update(
-        keys.customer_key(account, customer_id), set_fields, remove_fields, entry=_entry(account, customer_id), now=now
-    )
+def key(account: str, customer_id: str) -> dict:
+    """The customer's item, as service/documents.py changes it."""
+    return keys.customer_key(account, customer_id)
 
 
 def exists_check(account: str, customer_id: str) -> dict:

@@ -1,24 +1,15 @@
-"""Items whose document is one `data` map (customers, settings): changed field by field in one conditional write.
+"""Items whose document is one `data` map (customers, settings): changed field by field in one conditional write
+(service/documents.py reads, decides and writes them in its unit of work).
 
 Setting top-level fields of `data` instead of rewriting it lets two writers own different fields of the same
 document (the profile and the settings of a customer) without reading it first.
 """
 
-import datetime as dt
-from dataclasses import dataclass
-from typing import Callable
+from . import batch, table
+from .outcomes import Stale
+from .unit_of_work import Operation
 
-from botocore.exceptions import ClientError
-
-from ..domain.feed import Change
-from . import batch, feed, table
-from .outcomes import Gone
-
-CREATE_ATTEMPTS = 5
-
-
-class KeptChanging(Exception):
-    """Other writers kept creating and changing the document between our read and our write (retries ran out)."""
+_NEW = "attribute_not_exists(PK)"
 
 
 def _update_request(key: dict, set_fields: dict, remove_fields: tuple[str, ...]) -> dict:
@@ -40,7 +31,6 @@ def _update_request(key: dict, set_fields: dict, remove_fields: tuple[str, ...])
         "UpdateExpression": expression,
         "ConditionExpression": "attribute_exists(#data)",
         "ExpressionAttributeNames": names,
-        "ReturnValues": "ALL_NEW",
     }
     if values:
         request["ExpressionAttributeValues"] = values
@@ -52,70 +42,30 @@ def get(key: dict, consistent: bool = False) -> dict | None:
     return table.from_item(response["Item"])["data"] if "Item" in response else None
 
 
-@dataclass(frozen=True)
-class Entry:
-    """The feed entry a change of the document appends: `created` when the write creates it, else `updated`."""
-
-    account: str
-    created: Change
-    updated: Change
-
-
-def _applied(current: dict, set_fields: dict, remove_fields: tuple[str, ...]) -> dict:
+def applied(current: dict, set_fields: dict, remove_fields: tuple[str, ...]) -> dict:
+    """The document with the fields set and removed."""
     changed = {k: v for k, v in current.items() if k not in remove_fields}
     changed.update(set_fields)
     return changed
 
 
-def update(
-    key: dict,
-    set_fields: dict,
-    remove_fields: tuple[str, ...] = (),
-    create_with: dict | None = None,
-    *,
-    entry: Entry | None = None,
-    now: dt.datetime,
-    shown: Callable[[dict | None], object] = lambda document: document,
-):
-    """Set and remove fields of the document in one conditional write with its feed entry; the new document.
+def read_for_write(key: dict) -> dict | None:
+    """The document read consistently (what a write starts from)."""
+    item = batch.pick(batch.get_items([key], consistent=True), key)
+    return item.get("data") if item is not None else None
 
-    A missing item stays missing and gives Gone, unless create_with is given: then the item is created holding
-    create_with (which should already include set_fields). The document is read first (one consistent
-    BatchGetItem): a write that changes nothing `shown` (what a GET shows) writes nothing and appends no entry.
-    """
-    if not set_fields and not remove_fields:
-        # Nothing to change, so nothing to create either: a missing item still reads as create_with.
-        current = get(key, consistent=True)
-        if current is None:
-            return create_with if create_with is not None else Gone()
-        return current
-    for _ in range(CREATE_ATTEMPTS):
-        found = batch.get_items([key], consistent=True)
-        item = batch.pick(found, key)
-        current = item.get("data") if item is not None else None
-        if current is None and create_with is None:
-            return Gone()
-        changed = _applied(current, set_fields, remove_fields) if current is not None else create_with
-        if table.plain(shown(current)) == table.plain(shown(changed)):
-            return changed  # nothing a reader sees would change (a missing item reads as create_with)
-        if current is None:
-            operation = {
-                "Put": {
-                    "TableName": table.name(),
-                    "Item": table.to_item({**key, "data": create_with}),
-                    "ConditionExpression": "attribute_not_exists(PK)",
-                }
-            }
-        else:
-            request = _update_request(key, set_fields, remove_fields)
-            del request["ReturnValues"]
-            operation = {"Update": request}
-        changes = [entry.created if current is None else entry.updated] if entry is not None else []
-        try:
-            feed.commit(entry.account if entry else "", [operation], changes, now)
-            return changed
-        except ClientError as error:
-            if table.CONDITION_FAILED not in table.cancellation_codes(error):
-                raise
-        # Created, changed or removed by someone else between our read and our write: read again.
-    raise KeptChanging()
+
+def same(shown: object, other: object) -> bool:
+    """Two documents (or what readers see of them) read the same: writing one over the other changes nothing."""
+    return table.plain(shown) == table.plain(other)
+
+
+def creating(key: dict, document: dict) -> Operation:
+    """Create the item holding `document`; Stale when someone created it meanwhile (read again)."""
+    put = {"TableName": table.name(), "Item": table.to_item({**key, "data": document}), "ConditionExpression": _NEW}
+    return Operation({"Put": put}, Stale())
+
+
+def updating(key: dict, set_fields: dict, remove_fields: tuple[str, ...]) -> Operation:
+    """Set and remove fields of the existing document; Stale when it went meanwhile (read again)."""
+    return Operation({"Update": _update_request(key, set_fields, remove_fields)}, Stale())

@@ -5,7 +5,7 @@ Callers tell them apart with `isinstance` (or `match`); two answers of the same 
 answers the value, or None when there is none. Cancellation reasons are matched by item
 (table.cancellation_reasons), never by position. Exceptions are only for what no caller plans for: a cursor that
 fails its signature (cursor.BadCursor: bad input, decoded at the edge of a list), retries exhausted under
-contention (feed.FeedBusy, documents.KeptChanging; a repository's own read-and-write loop answers Contended
+contention (feed.FeedBusy, service/documents.KeptChanging; a repository's own read-and-write loop answers Contended
 instead), rows of an import gone from under it (import_items.RowsMissing), and DynamoDB's own errors
 (batch.StillThrottled: it kept throttling through every retry; table.WriteFailed: a transaction cancelled for a
 reason no outcome names).

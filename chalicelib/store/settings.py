@@ -1,10 +1,7 @@
 """Account settings items. The delivery settings document is read with its defaults filled in."""
 
-import datetime as dt
-
 from .. import config
 from ..domain.delivery_settings import default_delivery_settings
-from ..domain.feed import SETTINGS_DELIVERIES, Change, ChangeType
 from . import documents, keys
 
 DELIVERIES = "DELIVERIES"
@@ -23,18 +20,6 @@ def get_deliveries(account: str) -> dict:
     return with_defaults(documents.get(deliveries_key(account)))
 
 
-def update_deliveries(account: str, set_fields: dict, remove_fields: tuple[str, ...], now: dt.datetime) -> dict:
-    """Change fields of the delivery settings; the first write stores the defaults with them."""
-    created = {**with_defaults(None), **set_fields}
-    change = Change(ChangeType.SETTINGS_UPDATED, SETTINGS_DELIVERIES)
-    return with_defaults(
-        documents.update(
-            deliveries_key(account),
-            set_fields,
-            remove_fields,
-            create_with=created,
-            entry=documents.Entry(account, change, change),
-            now=now,
-            shown=with_defaults,
-        )
-    )
+def created_deliveries(set_fields: dict) -> dict:
+    """What the first write of the delivery settings stores: the defaults with its fields."""
+    return {**with_defaults(None), **set_fields}
