@@ -17,6 +17,7 @@ from ..domain.values import ProductStatus
 from ..store import customers, order_context, outcomes
 from ..store import standing_orders as store
 from ..store.paging import Page
+from ..store.unit_of_work import unit_of_work
 from . import clock, contention
 from .paging import paged
 
@@ -93,12 +94,13 @@ def put_standing_order(account: str, customer_id: str, standing_id: str, data) -
         version = previous.version + 1 if previous else 1
         stored = store.Stored(document, born, first_day, skips, version, iso(due) if due else None)
         kind = ChangeType.STANDING_ORDER_CREATED if previous is None else ChangeType.STANDING_ORDER_UPDATED
-        written = store.put(
-            account, customer_id, standing_id, stored, previous, Change(kind, standing_id, customer_id=customer_id), now
-        )
+        with unit_of_work(account, now) as uow:
+            uow.add(*store.putting(account, customer_id, standing_id, stored, previous))
+            uow.record(Change(kind, standing_id, customer_id=customer_id))
+            written = uow.commit()
         if isinstance(written, store.Full):
             raise invalid("id", f"a customer has at most {rules.MAX_PER_CUSTOMER} standing orders; delete one first")
-        if not isinstance(written, (outcomes.Stale, outcomes.Contended)):
+        if written is None:
             return document
         contention.back_off(attempt)
     raise Busy("this standing order is being changed by another request; try again")
@@ -129,10 +131,11 @@ def delete_standing_order(account: str, customer_id: str, standing_id: str) -> N
     change = Change(ChangeType.STANDING_ORDER_DELETED, standing_id, customer_id=customer_id)
     for attempt in range(WRITE_ATTEMPTS):
         previous = _found(account, customer_id, standing_id)
-        if not isinstance(
-            store.delete(account, customer_id, standing_id, previous, change, clock.now()), outcomes.Refusal
-        ):
-            return None
+        with unit_of_work(account, clock.now()) as uow:
+            uow.add(*store.deleting(account, customer_id, standing_id, previous))
+            uow.record(change)
+            if uow.commit() is None:
+                return None
         contention.back_off(attempt)
     raise Busy("this standing order is being changed by another request; try again")
 

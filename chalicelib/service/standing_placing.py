@@ -23,6 +23,7 @@ from ..domain.timestamps import iso
 from ..domain.values import ORDERABLE_STATUSES
 from ..store import order_context
 from ..store import standing_orders as store
+from ..store.unit_of_work import unit_of_work
 from . import clock, idempotency, ordering
 from .standing_orders import calendar_of, horizon
 
@@ -104,22 +105,17 @@ def place_date(item: store.Due, stored: store.Stored, date: dt.date, context, ca
         outcome = _placed(item, stored, date, context, claim)
         if outcome is None:
             return None
-    changes, shown = [], None
+    changes, shown, day = [], None, date.isoformat()
     if outcome["status"] == FAILED:
-        day = date.isoformat()
         changes = [Change(ChangeType.STANDING_ORDER_FAILED, item.standing_id, customer_id=item.customer_id, date=day)]
         shown = rules.occurrence(date, rules.OccurrenceStatus.FAILED, calendar.place_at(date), calendar.zone, outcome)
-    store.record(
-        item.account,
-        item.customer_id,
-        item.standing_id,
-        stored.born,
-        date.isoformat(),
-        outcome,
-        changes,
-        clock.now(),
-        shown,
-    )
+    now = clock.now()
+    with unit_of_work(item.account, now) as uow:
+        uow.add(
+            *store.recording(item.account, item.customer_id, item.standing_id, stored.born, day, outcome, now, shown)
+        )
+        uow.record(*changes)
+        uow.commit()  # Taken: another placer recorded the date first
     return outcome
 
 

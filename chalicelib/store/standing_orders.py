@@ -13,12 +13,12 @@ from dataclasses import dataclass
 
 from botocore.exceptions import ClientError
 
-from ..domain.feed import Change
 from ..domain.standing_orders import MAX_PER_CUSTOMER
 from ..domain.timestamps import iso
-from . import feed, keys, table
+from . import keys, table
 from .outcomes import Contended, Refusal, Stale, Taken
 from .paging import Page, query_page
+from .unit_of_work import Operation
 
 
 @dataclass(frozen=True)
@@ -120,53 +120,24 @@ def _count_update(account: str, customer_id: str, step: int) -> dict:
     return {"Update": update}
 
 
-def _refusal(error: ClientError, operations: list[dict], item_key: dict, count_key: dict | None):
-    reasons = table.cancellation_reasons(error, operations)
-    if count_key is not None and reasons.get(table.key_of(count_key)) == table.CONDITION_FAILED:
-        return Full()
-    if reasons.get(table.key_of(item_key)) == table.CONDITION_FAILED:
-        return Stale()
-    if table.TRANSACTION_CONFLICT in reasons.values():
-        return Contended()  # another write held the count or the item for a moment
-    raise error
-
-
-def put(
-    account: str,
-    customer_id: str,
-    standing_id: str,
-    stored: Stored,
-    previous: Stored | None,
-    change: Change,
-    now: dt.datetime,
-) -> Stored | Stale | Contended | Full:
-    """Create or replace, conditional on the version read (`previous`, None: it must not exist); a creation
-    counts against the customer's MAX_PER_CUSTOMER in the same transaction."""
-    key = keys.standing_order_key(account, customer_id, standing_id)
+def putting(
+    account: str, customer_id: str, standing_id: str, stored: Stored, previous: Stored | None
+) -> list[Operation]:
+    """Create or replace, conditional on the version read (`previous`, None: it must not exist: Stale otherwise); a
+    creation counts against the customer's MAX_PER_CUSTOMER (Full) in the same transaction."""
     put_request = {"TableName": table.name(), "Item": table.to_item(_item(account, customer_id, standing_id, stored))}
     put_request.update(_version_condition(previous))
-    operations = [{"Put": put_request}]
-    count_key = None
+    operations = [Operation({"Put": put_request}, Stale())]
     if previous is None:
-        count_key = keys.standing_count_key(account, customer_id)
-        operations.append(_count_update(account, customer_id, 1))
-    try:
-        feed.commit(account, operations, [change], now)
-    except ClientError as error:
-        return _refusal(error, operations, key, count_key)
-    return stored
+        operations.append(Operation(_count_update(account, customer_id, 1), Full(), rank=1))
+    return operations
 
 
-def delete(account: str, customer_id: str, standing_id: str, previous: Stored, change: Change, now: dt.datetime):
-    """None, or Stale when it changed since `previous` was read (Contended: held for a moment)."""
+def deleting(account: str, customer_id: str, standing_id: str, previous: Stored) -> list[Operation]:
+    """Delete it, conditional on the version read (Stale: it changed since `previous` was read)."""
     key = keys.standing_order_key(account, customer_id, standing_id)
     delete_request = {"TableName": table.name(), "Key": table.to_item(key), **_version_condition(previous)}
-    operations = [{"Delete": delete_request}, _count_update(account, customer_id, -1)]
-    try:
-        feed.commit(account, operations, [change], now)
-    except ClientError as error:
-        return _refusal(error, operations, key, None)
-    return None
+    return [Operation({"Delete": delete_request}, Stale()), Operation(_count_update(account, customer_id, -1))]
 
 
 def update(
@@ -216,41 +187,31 @@ def records(account: str, customer_id: str, standing_id: str, born: str, first: 
         request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
 
 
-def record(
+def recording(
     account: str,
     customer_id: str,
     standing_id: str,
     born: str,
     date: str,
     outcome: dict,
-    changes: list[Change],
     now: dt.datetime,
     shown: dict | None = None,
-) -> None | Taken:
+) -> list[Operation]:
     """Record a date's outcome once: Taken when it is recorded already (another placer was first). `shown`: the
     failed date as reads show it, kept for its feed entry's `data` in the same transaction."""
     key = keys.standing_occurrence_key(account, customer_id, standing_id, born, date)
     expires = _expires_at(date)
     item = {**key, **outcome, "at": iso(now), table.TTL_ATTRIBUTE: expires}
     put = {"TableName": table.name(), "Item": table.to_item(item), "ConditionExpression": "attribute_not_exists(PK)"}
-    try:
-        if changes:
-            operations = [{"Put": put}]
-            if shown is not None:
-                copy = {
-                    **keys.standing_failed_key(account, customer_id, standing_id, date),
-                    "data": shown,
-                    table.TTL_ATTRIBUTE: expires,
-                }
-                operations.append({"Put": {"TableName": table.name(), "Item": table.to_item(copy)}})
-            feed.commit(account, operations, changes, now)
-        else:  # a placed date: one plain write (a transaction costs twice)
-            table.client().put_item(**put)
-    except ClientError as error:
-        if table.is_conditional_failure(error) or table.CONDITION_FAILED in table.cancellation_codes(error):
-            return Taken()
-        raise
-    return None
+    operations = [Operation({"Put": put}, Taken())]
+    if shown is not None:
+        copy = {
+            **keys.standing_failed_key(account, customer_id, standing_id, date),
+            "data": shown,
+            table.TTL_ATTRIBUTE: expires,
+        }
+        operations.append(Operation({"Put": {"TableName": table.name(), "Item": table.to_item(copy)}}))
+    return operations
 
 
 # The queue.

@@ -43,16 +43,16 @@ def test_two_placing_loops_racing_place_a_date_once(shop, monkeypatch):
 
 def test_a_crash_between_placing_and_recording_records_the_placed_delivery_once(shop, monkeypatch):
     put_standing(shop)
-    original = store.record
+    original = store.recording
 
     def crash(*args, **kwargs):
         raise RuntimeError("the process died after placing")
 
-    monkeypatch.setattr(store, "record", crash)
+    monkeypatch.setattr(store, "recording", crash)
     assert run_placer()["crashed"] == 1
     assert own_deliveries(shop) == [1]
     assert first_occurrence(shop)["status"] == "PLANNED"  # placed, not yet recorded
-    monkeypatch.setattr(store, "record", original)
+    monkeypatch.setattr(store, "recording", original)
     assert run_placer()["placed"] == 1  # the key's answer names the delivery: recorded, not placed again
     assert own_deliveries(shop) == [1]
     assert first_occurrence(shop)["delivery_ids"] == [1]

@@ -10,11 +10,23 @@ from chalicelib.domain.timestamps import iso
 from chalicelib.store import outcomes
 from chalicelib.store import standing_orders as store
 
-from .conftest import ACCOUNT, NOW
+from .conftest import ACCOUNT, NOW, committed
 
 
 def stored(due=None, version=1, skips=()):
     return store.Stored({"id": "x", "paused": False}, "born1", "2026-05-04", list(skips), version, due)
+
+
+def put(account, customer_id, standing_id, new, previous, change, now):
+    """What the service's write does: the repository's operations and the Change in one unit of work."""
+    operations = store.putting(account, customer_id, standing_id, new, previous)
+    refused = committed(account, *operations, changes=[change], now=now)
+    return new if refused is None else refused
+
+
+def recording(account, customer_id, standing_id, born, date, outcome, changes, now):
+    operations = store.recording(account, customer_id, standing_id, born, date, outcome, now)
+    return committed(account, *operations, changes=changes, now=now)
 
 
 def created(standing_id):
@@ -23,15 +35,13 @@ def created(standing_id):
 
 def test_a_customer_holds_at_most_fifty_even_when_writes_race(engine):
     for n in range(MAX_PER_CUSTOMER - 2):
-        assert not isinstance(
-            store.put(ACCOUNT, "c1", f"s{n}", stored(), None, created(f"s{n}"), NOW), outcomes.Refusal
-        )
+        assert not isinstance(put(ACCOUNT, "c1", f"s{n}", stored(), None, created(f"s{n}"), NOW), outcomes.Refusal)
     results = []
     barrier = threading.Barrier(6)
 
     def create(n):
         barrier.wait()
-        results.append(store.put(ACCOUNT, "c1", f"race{n}", stored(), None, created(f"race{n}"), NOW))
+        results.append(put(ACCOUNT, "c1", f"race{n}", stored(), None, created(f"race{n}"), NOW))
 
     threads = [threading.Thread(target=create, args=(n,)) for n in range(6)]
     for thread in threads:
@@ -43,16 +53,16 @@ def test_a_customer_holds_at_most_fifty_even_when_writes_race(engine):
     assert all(isinstance(r, (store.Full, outcomes.Contended)) for r in results if r not in written)
     listed = store.list_page(ACCOUNT, "c1", 100, None).items
     assert len(listed) == MAX_PER_CUSTOMER - 2 + len(written) <= MAX_PER_CUSTOMER
-    assert store.put(ACCOUNT, "c2", "s0", stored(), None, created("s0"), NOW) is not None  # another customer's own
+    assert put(ACCOUNT, "c2", "s0", stored(), None, created("s0"), NOW) is not None  # another customer's own
 
 
 def test_a_replacement_is_conditional_on_the_version_read(engine):
     first = stored()
-    store.put(ACCOUNT, "c1", "s", first, None, created("s"), NOW)
+    put(ACCOUNT, "c1", "s", first, None, created("s"), NOW)
     change = Change(ChangeType.STANDING_ORDER_UPDATED, "s", customer_id="c1")
-    assert store.put(ACCOUNT, "c1", "s", stored(version=2), first, change, NOW) == stored(version=2)
-    assert store.put(ACCOUNT, "c1", "s", stored(version=3), first, change, NOW) == outcomes.Stale()
-    assert store.put(ACCOUNT, "c1", "s", stored(version=2), None, created("s"), NOW) == outcomes.Stale()
+    assert put(ACCOUNT, "c1", "s", stored(version=2), first, change, NOW) == stored(version=2)
+    assert put(ACCOUNT, "c1", "s", stored(version=3), first, change, NOW) == outcomes.Stale()
+    assert put(ACCOUNT, "c1", "s", stored(version=2), None, created("s"), NOW) == outcomes.Stale()
     assert store.update(ACCOUNT, "c1", "s", first, ["2026-05-12"], None) == outcomes.Stale()
     assert store.get(ACCOUNT, "c1", "s").version == 2
 
@@ -64,7 +74,7 @@ def test_a_date_is_recorded_once_whatever_races(engine):
     def record():
         barrier.wait()
         results.append(
-            store.record(ACCOUNT, "c1", "s", "born1", "2026-05-05", {"status": "PLACED", "delivery_ids": [1]}, [], NOW)
+            recording(ACCOUNT, "c1", "s", "born1", "2026-05-05", {"status": "PLACED", "delivery_ids": [1]}, [], NOW)
         )
 
     threads = [threading.Thread(target=record) for _ in range(6)]
@@ -82,8 +92,8 @@ def test_a_date_is_recorded_once_whatever_races(engine):
 def test_the_due_queue_holds_what_is_due_until_it_moves_on(engine):
     soon = NOW + dt.timedelta(minutes=5)
     first = stored(due=iso(soon))
-    store.put(ACCOUNT, "c1", "s", first, None, created("s"), NOW)
-    store.put("other", "c9", "t", stored(due=iso(NOW)), None, created("t"), NOW)
+    put(ACCOUNT, "c1", "s", first, None, created("s"), NOW)
+    put("other", "c9", "t", stored(due=iso(NOW)), None, created("t"), NOW)
     assert [(d.account, d.customer_id, d.standing_id) for d in store.due(NOW, 10)] == [("other", "c9", "t")]
     due = store.due(soon, 10)
     assert [(d.account, d.standing_id, d.due) for d in due] == [("other", "t", iso(NOW)), (ACCOUNT, "s", iso(soon))]
