@@ -1,14 +1,17 @@
 """Use cases of deposit types and customers' balances (decisions §15)."""
 
+import time
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from ..domain.errors import Busy, Conflict, NotFound, invalid
+from ..domain.feed import Change, ChangeType
 from ..domain.identifiers import is_identifier
 from ..domain.limits import DEPOSIT_TYPES
 from ..store import cursor as cursors
 from ..store import deposits, outcomes
 from ..store.paging import Page
+from ..store.unit_of_work import unit_of_work
 from . import clock, contention
 from .paging import paged
 
@@ -38,12 +41,48 @@ def put_deposit(account: str, deposit_id: str, body) -> dict:
         errors += [e for e in failed.errors if not (errors and e.path == "id")]
     if errors:
         raise shapes.ValidationFailed(errors)
-    saved = deposits.put(account, deposit_id, parsed.name, parsed.price, clock.now())
+    saved = save_type(account, deposit_id, parsed.name, parsed.price)
     if isinstance(saved, deposits.Full):
         raise invalid("id", f"an account has at most {DEPOSIT_TYPES} deposit types")
     if isinstance(saved, outcomes.Contended):
         raise Busy(contention.ACCOUNT_BUSY)
     return saved
+
+
+PUT_ATTEMPTS = 5  # a type's write lost to others this many times in a row: Contended
+
+
+def save_type(account: str, deposit_id: str, name: str, price: int) -> dict | deposits.Full | outcomes.Contended:
+    """Create or change a type; the same name and price again write nothing (and append no feed entry).
+    Contended: others kept changing the account's types between our read and our write, PUT_ATTEMPTS times."""
+    for _ in range(PUT_ATTEMPTS):
+        read = deposits.read_definitions(account)
+        current = read.types.get(deposit_id)
+        if current is not None and current["name"] == name and current["price"] == price:
+            return deposits.public(deposit_id, current)
+        if current is None and len(read.types) >= DEPOSIT_TYPES:
+            return deposits.Full()
+        kind = ChangeType.DEPOSIT_UPDATED if current is not None else ChangeType.DEPOSIT_CREATED
+        with unit_of_work(account, clock.now()) as uow:
+            uow.add(*deposits.putting(account, deposit_id, name, price, read))
+            uow.record(Change(kind, deposit_id))
+            if uow.commit() is None:
+                return {"id": deposit_id, "name": name, "price": price}
+    return outcomes.Contended()
+
+
+def retire(account: str, deposit_id: str, retiring: bool = True) -> None | outcomes.Gone | outcomes.InUse:
+    """Mark a type no product names as being deleted (or no longer): no feed entry, nothing a GET shows changes."""
+    with unit_of_work(account, clock.now()) as uow:
+        uow.add(*deposits.retiring(account, deposit_id, retiring))
+        return uow.commit()
+
+
+def delete_type(account: str, deposit_id: str) -> None | outcomes.Gone | outcomes.InUse:
+    with unit_of_work(account, clock.now()) as uow:
+        uow.add(*deposits.deleting(account, deposit_id))
+        uow.record(Change(ChangeType.DEPOSIT_DELETED, deposit_id))
+        return uow.commit()
 
 
 def get_deposit(account: str, deposit_id: str) -> dict:
@@ -71,18 +110,18 @@ def delete_deposit(account: str, deposit_id: str) -> None:
     from ..store import deposit_guard
 
     get_deposit(account, deposit_id)
-    _raise_for_refusal(deposits.retire(account, deposit_id), deposit_id)
+    _raise_for_refusal(retire(account, deposit_id), deposit_id)
     deleted = False
     try:
         if deposit_guard.open_delivery_names(account, deposit_id):
             raise Conflict(f"deposit type {deposit_id} is named by a delivery that is not final and cannot be deleted")
         if deposits.any_balance(account, deposit_id):
             raise Conflict(f"deposit type {deposit_id} is in a customer's balance and cannot be deleted")
-        _raise_for_refusal(deposits.delete(account, deposit_id, clock.now()), deposit_id)
+        _raise_for_refusal(delete_type(account, deposit_id), deposit_id)
         deleted = True
     finally:
         if not deleted:
-            deposits.retire(account, deposit_id, retiring=False)
+            retire(account, deposit_id, retiring=False)
 
 
 def _raise_for_refusal(refused, deposit_id: str) -> None:
@@ -127,12 +166,10 @@ def adjust_balance(account: str, customer_id: str, body, idempotency: "Idempoten
             ) from None
         raise
     answer = (lambda types, held: idempotency.completion(arithmetic.balances(types, held))) if idempotency else None
-    done = deposits.adjust(
-        account, customer_id, adjustment.id, adjustment.count, adjustment.message, clock.now(), answer
-    )
+    done = adjusted(account, customer_id, adjustment.id, adjustment.count, adjustment.message, answer)
     if isinstance(done, outcomes.Gone):
         raise _customer_gone(customer_id)
-    if isinstance(done, outcomes.Stale):
+    if isinstance(done, deposits.Unknown):
         raise invalid("id", "is not a deposit type of this supplier")
     if isinstance(done, outcomes.LostClaim):
         raise Busy("another request with this Idempotency-Key took over; retry to get its answer")
@@ -142,6 +179,45 @@ def adjust_balance(account: str, customer_id: str, body, idempotency: "Idempoten
         raise Busy(f"deposit type {adjustment.id} is being deleted; try again")
     # Keyed: the answer recorded with the write; else the balances as they are now.
     return arithmetic.balances(done["types"], done["held"]) if idempotency else customer_balances(account, customer_id)
+
+
+ADJUST_ATTEMPTS = 30
+
+
+def adjusted(
+    account: str, customer_id: str, deposit_id: str, count: int, message: str, answer=None
+) -> dict | outcomes.Refusal:
+    """Add `count` to one balance, with its statement record and its feed entry; {types, held} as they are after
+    it. Gone when the customer does not exist, deposits.Unknown when the type does not (both checked in the same
+    transaction), Retiring while it is being deleted; Contended when others kept writing between our read and our
+    write. `answer(types, held)`: the Idempotency-Key completion to record in the same write (§11), which is then
+    conditional on the balances being as read, so the answer recorded is exactly what was written."""
+    from ..domain.retry import attempts, back_off
+
+    for attempt in attempts(None, ADJUST_ATTEMPTS, 0):  # bounded by count, as the store's own retries were
+        read = deposits.read_for_adjustment(account, customer_id)
+        if read is None:
+            return outcomes.Gone()
+        if deposit_id not in read.types:
+            return deposits.Unknown()
+        if deposit_id in read.retiring:
+            return deposits.Retiring()
+        held = {**read.held, deposit_id: read.held.get(deposit_id, 0) + count}
+        now = clock.now()
+        with unit_of_work(account, now) as uow:
+            uow.add(
+                *deposits.adjusting(account, customer_id, deposit_id, count, message, now, read, answer is not None)
+            )
+            uow.record(Change(ChangeType.CUSTOMER_DEPOSITS_UPDATED, customer_id, customer_id=customer_id))
+            if answer is not None:
+                uow.answer(answer(read.types, held))
+            refused = uow.commit()
+        if refused is None:
+            return {"types": read.types, "held": held}
+        if not isinstance(refused, (outcomes.Stale, outcomes.Contended)):
+            return refused
+        back_off(attempt, time.sleep, first=0.002, cap=0.05)
+    return outcomes.Contended()
 
 
 @paged

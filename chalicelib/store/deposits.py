@@ -14,18 +14,14 @@
 """
 
 import datetime as dt
-import time
+from dataclasses import dataclass
 
-from botocore.exceptions import ClientError
-
-from ..domain.feed import Change, ChangeType
-from ..domain.limits import DEPOSIT_TYPES
-from ..domain.retry import attempts, back_off
-from . import batch, feed, keys, table
-from .outcomes import Contended, Gone, InUse, LostClaim, Refusal, Stale
+from . import batch, keys, table
+from .outcomes import Gone, InUse, Refusal, Stale
+from .unit_of_work import Operation
 
 BALANCE_PREFIX = "D#"
-PUT_ATTEMPTS = 5
+_NEW = "attribute_not_exists(PK)"
 
 
 class Full(Refusal):
@@ -61,16 +57,12 @@ def read_types(account: str, consistent: bool = False, usable_only: bool = False
     return types_of(table.from_item(response["Item"]) if "Item" in response else None, usable_only)
 
 
-def _created(account: str, deposit_id: str) -> dict:
+def _created(account: str, deposit_id: str) -> Operation:
     """The Put of a new type's own item, no product naming it yet."""
     item = {**keys.deposit_type_key(account, deposit_id), "refs": 0}
-    return {
-        "Put": {
-            "TableName": table.name(),
-            "Item": table.to_item(item),
-            "ConditionExpression": "attribute_not_exists(PK)",
-        }
-    }
+    return Operation(
+        {"Put": {"TableName": table.name(), "Item": table.to_item(item), "ConditionExpression": _NEW}}, Stale()
+    )
 
 
 def _update(account: str, expression: str, condition: str, names: dict, values: dict) -> dict:
@@ -84,70 +76,57 @@ def _update(account: str, expression: str, condition: str, names: dict, values: 
     }
 
 
-def put(account: str, deposit_id: str, name: str, price: int, now: dt.datetime) -> dict | Full | Contended:
-    """Create or change a type; the same name and price again write nothing (and append no feed entry).
-    Contended: others kept changing the account's types between our read and our write, PUT_ATTEMPTS times."""
+@dataclass(frozen=True)
+class Definitions:
+    """The account's types as a write of them starts from."""
+
+    types: dict[str, dict]  # id -> {"name", "price"}
+    exists: bool  # whether the types item exists
+    count: int
+
+
+def read_definitions(account: str) -> Definitions:
     types_key = keys.deposit_types_key(account)
-    for _ in range(PUT_ATTEMPTS):
-        found = batch.get_items([types_key], consistent=True)
-        item = batch.pick(found, types_key)
-        types = types_of(item)
-        current = types.get(deposit_id)
-        if current is not None and current["name"] == name and current["price"] == price:
-            return public(deposit_id, current)
-        if current is None and len(types) >= DEPOSIT_TYPES:
-            return Full()
-        if item is None:
-            whole = {**types_key, "types": {deposit_id: {"name": name, "price": price}}, "count": 1}
-            writes = [
-                {
-                    "Put": {
-                        "TableName": table.name(),
-                        "Item": table.to_item(whole),
-                        "ConditionExpression": "attribute_not_exists(PK)",
-                    }
-                }
-            ]
-            writes.append(_created(account, deposit_id))
-        elif current is None:
-            writes = [
-                {
-                    "Update": _update(
-                        account,
-                        "SET #t.#d = :entry ADD #count :one",
-                        "attribute_not_exists(#t.#d) AND #count = :seen",
-                        {"#d": deposit_id, "#count": "count"},
-                        {"entry": {"name": name, "price": price}, "one": 1, "seen": int(item.get("count", 0))},
-                    )
-                },
-                _created(account, deposit_id),
-            ]
-        else:
-            writes = [
-                {
-                    "Update": _update(
-                        account,
-                        "SET #t.#d.#n = :name, #t.#d.#p = :price",
-                        "attribute_exists(#t.#d)",
-                        {"#d": deposit_id, "#n": "name", "#p": "price"},
-                        {"name": name, "price": price},
-                    )
-                }
-            ]
-        kind = ChangeType.DEPOSIT_UPDATED if current is not None else ChangeType.DEPOSIT_CREATED
-        try:
-            feed.commit(account, writes, [Change(kind, deposit_id)], now)
-            return {"id": deposit_id, "name": name, "price": price}
-        except ClientError as error:
-            if table.CONDITION_FAILED not in table.cancellation_codes(error):
-                raise
-    return Contended()
+    item = batch.pick(batch.get_items([types_key], consistent=True), types_key)
+    return Definitions(types_of(item), item is not None, int((item or {}).get("count", 0)))
 
 
-def retire(account: str, deposit_id: str, retiring: bool = True) -> None | Gone | InUse:
+def putting(account: str, deposit_id: str, name: str, price: int, read: Definitions) -> list[Operation]:
+    """Create or change a type, conditional on the definitions read (Stale: they changed meanwhile, read again)."""
+    entry = {"name": name, "price": price}
+    if not read.exists:
+        whole = {**keys.deposit_types_key(account), "types": {deposit_id: entry}, "count": 1}
+        put = {"TableName": table.name(), "Item": table.to_item(whole), "ConditionExpression": _NEW}
+        return [Operation({"Put": put}, Stale()), _created(account, deposit_id)]
+    if deposit_id not in read.types:
+        added = _update(
+            account,
+            "SET #t.#d = :entry ADD #count :one",
+            "attribute_not_exists(#t.#d) AND #count = :seen",
+            {"#d": deposit_id, "#count": "count"},
+            {"entry": entry, "one": 1, "seen": read.count},
+        )
+        return [Operation({"Update": added}, Stale()), _created(account, deposit_id)]
+    changed = _update(
+        account,
+        "SET #t.#d.#n = :name, #t.#d.#p = :price",
+        "attribute_exists(#t.#d)",
+        {"#d": deposit_id, "#n": "name", "#p": "price"},
+        {"name": name, "price": price},
+    )
+    return [Operation({"Update": changed}, Stale())]
+
+
+def _in_use_or_gone(account: str, deposit_id: str):
+    """What a refused mark or delete of a type means, read after the refusal: InUse while the type is still there
+    (a product names it), else Gone."""
+    return lambda: InUse() if deposit_id in read_types(account, consistent=True) else Gone()
+
+
+def retiring(account: str, deposit_id: str, retiring: bool = True) -> list[Operation]:
     """Mark a type no product names as being deleted (or no longer, `retiring` False), in its definition and its
     own item: from then on adjustments of it are refused, and orders and responses do not take it as new empties.
-    No feed entry: nothing a GET shows changes."""
+    Nothing a GET shows changes (no Change to record)."""
     expression = "SET #t.#d.#r = :yes" if retiring else "REMOVE #t.#d.#r"
     values = {"yes": True} if retiring else {}
     marked = _update(account, expression, "attribute_exists(#t.#d)", {"#d": deposit_id, "#r": RETIRING}, values)
@@ -163,13 +142,8 @@ def retire(account: str, deposit_id: str, retiring: bool = True) -> None | Gone 
     }
     if not retiring:
         del own["ExpressionAttributeValues"]
-    try:
-        table.client().transact_write_items(TransactItems=[{"Update": marked}, {"Update": own}])
-    except ClientError as error:
-        if table.CONDITION_FAILED not in table.cancellation_codes(error):
-            raise
-        return InUse() if deposit_id in read_types(account, consistent=True) else Gone()
-    return None
+    refused = _in_use_or_gone(account, deposit_id)
+    return [Operation({"Update": marked}, refused), Operation({"Update": own}, refused)]
 
 
 def usable_check(account: str, deposit_ids) -> list[dict]:
@@ -191,8 +165,8 @@ def refused_unusable(failed: table.WriteFailed, account: str) -> bool:
     return failed.reasons.get(table.key_of(keys.deposit_types_key(account))) == table.CONDITION_FAILED
 
 
-def delete(account: str, deposit_id: str, now: dt.datetime) -> None | Gone | InUse:
-    """Delete a type no product names; None when deleted. (Balances are checked before: any_balance.)"""
+def deleting(account: str, deposit_id: str) -> list[Operation]:
+    """Delete a type no product names (InUse, Gone). (Balances are checked before: any_balance.)"""
     write = _update(
         account,
         "REMOVE #t.#d ADD #count :minus",
@@ -206,15 +180,8 @@ def delete(account: str, deposit_id: str, now: dt.datetime) -> None | Gone | InU
         "ConditionExpression": "refs = :zero",
         "ExpressionAttributeValues": table.values(zero=0),
     }
-    try:
-        feed.commit(
-            account, [{"Update": write}, {"Delete": unnamed}], [Change(ChangeType.DEPOSIT_DELETED, deposit_id)], now
-        )
-    except ClientError as error:
-        if table.CONDITION_FAILED not in table.cancellation_codes(error):
-            raise
-        return InUse() if deposit_id in read_types(account, consistent=True) else Gone()
-    return None
+    refused = _in_use_or_gone(account, deposit_id)
+    return [Operation({"Update": write}, refused), Operation({"Delete": unnamed}, refused)]
 
 
 def any_balance(account: str, deposit_id: str) -> bool:
@@ -319,66 +286,68 @@ def _check(key: dict, condition: str, names: dict | None = None, values: dict | 
 
 
 MOVED = "moved"  # how many moves a customer's balances item has taken: what a keyed adjustment is conditional on
-ADJUST_ATTEMPTS = 30
 
 
-def adjust(
-    account: str, customer_id: str, deposit_id: str, count: int, message: str, now: dt.datetime, answer=None
-) -> dict | Gone | Stale | Contended | LostClaim | Retiring:
-    """Add `count` to one balance, with its statement record (the type's name and price now, and the message) and
-    its feed entry; (types, balances) as they are after it. Gone when the customer does not exist, Stale when the
-    type does not (both checked in the same transaction); Contended when others kept writing between our read and
-    our write. `answer(types, balances)`: the Idempotency-Key completion to record in the same write (§11), which
-    is then conditional on the balances being as read, so the answer recorded is exactly what was written."""
-    from .deposit_statement import record_operation
-    from .idempotency import complete_operation
+@dataclass(frozen=True)
+class Balances:
+    """A customer's balances as an adjustment starts from them (read_for_adjustment)."""
 
+    types: dict[str, dict]
+    held: dict[str, int]
+    retiring: frozenset  # the types being deleted
+    moved: int | None  # how many moves the balances item has taken (None: no item yet)
+
+
+class Unknown(Refusal):
+    """The deposit type does not exist."""
+
+
+def read_for_adjustment(account: str, customer_id: str) -> Balances | None:
+    """The types and the customer's balances, read consistently in one request; None: no such customer."""
     customer_key, types_key, balance_key = balances_keys(account, customer_id)
-    for attempt in attempts(None, ADJUST_ATTEMPTS, 0):  # bounded by count: the store reads no clock
-        found = batch.get_items([customer_key, types_key, balance_key], consistent=True)
-        if batch.pick(found, customer_key) is None:
-            return Gone()
-        types, balance = types_of(batch.pick(found, types_key)), batch.pick(found, balance_key)
-        current = types.get(deposit_id)
-        if current is None:
-            return Stale()
-        held = held_in(balance)
-        held[deposit_id] = held.get(deposit_id, 0) + count
-        moved = balance_operation(account, customer_id, {deposit_id: count})
-        if ((batch.pick(found, types_key) or {}).get("types") or {}).get(deposit_id, {}).get(RETIRING):
-            return Retiring()
-        valued = _check(
-            types_key, "#t.#d.#n = :name AND #t.#d.#p = :price AND attribute_not_exists(#t.#d.#r)",
-            {"#t": "types", "#d": deposit_id, "#n": "name", "#p": "price", "#r": RETIRING},
-            {"name": current["name"], "price": current["price"]},
-        )  # fmt: skip
-        operations = [
-            moved,
-            record_operation(account, customer_id, now, {deposit_id: {**current, "count": count}}, message=message),
-            _check(customer_key, "attribute_exists(PK)"),
-            _check(keys.deposit_type_key(account, deposit_id), "attribute_exists(PK)"),
-            valued,
-        ]
-        if answer is not None:
-            seen = (balance or {}).get(MOVED)
-            update = moved["Update"]
-            update["ConditionExpression"] = "attribute_not_exists(#moved)" if seen is None else "#moved = :seen"
-            if seen is not None:
-                update["ExpressionAttributeValues"].update(table.values(seen=int(seen)))
-            operations.append(complete_operation(answer(types, held)))
-        change = Change(ChangeType.CUSTOMER_DEPOSITS_UPDATED, customer_id, customer_id=customer_id)
-        try:
-            feed.commit(account, operations, [change], now)
-            return {"types": types, "held": held}
-        except ClientError as error:
-            reasons = table.cancellation_reasons(error, operations)
-            if table.CONDITION_FAILED not in reasons.values():
-                raise
-            if reasons.get(table.key_of(customer_key)) == table.CONDITION_FAILED:
-                return Gone()
-            if reasons.get(table.key_of(keys.deposit_type_key(account, deposit_id))) == table.CONDITION_FAILED:
-                return Stale()
-            if answer is not None and reasons.get(table.item_key(operations[-1])) == table.CONDITION_FAILED:
-                return LostClaim()
-        back_off(attempt, time.sleep, first=0.002, cap=0.05)
-    return Contended()
+    found = batch.get_items([customer_key, types_key, balance_key], consistent=True)
+    if batch.pick(found, customer_key) is None:
+        return None
+    item, balance = batch.pick(found, types_key), batch.pick(found, balance_key)
+    retiring = frozenset(d for d, t in ((item or {}).get("types") or {}).items() if t.get(RETIRING))
+    moved = (balance or {}).get(MOVED)
+    return Balances(types_of(item), held_in(balance), retiring, int(moved) if moved is not None else None)
+
+
+def adjusting(
+    account: str,
+    customer_id: str,
+    deposit_id: str,
+    count: int,
+    message: str,
+    now: dt.datetime,
+    read: Balances,
+    keyed: bool = False,
+) -> list[Operation]:
+    """Add `count` to one balance, with its statement record (the type's name and price as read, and the message).
+    Gone when the customer went, Unknown when the type did; Stale when the type's name or price changed or it is
+    being deleted (read again). `keyed`: conditional on the balances being as read too, so an Idempotency-Key answer
+    recorded with it is exactly what was written."""
+    from .deposit_statement import record_operation
+
+    customer_key, types_key, _ = balances_keys(account, customer_id)
+    current = read.types[deposit_id]
+    moved = balance_operation(account, customer_id, {deposit_id: count})
+    valued = _check(
+        types_key, "#t.#d.#n = :name AND #t.#d.#p = :price AND attribute_not_exists(#t.#d.#r)",
+        {"#t": "types", "#d": deposit_id, "#n": "name", "#p": "price", "#r": RETIRING},
+        {"name": current["name"], "price": current["price"]},
+    )  # fmt: skip
+    if keyed:
+        update = moved["Update"]
+        update["ConditionExpression"] = "attribute_not_exists(#moved)" if read.moved is None else "#moved = :seen"
+        if read.moved is not None:
+            update["ExpressionAttributeValues"].update(table.values(seen=read.moved))
+    record = record_operation(account, customer_id, now, {deposit_id: {**current, "count": count}}, message=message)
+    return [
+        Operation(moved, Stale()),
+        Operation(record),
+        Operation(_check(customer_key, "attribute_exists(PK)"), Gone(), rank=2),
+        Operation(_check(keys.deposit_type_key(account, deposit_id), "attribute_exists(PK)"), Unknown(), rank=1),
+        Operation(valued, Stale()),
+    ]

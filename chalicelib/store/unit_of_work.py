@@ -137,10 +137,13 @@ class UnitOfWork:
         failed = [op for op in self.operations if reasons.get(op.key) == table.CONDITION_FAILED and op.refused]
         if failed:
             top = max(operation.rank for operation in failed)
-            refusals = [_evaluated(operation.refused) for operation in failed if operation.rank == top]
-            if all(isinstance(refused, ProductsGone) for refused in refusals):  # one answer names them all
-                return ProductsGone(frozenset().union(*(refused.product_ids for refused in refusals)))
-            return refusals[0]
+            first, *others = [operation.refused for operation in failed if operation.rank == top]
+            first = _evaluated(first)  # a callable is asked once, after the failure: it may read
+            if isinstance(first, ProductsGone):  # products gone on several operations: one answer names them all
+                gone = [first, *map(_evaluated, others)]
+                if all(isinstance(refused, ProductsGone) for refused in gone):
+                    return ProductsGone(frozenset().union(*(refused.product_ids for refused in gone)))
+            return first
         if table.CONDITION_FAILED not in reasons.values():
             if table.TRANSACTION_CONFLICT in reasons.values():
                 return Contended()

@@ -3,6 +3,7 @@ and what the supplier confirmed before the amendment no longer counts until its 
 
 import pytest
 
+from chalicelib.service import deposits as deposit_uses
 from tests.api.deliveries_helpers import CUSTOMER_TOKEN, USER, place, put_product, respond, shop  # noqa: F401
 from tests.api.test_deposit_deliveries import BOTTLE_E, CRATE, CRATE_E, LAGER, PALLET_E
 from tests.conftest import problem_paths
@@ -108,14 +109,14 @@ def test_responses_before_an_amendment_no_longer_state_the_items_or_empties(drin
 
 def test_new_empties_of_a_type_deleted_between_read_and_write_are_refused_naming_them(drinks, monkeypatch):
     """An amendment's new empties are conditional on their types when it commits, as an order's are (§15's guard)."""
-    from chalicelib.store import deliveries, deposits
+    from chalicelib.store import deliveries
 
     assert drinks.put("/deposits/tray", {"name": "Tray", "price": 100}).status_code == 200  # no product names it
     delivery = place(drinks, [{"id": "ale", "count": 1}])
     original = deliveries.change
 
     def retired_meanwhile(*args, **kwargs):
-        assert deposits.retire("acme", "tray") is None  # a DELETE of the type is under way
+        assert deposit_uses.retire("acme", "tray") is None  # a DELETE of the type is under way
         return original(*args, **kwargs)
 
     monkeypatch.setattr(deliveries, "change", retired_meanwhile)

@@ -1,6 +1,7 @@
 """The second review of deposits (issue 36): its reproductions, each failing before its fix."""
 
-from chalicelib.store import feed
+from chalicelib.service import deposits as deposit_uses
+from chalicelib.store.unit_of_work import UnitOfWork
 from tests.api.deliveries_helpers import CUSTOMER, shop  # noqa: F401
 from tests.api.test_deposit_deliveries import drinks  # noqa: F401
 
@@ -11,17 +12,17 @@ def crate_balance(api) -> int:
 
 def test_a_keyed_adjustment_whose_process_dies_after_its_write_is_not_applied_again(drinks, monkeypatch):
     """The answer is recorded in the write that adjusts (§11): the retry replays it (5, not 10)."""
-    real = feed.commit
+    real = UnitOfWork.commit
 
-    def commit_then_die(*args, **kwargs):
-        real(*args, **kwargs)
+    def commit_then_die(uow):
+        real(uow)
         raise RuntimeError("the process died after its write")
 
-    monkeypatch.setattr(feed, "commit", commit_then_die)
+    monkeypatch.setattr(UnitOfWork, "commit", commit_then_die)
     body = {"id": "crate", "count": 5, "message": "opening balance"}
     headers = {"Idempotency-Key": "adjust-1"}
     assert drinks.post(f"/customers/{CUSTOMER}/deposits", body, headers=headers).status_code == 500
-    monkeypatch.setattr(feed, "commit", real)
+    monkeypatch.setattr(UnitOfWork, "commit", real)
     retried = drinks.post(f"/customers/{CUSTOMER}/deposits", body, headers=headers)
     assert retried.status_code == 200, retried.data
     assert retried.headers.get("Idempotent-Replayed") == "true"
@@ -192,14 +193,14 @@ def test_empties_are_bounded_in_bytes_and_three_lists_at_the_bound_fit_an_open_d
 def test_an_order_whose_empties_type_is_being_deleted_when_it_commits_is_refused(drinks, monkeypatch):
     """A DELETE marks the type between the order's read and its write: the order's transaction is conditional on
     the types of its empties being usable, so no open delivery ever names a type being deleted."""
-    from chalicelib.store import deliveries, deposits
+    from chalicelib.store import deliveries
     from tests.api.deliveries_helpers import ACCOUNT, order
     from tests.conftest import problem_paths
 
     real = deliveries.place
 
     def deleted_meanwhile(*args, **kwargs):
-        deposits.retire(ACCOUNT, "keg")
+        deposit_uses.retire(ACCOUNT, "keg")
         return real(*args, **kwargs)
 
     monkeypatch.setattr(deliveries, "place", deleted_meanwhile)
@@ -210,12 +211,12 @@ def test_an_order_whose_empties_type_is_being_deleted_when_it_commits_is_refused
     assert problem_paths(refused) == ["empties[1].id"]
     assert drinks.get("/deliveries").data["deliveries"] == []
     monkeypatch.setattr(deliveries, "place", real)
-    deposits.retire(ACCOUNT, "keg", retiring=False)
+    deposit_uses.retire(ACCOUNT, "keg", retiring=False)
     assert order(drinks, [{"id": "water", "count": 1}], empties=[{"id": "keg", "count": 2}]).status_code == 200
 
 
 def test_a_response_whose_new_empties_type_is_being_deleted_when_it_commits_is_refused(drinks, monkeypatch):
-    from chalicelib.store import deliveries, deposits
+    from chalicelib.store import deliveries
     from tests.api.deliveries_helpers import ACCOUNT, place, respond
     from tests.conftest import problem_paths
 
@@ -223,7 +224,7 @@ def test_a_response_whose_new_empties_type_is_being_deleted_when_it_commits_is_r
     real = deliveries.change
 
     def deleted_meanwhile(*args, **kwargs):
-        deposits.retire(ACCOUNT, "keg")
+        deposit_uses.retire(ACCOUNT, "keg")
         return real(*args, **kwargs)
 
     monkeypatch.setattr(deliveries, "change", deleted_meanwhile)
@@ -231,7 +232,7 @@ def test_a_response_whose_new_empties_type_is_being_deleted_when_it_commits_is_r
     assert refused.status_code == 400 and problem_paths(refused) == ["empties[0].id"], refused.data
     assert drinks.get(f"/deliveries/{delivery['id']}").data["status"] == "REQUESTED"
     monkeypatch.setattr(deliveries, "change", real)
-    deposits.retire(ACCOUNT, "keg", retiring=False)
+    deposit_uses.retire(ACCOUNT, "keg", retiring=False)
     assert (
         respond(drinks, delivery["id"], {"type": "ACCEPT", "empties": [{"id": "keg", "count": 1}]}).status_code == 200
     )

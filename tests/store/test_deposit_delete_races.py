@@ -4,6 +4,7 @@ interleaving, no open delivery and no non-zero balance ever holds a type that no
 from concurrent.futures import ThreadPoolExecutor
 
 from chalicelib.domain.errors import ServiceError
+from chalicelib.service import deposits as deposit_uses
 from chalicelib.store import deposit_guard, deposits, keys, table
 from tests.store.conftest import ACCOUNT
 from tests.store.test_deposits_store import local_api  # noqa: F401 (a fixture; engine comes from conftest)
@@ -77,16 +78,14 @@ def test_deletes_racing_receives_and_adjustments_leave_no_balance_or_open_delive
 
 
 def test_a_type_being_deleted_takes_no_adjustment_and_no_new_empties(engine):
-    from tests.store.conftest import NOW
-
-    deposits.put(ACCOUNT, "tray", "Tray", 100, NOW)
+    deposit_uses.save_type(ACCOUNT, "tray", "Tray", 100)
     table.client().put_item(
         TableName=table.name(), Item=table.to_item({**keys.customer_key(ACCOUNT, "bar"), "data": {"id": "bar"}})
     )
-    assert deposits.retire(ACCOUNT, "tray") is None
-    assert isinstance(deposits.adjust(ACCOUNT, "bar", "tray", 1, "m", NOW), deposits.Retiring)
+    assert deposit_uses.retire(ACCOUNT, "tray") is None
+    assert isinstance(deposit_uses.adjusted(ACCOUNT, "bar", "tray", 1, "m"), deposits.Retiring)
     assert "tray" in deposits.read_types(ACCOUNT, consistent=True)  # GET /deposits still lists it
     assert "tray" not in deposits.read_types(ACCOUNT, consistent=True, usable_only=True)  # empties refuse it
-    assert deposits.retire(ACCOUNT, "tray", retiring=False) is None
-    assert isinstance(deposits.adjust(ACCOUNT, "bar", "tray", 1, "m", NOW), dict)
-    assert deposits.retire(ACCOUNT, "nope") == deposits.Gone()
+    assert deposit_uses.retire(ACCOUNT, "tray", retiring=False) is None
+    assert isinstance(deposit_uses.adjusted(ACCOUNT, "bar", "tray", 1, "m"), dict)
+    assert deposit_uses.retire(ACCOUNT, "nope") == deposits.Gone()

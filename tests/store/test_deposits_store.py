@@ -6,9 +6,9 @@ from decimal import Decimal
 
 import pytest
 
+from chalicelib.service import deposits as deposit_uses
 from chalicelib.store import deposits, keys, outcomes, products, table
 from tests.store.conftest import ACCOUNT, NOW, sample_product
-from tests.transactions import cancelled
 
 
 def bottled(product_id="cola", deposit="bottle"):
@@ -24,9 +24,9 @@ def references(deposit_id):
 
 
 def test_types_are_created_changed_and_counted(engine):
-    assert deposits.put(ACCOUNT, "bottle", "Bottle", 8, NOW) == {"id": "bottle", "name": "Bottle", "price": 8}
-    assert deposits.put(ACCOUNT, "crate", "Crate", 150, NOW) == {"id": "crate", "name": "Crate", "price": 150}
-    assert deposits.put(ACCOUNT, "crate", "Crate", 160, NOW)["price"] == 160
+    assert deposit_uses.save_type(ACCOUNT, "bottle", "Bottle", 8) == {"id": "bottle", "name": "Bottle", "price": 8}
+    assert deposit_uses.save_type(ACCOUNT, "crate", "Crate", 150) == {"id": "crate", "name": "Crate", "price": 150}
+    assert deposit_uses.save_type(ACCOUNT, "crate", "Crate", 160)["price"] == 160
     assert deposits.read_types(ACCOUNT, consistent=True) == {
         "bottle": {"name": "Bottle", "price": 8},
         "crate": {"name": "Crate", "price": 160},
@@ -34,12 +34,12 @@ def test_types_are_created_changed_and_counted(engine):
 
 
 def test_a_named_type_stays_until_no_product_names_it(engine, drinks):
-    deposits.put(ACCOUNT, "bottle", "Bottle", 8, NOW)
+    deposit_uses.save_type(ACCOUNT, "bottle", "Bottle", 8)
     assert references("bottle") == 0
     assert isinstance(products.save(ACCOUNT, bottled("cola"), now=NOW, create_only=True), str)
     assert isinstance(products.save(ACCOUNT, bottled("fanta"), now=NOW, create_only=True), str)
     assert references("bottle") == 2
-    assert deposits.delete(ACCOUNT, "bottle", NOW) == outcomes.InUse()
+    assert deposit_uses.delete_type(ACCOUNT, "bottle") == outcomes.InUse()
     assert products.delete(ACCOUNT, "cola", NOW) is None
     revision = products.get(ACCOUNT, "fanta", consistent=True).revision
     saved = products.save(
@@ -47,15 +47,15 @@ def test_a_named_type_stays_until_no_product_names_it(engine, drinks):
     )
     assert isinstance(saved, str)
     assert references("bottle") == 0
-    assert deposits.delete(ACCOUNT, "bottle", NOW) is None
+    assert deposit_uses.delete_type(ACCOUNT, "bottle") is None
     assert references("bottle") is None  # its own item goes with it
-    assert deposits.delete(ACCOUNT, "bottle", NOW) == outcomes.Gone()
+    assert deposit_uses.delete_type(ACCOUNT, "bottle") == outcomes.Gone()
 
 
 def test_a_product_naming_a_type_deleted_after_its_read_is_not_written(engine, drinks):
-    deposits.put(ACCOUNT, "bottle", "Bottle", 8, NOW)
-    deposits.put(ACCOUNT, "crate", "Crate", 150, NOW)
-    assert deposits.delete(ACCOUNT, "bottle", NOW) is None  # between the service's check and its write
+    deposit_uses.save_type(ACCOUNT, "bottle", "Bottle", 8)
+    deposit_uses.save_type(ACCOUNT, "crate", "Crate", 150)
+    assert deposit_uses.delete_type(ACCOUNT, "bottle") is None  # between the service's check and its write
     assert products.save(ACCOUNT, bottled("cola"), now=NOW, create_only=True) == outcomes.Stale()
     assert products.get(ACCOUNT, "cola", consistent=True) is None
 
@@ -63,7 +63,7 @@ def test_a_product_naming_a_type_deleted_after_its_read_is_not_written(engine, d
 def test_concurrent_adjustments_of_one_customer_all_count(engine):
     if engine == "moto":
         pytest.skip("moto's transactions are not thread-safe; DynamoDB Local's are")
-    deposits.put(ACCOUNT, "crate", "Crate", 150, NOW)
+    deposit_uses.save_type(ACCOUNT, "crate", "Crate", 150)
     from chalicelib.store import keys, table
 
     table.client().put_item(
@@ -71,25 +71,25 @@ def test_concurrent_adjustments_of_one_customer_all_count(engine):
         Item=table.to_item({**keys.customer_key(ACCOUNT, "bar"), "data": {"id": "bar", "name": "Bar"}}),
     )
     with ThreadPoolExecutor(8) as pool:
-        results = list(pool.map(lambda n: deposits.adjust(ACCOUNT, "bar", "crate", n, "m", NOW), range(1, 17)))
+        results = list(pool.map(lambda n: deposit_uses.adjusted(ACCOUNT, "bar", "crate", n, "m"), range(1, 17)))
     assert all(isinstance(result, dict) for result in results)
     types, held = deposits.read_balances(ACCOUNT, "bar")
     assert held == {"crate": sum(range(1, 17))}
 
 
 def test_adjusting_an_unknown_customer_or_type(engine):
-    deposits.put(ACCOUNT, "crate", "Crate", 150, NOW)
-    assert deposits.adjust(ACCOUNT, "nobody", "crate", 1, "m", NOW) == outcomes.Gone()
+    deposit_uses.save_type(ACCOUNT, "crate", "Crate", 150)
+    assert deposit_uses.adjusted(ACCOUNT, "nobody", "crate", 1, "m") == outcomes.Gone()
     from chalicelib.store import keys, table
 
     table.client().put_item(
         TableName=table.name(),
         Item=table.to_item({**keys.customer_key(ACCOUNT, "bar"), "data": {"id": "bar", "name": "Bar"}}),
     )
-    assert deposits.adjust(ACCOUNT, "bar", "keg", 1, "m", NOW) == outcomes.Stale()
+    assert deposit_uses.adjusted(ACCOUNT, "bar", "keg", 1, "m") == deposits.Unknown()
     assert deposits.read_balances(ACCOUNT, "bar") == ({"crate": {"name": "Crate", "price": 150}}, {})
     assert deposits.any_balance(ACCOUNT, "crate") is False
-    assert deposits.adjust(ACCOUNT, "bar", "crate", 2, "m", NOW) == {
+    assert deposit_uses.adjusted(ACCOUNT, "bar", "crate", 2, "m") == {
         "types": {"crate": {"name": "Crate", "price": 150}},
         "held": {"crate": 2},
     }
@@ -185,7 +185,7 @@ def test_product_writes_naming_different_types_share_no_item(engine, monkeypatch
     for category in ("drinks", "beer", "water"):
         catalogue.put_category(ACCOUNT, category, {"name": category.title()})
     for deposit_id in ("bottle", "crate", "keg"):
-        deposits.put(ACCOUNT, deposit_id, deposit_id.title(), 10, NOW)
+        deposit_uses.save_type(ACCOUNT, deposit_id, deposit_id.title(), 10)
     writes = {}
     real_commit = feed.commit
 
@@ -247,30 +247,30 @@ def test_types_stored_before_they_had_their_own_item_are_given_it(engine, drinks
         "bottle": {"name": "Bottle", "price": 8},
         "crate": {"name": "Crate", "price": 150},
     }
-    assert deposits.delete(ACCOUNT, "bottle", NOW) == outcomes.InUse()
-    assert deposits.delete(ACCOUNT, "crate", NOW) is None
+    assert deposit_uses.delete_type(ACCOUNT, "bottle") == outcomes.InUse()
+    assert deposit_uses.delete_type(ACCOUNT, "crate") is None
     assert isinstance(products.save(ACCOUNT, bottled("fanta"), now=NOW, create_only=True), str)
     assert references("bottle") == 2
 
 
 def test_a_type_others_keep_changing_is_contended_and_the_service_answers_busy(engine, monkeypatch):
-    """Like a category or the webhook settings (issue 26.4): the store answers the outcome Contended after
+    """Like a category or the webhook settings (issue 26.4): save_type answers the outcome Contended after
     PUT_ATTEMPTS lost races, never a service error; the service makes it the 409 every contended write gives."""
     from chalicelib.domain.errors import Busy
     from chalicelib.service import contention
     from chalicelib.service import deposits as service
-    from chalicelib.store import feed
+    from chalicelib.store.unit_of_work import UnitOfWork
 
     tries = []
 
-    def lost_race(account, operations, changes, now, **_):
-        tries.append(len(operations))
-        raise cancelled([table.CONDITION_FAILED])
+    def lost_race(uow):
+        tries.append(len(uow.operations))
+        return outcomes.Stale()
 
     with monkeypatch.context() as patched:
-        patched.setattr(feed, "commit", lost_race)
-        assert deposits.put(ACCOUNT, "bottle", "Bottle", 8, NOW) == outcomes.Contended()
-        assert len(tries) == deposits.PUT_ATTEMPTS
+        patched.setattr(UnitOfWork, "commit", lost_race)
+        assert deposit_uses.save_type(ACCOUNT, "bottle", "Bottle", 8) == outcomes.Contended()
+        assert len(tries) == service.PUT_ATTEMPTS
         with pytest.raises(Busy, match=contention.ACCOUNT_BUSY) as raised:
             service.put_deposit(ACCOUNT, "bottle", {"name": "Bottle", "price": 8})
         assert raised.value.status == 409

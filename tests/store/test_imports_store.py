@@ -4,6 +4,7 @@ product writes are conditional on what was read (decisions §12)."""
 import datetime as dt
 
 from chalicelib.domain.feed import Change, ChangeType
+from chalicelib.service import deposits as deposit_uses
 from chalicelib.store import categories, feed, import_chunks, import_items, keys, outcomes, products, table
 from tests.store.conftest import ACCOUNT, committed, sample_product
 
@@ -210,10 +211,9 @@ def test_each_deposit_type_a_chunk_names_takes_one_item_once():
 
 
 def test_a_chunk_moves_the_reference_counts_of_the_types_it_names(engine, drinks):
-    from chalicelib.store import deposits
 
     for deposit_id in ("bottle", "crate"):
-        deposits.put(ACCOUNT, deposit_id, deposit_id.title(), 10, NOW)
+        deposit_uses.save_type(ACCOUNT, deposit_id, deposit_id.title(), 10)
     job = claimed(engine, rows=[[0], [1], [2]])
     rows = [
         created(sample_product("cola", vessel={"size": 1, "unit": "l", "deposit": "bottle"})),
@@ -228,10 +228,10 @@ def test_a_chunk_moves_the_reference_counts_of_the_types_it_names(engine, drinks
     ]
     outcome = import_chunks.commit(job, rows, NOW)
     assert isinstance(outcome, import_chunks.Committed) and outcome.rows == 3
-    assert deposits.delete(ACCOUNT, "bottle", NOW) == outcomes.InUse()
-    assert deposits.delete(ACCOUNT, "crate", NOW) == outcomes.InUse()
-    deposits.put(ACCOUNT, "keg", "Keg", 10, NOW)
-    assert deposits.delete(ACCOUNT, "keg", NOW) is None  # deleted between the job's read and its write
+    assert deposit_uses.delete_type(ACCOUNT, "bottle") == outcomes.InUse()
+    assert deposit_uses.delete_type(ACCOUNT, "crate") == outcomes.InUse()
+    deposit_uses.save_type(ACCOUNT, "keg", "Keg", 10)
+    assert deposit_uses.delete_type(ACCOUNT, "keg") is None  # deleted between the job's read and its write
     later = import_chunks.commit(
         outcome.claimed, [created(sample_product("beer", vessel={"size": 1, "unit": "l", "deposit": "keg"}))], NOW
     )
