@@ -54,6 +54,7 @@ def _write(account: str, product_id: str, build, if_match: str | None, create_on
     from ..domain import feed as changes
     from ..domain import product as product_rules
     from ..store import outcomes
+    from ..store.unit_of_work import unit_of_work
 
     for attempt in contention.attempts(WRITE_ATTEMPTS):
         current, deposit_types = products.get_for_write(account, product_id)
@@ -66,24 +67,24 @@ def _write(account: str, product_id: str, build, if_match: str | None, create_on
         if current is not None and current.same_as(data):
             return ProductView(current.data, current.revision)
         now = clock.now()
-        saved = products.save(
+        before = frozenset(product_rules.deposits_named(current.data)) if current is not None else frozenset()
+        saving = products.saving(
             account,
             data,
-            change=changes.product_change("updated" if current is not None else "created", product_id),
-            now=now,
             create_only=current is None,
             expected_revision=current.revision if current is not None else None,
             image_due=now,
-            deposits_before=frozenset(product_rules.deposits_named(current.data))
-            if current is not None
-            else frozenset(),
         )
+        with unit_of_work(account, now) as uow:
+            uow.add(saving.operation, *products.checks(account, data, before))
+            uow.record(changes.product_change("updated" if current is not None else "created", product_id))
+            saved = uow.commit()
         if isinstance(saved, outcomes.NoCategory):
             raise invalid("category", "does not name an existing category")
         if isinstance(saved, outcomes.Taken) and create_only:
             raise Conflict(f"product {product_id} already exists; use PUT to replace it")
-        if not isinstance(saved, (outcomes.Taken, outcomes.Stale)):
-            return ProductView(data, saved)
+        if saved is None:
+            return ProductView(data, saving.revision)
         if if_match is not None:
             raise PreconditionFailed(STALE_ETAG)
         contention.back_off(attempt)
@@ -126,17 +127,51 @@ def delete_product(account: str, product_id: str, if_match: str | None) -> None:
 
     if not is_identifier(product_id):
         raise _product_gone(product_id)
-    refused = products.delete(account, product_id, clock.now(), if_match)
+    refused = remove_product(account, product_id, if_match)
     if isinstance(refused, outcomes.Gone):
         raise _product_gone(product_id)
     if isinstance(refused, outcomes.InUse):
         raise Conflict(f"product {product_id} is used by a delivery and cannot be deleted")
     if isinstance(refused, outcomes.Stale):
         raise PreconditionFailed(STALE_ETAG)
+    if isinstance(refused, outcomes.Contended):
+        raise Busy("the product is being changed by many requests at once; try again")
     pricing.delete_all_of_product(account, product_id, clock.now)
 
 
 CATEGORY_ATTEMPTS = 5  # a category's write lost to others this many times in a row: Busy
+
+
+DELETE_ATTEMPTS = 5
+
+
+def remove_product(account: str, product_id: str, expected_revision: str | None = None):
+    """Delete an unused product with its feed entry; None when deleted, else why not (Gone, InUse, Stale). A product
+    whose packaging names deposit types gives their references back in the same transaction, conditional on the
+    revision read (a change meanwhile makes us read again, unless the caller named the revision)."""
+    from ..domain import feed as changes
+    from ..domain import product as product_rules
+    from ..store import outcomes
+    from ..store.unit_of_work import unit_of_work
+
+    for _ in range(DELETE_ATTEMPTS):
+        current = products.get(account, product_id, consistent=True)
+        if current is None:
+            return outcomes.Gone()
+        named = product_rules.deposits_named(current.data)
+        with unit_of_work(account, clock.now()) as uow:
+            uow.add(
+                *products.deleting(
+                    account, product_id, expected_revision or (current.revision if named else None), named
+                )
+            )
+            uow.record(changes.product_change("deleted", product_id))
+            refused = uow.commit()
+        if not isinstance(refused, outcomes.Contended) and not (
+            isinstance(refused, outcomes.Stale) and expected_revision is None
+        ):
+            return refused
+    return refused
 
 
 def put_category(account: str, category_id: str, body) -> dict:

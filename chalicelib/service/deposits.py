@@ -130,6 +130,8 @@ def _raise_for_refusal(refused, deposit_id: str) -> None:
         raise _gone(deposit_id)
     if isinstance(refused, outcomes.InUse):
         raise Conflict(f"deposit type {deposit_id} is named by a product's packaging and cannot be deleted")
+    if refused is not None:
+        raise Busy(contention.ACCOUNT_BUSY)
 
 
 def _customer_gone(customer_id: str) -> NotFound:

@@ -23,6 +23,7 @@ from typing import Callable
 from ..domain import catalogue_import, import_file
 from ..domain.catalogue_import import ImportRow, ImportStatus, Outcome
 from ..domain.errors import Busy, NotFound, UnsupportedMediaType, ValidationFailed
+from ..domain.feed import Change, ChangeType, product_change
 from ..domain.field_order import IMPORT_SUMMARY_FIELDS
 from ..domain.identifiers import is_identifier
 from ..domain.limits import IMPORT_CHUNK_SECONDS
@@ -30,6 +31,7 @@ from ..domain.product import deposits_named, validate_product
 from ..domain.timestamps import iso
 from ..store import categories, import_chunks, import_items, outcomes, product_images
 from ..store.paging import Page
+from ..store.unit_of_work import unit_of_work
 from . import clock, contention
 from .idempotency import IdempotencyClaim
 from .paging import paged
@@ -190,7 +192,7 @@ def _commit(
     `read_again()` evaluates the same rows anew, so nothing done meanwhile is lost: at least WRITE_ATTEMPTS
     times and for as long as contention lasts (service/contention.py), then Contended."""
     for attempt in contention.attempts(WRITE_ATTEMPTS):
-        outcome = import_chunks.commit(claimed, rows, clock.now())
+        outcome = commit_chunk(claimed, rows, clock.now())
         if not isinstance(outcome, outcomes.Stale):
             return outcome
         contention.back_off(attempt)
@@ -299,3 +301,28 @@ def _evaluate(claimed: import_items.ClaimedImport, stored_rows: list, now: dt.da
         )
         results.append(import_chunks.ChunkRow(outcome.value, write=write, new_category=new_category))
     return results
+
+
+def chunk_changes(chunk: import_chunks.Chunk) -> list[Change]:
+    """What a chunk changes, as the feed tells it: each product written, then each category created."""
+    written = [row.write for row in chunk.rows if row.write is not None]
+    return [
+        product_change("updated" if write.expected_revision is not None else "created", write.data["id"])
+        for write in written
+    ] + [Change(ChangeType.CATEGORY_CREATED, category) for category in chunk.new_categories]
+
+
+def commit_chunk(
+    claimed: import_items.ClaimedImport, rows: list[import_chunks.ChunkRow], now: dt.datetime
+) -> import_chunks.Committed | outcomes.Stale | outcomes.LostLease:
+    """Commit as many leading rows as one transaction holds (at least one), with their feed entries. LostLease: the
+    checkpoint's condition, our lease; Stale: a product or category they read changed meanwhile, or an item was
+    busy (the caller evaluates the rows again and retries)."""
+    chunk = import_chunks.chunk(claimed, rows)
+    with unit_of_work(claimed.account, now) as uow:
+        uow.add(*chunk.operations)
+        uow.record(*chunk_changes(chunk))
+        refused = uow.commit()
+    if refused is None:
+        return import_chunks.committed(claimed, chunk)
+    return refused if isinstance(refused, outcomes.LostLease) else outcomes.Stale()

@@ -82,8 +82,11 @@ def delete_customer_pricing(account: str, product_id: str, customer_id: str) -> 
     with unit_of_work(account, clock.now()) as uow:
         uow.add(pricing.deleting_customer_pricing(account, product_id, customer_id, read))
         uow.record(Change(ChangeType.CUSTOMER_PRICING_DELETED, product_id, customer_id=customer_id))
-        if isinstance(uow.commit(), outcomes.Gone):
-            raise NotFound(f"customer {customer_id} has no pricing for product {product_id}")
+        refused = uow.commit()
+    if isinstance(refused, outcomes.Gone):
+        raise NotFound(f"customer {customer_id} has no pricing for product {product_id}")
+    if refused is not None:
+        raise Conflict("the customer pricing was being changed by another request; try again")
 
 
 def _read_price_groups(account: str, product_id: str) -> pricing.Read:

@@ -21,7 +21,7 @@ from ..domain.feed import Change, ChangeType
 from ..domain.rendering import json_text
 from ..domain.timestamps import iso
 from ..domain.values import ORDERABLE_STATUSES
-from ..store import order_context
+from ..store import order_context, outcomes
 from ..store import standing_orders as store
 from ..store.unit_of_work import unit_of_work
 from . import clock, idempotency, ordering
@@ -115,8 +115,8 @@ def place_date(item: store.Due, stored: store.Stored, date: dt.date, context, ca
             *store.recording(item.account, item.customer_id, item.standing_id, stored.born, day, outcome, now, shown)
         )
         uow.record(*changes)
-        uow.commit()  # Taken: another placer recorded the date first
-    return outcome
+        refused = uow.commit()  # Taken: another placer recorded the date first
+    return None if isinstance(refused, outcomes.Contended) else outcome
 
 
 def _replayed(replay: idempotency.Replay) -> dict:

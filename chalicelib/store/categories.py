@@ -1,7 +1,7 @@
 """Categories: small items under the account partition."""
 
 from . import batch, keys, table
-from .outcomes import Gone, Stale, Taken
+from .outcomes import Gone, NoCategory, Stale, Taken
 from .paging import Page, query_page
 from .unit_of_work import Operation
 
@@ -68,15 +68,14 @@ def existing(account: str, category_ids: list[str], clock: batch.Clock | None = 
     return {keys.category_id_of(item) for item in found.values()}
 
 
-def exists_check(account: str, category_id: str) -> dict:
-    """A transaction's ConditionCheck that the category exists when the transaction commits."""
-    return {
-        "ConditionCheck": {
-            "TableName": table.name(),
-            "Key": table.to_item(keys.category_key(account, category_id)),
-            "ConditionExpression": "attribute_exists(PK)",
-        }
+def exists_check(account: str, category_id: str, rank: int = 0) -> Operation:
+    """The category exists when the transaction commits (NoCategory: it does not)."""
+    check = {
+        "TableName": table.name(),
+        "Key": table.to_item(keys.category_key(account, category_id)),
+        "ConditionExpression": "attribute_exists(PK)",
     }
+    return Operation({"ConditionCheck": check}, NoCategory(), rank)
 
 
 def all_names(account: str) -> dict[str, str]:

@@ -210,27 +210,27 @@ def any_balance(account: str, deposit_id: str) -> bool:
 # Products: the reference counts, moved in the product's own transaction.
 
 
-def refs_operations(account: str, deltas: dict[str, int]) -> list[dict]:
+def refs_operations(account: str, deltas: dict[str, int], refused=None) -> list[Operation]:
     """The transaction items that move the reference counts of deposit types by `deltas`, one per type that
     moves, in id order; each conditional on its type existing when it commits (a type deleted meanwhile
-    cancels the write)."""
+    cancels the write: Stale, read again and validate again, unless `refused` says otherwise)."""
     return [
-        {"Update": {
+        Operation({"Update": {
             "TableName": table.name(),
             "Key": table.to_item(keys.deposit_type_key(account, deposit_id)),
             "UpdateExpression": "ADD refs :n",
             "ConditionExpression": "attribute_exists(PK)",
             "ExpressionAttributeValues": table.values(n=deltas[deposit_id]),
-        }}
+        }}, refused or Stale(), rank=1)
         for deposit_id in sorted(deltas)
         if deltas[deposit_id]
     ]  # fmt: skip
 
 
-def product_operations(account: str, before: set[str], after: set[str]) -> list[dict]:
+def product_operations(account: str, before: set[str], after: set[str], refused=None) -> list[Operation]:
     """The reference counts of one product write: +1 for each type it names now and did not, -1 for each it no
     longer names; the types it keeps naming are not touched."""
-    return refs_operations(account, {**{d: 1 for d in after - before}, **{d: -1 for d in before - after}})
+    return refs_operations(account, {**{d: 1 for d in after - before}, **{d: -1 for d in before - after}}, refused)
 
 
 # Balances.

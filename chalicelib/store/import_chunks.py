@@ -1,22 +1,21 @@
 """One chunk of a catalogue import (decisions §12): the rows' product writes, the categories they create or
-check, their error entries and the import's new checkpoint, in one TransactWriteItems (chunk_items), so a crash
-never counts a row or a category twice or loses one, and no product names a category deleted meanwhile. The import
-item, its rows and its queue are store/import_items.py's.
+check, their error entries and the import's new checkpoint, as the operations of one unit of work (Chunk), so a
+crash never counts a row or a category twice or loses one, and no product names a category deleted meanwhile.
+service/importing.py commits it with its feed changes. The import item, its rows and its queue are
+store/import_items.py's.
 """
 
 import datetime as dt
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
-from botocore.exceptions import ClientError
-
-from ..domain.feed import Change, ChangeType, product_change
 from ..domain.limits import IMPORT_LISTED_ERRORS
 from ..domain.product import deposits_named
 from ..domain.rendering import size_in_bytes
 from . import batch, categories, deposits, feed, keys, products, table
 from .import_items import COUNTS, ClaimedImport
-from .outcomes import LostLease, Stale
+from .outcomes import LostLease
+from .unit_of_work import Operation
 
 MAX_TRANSACTION_ITEMS = 100  # DynamoDB's TransactWriteItems limit
 TRANSACTION_BYTES = 3_000_000  # TransactWriteItems takes at most 4 MB; JSON sizes run a little under DynamoDB's
@@ -145,11 +144,12 @@ def _error_items(entries: list[dict]) -> list[list[dict]]:
     return groups + [current] if current else groups
 
 
-def _checkpoint_update(claimed: ClaimedImport, progress: dict) -> dict:
-    """The import item update that moves the checkpoint, if our lease holds and nobody moved it first."""
+def _checkpoint_update(claimed: ClaimedImport, progress: dict) -> Operation:
+    """The import item update that moves the checkpoint, if our lease holds and nobody moved it first (LostLease,
+    answered before any other refusal)."""
     names = {f"#f{i}": name for i, name in enumerate(progress)}
     sets = ", ".join(f"#f{i} = :f{i}" for i in range(len(progress)))
-    return {
+    update = {
         "TableName": table.name(),
         "Key": table.to_item(keys.import_key(claimed.account, claimed.id)),
         "UpdateExpression": f"SET {sets}, stalls = :zero",
@@ -160,45 +160,47 @@ def _checkpoint_update(claimed: ClaimedImport, progress: dict) -> dict:
             **table.values(token=claimed.lease, seen=claimed.next_row, zero=0),
         },
     }
+    return Operation({"Update": update}, LostLease(), rank=3)
 
 
-def _feed_changes(rows: list[ChunkRow], new_categories: dict[str, str]) -> list[Change]:
-    changes = [
-        product_change("updated" if row.write.expected_revision is not None else "created", row.write.data["id"])
-        for row in rows
-        if row.write is not None
-    ]
-    return changes + [Change(ChangeType.CATEGORY_CREATED, category) for category in new_categories]
+@dataclass(frozen=True)
+class Chunk:
+    """The leading rows that fit one transaction and what committing them writes: the checkpoint and counts; each
+    product write (products.saving: conditional on the revision read); each category created for it (which must
+    not exist yet); a check that every other category written into exists when the transaction commits; the
+    deposit types' reference counts; the error entries. All or nothing, so a crash never counts a row or a category
+    twice or loses one, and no product names a category deleted meanwhile."""
+
+    rows: list[ChunkRow]
+    progress: dict
+    new_categories: dict[str, str]  # id -> name, created by the chunk (in a real import)
+    operations: list[Operation]
 
 
-def chunk_items(
-    claimed: ClaimedImport,
-    rows: list[ChunkRow],
-    progress: dict,
-    error_items: list[list[dict]],
-    new_categories: dict[str, str],
-) -> list[dict]:
-    """The chunk's transaction, all or nothing, in this order: the checkpoint and counts; each product write
-    (conditional on the revision read); each category created for it (which must not exist yet); a check that
-    every other category written into exists when the transaction commits; the error entries."""
-    account, dry_run = claimed.account, claimed.dry_run
-    items = [{"Update": _checkpoint_update(claimed, progress)}]
-    if dry_run:
-        return items + _error_puts(claimed, progress, error_items)
+def chunk(claimed: ClaimedImport, rows: list[ChunkRow]) -> Chunk:
+    """As many leading rows as one transaction holds (at least one), and their operations."""
+    rows = rows[: fitting(claimed, rows)]
+    progress, error_items, new_categories = _progress(claimed, rows)
+    operations = [_checkpoint_update(claimed, progress)]
+    if claimed.dry_run:
+        return Chunk(rows, progress, {}, operations + _error_puts(claimed, progress, error_items))
+    account = claimed.account
     writes = [row.write for row in rows if row.write is not None]
     for write in writes:
-        update = products.write_operation(
-            account, write.data, table.new_revision(), create_only=write.expected_revision is None,
-            expected_revision=write.expected_revision, image_due=write.image_due,
+        operations.append(
+            products.saving(
+                account, write.data, create_only=write.expected_revision is None,
+                expected_revision=write.expected_revision, image_due=write.image_due,
+            ).operation
         )  # fmt: skip
-        items.append({"Update": update})
-    items += [categories.creating(account, c, name).item for c, name in new_categories.items()]
+    operations += [categories.creating(account, c, name) for c, name in new_categories.items()]
     checked = sorted({w.data["category"] for w in writes if w.data.get("category") is not None} - set(new_categories))
-    items += [categories.exists_check(account, c) for c in checked]
-    return items + _deposit_references(account, writes) + _error_puts(claimed, progress, error_items)
+    operations += [categories.exists_check(account, c) for c in checked]
+    operations += _deposit_references(account, writes) + _error_puts(claimed, progress, error_items)
+    return Chunk(rows, progress, new_categories, operations)
 
 
-def _deposit_references(account: str, writes: list[ProductWrite]) -> list[dict]:
+def _deposit_references(account: str, writes: list[ProductWrite]) -> list[Operation]:
     """The reference counts the chunk's writes move, one item per deposit type (store/deposits.py)."""
     deltas = {}
     for write in writes:
@@ -210,38 +212,18 @@ def _deposit_references(account: str, writes: list[ProductWrite]) -> list[dict]:
     return deposits.refs_operations(account, deltas)
 
 
-def _error_puts(claimed: ClaimedImport, progress: dict, error_items: list[list[dict]]) -> list[dict]:
+def _error_puts(claimed: ClaimedImport, progress: dict, error_items: list[list[dict]]) -> list[Operation]:
     first = min(progress["error_count"], IMPORT_LISTED_ERRORS) - sum(len(group) for group in error_items)
     puts = []
     for group in error_items:
         key = keys.import_errors_key(claimed.account, claimed.id, first)
-        puts.append({"Put": {"TableName": table.name(), "Item": table.to_item({**key, "errors": group})}})
+        puts.append(Operation({"Put": {"TableName": table.name(), "Item": table.to_item({**key, "errors": group})}}))
         first += len(group)
     return puts
 
 
-def commit(claimed: ClaimedImport, rows: list[ChunkRow], now: dt.datetime) -> Committed | Stale | LostLease:
-    """Commit as many leading rows as one transaction holds (at least one): see chunk_items. Stale: a product or
-    category they read changed meanwhile (the service evaluates the rows again and retries)."""
-    rows = rows[: fitting(claimed, rows)]
-    progress, error_items, new_categories = _progress(claimed, rows)
-    items = chunk_items(claimed, rows, progress, error_items, new_categories)
-    changes = [] if claimed.dry_run else _feed_changes(rows, new_categories)
-    try:
-        if len(items) == 1:
-            table.client().update_item(**items[0]["Update"])
-        else:
-            # Each written row and each created category is one feed entry, in the chunk's own transaction.
-            feed.commit(claimed.account, items, changes, now)
-    except ClientError as error:
-        if len(items) == 1 and table.is_conditional_failure(error):
-            return LostLease()
-        reasons = table.cancellation_reasons(error, items)
-        if not reasons:
-            raise
-        if reasons.get(table.key_of(keys.import_key(claimed.account, claimed.id))) == table.CONDITION_FAILED:
-            return LostLease()  # the checkpoint's condition: our lease
-        return Stale()  # a product or category changed, or an item was busy: read the chunk again
-    created = frozenset() if claimed.dry_run else frozenset(new_categories)
+def committed(claimed: ClaimedImport, done: Chunk) -> Committed:
+    """The import as it is after the chunk committed."""
+    progress = done.progress
     after = replace(claimed, next_row=progress["next_row"], stalls=0, counts={name: progress[name] for name in COUNTS})
-    return Committed(len(rows), after, created)
+    return Committed(len(done.rows), after, frozenset(done.new_categories))

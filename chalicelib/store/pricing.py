@@ -54,7 +54,7 @@ def read_price_groups(account: str, product_id: str) -> Read:
     return _read(account, product_id, None, keys.price_groups_key(account, product_id))
 
 
-def _product_check(account: str, product_id: str, order_by: str, born: str | None) -> dict:
+def _product_check(account: str, product_id: str, order_by: str, born: str | None) -> Operation:
     # order_by beside the product's body (store/rendered.py), or inside `data` on items written before that form.
     same_order_by = "(order_by = :order_by OR #data.order_by = :order_by)"
     if order_by == DEFAULT_ORDER_BY:  # the default: stored products may leave it out
@@ -64,15 +64,18 @@ def _product_check(account: str, product_id: str, order_by: str, born: str | Non
     # The very product the pricing was validated against, not one created again with its id meanwhile.
     same_product = "#born = :born" if born is not None else "attribute_not_exists(#born)"
     values = {"order_by": order_by, **({"born": born} if born is not None else {})}
-    return {
-        "ConditionCheck": {
-            "TableName": table.name(),
-            "Key": table.to_item(keys.product_key(account, product_id)),
-            "ConditionExpression": f"attribute_exists(PK) AND {same_order_by} AND {same_product}",
-            "ExpressionAttributeNames": {"#data": "data", "#born": BORN},
-            "ExpressionAttributeValues": table.values(**values),
-        }
-    }
+    return Operation(
+        {
+            "ConditionCheck": {
+                "TableName": table.name(),
+                "Key": table.to_item(keys.product_key(account, product_id)),
+                "ConditionExpression": f"attribute_exists(PK) AND {same_order_by} AND {same_product}",
+                "ExpressionAttributeNames": {"#data": "data", "#born": BORN},
+                "ExpressionAttributeValues": table.values(**values),
+            }
+        },
+        Stale(),
+    )
 
 
 def _born(read: Read | None) -> str | None:
@@ -90,13 +93,13 @@ def too_large(data: dict) -> bool:
     return len(json.dumps(data, default=str, separators=(",", ":"))) > MAX_DOCUMENT_BYTES
 
 
-def _putting(key: dict, data: dict, checks: list[dict], read: Read | None) -> list[Operation]:
+def _putting(key: dict, data: dict, checks: list[Operation], read: Read | None) -> list[Operation]:
     """The pricing item, written only while every check holds (Stale: the product or customer changed meanwhile,
     read again)."""
     born = _born(read)
     item = {**key, "data": data, **({BORN: born} if born is not None else {})}
     put = Operation({"Put": {"TableName": table.name(), "Item": table.to_item(item)}})
-    return [put, *(Operation(check, Stale()) for check in checks)]
+    return [put, *checks]
 
 
 def putting_customer_pricing(
@@ -105,7 +108,10 @@ def putting_customer_pricing(
     return _putting(
         keys.customer_pricing_key(account, product_id, customer_id),
         level,
-        [_product_check(account, product_id, order_by, _born(read)), customers.exists_check(account, customer_id)],
+        [
+            _product_check(account, product_id, order_by, _born(read)),
+            Operation(customers.exists_check(account, customer_id), Stale()),
+        ],
         read,
     )
 

@@ -8,18 +8,17 @@ import datetime as dt
 import functools
 from typing import TYPE_CHECKING
 
-from botocore.exceptions import ClientError
-
 from ..domain.field_order import PRODUCT
 from ..domain.values import ORDERABLE_STATUSES
 from . import keys, rendered, table
 from .paging import Page, query_page
 
 if TYPE_CHECKING:
-    from ..domain.feed import Change
-    from .outcomes import Gone, InUse, NoCategory, Stale, Taken
+    from .outcomes import Gone, InUse, Stale
+    from .unit_of_work import Operation
 
-# The writes import the feed, images, batch, deposits and outcomes where they use them: a cold read loads none.
+# The writes import the unit of work, images, batch, deposits and outcomes where they use them: a cold read loads
+# none.
 BORN = "born"  # the revision that created the product, kept on it and on its pricing items
 
 
@@ -181,95 +180,49 @@ def write_operation(
     return update
 
 
-def _category_check(account: str, category_id: str) -> dict:
-    return {
-        "TableName": table.name(),
-        "Key": table.to_item(keys.category_key(account, category_id)),
-        "ConditionExpression": "attribute_exists(PK)",
-    }
+class Saving:
+    """A product write's own operation (create or replace the product item) and the revision it gives it."""
+
+    def __init__(self, operation: Operation, revision: str):
+        self.operation, self.revision = operation, revision
 
 
-def _refusal(reasons: dict, operations: list[dict], create_only: bool) -> NoCategory | Taken | Stale | None:
-    """Why a save's transaction [product update, category check, deposit references] was cancelled, read by item
-    (table.cancellation_reasons); the category first; a deposit type deleted meanwhile reads as Stale (read again,
-    validate again)."""
-    from . import outcomes
-
-    product, category, *references = (table.item_key(operation) for operation in operations)
-    if reasons.get(category) == table.CONDITION_FAILED:
-        return outcomes.NoCategory()
-    if any(reasons.get(reference) == table.CONDITION_FAILED for reference in references):
-        return outcomes.Stale()
-    if reasons.get(product) == table.CONDITION_FAILED:
-        return outcomes.Taken() if create_only else outcomes.Stale()
-    return None
-
-
-def save(
+def saving(
     account: str,
     data: dict,
     *,
-    change: Change | None = None,
-    now: dt.datetime,
     create_only: bool = False,
     expected_revision: str | None = None,
     image_due: dt.datetime | None = None,
-    deposits_before: frozenset = frozenset(),
-) -> str | Taken | Stale | NoCategory:
-    """Create or replace a product, checking in the same transaction that its category exists, with its feed entry.
-
-    Returns the new revision, or why nothing was written (Taken, Stale, NoCategory).
-    """
-    from ..domain import feed as changes
-    from . import deposits, feed
+) -> Saving:
+    """Create (create_only: Taken when it exists) or replace the product (with expected_revision: Stale when it
+    changed since). Every product write, the catalogue import's too, writes the product item with this."""
+    from . import outcomes
+    from .unit_of_work import Operation
 
     revision = table.new_revision()
     update = write_operation(
         account, data, revision, create_only=create_only, expected_revision=expected_revision, image_due=image_due
     )
-    operations = [{"Update": update}, {"ConditionCheck": _category_check(account, data["category"])}]
+    return Saving(Operation({"Update": update}, outcomes.Taken() if create_only else outcomes.Stale()), revision)
+
+
+def checks(account: str, data: dict, deposits_before: frozenset = frozenset()) -> list[Operation]:
+    """What one product write holds beside the product: its category exists (NoCategory, answered first), and the
+    reference counts of the deposit types it names or no longer names move (Stale: a type deleted meanwhile, read
+    again and validate again)."""
     from ..domain.product import deposits_named  # the write path only: pydantic stays off a cold read
+    from . import categories, deposits
 
     refs = deposits.product_operations(account, set(deposits_before), deposits_named(data))
-    operations += refs
-    try:
-        feed.commit(
-            account,
-            operations,
-            [change or changes.product_change("created" if create_only else "updated", data["id"])],
-            now,
-        )
-    except ClientError as error:
-        refusal = _refusal(table.cancellation_reasons(error, operations), operations, create_only)
-        if refusal is None:
-            raise
-        return refusal
-    return revision
+    return [categories.exists_check(account, data["category"], rank=2), *refs]
 
 
-def delete(
-    account: str, product_id: str, now: dt.datetime, expected_revision: str | None = None
-) -> None | Gone | InUse | Stale:
-    """Delete an unused product with its feed entry; None when deleted, else why not (Gone, InUse, Stale).
-    A product whose packaging names deposit types gives their references back in the same transaction,
-    conditional on the revision read (a change meanwhile makes us read again)."""
-    from ..domain import product as product_rules
-    from . import outcomes
-
-    for _ in range(5):
-        current = get(account, product_id, consistent=True)
-        if current is None:
-            return outcomes.Gone()
-        named = product_rules.deposits_named(current.data)
-        refused = _delete(account, product_id, now, expected_revision or (current.revision if named else None), named)
-        if not (isinstance(refused, outcomes.Stale) and expected_revision is None):
-            return refused
-    return outcomes.Stale()
-
-
-def _delete(account: str, product_id: str, now: dt.datetime, expected_revision: str | None, named: set[str]):
-    from ..domain import feed as changes
-    from . import deposits, feed, outcomes
+def deleting(account: str, product_id: str, expected_revision: str | None, named: set[str]) -> list[Operation]:
+    """Delete an unused product (with expected_revision: only that revision); a product whose packaging names deposit
+    types gives their references back. Refused, the product is read to say why: Gone, InUse or Stale."""
+    from . import deposits, outcomes
+    from .unit_of_work import Operation
 
     condition = "attribute_exists(PK) AND (attribute_not_exists(used) OR used = :false)"
     named_values = {"false": False}
@@ -282,18 +235,15 @@ def _delete(account: str, product_id: str, now: dt.datetime, expected_revision: 
         "ConditionExpression": condition,
         "ExpressionAttributeValues": table.values(**named_values),
     }
-    refs = deposits.product_operations(account, named, set())
-    try:
-        feed.commit(account, [{"Delete": doomed}] + refs, [changes.product_change("deleted", product_id)], now)
-    except ClientError as error:
-        if table.CONDITION_FAILED not in table.cancellation_codes(error):
-            raise
-        # Only on failure do we read, to say which condition did not hold.
+
+    def why() -> Gone | InUse | Stale:
         current = get(account, product_id, consistent=True)
         if current is None:
             return outcomes.Gone()
         return outcomes.InUse() if current.used else outcomes.Stale()
-    return None
+
+    refs = deposits.product_operations(account, named, set(), refused=why)
+    return [Operation({"Delete": doomed}, why), *refs]
 
 
 def list_orderable_page(account: str, limit: int, cursor: str | None) -> Page:

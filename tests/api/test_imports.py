@@ -3,8 +3,7 @@
 import pytest
 
 from chalicelib.jobs import import_turns
-from chalicelib.service import clock
-from chalicelib.store import import_chunks as chunks
+from chalicelib.service import clock, importing
 from chalicelib.store import keys, table
 from tests.api.customer_support import customer_token, make_customer
 from tests.conftest import OTHER_TOKEN
@@ -81,7 +80,7 @@ def test_progress_is_visible_while_running(api, monkeypatch):
     import_id = response.data["id"]
     # The slice's time runs out after one chunk: the clock passes the deadline when that chunk commits.
     monkeypatch.setattr("chalicelib.service.importing.IMPORT_CHUNK_SECONDS", 0.0)
-    original = chunks.commit
+    original = importing.commit_chunk
     commits = {"n": 0}
 
     def commit(*args):
@@ -91,12 +90,12 @@ def test_progress_is_visible_while_running(api, monkeypatch):
             clock.current().advance(1000)
         return outcome
 
-    monkeypatch.setattr(chunks, "commit", commit)
+    monkeypatch.setattr(importing, "commit_chunk", commit)
     summary = run_jobs()
     assert summary["paused"] == 1
     report = api.get(f"/imports/products/{import_id}").data
     assert report["status"] == "RUNNING" and report["processed"] == 2 and report["created"] == 2
-    monkeypatch.setattr(chunks, "commit", original)
+    monkeypatch.setattr(importing, "commit_chunk", original)
     run_jobs()
     assert counts(api.get(f"/imports/products/{import_id}").data)["created"] == 5
 

@@ -425,16 +425,17 @@ def lose_races(monkeypatch, clock, losses, seconds_each):
     """The next `losses` saves of a product lose to another write, each costing `seconds_each` of the clock."""
     from chalicelib.service import contention
     from chalicelib.store import outcomes
+    from chalicelib.store.unit_of_work import UnitOfWork
 
-    real, lost = product_store.save, []
+    real, lost = UnitOfWork.commit, []
 
-    def save(*args, **kwargs):
+    def commit(uow):
         if len(lost) < losses:
             lost.append(clock.advance(seconds_each))
             return outcomes.Stale()
-        return real(*args, **kwargs)
+        return real(uow)
 
-    monkeypatch.setattr(product_store, "save", save)
+    monkeypatch.setattr(UnitOfWork, "commit", commit)
     monkeypatch.setattr(contention, "back_off", lambda attempt: None)
     return lost
 

@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 
 from chalicelib.jobs import import_turns
-from chalicelib.service import clock
+from chalicelib.service import clock, importing
 from chalicelib.store import categories, table
 from chalicelib.store import import_chunks as chunks
 from tests.conftest import OTHER_TOKEN
@@ -101,7 +101,7 @@ def test_a_category_deleted_between_chunks_is_created_again_for_the_rows_that_ne
     assert api.put("/categories/beer", {"name": "Beer"}).status_code in (200, 201)
     assert api.put("/categories/wine", {"name": "Wine"}).status_code in (200, 201)
     import_id = upload(api, "Item ID;Item name;Category ID;Price\nw1;Wine;wine;1\nb1;Lager;beer;1\n")
-    original = chunks.commit
+    original = importing.commit_chunk
 
     def commit_then_delete(claimed, rows, now):
         outcome = original(claimed, rows, now)
@@ -109,7 +109,7 @@ def test_a_category_deleted_between_chunks_is_created_again_for_the_rows_that_ne
             assert api.delete("/categories/beer").status_code == 204
         return outcome
 
-    monkeypatch.setattr(chunks, "commit", commit_then_delete)
+    monkeypatch.setattr(importing, "commit_chunk", commit_then_delete)
     run_until_done()
     body = report(api, import_id).data
     assert (body["created"], body["categories_created"], body["invalid"]) == (2, 1, 0)

@@ -9,7 +9,7 @@ import pytest
 from chalicelib.domain.limits import IMPORT_CHUNK_SECONDS
 from chalicelib.jobs import import_turns
 from chalicelib.service import clock, importing
-from chalicelib.store import feed, products
+from chalicelib.store import feed, outcomes, products
 from chalicelib.store import import_chunks as chunks
 from tests.jobs.imports_support import upload
 
@@ -52,7 +52,7 @@ def test_a_crash_mid_import_resumes_without_duplicating_or_losing_rows(
 ):
     import_id = upload(api, catalogue(45).replace("p0007;Product 7;Drinks;1,50", "p0007;Product 7;Drinks;x"))
     commits = {"n": 0}
-    original = chunks.commit
+    original = importing.commit_chunk
 
     def crashing_commit(*args):
         commits["n"] += 1
@@ -63,7 +63,7 @@ def test_a_crash_mid_import_resumes_without_duplicating_or_losing_rows(
             raise ConnectionError("the process died after writing, before it knew")
         return outcome
 
-    monkeypatch.setattr(chunks, "commit", crashing_commit)
+    monkeypatch.setattr(importing, "commit_chunk", crashing_commit)
     assert run()["crashed"] == 1
     midway = report(api, import_id)
     assert midway["status"] == "RUNNING" and midway["processed"] == (30 if crash_after_write else 20)
@@ -105,20 +105,20 @@ def test_a_row_changed_between_read_and_write_is_read_again_and_nothing_is_lost(
 
 def test_rows_that_keep_changing_hold_the_import_until_its_lease_ends_then_it_resumes(api, small_chunks, monkeypatch):
     import_id = upload(api, catalogue(3))
-    original, tries = chunks.commit, {"n": 0}
+    original, tries = importing.commit_chunk, {"n": 0}
 
     def always_stale(*args):
         tries["n"] += 1
         clock.current().advance(1)  # each lost race takes a second: the 5 s of contention end after the count
-        return chunks.Stale()
+        return outcomes.Stale()
 
-    monkeypatch.setattr(chunks, "commit", always_stale)
+    monkeypatch.setattr(importing, "commit_chunk", always_stale)
     monkeypatch.setattr("chalicelib.service.contention.back_off", lambda attempt: None)
     summary = run()
     assert (summary["contended"], summary["crashed"], tries["n"]) == (1, 0, importing.WRITE_ATTEMPTS)
     assert report(api, import_id)["processed"] == 0
     assert run()["due"] == 0  # its lease holds, as after a crash: the stall is counted when it is claimed again
-    monkeypatch.setattr(chunks, "commit", original)
+    monkeypatch.setattr(importing, "commit_chunk", original)
     assert run(dt.timedelta(minutes=5))["done"] == 1
     assert report(api, import_id)["created"] == 3
 
@@ -126,14 +126,14 @@ def test_rows_that_keep_changing_hold_the_import_until_its_lease_ends_then_it_re
 @pytest.fixture
 def chunks_take_two_seconds(monkeypatch, small_chunks):
     """Each committed chunk moves the clock on by 2 s: slices end by the clock, not by the machine's speed."""
-    original = chunks.commit
+    original = importing.commit_chunk
 
     def commit(*args):
         outcome = original(*args)
         clock.current().advance(2)
         return outcome
 
-    monkeypatch.setattr(chunks, "commit", commit)
+    monkeypatch.setattr(importing, "commit_chunk", commit)
 
 
 def test_an_import_takes_turns_with_other_accounts_imports(api, chunks_take_two_seconds):
@@ -176,7 +176,7 @@ def test_an_import_queued_during_another_accounts_slice_goes_next(api, chunks_ta
     from tests.conftest import OTHER_TOKEN
 
     flood = [upload(api, catalogue(100, prefix=f"b{n}-")) for n in range(3)]
-    queued, counted = {}, chunks.commit
+    queued, counted = {}, importing.commit_chunk
 
     def commit(*args):
         outcome = counted(*args)
@@ -184,7 +184,7 @@ def test_an_import_queued_during_another_accounts_slice_goes_next(api, chunks_ta
             queued["id"] = upload(api, catalogue(2, prefix="o"), token=OTHER_TOKEN)
         return outcome
 
-    monkeypatch.setattr(chunks, "commit", commit)
+    monkeypatch.setattr(importing, "commit_chunk", commit)
     run(seconds=import_turns.SLICE_SECONDS + 7)  # the flood's slice, then time to start one more turn
     assert report(api, queued["id"], token=OTHER_TOKEN)["status"] == "DONE"
     assert sorted(report(api, i)["processed"] for i in flood) == [0, 0, 30]  # one slice of the flood only
@@ -303,10 +303,11 @@ def test_5000_rows_with_every_category_new_are_chunked_within_one_transaction_ea
     start, committed = 0, 0
     while start < len(rows):
         window = rows[start : start + chunks.MAX_CHUNK_ROWS]
-        fits = chunks.fitting(claimed, window)
-        progress, errors, new = chunks._progress(claimed, window[:fits])
-        items = chunks.chunk_items(claimed, window[:fits], progress, errors, new)
-        changes = chunks._feed_changes(window[:fits], new)
-        assert len(items) + feed.HEAD_ITEMS + feed.ITEMS_PER_CHANGE * len(changes) <= chunks.MAX_TRANSACTION_ITEMS
-        start, committed = start + fits, committed + 1
+        chunk = chunks.chunk(claimed, window)
+        changes = importing.chunk_changes(chunk)
+        assert (
+            len(chunk.operations) + feed.HEAD_ITEMS + feed.ITEMS_PER_CHANGE * len(changes)
+            <= chunks.MAX_TRANSACTION_ITEMS
+        )
+        start, committed = start + len(chunk.rows), committed + 1
     assert committed < 5_000 / 15

@@ -85,3 +85,27 @@ def committed(account: str, *operations, changes=(), now: dt.datetime = NOW):
         uow.add(*operations)
         uow.record(*changes)
         return uow.commit()
+
+
+def save_product(
+    account: str,
+    data: dict,
+    *,
+    now: dt.datetime = NOW,
+    create_only: bool = False,
+    expected_revision: str | None = None,
+    image_due: dt.datetime | None = None,
+    deposits_before: frozenset = frozenset(),
+):
+    """A product write as service/catalogue makes it (the product, its category check and deposit references, and
+    its Change, in one unit of work): its new revision, or the refusal."""
+    from chalicelib.domain.feed import product_change
+    from chalicelib.store import products
+
+    saving = products.saving(
+        account, data, create_only=create_only, expected_revision=expected_revision, image_due=image_due
+    )
+    change = product_change("created" if create_only else "updated", data["id"])
+    checks = products.checks(account, data, deposits_before)
+    refused = committed(account, saving.operation, *checks, changes=[change], now=now)
+    return saving.revision if refused is None else refused

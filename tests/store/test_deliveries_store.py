@@ -6,9 +6,9 @@ import random
 import pytest
 
 from chalicelib.store import deliveries as store
-from chalicelib.store import delivery_lists, keys, migrations, outcomes, products, table
+from chalicelib.store import delivery_lists, keys, migrations, outcomes, table
 
-from .conftest import NOW, sample_product
+from .conftest import NOW, sample_product, save_product
 
 DELIVERY = {
     "id": 1,
@@ -22,7 +22,7 @@ DELIVERY = {
 
 @pytest.fixture
 def stored(drinks):
-    products.save("acme", sample_product(), now=NOW)
+    save_product("acme", sample_product(), now=NOW)
     assert store.place("acme", [DELIVERY], ["cola"], now=NOW) is None
     return DELIVERY
 
@@ -95,13 +95,13 @@ def on_item(key: dict, code: str):
 
 
 def test_an_order_names_only_the_products_that_are_gone(drinks):
-    products.save("acme", sample_product("cola"), now=NOW)
+    save_product("acme", sample_product("cola"), now=NOW)
     answer = store.place("acme", [DELIVERY], ["tea", "cola", "juice"], now=NOW)
     assert answer == outcomes.ProductsGone(frozenset({"tea", "juice"}))
 
 
 def test_an_order_whose_product_was_held_is_contended(drinks, monkeypatch):
-    products.save("acme", sample_product("cola"), now=NOW)
+    save_product("acme", sample_product("cola"), now=NOW)
     cancel_once(monkeypatch, on_item(keys.product_key("acme", "cola"), table.TRANSACTION_CONFLICT))
     assert store.place("acme", [DELIVERY], ["cola"], now=NOW) == outcomes.Contended()
     assert store.place("acme", [DELIVERY], ["cola"], now=NOW) is None  # nothing was written the first time

@@ -6,9 +6,10 @@ from decimal import Decimal
 
 import pytest
 
+from chalicelib.service import catalogue
 from chalicelib.service import deposits as deposit_uses
 from chalicelib.store import deposits, keys, outcomes, products, table
-from tests.store.conftest import ACCOUNT, NOW, sample_product
+from tests.store.conftest import ACCOUNT, NOW, sample_product, save_product
 
 
 def bottled(product_id="cola", deposit="bottle"):
@@ -36,13 +37,13 @@ def test_types_are_created_changed_and_counted(engine):
 def test_a_named_type_stays_until_no_product_names_it(engine, drinks):
     deposit_uses.save_type(ACCOUNT, "bottle", "Bottle", 8)
     assert references("bottle") == 0
-    assert isinstance(products.save(ACCOUNT, bottled("cola"), now=NOW, create_only=True), str)
-    assert isinstance(products.save(ACCOUNT, bottled("fanta"), now=NOW, create_only=True), str)
+    assert isinstance(save_product(ACCOUNT, bottled("cola"), now=NOW, create_only=True), str)
+    assert isinstance(save_product(ACCOUNT, bottled("fanta"), now=NOW, create_only=True), str)
     assert references("bottle") == 2
     assert deposit_uses.delete_type(ACCOUNT, "bottle") == outcomes.InUse()
-    assert products.delete(ACCOUNT, "cola", NOW) is None
+    assert catalogue.remove_product(ACCOUNT, "cola") is None
     revision = products.get(ACCOUNT, "fanta", consistent=True).revision
-    saved = products.save(
+    saved = save_product(
         ACCOUNT, sample_product("fanta"), now=NOW, expected_revision=revision, deposits_before=frozenset({"bottle"})
     )
     assert isinstance(saved, str)
@@ -56,7 +57,7 @@ def test_a_product_naming_a_type_deleted_after_its_read_is_not_written(engine, d
     deposit_uses.save_type(ACCOUNT, "bottle", "Bottle", 8)
     deposit_uses.save_type(ACCOUNT, "crate", "Crate", 150)
     assert deposit_uses.delete_type(ACCOUNT, "bottle") is None  # between the service's check and its write
-    assert products.save(ACCOUNT, bottled("cola"), now=NOW, create_only=True) == outcomes.Stale()
+    assert save_product(ACCOUNT, bottled("cola"), now=NOW, create_only=True) == outcomes.Stale()
     assert products.get(ACCOUNT, "cola", consistent=True) is None
 
 
@@ -179,39 +180,38 @@ def test_product_writes_naming_different_types_share_no_item(engine, monkeypatch
     """Issue 25: two product writes of one account naming different deposit types (or none) touch no common item
     in their transactions (the feed's own items aside, which store/feed.py keeps apart); only writes naming the
     same type share that type's item, as products of one category share the category's."""
-    from chalicelib.service import catalogue
-    from chalicelib.store import feed
+    from chalicelib.store.unit_of_work import UnitOfWork
 
     for category in ("drinks", "beer", "water"):
         catalogue.put_category(ACCOUNT, category, {"name": category.title()})
     for deposit_id in ("bottle", "crate", "keg"):
         deposit_uses.save_type(ACCOUNT, deposit_id, deposit_id.title(), 10)
     writes = {}
-    real_commit = feed.commit
+    real_commit = UnitOfWork.commit
 
-    def recording(account, operations, *args, **kwargs):
-        writes[current] = touched(operations)
-        return real_commit(account, operations, *args, **kwargs)
+    def recording(uow):
+        writes[current] = touched([operation.item for operation in uow.operations])
+        return real_commit(uow)
 
-    monkeypatch.setattr(feed, "commit", recording)
+    monkeypatch.setattr(UnitOfWork, "commit", recording)
     crated = sample_product("beer", category="beer", bundles=[{"type": "CR", "size": 20, "deposit": "crate"}])
     for current, product in (
         ("cola", bottled("cola")),
         ("beer", crated),
         ("water", sample_product("water", category="water")),
     ):
-        assert isinstance(products.save(ACCOUNT, product, now=NOW, create_only=True), str)
+        assert isinstance(save_product(ACCOUNT, product, now=NOW, create_only=True), str)
     current = "cola-to-keg"
     revision = products.get(ACCOUNT, "cola", consistent=True).revision
-    saved = products.save(
+    saved = save_product(
         ACCOUNT, bottled("cola", "keg"), now=NOW, expected_revision=revision, deposits_before=frozenset({"bottle"})
     )
     assert isinstance(saved, str)
     current = "beer-deleted"
-    assert products.delete(ACCOUNT, "beer", NOW) is None
+    assert catalogue.remove_product(ACCOUNT, "beer") is None
     current = "fanta"
     assert isinstance(
-        products.save(ACCOUNT, {**bottled("fanta", "keg"), "category": "beer"}, now=NOW, create_only=True), str
+        save_product(ACCOUNT, {**bottled("fanta", "keg"), "category": "beer"}, now=NOW, create_only=True), str
     )
 
     types_item = keys.deposit_types_key(ACCOUNT)
@@ -239,7 +239,7 @@ def test_types_stored_before_they_had_their_own_item_are_given_it(engine, drinks
     table.client().put_item(
         TableName=table.name(), Item=table.to_item({**keys.deposit_types_key(ACCOUNT), "types": legacy, "count": 2})
     )
-    assert products.save(ACCOUNT, bottled("fanta"), now=NOW, create_only=True) == outcomes.Stale()
+    assert save_product(ACCOUNT, bottled("fanta"), now=NOW, create_only=True) == outcomes.Stale()
     assert migrations.migrate_deposits(ACCOUNT) == 2
     assert migrations.migrate_deposits(ACCOUNT) == 0
     assert (references("bottle"), references("crate")) == (1, 0)
@@ -249,7 +249,7 @@ def test_types_stored_before_they_had_their_own_item_are_given_it(engine, drinks
     }
     assert deposit_uses.delete_type(ACCOUNT, "bottle") == outcomes.InUse()
     assert deposit_uses.delete_type(ACCOUNT, "crate") is None
-    assert isinstance(products.save(ACCOUNT, bottled("fanta"), now=NOW, create_only=True), str)
+    assert isinstance(save_product(ACCOUNT, bottled("fanta"), now=NOW, create_only=True), str)
     assert references("bottle") == 2
 
 

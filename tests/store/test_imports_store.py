@@ -5,8 +5,9 @@ import datetime as dt
 
 from chalicelib.domain.feed import Change, ChangeType
 from chalicelib.service import deposits as deposit_uses
+from chalicelib.service import importing
 from chalicelib.store import categories, feed, import_chunks, import_items, keys, outcomes, products, table
-from tests.store.conftest import ACCOUNT, committed, sample_product
+from tests.store.conftest import ACCOUNT, committed, sample_product, save_product
 
 NOW = dt.datetime(2026, 5, 4, 10, 0, tzinfo=dt.timezone.utc)
 
@@ -81,7 +82,7 @@ def test_a_chunk_commits_its_products_errors_and_checkpoint_together(engine, dri
     job = claimed(engine, rows=[[n] for n in range(49)])
     rows = [created(sample_product(f"p{n:03d}")) for n in range(48)]
     errors = [{"row": 2, "column": "Price", "message": "must be a decimal number"}]
-    outcome = import_chunks.commit(job, rows + [import_chunks.ChunkRow("invalid", errors)], NOW)
+    outcome = importing.commit_chunk(job, rows + [import_chunks.ChunkRow("invalid", errors)], NOW)
     # 48 products with their pending entries, the category's check, the error item and the checkpoint: 99 items.
     assert isinstance(outcome, import_chunks.Committed) and outcome.rows == 49
     record = import_items.get(ACCOUNT, job.id)
@@ -95,14 +96,14 @@ def test_a_chunk_commits_its_products_errors_and_checkpoint_together(engine, dri
 
 
 def test_a_product_changed_since_it_was_read_cancels_the_chunk(engine, drinks):
-    products.save(ACCOUNT, sample_product("cola"), now=NOW)
-    products.save(ACCOUNT, sample_product("fanta"), now=NOW)
+    save_product(ACCOUNT, sample_product("cola"), now=NOW)
+    save_product(ACCOUNT, sample_product("fanta"), now=NOW)
     read = import_chunks.stored_products(ACCOUNT, ["cola", "fanta"])
-    products.save(ACCOUNT, sample_product("fanta", name="Fanta patched"), now=NOW)  # a PATCH in between
+    save_product(ACCOUNT, sample_product("fanta", name="Fanta patched"), now=NOW)  # a PATCH in between
     job = claimed(engine, rows=[[0], [1]])
     rows = [created(sample_product("cola", price=5), read["cola"].product),
             created(sample_product("fanta", price=5), read["fanta"].product)]  # fmt: skip
-    assert import_chunks.commit(job, rows, NOW) == outcomes.Stale()
+    assert importing.commit_chunk(job, rows, NOW) == outcomes.Stale()
     assert products.get(ACCOUNT, "cola").data["price"] == 2  # nothing of the chunk was written
     assert products.get(ACCOUNT, "fanta").data["name"] == "Fanta patched"
     assert import_items.get(ACCOUNT, job.id)["next_row"] == 0
@@ -110,8 +111,8 @@ def test_a_product_changed_since_it_was_read_cancels_the_chunk(engine, drinks):
 
 def test_a_product_created_meanwhile_cancels_its_creation(engine, drinks):
     job = claimed(engine, rows=[[0]])
-    products.save(ACCOUNT, sample_product("cola"), now=NOW)
-    assert import_chunks.commit(job, [created(sample_product("cola", price=9))], NOW) == outcomes.Stale()
+    save_product(ACCOUNT, sample_product("cola"), now=NOW)
+    assert importing.commit_chunk(job, [created(sample_product("cola", price=9))], NOW) == outcomes.Stale()
     assert products.get(ACCOUNT, "cola").data["price"] == 2
 
 
@@ -120,7 +121,7 @@ def test_a_category_deleted_between_read_and_write_cancels_the_chunk(engine, dri
     committed(
         ACCOUNT, categories.deleting(ACCOUNT, drinks), changes=[Change(ChangeType.CATEGORY_DELETED, drinks)]
     )  # after the chunk read it, before it is written
-    assert import_chunks.commit(job, [created(sample_product("cola"))], NOW) == outcomes.Stale()
+    assert importing.commit_chunk(job, [created(sample_product("cola"))], NOW) == outcomes.Stale()
     assert products.get(ACCOUNT, "cola") is None and import_items.get(ACCOUNT, job.id)["next_row"] == 0
 
 
@@ -128,7 +129,7 @@ def test_a_chunk_creates_the_categories_its_products_need_and_counts_them_once(e
     job = claimed(engine, rows=[[0], [1], [2]])
     beer = ("beer", "Beer")
     rows = [created(sample_product(p, category="beer"), new_category=beer) for p in ("b1", "b2")]
-    outcome = import_chunks.commit(job, rows + [import_chunks.ChunkRow("invalid", [])], NOW)
+    outcome = importing.commit_chunk(job, rows + [import_chunks.ChunkRow("invalid", [])], NOW)
     assert isinstance(outcome, import_chunks.Committed) and outcome.rows == 3
     assert categories.get(ACCOUNT, "beer") == {"id": "beer", "name": "Beer"}
     record = import_items.get(ACCOUNT, job.id)
@@ -143,7 +144,7 @@ def test_a_category_created_meanwhile_by_someone_else_cancels_the_chunk(engine):
         changes=[Change(ChangeType.CATEGORY_CREATED, "beer")],
     )
     row = created(sample_product("b1", category="beer"), new_category=("beer", "Beer"))
-    assert import_chunks.commit(job, [row], NOW) == outcomes.Stale()
+    assert importing.commit_chunk(job, [row], NOW) == outcomes.Stale()
     assert categories.get(ACCOUNT, "beer")["name"] == "Someone's beer"
     assert import_items.get(ACCOUNT, job.id)["categories_created"] == 0
 
@@ -151,7 +152,7 @@ def test_a_category_created_meanwhile_by_someone_else_cancels_the_chunk(engine):
 def test_a_dry_run_counts_but_writes_nothing(engine):
     job = claimed(engine, rows=[[0]], dry_run=True)
     row = import_chunks.ChunkRow("created", new_category=("beer", "Beer"))
-    assert isinstance(import_chunks.commit(job, [row], NOW), import_chunks.Committed)
+    assert isinstance(importing.commit_chunk(job, [row], NOW), import_chunks.Committed)
     assert categories.get(ACCOUNT, "beer") is None
     assert import_items.get(ACCOUNT, job.id)["categories_created"] == 1
 
@@ -162,7 +163,7 @@ def test_error_entries_are_split_by_bytes_and_list_in_file_order(engine):
     job = claimed(engine, rows=[[n] for n in range(1_200)])
     done = 0
     while done < 1_200:
-        outcome = import_chunks.commit(
+        outcome = importing.commit_chunk(
             job, [import_chunks.ChunkRow("invalid", e) for e in errors[done : done + 98]], NOW
         )
         assert isinstance(outcome, import_chunks.Committed)
@@ -211,7 +212,6 @@ def test_each_deposit_type_a_chunk_names_takes_one_item_once():
 
 
 def test_a_chunk_moves_the_reference_counts_of_the_types_it_names(engine, drinks):
-
     for deposit_id in ("bottle", "crate"):
         deposit_uses.save_type(ACCOUNT, deposit_id, deposit_id.title(), 10)
     job = claimed(engine, rows=[[0], [1], [2]])
@@ -226,13 +226,13 @@ def test_a_chunk_moves_the_reference_counts_of_the_types_it_names(engine, drinks
         ),
         created(sample_product("water")),
     ]
-    outcome = import_chunks.commit(job, rows, NOW)
+    outcome = importing.commit_chunk(job, rows, NOW)
     assert isinstance(outcome, import_chunks.Committed) and outcome.rows == 3
     assert deposit_uses.delete_type(ACCOUNT, "bottle") == outcomes.InUse()
     assert deposit_uses.delete_type(ACCOUNT, "crate") == outcomes.InUse()
     deposit_uses.save_type(ACCOUNT, "keg", "Keg", 10)
     assert deposit_uses.delete_type(ACCOUNT, "keg") is None  # deleted between the job's read and its write
-    later = import_chunks.commit(
+    later = importing.commit_chunk(
         outcome.claimed, [created(sample_product("beer", vessel={"size": 1, "unit": "l", "deposit": "keg"}))], NOW
     )
     assert later == outcomes.Stale()
@@ -240,11 +240,11 @@ def test_a_chunk_moves_the_reference_counts_of_the_types_it_names(engine, drinks
 
 
 def test_an_order_marking_a_product_used_in_between_is_kept(engine, drinks):
-    products.save(ACCOUNT, sample_product("cola"), now=NOW)
+    save_product(ACCOUNT, sample_product("cola"), now=NOW)
     read = import_chunks.stored_products(ACCOUNT, ["cola"])["cola"].product
     table.client().transact_write_items(TransactItems=[products.mark_used_operation(ACCOUNT, "cola")])
     job = claimed(engine, rows=[[0]])
-    outcome = import_chunks.commit(job, [created(sample_product("cola", price=7), read)], NOW)
+    outcome = importing.commit_chunk(job, [created(sample_product("cola", price=7), read)], NOW)
     assert isinstance(outcome, import_chunks.Committed)
     after = products.get(ACCOUNT, "cola", consistent=True)
     assert after.data["price"] == 7 and after.used is True
@@ -261,12 +261,12 @@ def test_a_job_whose_lease_was_taken_over_writes_nothing(engine, drinks):
         and second.stalls == 2
     )
     assert import_items.claim(expired, NOW) == outcomes.Stale()  # the same queue entry cannot be claimed twice
-    outcome = import_chunks.commit(first, [created(sample_product("cola"))], NOW)
+    outcome = importing.commit_chunk(first, [created(sample_product("cola"))], NOW)
     assert outcome == outcomes.LostLease()
     assert products.get(ACCOUNT, "cola") is None
-    assert import_chunks.commit(first, [import_chunks.ChunkRow("invalid")], NOW) == outcomes.LostLease()
+    assert importing.commit_chunk(first, [import_chunks.ChunkRow("invalid")], NOW) == outcomes.LostLease()
     assert import_items.release(first, NOW) == outcomes.LostLease() == import_items.finish(first, "DONE", NOW)
-    assert isinstance(import_chunks.commit(second, [import_chunks.ChunkRow("invalid")], NOW), import_chunks.Committed)
+    assert isinstance(importing.commit_chunk(second, [import_chunks.ChunkRow("invalid")], NOW), import_chunks.Committed)
     assert import_items.get(ACCOUNT, second.id)["stalls"] == 0
 
 

@@ -4,12 +4,12 @@ from chalicelib.service import catalogue
 from chalicelib.store import categories, products
 from chalicelib.store.cursor import BadCursor
 
-from .conftest import ACCOUNT, NOW, sample_product
+from .conftest import ACCOUNT, NOW, sample_product, save_product
 
 
 def add_products(account: str, ids) -> None:
     for product_id in ids:
-        products.save(account, sample_product(product_id), create_only=True, now=NOW)
+        save_product(account, sample_product(product_id), create_only=True, now=NOW)
 
 
 def all_pages(account: str, limit: int) -> list[list[str]]:
