@@ -113,10 +113,13 @@ def delivery(delivery_id: int, lines: int = 1, message: str = "") -> dict:
 
 def write_event(account: str, delivery_id: int, now: dt.datetime, **shape) -> str:
     """A new delivery and its request-delivery event in one transaction, as placing an order writes them."""
-    from chalicelib.store import deliveries, event_lists
+    from chalicelib.domain.feed import ChangeType, delivery_change
+    from chalicelib.service import delivery_writing
+    from chalicelib.store import event_lists
 
     data = delivery(delivery_id, **shape)
-    outcome = deliveries.place(account, [data], [], now=now)  # the feed makes its event (store/feed.commit)
+    changes = [delivery_change(ChangeType.DELIVERY_REQUESTED, data)]  # the feed makes its event
+    outcome = delivery_writing.place(account, [data], [], None, None, changes=changes, now=now)
     assert outcome is None, outcome
     cursor = None
     while True:  # events written at one moment of the fake clock share a time, so look for the delivery's own

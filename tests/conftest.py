@@ -147,15 +147,8 @@ def prompt_sequencer(request, monkeypatch):
     if request.node.get_closest_marker("pending_feed"):
         yield
         return
-    from chalicelib.store import feed, feed_numbering
+    from chalicelib.store import feed_numbering
     from chalicelib.store.unit_of_work import UnitOfWork
-
-    original = feed.commit
-
-    def commit(account, operations, changes, now, **options):
-        original(account, operations, changes, now, **options)
-        if changes:
-            feed_numbering.number(account, now)
 
     committed = UnitOfWork.commit
 
@@ -165,6 +158,5 @@ def prompt_sequencer(request, monkeypatch):
             feed_numbering.number(uow.account, uow.now)
         return refused
 
-    monkeypatch.setattr(feed, "commit", commit)
     monkeypatch.setattr(UnitOfWork, "commit", numbered)
     yield

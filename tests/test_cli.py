@@ -110,7 +110,11 @@ def _legacy_delivery(delivery_id: int) -> None:
         "cancelled": {"timestamp": f"2026-02-0{delivery_id}T08:00:00.000Z", "user": None, "message": None},
     }
     now = dt.datetime(2026, 2, 1, 8, 0, tzinfo=dt.timezone.utc)
-    assert deliveries.place("acme", [delivery], [], now=now) is None
+    from chalicelib.domain.feed import ChangeType, delivery_change
+    from chalicelib.service import delivery_writing
+
+    changes = [delivery_change(ChangeType.DELIVERY_REQUESTED, delivery)]
+    assert delivery_writing.place("acme", [delivery], [], None, None, changes=changes, now=now) is None
     assert deliveries.get("acme", delivery_id).integration is None
 
 

@@ -31,3 +31,12 @@ def intercept(monkeypatch, transact: Callable[..., dict], operation: str = "tran
 
     monkeypatch.setattr(table, "client", lambda: Intercepted())
     return real
+
+
+def record_changes(account: str, changes: list, now) -> None:
+    """The pending entries of `changes` alone, written in one unit of work as a service's write records them."""
+    from chalicelib.store.unit_of_work import unit_of_work
+
+    with unit_of_work(account, now) as uow:
+        uow.record(*changes)
+        assert uow.commit() is None

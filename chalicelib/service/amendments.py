@@ -12,10 +12,11 @@ from ..domain.common import parse
 from ..domain.errors import Busy
 from ..domain.feed import ChangeType, delivery_change
 from ..domain.rendering import json_text
-from ..store import deliveries, delivery_amendments, products
-from . import clock, delivery_reads
+from ..store import deliveries, delivery_amendments, outcomes, products
+from ..store import deposits as deposit_store
+from . import clock, delivery_reads, delivery_writing
 from .deliveries import KEPT_CHANGING, _attempts, _repended, again_after, require_version
-from .deposits import empties_still_usable, new_empties_check
+from .deposits import empties_refused, new_empties_check
 from .idempotency import IdempotencyClaim
 from .ordering import load_context, pinned_products
 
@@ -51,23 +52,23 @@ def amend(
         # Products whose packaging charges deposits must be as read when it commits (§15's delete guard).
         pinned = pinned_products(context, product_ids)
         checks = [products.unchanged_check(account, pid, revision) for pid, revision in pinned.items()]
-        try:
-            with empties_still_usable(account, body.empties), products.refused_when_changed(account, pinned):
-                outcome = deliveries.change(
-                    account,
-                    changed,
-                    stored.version,
-                    claim,
-                    integration,
-                    change=delivery_change(ChangeType.DELIVERY_AMENDED, changed),
-                    now=now,
-                    also=[delivery_amendments.items_operation(account, changed), *guards, *checks],
-                    extra={deliveries.DEPOSIT_BASIS: json_text(result.basis)},
-                )
-        except products.ChangedSinceRead:  # planned again from the catalogue as it is now
+        outcome = delivery_writing.change(
+            account,
+            changed,
+            stored.version,
+            integration,
+            claim,
+            changes=[delivery_change(ChangeType.DELIVERY_AMENDED, changed)],
+            now=now,
+            also=[delivery_amendments.replacing_items(account, changed), *guards, *checks],
+            extra={deliveries.DEPOSIT_BASIS: json_text(result.basis)},
+        )
+        if outcome is None:
+            return delivery_reads.customer_view(written)
+        if isinstance(outcome, deposit_store.Unusable):
+            raise empties_refused(account, body.empties)
+        if isinstance(outcome, outcomes.Changed):  # planned again from the catalogue as it is now
             context = load_context(account, customer_id, product_ids, consistent=True)
             continue
-        if isinstance(outcome, deliveries.StoredDelivery):
-            return delivery_reads.customer_view(written)
         stored = again_after(account, stored, outcome, attempt)
     raise Busy(KEPT_CHANGING)

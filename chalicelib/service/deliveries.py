@@ -1,8 +1,8 @@
 """Use cases of deliveries once placed: read, list, respond (supplier), cancel and receive (customer), the CSV,
 and the integration state the supplier's ERP sets (decisions §14).
 
-Every change is one transaction through the change feed (store/feed.py: its entry, its event) conditional on the
-version read. When another
+Every change is one unit of work (service/delivery_writing.py: with its feed entry, which makes its event)
+conditional on the version read. When another
 change wins the race we re-read and evaluate the transition again, so concurrent changes serialise: none is
 lost and none skips the state machine.
 """
@@ -23,7 +23,8 @@ from ..domain.timestamps import iso
 from ..store import deliveries, outcomes
 from ..store import deposit_statement as statement_store
 from ..store import deposits as deposit_store
-from . import clock, contention, delivery_reads
+from . import clock, contention, delivery_reads, delivery_writing
+from .deposits import empties_refused
 from .idempotency import IdempotencyClaim
 
 MAX_ATTEMPTS = 30  # each lost race means another change won, so 30 concurrent changers all get through
@@ -71,7 +72,8 @@ def _change(
     view: Callable[[deliveries.StoredDelivery], dict] = _customer_view,
     by_customer: bool = False,
     if_match: str | None = None,
-    guards: list[dict] = (),
+    guards: list = (),
+    empties=None,
 ) -> dict:
     """Apply `change(delivery, now)` (which raises when the state machine forbids it) until it is written; the
     answer is `view` of the written delivery. A customer's change also makes the integration state PENDING, in
@@ -91,18 +93,20 @@ def _change(
         claim = idempotency.completion(view(written)) if idempotency is not None else None
         # One entry for the whole change, a re-pended integration state included (decisions §13).
         entry = delivery_change(change_type, changed)
-        outcome = deliveries.change(
+        outcome = delivery_writing.change(
             account,
             changed,
             stored.version,
-            claim,
             integration,
-            change=entry,
+            claim,
+            changes=[entry],
             now=now,
             also=_balances_moved(account, changed, now) + list(guards),
         )
-        if isinstance(outcome, deliveries.StoredDelivery):
+        if outcome is None:
             return view(written)
+        if isinstance(outcome, deposit_store.Unusable):
+            raise empties_refused(account, empties)
         stored = again_after(account, stored, outcome, attempt)
     raise Busy(KEPT_CHANGING)
 
@@ -122,7 +126,7 @@ def again_after(account: str, stored: deliveries.StoredDelivery, outcome, attemp
     return fresh
 
 
-def _balances_moved(account: str, changed: dict, now) -> list[dict]:
+def _balances_moved(account: str, changed: dict, now) -> list:
     """A delivery that becomes DELIVERED moves its customer's deposit balances, and records the move in the
     customer's statement, in the same write (decisions §15)."""
     customer_id = changed["request"].get("customer_id")
@@ -131,10 +135,9 @@ def _balances_moved(account: str, changed: dict, now) -> list[dict]:
     moves = statement.receive_moves(changed.get("deposits"))
     if not moves:
         return []
-    return [
-        deposit_store.balance_operation(account, customer_id, statement.counts(moves)),
-        statement_store.record_operation(account, customer_id, now, moves, delivery_id=int(changed["id"])),
-    ]
+    moved = deposit_store.moving_balances(account, customer_id, statement.counts(moves))
+    record = statement_store.record_operation(account, customer_id, now, moves, delivery_id=int(changed["id"]))
+    return [moved, record] if moved is not None else [record]
 
 
 def _attempts():
@@ -170,20 +173,20 @@ def respond(
         errors += failed.errors
     if errors:  # every field problem at once (decisions §3)
         raise ValidationFailed(errors)
-    from .deposits import empties_still_usable, new_empties_check
+    from .deposits import new_empties_check
 
     guards = new_empties_check(account, body.empties, stored.delivery, stored.deposit_basis)
-    with empties_still_usable(account, body.empties):
-        return _change(
-            account,
-            stored,
-            lambda current, now: delivery.respond(current, delivery.build_response(body, items, now, empties)),
-            RESPONSE_CHANGE[body.type],
-            idempotency=idempotency,
-            view=_supplier_view,
-            if_match=if_match,
-            guards=guards,
-        )
+    return _change(
+        account,
+        stored,
+        lambda current, now: delivery.respond(current, delivery.build_response(body, items, now, empties)),
+        RESPONSE_CHANGE[body.type],
+        idempotency=idempotency,
+        view=_supplier_view,
+        if_match=if_match,
+        guards=guards,
+        empties=body.empties,
+    )
 
 
 def _collected(account: str, body, known: dict) -> list[dict] | None:
@@ -291,8 +294,8 @@ def set_integration(account: str, delivery_id: str, data) -> dict:
             stored.delivery["status"],
             integration=state["status"],
         )
-        outcome = deliveries.set_integration(account, stored, write, changes=[entry], now=now)
-        if isinstance(outcome, deliveries.StoredDelivery):
+        outcome = delivery_writing.set_integration(account, stored, write, changes=[entry], now=now)
+        if outcome is None:
             return state
         if not isinstance(outcome, outcomes.Stale):
             raise_for(outcome)

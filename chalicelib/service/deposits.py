@@ -1,7 +1,6 @@
 """Use cases of deposit types and customers' balances (decisions §15)."""
 
 import time
-from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from ..domain.errors import Busy, Conflict, NotFound, invalid
@@ -236,7 +235,7 @@ def movements(account: str, customer_id: str, deposit: str | None, limit: int, c
     return deposit_statement.read_page(account, customer_id, deposit, limit, cursor)
 
 
-def new_empties_check(account: str, empties, delivery: dict, basis: dict | None) -> list[dict]:
+def new_empties_check(account: str, empties, delivery: dict, basis: dict | None) -> list:
     """The check, put in the write, that the types of `empties` the delivery did not name yet still exist and are
     not being deleted when it commits (decisions §15's delete guard counts the types open deliveries name)."""
     from ..domain.deposits import known_types
@@ -245,23 +244,10 @@ def new_empties_check(account: str, empties, delivery: dict, basis: dict | None)
     return deposits.usable_check(account, [e.id for e in empties or [] if e.id not in known])
 
 
-@contextmanager
-def empties_still_usable(account: str, empties):
-    """Around a write whose empties were checked against the types it read (and which holds their usable_check):
-    a type deleted, or being deleted, before it committed is answered as empties_refused, never a 5xx."""
-    from ..store import table
-
-    try:
-        yield
-    except table.WriteFailed as failed:
-        if not deposits.refused_unusable(failed, account):
-            raise
-        raise empties_refused(account, empties) from None
-
-
 def empties_refused(account: str, empties) -> Exception:
     """What an order or a response answers when a type of its empties was deleted, or is being deleted, between
-    its read and its write: 400 naming each such entry (409 when the delete gave up meanwhile)."""
+    its read and its write (the store's deposits.Unusable): 400 naming each such entry (409 when the delete gave up
+    meanwhile)."""
     from ..domain.common import FieldError, ValidationFailed
 
     usable = deposits.read_types(account, consistent=True, usable_only=True)

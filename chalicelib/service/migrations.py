@@ -2,8 +2,9 @@
 
 from ..domain import integration
 from ..domain.errors import Busy
-from ..store import deliveries, outcomes
+from ..store import deliveries, delivery_writes, outcomes
 from ..store import migrations as store_migrations
+from ..store.unit_of_work import unit_of_work
 from . import clock, contention
 
 PAGE = 100
@@ -32,7 +33,10 @@ def _add_integration(account: str, stored: deliveries.StoredDelivery, write: del
     """Whether the delivery took its first state (False: it had one already); tried again while another write
     holds the account's counts for a moment."""
     for attempt in contention.attempts(ADD_ATTEMPTS):
-        added = store_migrations.add_integration(account, stored, write, clock.now())
+        # No feed entry: a GET showed PENDING before (a missing state reads PENDING) and shows it after.
+        with unit_of_work(account, clock.now()) as uow:
+            uow.add(*delivery_writes.adding_integration(account, stored.delivery["id"], write))
+            added = uow.commit()
         if not isinstance(added, outcomes.Contended):
             return added is None
         contention.back_off(attempt)

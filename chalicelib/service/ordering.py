@@ -16,7 +16,7 @@ from ..domain.product import deposits_named
 from ..domain.timestamps import iso
 from ..store import deliveries, order_context, outcomes
 from ..store import deposits as deposit_store
-from . import clock, contention
+from . import clock, contention, delivery_writing
 from . import deposits as deposit_service
 from .deliveries import raise_for
 from .idempotency import IdempotencyClaim
@@ -82,19 +82,20 @@ def _written(account: str, customer_id: str, body: OrderBody, idempotency, stand
         # The worklist's `since` is the time of the attempt that commits (decisions §14: nothing behind a reader).
         since = iso(now) if attempt == 0 else iso(clock.now())
         requested = deliveries.IntegrationWrite(dict(integration.REQUESTED_STATE), since, counts)
-        with deposit_service.empties_still_usable(account, body.empties):
-            outcome = deliveries.place(
-                account,
-                placed,
-                order.product_ids,
-                claim,
-                requested,
-                changes=changes,
-                now=now,
-                bases=bases,
-                guards=guards,
-                pinned=pinned,
-            )
+        outcome = delivery_writing.place(
+            account,
+            placed,
+            order.product_ids,
+            claim,
+            requested,
+            changes=changes,
+            now=now,
+            bases=bases,
+            guards=guards,
+            pinned=pinned,
+        )
+        if isinstance(outcome, deposit_store.Unusable):
+            raise deposit_service.empties_refused(account, body.empties)
         if not isinstance(outcome, outcomes.Contended):
             return outcome, answer, set(pinned)
         contention.back_off(attempt)

@@ -16,6 +16,7 @@ from ..domain.timestamps import iso
 from . import cursor as cursors
 from . import keys, table
 from .paging import Page
+from .unit_of_work import Operation
 
 HIGHEST = "~"  # sorts after every character of a sort key (ids are [a-zA-Z0-9_-])
 
@@ -27,9 +28,9 @@ def record_operation(
     moves: dict[str, dict],
     delivery_id: int | None = None,
     message: str | None = None,
-) -> dict:
+) -> Operation:
     """The Put of one record: `moves` {deposit id: {"name", "price", "count"}}, a receive's delivery id or an
-    adjustment's message."""
+    adjustment's message (its key is new: its condition fails only for a fault)."""
     at = iso(now)
     sort_key = f"{keys.deposit_movements_prefix(customer_id)}{at}#{time.time_ns():020d}{uuid.uuid4().hex[:8]}"
     item = {
@@ -40,13 +41,8 @@ def record_operation(
         "delivery_id": delivery_id,
         "message": message,
     }
-    return {
-        "Put": {
-            "TableName": table.name(),
-            "Item": table.to_item(item),
-            "ConditionExpression": "attribute_not_exists(PK)",
-        }
-    }
+    put = {"TableName": table.name(), "Item": table.to_item(item), "ConditionExpression": "attribute_not_exists(PK)"}
+    return Operation({"Put": put})
 
 
 def read_page(account: str, customer_id: str, deposit: str | None, limit: int, cursor: str | None) -> Page:

@@ -146,9 +146,13 @@ def retiring(account: str, deposit_id: str, retiring: bool = True) -> list[Opera
     return [Operation({"Update": marked}, refused), Operation({"Update": own}, refused)]
 
 
-def usable_check(account: str, deposit_ids) -> list[dict]:
-    """The ConditionCheck that each of the types (at most limits.EMPTIES: the expression stays within DynamoDB's 4 KB)
-    exists and is not being deleted when the write that names them commits; [] for none."""
+class Unusable(Refusal):
+    """A type a write names (usable_check) was deleted, or is being deleted, since its read."""
+
+
+def usable_check(account: str, deposit_ids) -> list[Operation]:
+    """The check that each of the types (at most limits.EMPTIES: the expression stays within DynamoDB's 4 KB)
+    exists and is not being deleted when the write that names them commits (Unusable); [] for none."""
     ids = sorted(set(deposit_ids))
     if not ids:
         return []
@@ -156,13 +160,7 @@ def usable_check(account: str, deposit_ids) -> list[dict]:
     condition = " AND ".join(
         f"attribute_exists(#t.#e{i}) AND attribute_not_exists(#t.#e{i}.#r)" for i in range(len(ids))
     )
-    return [_check(keys.deposit_types_key(account), condition, names)]
-
-
-def refused_unusable(failed: table.WriteFailed, account: str) -> bool:
-    """Whether a write with a usable_check failed on it: a type it names was deleted, or is being deleted, since
-    its read."""
-    return failed.reasons.get(table.key_of(keys.deposit_types_key(account))) == table.CONDITION_FAILED
+    return [Operation(_check(keys.deposit_types_key(account), condition, names), Unusable(), rank=1)]
 
 
 def deleting(account: str, deposit_id: str) -> list[Operation]:
@@ -236,8 +234,7 @@ def product_operations(account: str, before: set[str], after: set[str], refused=
 # Balances.
 
 
-def balance_operation(account: str, customer_id: str, moves: dict[str, int]) -> dict | None:
-    """The transaction item that adds `moves` ({deposit id: count}) to the customer's balances."""
+def _balance_update(account: str, customer_id: str, moves: dict[str, int]) -> dict | None:
     moves = {d: n for d, n in moves.items() if n}
     if not moves:
         return None
@@ -252,6 +249,13 @@ def balance_operation(account: str, customer_id: str, moves: dict[str, int]) -> 
             "ExpressionAttributeValues": table.values(**values, one=1),
         }
     }
+
+
+def moving_balances(account: str, customer_id: str, moves: dict[str, int]) -> Operation | None:
+    """Add `moves` ({deposit id: count}) to the customer's balances (None: nothing moves). Unconditional: moves
+    of one customer at once add up, none is lost."""
+    update = _balance_update(account, customer_id, moves)
+    return Operation(update) if update is not None else None
 
 
 def held_in(item: dict | None) -> dict[str, int]:
@@ -332,7 +336,7 @@ def adjusting(
 
     customer_key, types_key, _ = balances_keys(account, customer_id)
     current = read.types[deposit_id]
-    moved = balance_operation(account, customer_id, {deposit_id: count})
+    moved = _balance_update(account, customer_id, {deposit_id: count})
     valued = _check(
         types_key, "#t.#d.#n = :name AND #t.#d.#p = :price AND attribute_not_exists(#t.#d.#r)",
         {"#t": "types", "#d": deposit_id, "#n": "name", "#p": "price", "#r": RETIRING},
@@ -346,7 +350,7 @@ def adjusting(
     record = record_operation(account, customer_id, now, {deposit_id: {**current, "count": count}}, message=message)
     return [
         Operation(moved, Stale()),
-        Operation(record),
+        record,
         Operation(_check(customer_key, "attribute_exists(PK)"), Gone(), rank=2),
         Operation(_check(keys.deposit_type_key(account, deposit_id), "attribute_exists(PK)"), Unknown(), rank=1),
         Operation(valued, Stale()),

@@ -1,26 +1,19 @@
-"""The change feed (decisions §13; why it holds is docs/feed.md): the unit of work every write goes through.
+"""The change feed (decisions §13; why it holds is docs/feed.md): its pending entries, and reading it.
 
-A write hands `commit` its own transaction items and the changes they make. `commit` adds, to the same
-TransactWriteItems, one pending entry per changed resource: an item keyed by the resource whose list `changes`
-gets the change appended. So a change and its pending entry commit together or not at all, and no item is shared
-by writes of different resources (two writes of one resource are serialised by their own conditions anyway, so
-the list holds that resource's changes in the order they committed). The sequencer (store/feed_numbering.py)
-gives pending entries their sequences later, in one conditional move of the account's feed head per batch.
-
-Refusals of the caller's items come back as the ClientError DynamoDB raised, with the cancellation reasons of the
-caller's items only, so the caller reads them by the positions it knows.
+A service records the changes of a write in its unit of work (store/unit_of_work.py), which adds, to the same
+TransactWriteItems, one pending entry per changed resource (pending_updates, built here): an item keyed by the
+resource whose list `changes` gets the change appended. So a change and its pending entry commit together or not
+at all, and no item is shared by writes of different resources (two writes of one resource are serialised by their
+own conditions anyway, so the list holds that resource's changes in the order they committed). The sequencer
+(store/feed_numbering.py) gives pending entries their sequences later, in one conditional move of the account's
+feed head per batch.
 """
 
 import datetime as dt
-import time
-import uuid
 from dataclasses import dataclass
-
-from botocore.exceptions import ClientError
 
 from ..domain.feed import Change
 from ..domain.limits import FEED_PENDING_PER_RESOURCE
-from ..domain.retry import attempts, back_off
 from ..domain.timestamps import iso
 from . import keys, table
 from .outcomes import Beyond, Expired
@@ -28,16 +21,11 @@ from .outcomes import Beyond, Expired
 # A pending entry being numbered holds its item for a moment: a write of that resource tries again.
 MAX_ATTEMPTS = 10
 
-# What `commit` adds to a caller's transaction, for callers that size theirs (store/import_chunks.py): per change at
-# most one pending-entry update (changes of one resource share it), of at most this many bytes.
+# What the unit of work adds to a transaction, for callers that size theirs (store/import_chunks.py): per change
+# at most one pending-entry update (changes of one resource share it), of at most this many bytes.
 HEAD_ITEMS = 0
 ITEMS_PER_CHANGE = 1
 BYTES_PER_CHANGE = 400
-
-
-class Held(Exception):
-    """Only a pending entry held by a numbering in flight stopped the write, and the caller asked not to retry:
-    its next attempt starts over (what it wrote is nothing)."""
 
 
 class FeedBusy(Exception):
@@ -115,50 +103,13 @@ def _pending_update(account: str, key: str, changes: list[Change], now: dt.datet
     }
 
 
-def _pending_updates(account: str, changes: list[Change], now: dt.datetime) -> list[dict]:
+def pending_updates(account: str, changes: list[Change], now: dt.datetime) -> list[dict]:
+    """The transaction items that append `changes` to their resources' pending entries: one per resource, for the
+    unit of work (store/unit_of_work.py) to write with the changes themselves."""
     by_resource: dict[str, list[Change]] = {}
     for change in changes:
         by_resource.setdefault(resource_key(change), []).append(change)
     return [_pending_update(account, key, grouped, now) for key, grouped in by_resource.items()]
-
-
-def _trimmed(error: ClientError, codes: list[str], operations: int) -> ClientError:
-    """The error with the cancellation reasons of the caller's items only."""
-    error.response["CancellationReasons"] = [{"Code": code} for code in codes[:operations]]
-    return error
-
-
-def commit(
-    account: str, operations: list[dict], changes: list[Change], now: dt.datetime, retry_held: bool = True
-) -> None:
-    """Run the caller's transaction items with a pending entry per changed resource. Raises the ClientError of a
-    refusal of the caller's own items; FeedBusy when only the pending entries stopped it, again and again.
-    `retry_held=False`: a write whose items hold the time of its attempt (a worklist's `since`, decisions §14)
-    gets Held instead of a retry with the same items, and starts its next attempt with a new time."""
-    if not changes:
-        if operations:
-            table.client().transact_write_items(TransactItems=operations)
-        return None
-    items = operations + _pending_updates(account, changes, now)
-    for attempt in attempts(None, MAX_ATTEMPTS, 0):  # bounded by count: the store reads no clock
-        try:
-            # A fresh token per attempt: botocore's own retries of this call are then idempotent (a commit whose
-            # answer was lost is not made twice).
-            table.client().transact_write_items(TransactItems=items, ClientRequestToken=uuid.uuid4().hex)
-            return None
-        except ClientError as error:
-            codes = table.cancellation_codes(error)
-            if not codes:
-                raise
-            own, pending = codes[: len(operations)], codes[len(operations) :]
-            if any(code not in ("None", "") for code in own) or table.CONDITION_FAILED in pending:
-                if table.CONDITION_FAILED in pending and all(code in ("None", "") for code in own):
-                    raise FeedBacklog() from error  # a resource with FEED_PENDING_PER_RESOURCE changes unnumbered
-                raise _trimmed(error, codes, len(operations))
-            if not retry_held:
-                raise Held() from error
-        back_off(attempt, time.sleep, first=0.002, cap=0.05)
-    raise FeedBusy()
 
 
 # Reading the feed.

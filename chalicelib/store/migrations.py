@@ -1,27 +1,14 @@
 """Data stored before a later layout, brought to it by one-off migrations run from the command line
 (service/migrations.py): never on a request's path. Deliveries stored before integration states existed
-(decisions §14) get their first one; deposit types stored before each had an item of its own get that item."""
+(decisions §14) get their first one (store/delivery_writes.py adding_integration, in service/migrations.py's unit
+of work); deposit types stored before each had an item of its own get that item."""
 
 from __future__ import annotations
-
-import datetime as dt
-from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
 
 from . import keys, table
-from .deliveries import (
-    IntegrationWrite,
-    StoredDelivery,
-    _counts_operation,
-    _failed,
-    _integration_attributes,
-    _transact,
-    from_summary,
-)
-
-if TYPE_CHECKING:
-    from .outcomes import Contended, Taken
+from .deliveries import StoredDelivery, from_summary
 
 
 def without_integration(
@@ -41,44 +28,6 @@ def without_integration(
     return [from_summary(table.from_item(item), None) for item in response.get("Items", [])], response.get(
         "LastEvaluatedKey"
     )
-
-
-def add_integration(
-    account: str, stored: StoredDelivery, integration: IntegrationWrite, now: dt.datetime
-) -> None | Taken | Contended:
-    """Give a delivery stored before integration states its first one, counted; Taken when it has one already
-    (a second run of the migration, or a PUT in between); Contended when another write held the counts for a
-    moment (try again). The version moves too, so a PUT or a customer change that read the delivery without a
-    state writes nothing over it and is evaluated again (counted once)."""
-    from . import outcomes
-
-    delivery_id = stored.delivery["id"]
-    attributes = _integration_attributes(account, delivery_id, integration)
-    names = {f"#a{i}": name for i, name in enumerate(attributes)}
-    values = {f"a{i}": value for i, value in enumerate(attributes.values())}
-    update = {
-        "Update": {
-            "TableName": table.name(),
-            "Key": table.to_item(keys.delivery_key(account, delivery_id)),
-            "UpdateExpression": "SET "
-            + ", ".join(f"#a{i} = :a{i}" for i in range(len(attributes)))
-            + " ADD #version :one",
-            "ConditionExpression": "attribute_exists(PK) AND attribute_not_exists(#integration)",
-            "ExpressionAttributeNames": {**names, "#integration": "integration", "#version": "version"},
-            "ExpressionAttributeValues": table.values(**values, one=1),
-        }
-    }
-    counts = _counts_operation(account, delivery_id, integration.counts)
-    # No feed entry: a GET showed PENDING before (a missing state reads PENDING) and shows it after.
-    outcome = _transact(account, [update] + ([counts] if counts is not None else []), None, [], now)
-    if outcome is None:
-        return None
-    reasons = outcome if isinstance(outcome, dict) else {}  # TooLarge: no plan for it, as for an unknown code
-    if _failed(reasons, update):
-        return outcomes.Taken()
-    if table.TRANSACTION_CONFLICT in reasons.values():
-        return outcomes.Contended()
-    raise table.WriteFailed("adding the integration state", reasons)
 
 
 # Deposit types stored before each type had its own item (issue 25).

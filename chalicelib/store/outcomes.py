@@ -1,14 +1,14 @@
 """How the store says a write did not happen: one frozen dataclass per meaning, shared by every repository.
 
-A write answers its success value (what it stored; None when there is nothing to give back) or one of these.
-Callers tell them apart with `isinstance` (or `match`); two answers of the same meaning compare equal. A read
-answers the value, or None when there is none. Cancellation reasons are matched by item
-(table.cancellation_reasons), never by position. Exceptions are only for what no caller plans for: a cursor that
-fails its signature (cursor.BadCursor: bad input, decoded at the edge of a list), retries exhausted under
-contention (feed.FeedBusy, service/documents.KeptChanging; a repository's own read-and-write loop answers Contended
-instead), rows of an import gone from under it (import_items.RowsMissing), and DynamoDB's own errors
-(batch.StillThrottled: it kept throttling through every retry; table.WriteFailed: a transaction cancelled for a
-reason no outcome names).
+A write answers its success value (what it stored; None when there is nothing to give back) or one of these; a
+unit of work's commit (store/unit_of_work.py) answers None or the outcome its refused operation declared, matching
+cancellation reasons by item, never by position. Callers tell them apart with `isinstance` (or `match`); two
+answers of the same meaning compare equal. A read answers the value, or None when there is none. Exceptions are
+only for what no caller plans for: a cursor that fails its signature (cursor.BadCursor: bad input, decoded at the
+edge of a list), retries exhausted under contention (feed.FeedBusy, service/documents.KeptChanging; a service's own
+read-and-write loop answers Contended instead), rows of an import gone from under it (import_items.RowsMissing), and
+DynamoDB's own errors (batch.StillThrottled: it kept throttling through every retry; table.WriteFailed: a
+transaction cancelled for a reason no outcome names).
 """
 
 import datetime as dt
@@ -62,6 +62,11 @@ class LostLease(Refusal):
 @dataclass(frozen=True)
 class NoCategory(Refusal):
     """The product names a category that does not exist."""
+
+
+@dataclass(frozen=True)
+class Changed(Refusal):
+    """A product a write was pinned to as read (products.unchanged_check) changed meanwhile: plan again."""
 
 
 @dataclass(frozen=True)

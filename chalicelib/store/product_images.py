@@ -97,8 +97,8 @@ def finishing(
     item: dict, *, data: dict | None = None, meta: dict | None = None, error: dict | None = None
 ) -> Operation:
     """Record the outcome, conditional on the revision read; with `data` the product document changes too (a
-    product.updated for the service to record). Stale: the product changed meanwhile (read it again); the unit of
-    work answers TooLarge when the product item cannot hold the result (finish it with `failed_bare`)."""
+    product.updated for the service to record). Stale: the product changed meanwhile (read it again); TooLarge: the
+    product item cannot hold the result (finish it with `failed_bare`)."""
     named = {"rev": item["rev"], "status": FAILED if error else DONE}
     names = {}
     update = ["image_status = :status"]
@@ -131,7 +131,7 @@ def finishing(
     }
     if names:
         request["ExpressionAttributeNames"] = names
-    return Operation({"Update": request}, Stale())
+    return Operation({"Update": request}, Stale(), oversized=TooLarge())
 
 
 def failed_bare(item: dict) -> None | Stale:

@@ -3,7 +3,6 @@ ETags and conditional writes, and `order_by` beside it for the pricing writes' c
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import functools
 from typing import TYPE_CHECKING
@@ -266,46 +265,15 @@ def any_in_category(account: str, category_id: str) -> bool:
     return table.first_in_index(keys.GSI1, keys.products_in_category_pk(account, category_id)) is not None
 
 
-def mark_used_operation(account: str, product_id: str, revision: str | None = None) -> dict:
-    """A transaction item that flags a product as used by a delivery (so it can no longer be deleted); with
-    `revision`, only while the product is still as read."""
-    condition, values = "attribute_exists(PK)", {"true": True}
-    if revision is not None:
-        condition, values = "rev = :rev", {**values, "rev": revision}
-    return {
-        "Update": {
-            "TableName": table.name(),
-            "Key": table.to_item(keys.product_key(account, product_id)),
-            "UpdateExpression": "SET used = :true",
-            "ConditionExpression": condition,
-            "ExpressionAttributeValues": table.values(**values),
-        }
+def unchanged_check(account: str, product_id: str, revision: str) -> Operation:
+    """The product is still the revision that was read (a write that depends on it); Changed otherwise."""
+    from . import outcomes
+    from .unit_of_work import Operation
+
+    check = {
+        "TableName": table.name(),
+        "Key": table.to_item(keys.product_key(account, product_id)),
+        "ConditionExpression": "rev = :rev",
+        "ExpressionAttributeValues": table.values(rev=revision),
     }
-
-
-class ChangedSinceRead(Exception):
-    """A write pinned to products as read (unchanged_check) met one that changed meanwhile: read again."""
-
-
-def unchanged_check(account: str, product_id: str, revision: str) -> dict:
-    """A transaction item: the product is still the revision that was read (a write that depends on it)."""
-    return {
-        "ConditionCheck": {
-            "TableName": table.name(),
-            "Key": table.to_item(keys.product_key(account, product_id)),
-            "ConditionExpression": "rev = :rev",
-            "ExpressionAttributeValues": table.values(rev=revision),
-        }
-    }
-
-
-@contextlib.contextmanager
-def refused_when_changed(account: str, product_ids):
-    """Around a write holding unchanged_check items: its refusal by one of them is ChangedSinceRead."""
-    try:
-        yield
-    except table.WriteFailed as failed:
-        keys_checked = {table.key_of(keys.product_key(account, pid)) for pid in product_ids}
-        if not any(failed.reasons.get(key) == table.CONDITION_FAILED for key in keys_checked):
-            raise
-        raise ChangedSinceRead() from None
+    return Operation({"ConditionCheck": check}, outcomes.Changed())

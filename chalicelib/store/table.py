@@ -170,9 +170,9 @@ class WriteFailed(Exception):
 
 
 def cancellation_reasons(error: Exception, operations: list[dict]) -> dict[tuple[str, str], str]:
-    """The cancellation code of each of `operations` (the caller's, first in the transaction: store/feed.py
-    appends its own after them) by its item's key (item_key), so callers ask about an item, not a position.
-    {} when the error is not a cancelled transaction."""
+    """The cancellation code of each of `operations` (the caller's, first in the transaction: the unit of work
+    appends the pending feed entries after them) by its item's key (item_key), so callers ask about an item, not
+    a position. {} when the error is not a cancelled transaction."""
     codes = cancellation_codes(error)
     return {item_key(operation): code for operation, code in zip(operations, codes)}
 

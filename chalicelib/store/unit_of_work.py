@@ -37,11 +37,13 @@ class Operation:
     """One TransactWriteItems entry ({"Put": ...}, {"Update": ...}, {"Delete": ...}, {"ConditionCheck": ...}) and
     what a failed condition on it means: an outcome, a function that tells which (called after the failure: it may
     read), or None when it has no condition that may fail. When several fail, the highest `rank` answers (the first
-    added among equals)."""
+    added among equals). `oversized`: the outcome of the item refused for passing 400 KB, when its writer plans
+    for that."""
 
     item: dict
     refused: Refusal | Callable[[], Refusal] | None = None
     rank: int = 0
+    oversized: Refusal | None = None  # what DynamoDB's ValidationError on this item (past 400 KB) means, if planned
 
     @property
     def key(self) -> tuple[str, str]:
@@ -88,7 +90,7 @@ class UnitOfWork:
         if not self.changes:
             return self._transact([operation.item for operation in self.operations], None) if self.operations else None
         items = [operation.item for operation in self.operations]
-        items += feed._pending_updates(self.account, self.changes, self.now)
+        items += feed.pending_updates(self.account, self.changes, self.now)
         for attempt in attempts(None, feed.MAX_ATTEMPTS, 0):  # bounded by count: the store reads no clock
             # A fresh token per attempt: botocore's own retries of this call are then idempotent.
             refused = self._transact(items, uuid.uuid4().hex)
@@ -125,7 +127,7 @@ class UnitOfWork:
                     return TooLarge()
                 raise
             own, pending = codes[: len(self.operations)], codes[len(self.operations) :]
-            if all(code in ("None", "") for code in own):
+            if pending and all(code in ("None", "") for code in own):  # only the feed's own items refused
                 if table.CONDITION_FAILED in pending:
                     raise feed.FeedBacklog() from error  # a resource with FEED_PENDING_PER_RESOURCE unnumbered
                 return _HELD  # a pending entry held by a numbering in flight
@@ -147,8 +149,9 @@ class UnitOfWork:
         if table.CONDITION_FAILED not in reasons.values():
             if table.TRANSACTION_CONFLICT in reasons.values():
                 return Contended()
-            if TOO_LARGE_CODE in reasons.values():
-                return TooLarge()
+            for operation in self.operations:
+                if operation.oversized is not None and reasons.get(operation.key) == TOO_LARGE_CODE:
+                    return operation.oversized
         raise table.WriteFailed("the unit of work", reasons)
 
 

@@ -109,7 +109,7 @@ def test_responses_before_an_amendment_no_longer_state_the_items_or_empties(drin
 
 def test_new_empties_of_a_type_deleted_between_read_and_write_are_refused_naming_them(drinks, monkeypatch):
     """An amendment's new empties are conditional on their types when it commits, as an order's are (§15's guard)."""
-    from chalicelib.store import deliveries
+    from chalicelib.service import delivery_writing as deliveries
 
     assert drinks.put("/deposits/tray", {"name": "Tray", "price": 100}).status_code == 200  # no product names it
     delivery = place(drinks, [{"id": "ale", "count": 1}])
@@ -159,7 +159,7 @@ def test_an_added_line_whose_product_stops_naming_a_type_that_is_then_deleted_is
     """§15's delete guard for amendments, as for orders: the amendment reads `lager` naming `crate`; before it
     commits, the product stops naming it and DELETE /deposits/crate completes. The write is pinned to the product
     as read, so it is refused and the amendment planned again: the delivery never charges the deleted type."""
-    from chalicelib.store import deliveries
+    from chalicelib.service import delivery_writing as deliveries
     from tests.api.test_deposit_deliveries import LAGER
 
     delivery = place(drinks, [{"id": "ale", "count": 1}])

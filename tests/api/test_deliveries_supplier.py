@@ -128,7 +128,7 @@ def _losing_races(monkeypatch, fake_clock, lost: int, seconds_per_race: float = 
     """The store answers Stale (another change won) to the first `lost` writes, each race taking
     `seconds_per_race` of the one clock; the service's pauses between attempts are skipped."""
     from chalicelib.service import deliveries as service
-    from chalicelib.store import deliveries as store
+    from chalicelib.service import delivery_writing as store
     from chalicelib.store import outcomes
 
     real, calls = store.change, []

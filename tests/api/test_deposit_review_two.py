@@ -193,7 +193,7 @@ def test_empties_are_bounded_in_bytes_and_three_lists_at_the_bound_fit_an_open_d
 def test_an_order_whose_empties_type_is_being_deleted_when_it_commits_is_refused(drinks, monkeypatch):
     """A DELETE marks the type between the order's read and its write: the order's transaction is conditional on
     the types of its empties being usable, so no open delivery ever names a type being deleted."""
-    from chalicelib.store import deliveries
+    from chalicelib.service import delivery_writing as deliveries
     from tests.api.deliveries_helpers import ACCOUNT, order
     from tests.conftest import problem_paths
 
@@ -216,7 +216,7 @@ def test_an_order_whose_empties_type_is_being_deleted_when_it_commits_is_refused
 
 
 def test_a_response_whose_new_empties_type_is_being_deleted_when_it_commits_is_refused(drinks, monkeypatch):
-    from chalicelib.store import deliveries
+    from chalicelib.service import delivery_writing as deliveries
     from tests.api.deliveries_helpers import ACCOUNT, place, respond
     from tests.conftest import problem_paths
 
@@ -245,7 +245,7 @@ def test_an_order_whose_product_stops_naming_a_type_that_is_then_deleted_before_
     before it commits, the product stops naming it and DELETE /deposits/crate completes (no open delivery, product
     or balance names it). The order's write is pinned to the product's revision as read, so it is refused and the
     order is planned again from the product as it is now: no delivery ever charges the deleted type."""
-    from chalicelib.store import deliveries
+    from chalicelib.service import delivery_writing as deliveries
     from tests.api.deliveries_helpers import place, put_product
     from tests.api.test_deposit_deliveries import LAGER
 

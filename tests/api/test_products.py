@@ -2,7 +2,6 @@
 
 import pytest
 
-from chalicelib.store import products as product_store
 from chalicelib.store import table
 from tests.conftest import problem_paths
 from tests.problems import assert_problem as problem
@@ -265,7 +264,9 @@ def test_delete_of_an_absent_product_is_404(catalogue):
 
 
 def mark_used(account, product_id):
-    table.client().transact_write_items(TransactItems=[product_store.mark_used_operation(account, product_id)])
+    from chalicelib.store import delivery_writes
+
+    table.client().transact_write_items(TransactItems=[delivery_writes.marking_used(account, product_id).item])
 
 
 def test_a_used_product_cannot_be_deleted(catalogue):

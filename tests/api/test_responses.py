@@ -182,7 +182,7 @@ def test_a_malformed_body_is_400(shop):
 
 def test_a_delivery_that_keeps_changing_gives_409_and_keeps_nothing(shop, monkeypatch):
     from chalicelib.service import deliveries
-    from chalicelib.store import deliveries as store
+    from chalicelib.service import delivery_writing as store
     from chalicelib.store import outcomes
 
     delivery_id = delivery_in(shop, "REQUESTED")
@@ -198,7 +198,7 @@ def test_a_delivery_that_keeps_changing_gives_409_and_keeps_nothing(shop, monkey
 
 def test_a_lost_race_is_evaluated_again_against_the_new_state(shop, monkeypatch):
     """Another response lands between our read and our write: ours is re-checked against it."""
-    from chalicelib.store import deliveries as store
+    from chalicelib.service import delivery_writing as store
 
     delivery_id = delivery_in(shop, "REQUESTED")
     real_change = store.change

@@ -5,6 +5,7 @@ import datetime as dt
 import pytest
 
 from chalicelib.domain.feed import LEGACY_TWINS, Change
+from chalicelib.service import delivery_writing
 from chalicelib.service import webhooks as webhook_settings
 from chalicelib.store import deliveries, events, feed, keys, table
 
@@ -33,11 +34,10 @@ def write_event(account="acme", event_type="request-delivery", data=None, now=T0
     existing = deliveries.get(account, data["id"], consistent=True)
     change = Change(LEGACY_TWINS[event_type], str(data["id"]), status=data["status"])
     if existing is None:
-        outcome = deliveries.place(account, [data], [], changes=[change], now=now)
-        assert outcome is None, outcome
+        outcome = delivery_writing.place(account, [data], [], None, None, changes=[change], now=now)
     else:
-        outcome = deliveries.change(account, data, existing.version, change=change, now=now)
-        assert isinstance(outcome, deliveries.StoredDelivery), outcome
+        outcome = delivery_writing.change(account, data, existing.version, changes=[change], now=now)
+    assert outcome is None, outcome
     return event_of_sequence(account, feed.read_head(account).sequence)
 
 

@@ -11,7 +11,8 @@ from chalicelib.adapters import outbound
 from chalicelib.domain.feed import product_change
 from chalicelib.service import clock
 from chalicelib.service import event_sending as sending
-from chalicelib.store import events, feed, outbox_accounts
+from chalicelib.store import events, outbox_accounts
+from tests.transactions import record_changes
 
 from .support import T0, configure, dispatch_at, write_event, write_events
 
@@ -34,9 +35,9 @@ def test_a_healthy_receiver_sees_an_unbroken_chain_across_writes_and_an_import_c
     configure(url="https://erp.example.com/hook", events=["request-delivery", "product.created"])
     # An import chunk's 20 events share one creation time; a later write that read its clock earlier (its commit
     # retried on the head) has an earlier creation time than the chunk.
-    feed.commit("acme", [], [product_change("created", f"p{n:02d}") for n in range(20)], T0)
+    record_changes("acme", [product_change("created", f"p{n:02d}") for n in range(20)], T0)
     write_event(data=None, now=T0 - dt.timedelta(seconds=3))
-    feed.commit("acme", [], [product_change("created", f"q{n}") for n in range(3)], T0 - dt.timedelta(seconds=4))
+    record_changes("acme", [product_change("created", f"q{n}") for n in range(3)], T0 - dt.timedelta(seconds=4))
     receiver = Receiver()
     dispatch_at(T0 + dt.timedelta(seconds=1), transport=receiver)
     dispatch_at(T0 + dt.timedelta(seconds=2), transport=receiver)  # the rest, past one turn's cap
@@ -54,8 +55,8 @@ def test_first_attempts_go_in_sequence_order_when_the_backlog_is_larger_than_one
     out in sequence order (decisions §13)."""
     monkeypatch.setattr(sending, "SCAN", 5)
     configure(url="https://erp.example.com/hook", events=["product.created"])
-    feed.commit("acme", [], [product_change("created", f"p{n:02d}") for n in range(30)], T0)  # sequences 1-30
-    feed.commit("acme", [], [product_change("created", f"q{n}") for n in range(3)], T0 - dt.timedelta(seconds=4))
+    record_changes("acme", [product_change("created", f"p{n:02d}") for n in range(30)], T0)  # sequences 1-30
+    record_changes("acme", [product_change("created", f"q{n}") for n in range(3)], T0 - dt.timedelta(seconds=4))
     receiver = Receiver()
     dispatch_at(T0 + dt.timedelta(seconds=1), transport=receiver)
     first = receiver.bodies[0]["sequence"]  # after the settings' own entry

@@ -7,6 +7,7 @@ import pytest
 from chalicelib.domain.feed import Change, ChangeType
 from chalicelib.service import clock
 from chalicelib.store import feed, feed_numbering, keys, table
+from tests.transactions import record_changes
 
 pytestmark = [pytest.mark.usefixtures("accounts_ready", "fake_clock"), pytest.mark.pending_feed]
 
@@ -47,14 +48,14 @@ def invoke(records: list[dict]) -> dict:
 
 
 def test_a_batch_whose_work_succeeded_reports_no_failure():
-    feed.commit("acme", [], [Change(ChangeType.CATEGORY_CREATED, "mine")], clock.now())
+    record_changes("acme", [Change(ChangeType.CATEGORY_CREATED, "mine")], clock.now())
     assert invoke([pending_record("acme", "101")]) == {"batchItemFailures": []}
     assert feed.read_head("acme").sequence == 1
 
 
 def test_only_the_records_of_an_account_whose_numbering_failed_are_answered_as_failed(monkeypatch):
     for account in ("acme", "other"):
-        feed.commit(account, [], [Change(ChangeType.CATEGORY_CREATED, "mine")], clock.now())
+        record_changes(account, [Change(ChangeType.CATEGORY_CREATED, "mine")], clock.now())
     real = feed_numbering.number
 
     def failing_for_acme(account, now, **options):

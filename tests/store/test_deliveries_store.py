@@ -5,8 +5,11 @@ import random
 
 import pytest
 
+from chalicelib.domain.feed import STATUS_CHANGE, ChangeType, delivery_change
+from chalicelib.service import delivery_writing
 from chalicelib.store import deliveries as store
-from chalicelib.store import delivery_lists, keys, migrations, outcomes, table
+from chalicelib.store import delivery_lists, delivery_writes, keys, outcomes, table
+from chalicelib.store.unit_of_work import unit_of_work
 
 from .conftest import NOW, sample_product, save_product
 
@@ -20,10 +23,29 @@ DELIVERY = {
 }
 
 
+def place(account: str, deliveries: list[dict], used: list[str]):
+    """The deliveries placed as an order places them, with their delivery.requested Changes."""
+    changes = [delivery_change(ChangeType.DELIVERY_REQUESTED, delivery) for delivery in deliveries]
+    return delivery_writing.place(account, deliveries, used, None, None, changes=changes, now=NOW)
+
+
+def change(account: str, delivery: dict, version: int, integration=None):
+    """The delivery changed as a response or a customer's action changes it, with its Change."""
+    changes = [delivery_change(STATUS_CHANGE[delivery["status"]], delivery)]
+    return delivery_writing.change(account, delivery, version, integration, changes=changes, now=NOW)
+
+
+def add_integration(account: str, stored: store.StoredDelivery, write: store.IntegrationWrite):
+    """A delivery stored before integration states given its first one, as service/migrations.py does."""
+    with unit_of_work(account, NOW) as uow:
+        uow.add(*delivery_writes.adding_integration(account, stored.delivery["id"], write))
+        return uow.commit()
+
+
 @pytest.fixture
 def stored(drinks):
     save_product("acme", sample_product(), now=NOW)
-    assert store.place("acme", [DELIVERY], ["cola"], now=NOW) is None
+    assert place("acme", [DELIVERY], ["cola"]) is None
     return DELIVERY
 
 
@@ -34,18 +56,18 @@ def test_ids_are_allocated_in_blocks(engine):
 
 
 def test_a_delivery_is_created_once(stored):
-    assert store.place("acme", [DELIVERY], ["cola"], now=NOW) == outcomes.Stale()
+    assert place("acme", [DELIVERY], ["cola"]) == outcomes.Stale()
 
 
 def test_an_order_of_a_deleted_product_is_products_gone(drinks):
-    assert store.place("acme", [DELIVERY], ["cola"], now=NOW) == outcomes.ProductsGone(frozenset({"cola"}))
+    assert place("acme", [DELIVERY], ["cola"]) == outcomes.ProductsGone(frozenset({"cola"}))
     assert store.get("acme", 1) is None
 
 
 def test_changes_are_conditional_on_the_version_read(stored):
     accepted = {**stored, "status": "ACCEPTED"}
-    assert store.change("acme", accepted, 0, now=NOW) == store.StoredDelivery(accepted, 1)
-    assert store.change("acme", accepted, 0, now=NOW) == outcomes.Stale()
+    assert change("acme", accepted, 0) is None
+    assert change("acme", accepted, 0) == outcomes.Stale()
     again = store.get("acme", 1)
     assert (again.version, again.delivery["status"]) == (1, "ACCEPTED")
     assert again.delivery["request"]["items"] == DELIVERY["request"]["items"]
@@ -66,7 +88,7 @@ def test_a_delivery_too_large_for_one_item_is_too_large(stored):
             for _ in range(250)
         ],
     }
-    assert store.change("acme", huge, 0, now=NOW) == outcomes.TooLarge()
+    assert change("acme", huge, 0) == outcomes.TooLarge()
     assert store.get("acme", 1).version == 0
 
 
@@ -96,22 +118,22 @@ def on_item(key: dict, code: str):
 
 def test_an_order_names_only_the_products_that_are_gone(drinks):
     save_product("acme", sample_product("cola"), now=NOW)
-    answer = store.place("acme", [DELIVERY], ["tea", "cola", "juice"], now=NOW)
+    answer = place("acme", [DELIVERY], ["tea", "cola", "juice"])
     assert answer == outcomes.ProductsGone(frozenset({"tea", "juice"}))
 
 
 def test_an_order_whose_product_was_held_is_contended(drinks, monkeypatch):
     save_product("acme", sample_product("cola"), now=NOW)
     cancel_once(monkeypatch, on_item(keys.product_key("acme", "cola"), table.TRANSACTION_CONFLICT))
-    assert store.place("acme", [DELIVERY], ["cola"], now=NOW) == outcomes.Contended()
-    assert store.place("acme", [DELIVERY], ["cola"], now=NOW) is None  # nothing was written the first time
+    assert place("acme", [DELIVERY], ["cola"]) == outcomes.Contended()
+    assert place("acme", [DELIVERY], ["cola"]) is None  # nothing was written the first time
 
 
 def test_a_change_refused_for_its_version_is_stale_whichever_item_comes_first(stored, monkeypatch):
     key = keys.delivery_key("acme", 1)
     cancel_once(monkeypatch, on_item(key, table.CONDITION_FAILED))
     write = store.IntegrationWrite({"status": "IMPORTED"}, "2026-05-04T09:30:00Z", {"pending": -1})
-    assert store.change("acme", {**stored, "status": "ACCEPTED"}, 0, integration=write, now=NOW) == outcomes.Stale()
+    assert change("acme", {**stored, "status": "ACCEPTED"}, 0, integration=write) == outcomes.Stale()
 
 
 def test_a_transaction_cancelled_for_a_reason_no_caller_plans_for_is_a_named_store_error(stored, monkeypatch):
@@ -119,14 +141,14 @@ def test_a_transaction_cancelled_for_a_reason_no_caller_plans_for_is_a_named_sto
     summary = keys.delivery_key("acme", 1)
     cancel_once(monkeypatch, on_item(summary, "ThrottlingError"))
     with pytest.raises(table.WriteFailed, match="ThrottlingError") as raised:
-        store.change("acme", {**stored, "status": "ACCEPTED"}, 0, now=NOW)
+        change("acme", {**stored, "status": "ACCEPTED"}, 0)
     assert not isinstance(raised.value, RuntimeError)
     assert raised.value.reasons[table.key_of(summary)] == "ThrottlingError"
     assert store.get("acme", 1).version == 0
 
     cancel_once(monkeypatch, on_item(keys.delivery_key("acme", 2), "ValidationError"))
     with pytest.raises(table.WriteFailed, match="ValidationError"):
-        store.place("acme", [{**DELIVERY, "id": 2}], ["cola"], now=NOW)
+        place("acme", [{**DELIVERY, "id": 2}], ["cola"])
     assert store.get("acme", 2) is None
 
 
@@ -136,10 +158,10 @@ def test_a_first_integration_state_is_taken_once_contended_when_held_and_fails_b
     write = store.IntegrationWrite({"status": "PENDING"}, "2026-05-04T09:30:00Z", {"pending": 1})
     counts = keys.integration_counts_key("acme", 1 % keys.INTEGRATION_COUNT_SHARDS)
     cancel_once(monkeypatch, on_item(counts, table.TRANSACTION_CONFLICT))
-    assert migrations.add_integration("acme", without, write, NOW) == outcomes.Contended()
+    assert add_integration("acme", without, write) == outcomes.Contended()
     cancel_once(monkeypatch, on_item(counts, "ThrottlingError"))
     with pytest.raises(table.WriteFailed, match="ThrottlingError"):
-        migrations.add_integration("acme", without, write, NOW)
-    assert migrations.add_integration("acme", without, write, NOW) is None
-    assert migrations.add_integration("acme", without, write, NOW) == outcomes.Taken()
+        add_integration("acme", without, write)
+    assert add_integration("acme", without, write) is None
+    assert add_integration("acme", without, write) == outcomes.Taken()
     assert store.get("acme", 1).integration == {"status": "PENDING"}

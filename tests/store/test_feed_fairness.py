@@ -10,7 +10,7 @@ from chalicelib.domain.feed import Change, ChangeType
 from chalicelib.service import catalogue, clock, webhooks
 from chalicelib.service import feed_numbering as numbering
 from chalicelib.store import event_lists, feed, feed_numbering, keys, table
-from tests.transactions import intercept
+from tests.transactions import intercept, record_changes
 
 pytestmark = pytest.mark.pending_feed
 
@@ -112,7 +112,7 @@ def pend_import(account: str, rows: int) -> None:
     now = clock.now()
     for start in range(0, rows, 99):
         changes = [Change(ChangeType("product.created"), f"p{n}") for n in range(start, min(rows, start + 99))]
-        feed.commit(account, [], changes, now)
+        record_changes(account, changes, now)
 
 
 def test_an_order_is_numbered_without_rereading_the_imports_backlog_for_every_transaction(fake_clock, monkeypatch):
@@ -120,7 +120,7 @@ def test_an_order_is_numbered_without_rereading_the_imports_backlog_for_every_tr
     the backlog in transactions of ~49 from one read of up to 1000 pending entries (before: one read of 1000 per
     transaction, so an order waited ~60 reads of 1000 entries behind a 3000-row import)."""
     pend_import("acme", IMPORT_ROWS)
-    feed.commit("acme", [], [Change(ChangeType("delivery.requested"), "1", "PENDING")], clock.now())
+    record_changes("acme", [Change(ChangeType("delivery.requested"), "1", "PENDING")], clock.now())
     items_read = items_per_query(monkeypatch)
     fake_clock.advance(numbering.SWEEP_SETTLE + dt.timedelta(milliseconds=1))
     assert numbering.number_accounts(["acme"], clock.after(30), numbering.SWEEP_SETTLE) == {

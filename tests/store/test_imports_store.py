@@ -242,7 +242,9 @@ def test_a_chunk_moves_the_reference_counts_of_the_types_it_names(engine, drinks
 def test_an_order_marking_a_product_used_in_between_is_kept(engine, drinks):
     save_product(ACCOUNT, sample_product("cola"), now=NOW)
     read = import_chunks.stored_products(ACCOUNT, ["cola"])["cola"].product
-    table.client().transact_write_items(TransactItems=[products.mark_used_operation(ACCOUNT, "cola")])
+    from chalicelib.store import delivery_writes
+
+    table.client().transact_write_items(TransactItems=[delivery_writes.marking_used(ACCOUNT, "cola").item])
     job = claimed(engine, rows=[[0]])
     outcome = importing.commit_chunk(job, [created(sample_product("cola", price=7), read)], NOW)
     assert isinstance(outcome, import_chunks.Committed)

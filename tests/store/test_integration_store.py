@@ -11,10 +11,9 @@ import threading
 import pytest
 
 from chalicelib.domain.errors import Busy, InvalidTransition
-from chalicelib.service import catalogue, deliveries, ordering
+from chalicelib.service import catalogue, deliveries, delivery_writing, ordering
 from chalicelib.store import deliveries as delivery_store
 from chalicelib.store import delivery_lists, keys, table
-from chalicelib.store import migrations as store_migrations
 from chalicelib.store.feed import FeedBusy
 from tests.transactions import cancelled
 
@@ -75,7 +74,7 @@ def assert_counts_exact(delivery_ids) -> None:
 
 def test_a_cancel_between_the_acknowledgements_read_and_write_leaves_it_pending(shop, monkeypatch):
     delivery_id = order()
-    write = delivery_store.set_integration
+    write = delivery_writing.set_integration
     raced = []
 
     def cancel_first(*args, **kwargs):
@@ -83,7 +82,7 @@ def test_a_cancel_between_the_acknowledgements_read_and_write_leaves_it_pending(
             raced.append(deliveries.cancel(ACCOUNT, CUSTOMER, str(delivery_id), {}))
         return write(*args, **kwargs)
 
-    monkeypatch.setattr(delivery_store, "set_integration", cancel_first)
+    monkeypatch.setattr(delivery_writing, "set_integration", cancel_first)
     with pytest.raises(Busy, match="customer changed the delivery"):
         deliveries.set_integration(ACCOUNT, str(delivery_id), {"status": "IMPORTED", "reference": "ERP-1"})
     assert raced and raced[0]["status"] == "CANCELLED"
@@ -99,7 +98,7 @@ def test_a_cancel_between_the_acknowledgements_read_and_write_leaves_it_pending(
 
 def test_an_acknowledgement_between_the_cancels_read_and_write_is_made_pending_again(shop, monkeypatch):
     delivery_id = order()
-    write = delivery_store.change
+    write = delivery_writing.change
     raced = []
 
     def acknowledge_first(*args, **kwargs):
@@ -109,7 +108,7 @@ def test_an_acknowledgement_between_the_cancels_read_and_write_is_made_pending_a
             )
         return write(*args, **kwargs)
 
-    monkeypatch.setattr(delivery_store, "change", acknowledge_first)
+    monkeypatch.setattr(delivery_writing, "change", acknowledge_first)
     cancelled = deliveries.cancel(ACCOUNT, CUSTOMER, str(delivery_id), {})
     assert raced and raced[0]["status"] == "IMPORTED"
     assert cancelled["status"] == "CANCELLED"
@@ -125,23 +124,23 @@ def test_an_acknowledgement_between_the_cancels_read_and_write_is_made_pending_a
 def test_a_receive_racing_a_failure_both_ways(shop, monkeypatch):
     first, second = order(), order()
     failed = {"status": "FAILED", "message": "unknown article"}
-    write, change = delivery_store.set_integration, delivery_store.change
+    write, change = delivery_writing.set_integration, delivery_writing.change
 
     def receive_first(*args, **kwargs):
-        monkeypatch.setattr(delivery_store, "set_integration", write)
+        monkeypatch.setattr(delivery_writing, "set_integration", write)
         deliveries.receive(ACCOUNT, CUSTOMER, str(first), {})
         return write(*args, **kwargs)
 
-    monkeypatch.setattr(delivery_store, "set_integration", receive_first)
+    monkeypatch.setattr(delivery_writing, "set_integration", receive_first)
     with pytest.raises(Busy):
         deliveries.set_integration(ACCOUNT, str(first), failed)
 
     def fail_first(*args, **kwargs):
-        monkeypatch.setattr(delivery_store, "change", change)
+        monkeypatch.setattr(delivery_writing, "change", change)
         deliveries.set_integration(ACCOUNT, str(second), failed)
         return change(*args, **kwargs)
 
-    monkeypatch.setattr(delivery_store, "change", fail_first)
+    monkeypatch.setattr(delivery_writing, "change", fail_first)
     deliveries.receive(ACCOUNT, CUSTOMER, str(second), {})
     assert [state(first)["status"], state(second)["status"]] == ["PENDING", "PENDING"]
     assert "message" not in state(second)
@@ -150,7 +149,7 @@ def test_a_receive_racing_a_failure_both_ways(shop, monkeypatch):
 
 def test_a_supplier_response_racing_an_acknowledgement_does_not_stop_it(shop, monkeypatch):
     delivery_id = order()
-    write = delivery_store.set_integration
+    write = delivery_writing.set_integration
     raced = []
 
     def respond_first(*args, **kwargs):
@@ -158,7 +157,7 @@ def test_a_supplier_response_racing_an_acknowledgement_does_not_stop_it(shop, mo
             raced.append(deliveries.respond(ACCOUNT, str(delivery_id), {"type": "ACCEPT"}))
         return write(*args, **kwargs)
 
-    monkeypatch.setattr(delivery_store, "set_integration", respond_first)
+    monkeypatch.setattr(delivery_writing, "set_integration", respond_first)
     assert deliveries.set_integration(ACCOUNT, str(delivery_id), {"status": "IMPORTED"})["status"] == "IMPORTED"
     now = deliveries.get_delivery(ACCOUNT, str(delivery_id))
     assert (now["status"], now["integration"]["status"]) == ("ACCEPTED", "IMPORTED")
@@ -268,14 +267,14 @@ def test_pending_racing_a_cancel_is_no_conflict(shop, monkeypatch):
     """Only an acknowledgement (IMPORTED, FAILED) of what the customer changed since is refused."""
     delivery_id = order()
     deliveries.set_integration(ACCOUNT, str(delivery_id), {"status": "IMPORTED", "reference": "ERP-1"})
-    write = delivery_store.set_integration
+    write = delivery_writing.set_integration
 
     def cancel_first(*args, **kwargs):
-        monkeypatch.setattr(delivery_store, "set_integration", write)
+        monkeypatch.setattr(delivery_writing, "set_integration", write)
         deliveries.cancel(ACCOUNT, CUSTOMER, str(delivery_id), {})
         return write(*args, **kwargs)
 
-    monkeypatch.setattr(delivery_store, "set_integration", cancel_first)
+    monkeypatch.setattr(delivery_writing, "set_integration", cancel_first)
     answer = deliveries.set_integration(ACCOUNT, str(delivery_id), {"status": "PENDING"})
     assert answer["status"] == "PENDING" and "reference" not in answer  # the PUT replaced the re-pended state
     assert state(delivery_id) == answer
@@ -295,14 +294,14 @@ def test_the_migration_racing_an_acknowledgement_counts_once(shop, monkeypatch):
     )
     for key in keys.integration_counts_keys(ACCOUNT):  # every shard of the counts
         table.client().delete_item(TableName=table.name(), Key=table.to_item(key))
-    write = delivery_store.set_integration
+    write = delivery_writing.set_integration
 
     def migrate_first(*args, **kwargs):
-        monkeypatch.setattr(delivery_store, "set_integration", write)
+        monkeypatch.setattr(delivery_writing, "set_integration", write)
         assert migrations.migrate_integration(ACCOUNT) == 1
         return write(*args, **kwargs)
 
-    monkeypatch.setattr(delivery_store, "set_integration", migrate_first)
+    monkeypatch.setattr(delivery_writing, "set_integration", migrate_first)
     assert deliveries.set_integration(ACCOUNT, str(delivery_id), {"status": "IMPORTED"})["status"] == "IMPORTED"
     assert migrations.migrate_integration(ACCOUNT) == 0
     assert_counts_exact([delivery_id])
@@ -310,7 +309,7 @@ def test_the_migration_racing_an_acknowledgement_counts_once(shop, monkeypatch):
 
 
 def test_the_migration_tries_again_while_the_counts_are_held(shop, monkeypatch, fake_clock):
-    """The store answers Contended for a moment's conflict on the counts; the migration tries again on the one
+    """The unit of work answers Contended for a moment's conflict on the counts; the migration tries again on the one
     retry helper (service/contention.py), and gives up with Busy only once contention outlasts it."""
     from chalicelib.service import contention, migrations
     from chalicelib.store import outcomes
@@ -323,16 +322,16 @@ def test_the_migration_tries_again_while_the_counts_are_held(shop, monkeypatch, 
     )
     for key in keys.integration_counts_keys(ACCOUNT):
         table.client().delete_item(TableName=table.name(), Key=table.to_item(key))
-    add, pauses = store_migrations.add_integration, []
+    from chalicelib.store.unit_of_work import UnitOfWork
+
+    add, pauses = UnitOfWork.commit, []  # the migration's only writes: each delivery's first state
     monkeypatch.setattr(contention, "back_off", pauses.append)
-    monkeypatch.setattr(
-        store_migrations, "add_integration", lambda *a: outcomes.Contended() if len(pauses) < 2 else add(*a)
-    )
+    monkeypatch.setattr(UnitOfWork, "commit", lambda uow: outcomes.Contended() if len(pauses) < 2 else add(uow))
     assert migrations.migrate_integration(ACCOUNT) == 1
     assert pauses == [0, 1]
     assert_counts_exact([delivery_id])
 
-    monkeypatch.setattr(store_migrations, "add_integration", lambda *a: outcomes.Contended())
+    monkeypatch.setattr(UnitOfWork, "commit", lambda uow: outcomes.Contended())
     pauses.clear()
     table.client().update_item(
         TableName=table.name(),

@@ -7,6 +7,7 @@ from chalicelib.domain.feed import Change, ChangeType
 from chalicelib.localdev import stream
 from chalicelib.service import clock
 from chalicelib.store import feed, table
+from tests.transactions import record_changes
 
 pytestmark = pytest.mark.pending_feed
 
@@ -36,7 +37,7 @@ def Feeder(handler=None) -> stream.StreamFeeder:
 def test_a_write_reaches_the_stream_handler_which_numbers_it(local_table):
     feeder = Feeder()
     feeder.poll_once()  # opens the shards at their end
-    feed.commit("acme", [], [Change(ChangeType.CATEGORY_CREATED, "mine")], clock.now())
+    record_changes("acme", [Change(ChangeType.CATEGORY_CREATED, "mine")], clock.now())
     assert feeder.poll_once() >= 1
     assert feed.read_head("acme").sequence == 1
 
@@ -52,7 +53,7 @@ def test_a_batch_with_failed_records_is_retried_from_the_first_failed_one_then_g
     feeder = Feeder(handler)
     feeder.poll_once()
     for n in range(3):
-        feed.commit("acme", [], [Change(ChangeType.CATEGORY_CREATED, f"c{n}")], clock.now())
+        record_changes("acme", [Change(ChangeType.CATEGORY_CREATED, f"c{n}")], clock.now())
     feeder.poll_once()
     assert len(seen[0]) == 3
     assert seen[1:] == [[seen[0][-1]]] * stream.RETRIES

@@ -11,7 +11,9 @@ from .conftest import ACCOUNT, NOW, sample_product, save_product
 
 
 def mark_used(product_id: str) -> None:
-    table.client().transact_write_items(TransactItems=[products.mark_used_operation(ACCOUNT, product_id)])
+    from chalicelib.store import delivery_writes
+
+    table.client().transact_write_items(TransactItems=[delivery_writes.marking_used(ACCOUNT, product_id).item])
 
 
 def test_a_saved_product_reads_back_with_its_numbers_exactly_as_written(drinks):
