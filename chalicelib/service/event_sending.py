@@ -30,7 +30,7 @@ from ..adapters import outbound
 from ..domain import event_policy as policy
 from ..domain.event_policy import EventStatus
 from ..domain.timestamps import in_words, iso, parse_iso
-from ..store import events, outbox_accounts, outcomes, webhook_settings
+from ..store import event_attempts, events, outbox_accounts, outcomes, webhook_settings
 from . import changes, clock
 
 log = logging.getLogger("supplier-ordering.webhooks")
@@ -144,11 +144,11 @@ def record(claimed: dict, result: Attempt, now: dt.datetime) -> tuple[EventStatu
         )
     else:
         status, next_attempt = EventStatus.PENDING, now + policy.retry_delay(attempts)
-    outcome = events.record_attempt(claimed, result.entry, status, next_attempt, now, reason)
+    outcome = event_attempts.record_attempt(claimed, result.entry, status, next_attempt, now, reason)
     if isinstance(outcome, outcomes.TooLarge):  # an old event whose stored body leaves no room for its log
         status, next_attempt = EventStatus.FAILED, None
         reason = TOO_LARGE_TO_RECORD
-        events.record_attempt(claimed, result.entry, status, None, now, reason, compact=True)
+        event_attempts.record_attempt(claimed, result.entry, status, None, now, reason, compact=True)
     elif isinstance(outcome, outcomes.LostLease):
         log.warning("event %s: changed while we sent it; the attempt was logged", claimed["event_id"])
     return status, next_attempt
@@ -270,12 +270,12 @@ def _send(
 ) -> tuple[EventStatus | None, dt.datetime | None, dict | None]:
     """One attempt: (the event's status after, its next attempt when PENDING, the event again when another
     resend of it is queued and due now)."""
-    claimed = events.claim(event, clock.now() + LEASE)
+    claimed = event_attempts.claim(event, clock.now() + LEASE)
     if isinstance(claimed, outcomes.Stale):
         summary["claimed_elsewhere"] += 1
         return None, None, None
     if isinstance(claimed, outcomes.TooLarge):
-        if events.give_up(event, TOO_LARGE_TO_RECORD, clock.now()) is None:
+        if event_attempts.give_up(event, TOO_LARGE_TO_RECORD, clock.now()) is None:
             summary["failed"] += 1
         return EventStatus.FAILED, None, None
     result = attempt(claimed, hook, transport)
@@ -307,11 +307,11 @@ def _hold(held: list[dict], until: dt.datetime, reason: str, deadline, summary) 
             break
         if policy.gives_up(parse_iso(event["created_at"]), now):
             if (
-                events.give_up(
+                event_attempts.give_up(
                     event, f"gave up after {in_words(policy.RETRY_WINDOW)}; its receiver kept failing: {reason}", now
                 )
                 is None
             ):
                 summary["failed"] += 1
-        elif events.postpone(event, until) is None:
+        elif event_attempts.postpone(event, until) is None:
             summary["held_back"] += 1

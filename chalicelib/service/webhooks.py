@@ -6,7 +6,7 @@ from ..domain.errors import Busy, NotFound, TooManyRequests
 from ..domain.event_policy import RESEND_WINDOW, RESENDS_PER_WINDOW
 from ..domain.feed import SETTINGS_WEBHOOKS, Change, ChangeType
 from ..domain.webhook import shown, validate_settings
-from ..store import event_lists, events, feed_numbering, outbox_accounts, outcomes, webhook_settings
+from ..store import event_attempts, event_lists, events, feed_numbering, outbox_accounts, outcomes, webhook_settings
 from ..store.paging import Page
 from ..store.unit_of_work import unit_of_work
 from . import clock, contention
@@ -131,7 +131,7 @@ def resend(account: str, event_id: str, idempotency: IdempotencyClaim | None = N
             seconds,
         )
     answer = (lambda queued: idempotency.completion(_event(queued))) if idempotency is not None else None
-    queued = events.queue_resend(event, now, answer)
+    queued = event_attempts.queue_resend(event, now, answer)
     if isinstance(queued, outcomes.Gone):
         raise NotFound(f"event {event_id} does not exist")
     if isinstance(queued, outcomes.LostClaim):

@@ -18,22 +18,18 @@ without an earlier one, so the dispatcher reads the account's first attempts fro
 
 A dispatcher claims an event by moving `next_attempt_at` (and GSI1SK) to the end of a lease, conditional on the
 values it read, so two dispatchers never send the same attempt; when a dispatcher dies its lease ends and the
-next one sends it. An account's own state of sending (its parked lane, its resend window) is in
+next one sends it. The writes of the sending state are
+store/event_attempts.py's; an account's own state of sending (its parked lane, its resend window) is in
 store/outbox_accounts.py.
 """
 
 import datetime as dt
 import secrets
-from typing import Callable
 
-from botocore.exceptions import ClientError
-
-from ..domain.event_policy import MAX_LOGGED_ATTEMPTS, EventStatus
+from ..domain.event_policy import EventStatus
 from ..domain.feed import Change, Resource
 from ..domain.timestamps import iso
-from . import idempotency, keys, table
-from .idempotency import Completion
-from .outcomes import Gone, LostClaim, LostLease, Stale, TooLarge
+from . import keys, table
 
 PENDING, DELIVERED, FAILED = EventStatus.PENDING, EventStatus.DELIVERED, EventStatus.FAILED
 ID_TIME_DIGITS = 13  # milliseconds since 1970, zero-padded: the id sorts and finds its item
@@ -81,7 +77,7 @@ def new_event(account: str, event_type: str, data: dict | None, now: dt.datetime
 _KEYS = ("PK", "SK", "GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK")
 
 
-def _event(item: dict) -> dict:
+def event_of(item: dict) -> dict:
     """An event as it leaves the store: its attributes, without the table's keys."""
     return {name: value for name, value in item.items() if name not in _KEYS}
 
@@ -89,8 +85,8 @@ def _event(item: dict) -> dict:
 def feed_event(
     account: str, event_type: str, change: Change, sequence: int, previous_sequence: int, now: dt.datetime
 ) -> dict:
-    """A TransactWriteItems element recording the event a feed entry makes (store/feed.py puts it in the entry's
-    transaction): it names the entry's resource, its `sequence` and the account's previous event's."""
+    """A TransactWriteItems element recording the event a feed entry makes (store/feed_numbering.py puts it in the
+    numbering's transaction): it names the entry's resource, its `sequence` and the account's previous event's."""
     about_delivery = change.resource == Resource.DELIVERY
     item = new_event(account, event_type, {"id": int(change.id)} if about_delivery else None, now, sequence)
     item.update(
@@ -108,14 +104,14 @@ def get(account: str, event_id: str) -> dict | None:
     response = table.client().get_item(
         TableName=table.name(), Key=table.to_item(keys.event_key(account, sort_key)), ConsistentRead=True
     )
-    return _event(table.from_item(response["Item"])) if "Item" in response else None
+    return event_of(table.from_item(response["Item"])) if "Item" in response else None
 
 
 def due(now: dt.datetime, limit: int) -> list[dict]:
     """Events waiting for an attempt (pending, or a queued resend) whose time has come, earliest first: at most
     `limit` from each queue shard. Parked accounts' events are postponed, so the due set holds fresh events,
     retries and resends."""
-    return [_event(item) for item in table.due_items(keys.GSI1, keys.OUTBOX_PENDING, keys.due_bound(iso(now)), limit)]
+    return [event_of(item) for item in table.due_items(keys.GSI1, keys.OUTBOX_PENDING, keys.due_bound(iso(now)), limit)]
 
 
 def queued_resends(event: dict) -> int:
@@ -123,7 +119,7 @@ def queued_resends(event: dict) -> int:
     return int(event.get("resends") or 0) or (1 if event.get("resend") else 0)
 
 
-def _resends_as_read(event: dict) -> tuple[str, dict]:
+def resends_as_read(event: dict) -> tuple[str, dict]:
     """A condition that the queued resends are still those of `event`."""
     if "resends" in event:
         return "resends = :seen_resends", {"seen_resends": event["resends"]}
@@ -141,7 +137,7 @@ def first_attempts(account: str, limit: int) -> list[dict]:
         ExpressionAttributeValues=table.values(pk=first["GSI2PK"]),
         Limit=limit,
     )
-    return [_event(table.from_item(item)) for item in response.get("Items", [])]
+    return [event_of(table.from_item(item)) for item in response.get("Items", [])]
 
 
 def is_due(event: dict, now: dt.datetime) -> bool:
@@ -153,239 +149,5 @@ def woken(record_name: str, image: dict) -> dict | None:
     """The event a stream record brings to send: a new pending event, or a resend just queued."""
     queued = keys.in_queue((image.get("GSI1PK") or {}).get("S"), keys.OUTBOX_PENDING)
     if queued and (record_name == "INSERT" or "resends" in image or "resend" in image):
-        return _event(table.from_item(image))
+        return event_of(table.from_item(image))
     return None
-
-
-def _key(event: dict) -> dict:
-    return table.to_item(keys.event_key(event["account"], f"{event['created_at']}#{event['event_id']}"))
-
-
-def _conditional_update(event: dict, update: str, condition: str, returning: bool = False, **named):
-    """None when written (with returning=True: the event as stored after), Stale when the condition failed,
-    TooLarge when the item would be too large."""
-    try:
-        response = table.client().update_item(
-            TableName=table.name(),
-            Key=_key(event),
-            UpdateExpression=update,
-            ConditionExpression=condition,
-            ExpressionAttributeNames={"#status": "status"},
-            ExpressionAttributeValues=table.values(**named),
-            ReturnValues="ALL_NEW" if returning else "NONE",
-        )
-    except ClientError as error:
-        return table.refusal(error, Stale(), TooLarge())
-    return _event(table.from_item(response["Attributes"])) if returning else None
-
-
-_AS_READ = "#status = :seen_status AND next_attempt_at = :seen AND attempts = :attempts"
-
-
-def _as_read(event: dict) -> dict:
-    return {"seen_status": event["status"], "seen": event["next_attempt_at"], "attempts": event["attempts"]}
-
-
-def claim(event: dict, lease_until: dt.datetime) -> dict | Stale | TooLarge:
-    """Take the attempt for ourselves until lease_until; Stale when another dispatcher got it first, TooLarge
-    for an old event whose stored body leaves no room to claim it (give it up).
-
-    Returns the event as it is stored after the claim (fresh, whatever the index showed).
-    """
-    lease = iso(lease_until)
-    sort_key = keys.outbox_due(lease, event["account"], event["event_id"])
-    return _conditional_update(
-        event,
-        "SET next_attempt_at = :lease, GSI1SK = :sk",
-        _AS_READ,
-        returning=True,
-        lease=lease,
-        sk=sort_key,
-        **_as_read(event),
-    )
-
-
-def _last(entry: dict) -> tuple[str, dict]:
-    """SET clauses and values naming the latest attempt's outcome."""
-    if "status_code" in entry:
-        return "last_status_code = :code", {"code": entry["status_code"]}
-    return "last_error = :error", {"error": entry.get("error", "")}
-
-
-def _last_removed(entry: dict) -> str:
-    return "last_error" if "status_code" in entry else "last_status_code"
-
-
-def record_attempt(
-    claimed: dict,
-    entry: dict,
-    status: EventStatus,
-    next_attempt: dt.datetime | None,
-    now: dt.datetime,
-    reason: str | None = None,
-    compact: bool = False,
-) -> None | LostLease | TooLarge:
-    """Store the attempt we claimed and what follows: PENDING until next_attempt, or DELIVERED / FAILED (a
-    resend that did not deliver a settled event gives its status as it was). The log keeps the latest
-    MAX_LOGGED_ATTEMPTS attempts, resends included; `attempts` counts all. The attempt is a queued resend's, if
-    any: the event stays due now while more are queued, so each accepted resend makes its own attempt.
-
-    Conditional on our claim still holding. When it does not (the lease ran out, a resend was queued), the
-    attempt is still counted and logged, and the state is left to whoever changed it (LostLease). TooLarge: the
-    item cannot grow; compact=True drops the log and any stored body, for an old event too large to grow.
-    """
-    log = [entry] if compact else ((claimed.get("attempt_log") or []) + [entry])[-MAX_LOGGED_ATTEMPTS:]
-    last, named = _last(entry)
-    named.update(status=status.value, one=1, log=log, **_as_read(claimed))
-    named["seen"] = claimed["next_attempt_at"]
-    sets = ["#status = :status", "attempt_log = :log", last]
-    removals = [_last_removed(entry), "resend", "GSI2PK", "GSI2SK"] + (["body"] if compact else [])
-    left = max(queued_resends(claimed) - 1, 0)
-    if left:
-        sets.append("resends = :left")
-        named["left"] = left
-    else:
-        removals.append("resends")
-    if status == PENDING or left:
-        next_iso = iso(now) if left else iso(next_attempt)  # the next queued resend is due at once
-        sets += ["next_attempt_at = :next", "GSI1SK = :sk"]
-        named.update(next=next_iso, sk=keys.outbox_due(next_iso, claimed["account"], claimed["event_id"]))
-    else:
-        removals += ["next_attempt_at", "GSI1PK", "GSI1SK"]
-    if status != PENDING and status != claimed["status"]:
-        sets.append("finished_at = :finished")
-        named["finished"] = iso(now)
-    if status == DELIVERED:
-        removals.append("reason")
-    elif reason is not None:
-        sets.append("reason = :reason")
-        named["reason"] = reason
-    resends_condition, seen_resends = _resends_as_read(claimed)
-    update = f"REMOVE {', '.join(removals)} SET {', '.join(sets)} ADD attempts :one"
-    written = _conditional_update(claimed, update, f"{_AS_READ} AND {resends_condition}", **named, **seen_resends)
-    if isinstance(written, Stale):
-        _log_only(claimed, entry)
-        return LostLease()
-    return written
-
-
-def _log_only(event: dict, entry: dict, tries: int = 5) -> None:
-    """Count and log an attempt on an event someone else changed meanwhile (its log still trimmed). An attempt
-    made for a queued resend still uses one up, so the resends queued since get their own."""
-    last, named = _last(entry)
-    spent = queued_resends(event) > 0
-    for _ in range(tries):
-        current = get(event["account"], event["event_id"])
-        if current is None:
-            return
-        log = ((current.get("attempt_log") or []) + [entry])[-MAX_LOGGED_ATTEMPTS:]
-        sets, removals, more = ["attempt_log = :log", last], [_last_removed(entry), "GSI2PK", "GSI2SK"], {}
-        queued = queued_resends(current)
-        if spent and queued:
-            removals.append("resend")
-            if queued > 1:
-                sets.append("resends = :left")
-                more["left"] = queued - 1
-            else:
-                removals.append("resends")
-                if current["status"] != PENDING:  # settled, and no resend left: out of the due queue
-                    removals += ["next_attempt_at", "GSI1PK", "GSI1SK"]
-        resends_condition, seen_resends = _resends_as_read(current)
-        written = _conditional_update(
-            current,
-            f"SET {', '.join(sets)} ADD attempts :one REMOVE {', '.join(removals)}",
-            f"#status = :seen_status AND attempts = :attempts AND {resends_condition}",
-            log=log,
-            one=1,
-            attempts=current["attempts"],
-            seen_status=current["status"],
-            **named,
-            **more,
-            **seen_resends,
-        )
-        if not isinstance(written, Stale):
-            return
-
-
-def queue_resend(
-    event: dict, now: dt.datetime, answer: Callable[[dict], Completion] | None = None, tries: int = 5
-) -> dict | Gone | LostClaim | Stale:
-    """Queue one more attempt of the event (decisions §10: resend), whatever its state; the dispatcher sends it
-    like any due event, once per queued resend. Returns the event as stored after; Gone when it is gone, Stale
-    when it kept changing (nothing queued).
-
-    `answer(queued)`: the Idempotency-Key answer of the request, recorded in the same transaction (decisions
-    §11), so a request that dies after queueing replays it and never queues the resend again. LostClaim:
-    another request took the key over, nothing is queued."""
-    now_iso = iso(now)
-    for _ in range(tries):
-        queued = {key: value for key, value in event.items() if key != "resend"}
-        queued.update(resends=queued_resends(event) + 1, next_attempt_at=now_iso)
-        resends_condition, seen_resends = _resends_as_read(event)
-        update = {
-            "TableName": table.name(),
-            "Key": _key(event),
-            "UpdateExpression": "REMOVE resend "
-            "SET resends = :resends, next_attempt_at = :now, GSI1PK = :pk, GSI1SK = :sk",
-            # As read, so the answer shows the event as queued.
-            "ConditionExpression": "attribute_exists(PK) AND #status = :seen_status AND attempts = :attempts "
-            f"AND {resends_condition}",
-            "ExpressionAttributeNames": {"#status": "status"},
-            "ExpressionAttributeValues": table.values(
-                resends=queued["resends"],
-                now=now_iso,
-                pk=keys.outbox_pending(event["account"]),
-                sk=keys.outbox_due(now_iso, event["account"], event["event_id"]),
-                seen_status=event["status"],
-                attempts=event["attempts"],
-                **seen_resends,
-            ),
-        }
-        try:
-            if answer is None:
-                table.client().update_item(**update)
-            else:
-                operations = [{"Update": update}, idempotency.complete_operation(answer(queued))]
-                table.client().transact_write_items(TransactItems=operations)
-        except ClientError as error:
-            codes = table.cancellation_codes(error)
-            if codes[-1:] == [table.CONDITION_FAILED]:
-                return LostClaim()
-            contended = {table.CONDITION_FAILED, table.TRANSACTION_CONFLICT} & set(codes)
-            if not (contended or table.is_conditional_failure(error) or table.is_transaction_conflict(error)):
-                raise
-            event = get(event["account"], event["event_id"])  # changed meanwhile (an attempt recorded): again
-            if event is None:
-                return Gone()
-            continue
-        return queued
-    return Stale()
-
-
-def postpone(event: dict, until: dt.datetime) -> None | Stale:
-    """Move a pending event that was not tried to `until` (its account is parked); Stale when it changed."""
-    until_iso = iso(until)
-    return _conditional_update(
-        event,
-        "SET next_attempt_at = :until, GSI1SK = :sk",
-        _AS_READ,
-        until=until_iso,
-        sk=keys.outbox_due(until_iso, event["account"], event["event_id"]),
-        **_as_read(event),
-    )
-
-
-def give_up(event: dict, reason: str, now: dt.datetime) -> None | Stale:
-    """FAILED without another attempt (it waited the whole retry window, or is too large to claim); Stale when
-    it changed meanwhile. Only shrinks the item: an old event's stored body goes too."""
-    return _conditional_update(
-        event,
-        # REMOVE first: moto checks the size after each clause (DynamoDB checks the result).
-        "REMOVE next_attempt_at, GSI1PK, GSI1SK, GSI2PK, GSI2SK, body "
-        "SET #status = :failed, reason = :reason, finished_at = :finished",
-        _AS_READ,
-        failed=FAILED.value,
-        reason=reason,
-        finished=iso(now),
-        **_as_read(event),
-    )

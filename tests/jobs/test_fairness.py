@@ -14,7 +14,7 @@ from chalicelib.domain.timestamps import iso
 from chalicelib.jobs import event_lanes as dispatcher
 from chalicelib.service import clock
 from chalicelib.service import event_sending as sending
-from chalicelib.store import events, outbox_accounts, table
+from chalicelib.store import event_attempts, events, outbox_accounts, table
 
 from .support import T0, configure, delivery, dispatch_at, stored, write_event, write_events
 
@@ -358,7 +358,7 @@ def test_events_parked_for_24_hours_fail_with_the_receivers_last_error(receivers
 
     assert dispatch_at(T0 + dt.timedelta(hours=23, minutes=59))["held_back"] == 1
     assert stored(waiting)["next_attempt_at"] == iso(T0 + dt.timedelta(hours=40))
-    events.postpone(stored(waiting), T0 + dt.timedelta(hours=24))  # as if an earlier park had ended then
+    event_attempts.postpone(stored(waiting), T0 + dt.timedelta(hours=24))  # as if an earlier park had ended then
     assert dispatch_at(T0 + dt.timedelta(hours=24, minutes=1))["failed"] == 1
 
     held = stored(waiting)

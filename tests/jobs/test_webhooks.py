@@ -13,7 +13,7 @@ from werkzeug import Response
 from chalicelib.jobs import event_lanes as dispatcher
 from chalicelib.service import clock
 from chalicelib.service import event_sending as sending
-from chalicelib.store import events, keys, table
+from chalicelib.store import event_attempts, events, keys, table
 
 from .support import T0, configure, delivery, dispatch_at, stored, write_event
 
@@ -229,7 +229,7 @@ def test_an_event_claimed_by_a_dispatcher_that_stopped_before_sending_is_sent_by
     httpserver.expect_request("/hook").respond_with_data("")
     event = write_event()
     # A dispatcher claims the event and dies before sending it.
-    assert events.claim(event, T0 + sending.LEASE) is not None
+    assert event_attempts.claim(event, T0 + sending.LEASE) is not None
 
     assert dispatch_at(T0 + dt.timedelta(seconds=5))["delivered"] == 0
     assert received(httpserver) == []
@@ -299,7 +299,7 @@ def test_private_webhook_addresses_are_refused_unless_allowed(monkeypatch, value
 
 
 def test_the_attempt_log_keeps_the_latest_attempts(httpserver, monkeypatch):
-    monkeypatch.setattr(events, "MAX_LOGGED_ATTEMPTS", 5)
+    monkeypatch.setattr(event_attempts, "MAX_LOGGED_ATTEMPTS", 5)
     configure(url=httpserver.url_for("/hook"))
     httpserver.expect_request("/hook").respond_with_data("", status=500)
     event = write_event()

@@ -4,7 +4,7 @@ import datetime as dt
 from collections import Counter
 
 from chalicelib.domain import event_policy
-from chalicelib.store import events, keys, outbox_accounts, outcomes, table
+from chalicelib.store import event_attempts, events, keys, outbox_accounts, outcomes, table
 
 T0 = dt.datetime(2025, 3, 3, 9, 0, tzinfo=dt.timezone.utc)
 
@@ -43,7 +43,7 @@ def test_events_queued_before_the_shards_are_still_taken(engine):
     table.client().put_item(TableName=table.name(), Item=table.to_item(item))
     (due,) = events.due(T0, 10)
     assert due["event_id"] == item["event_id"]
-    claimed = events.claim(due, T0 + dt.timedelta(minutes=1))
+    claimed = event_attempts.claim(due, T0 + dt.timedelta(minutes=1))
     assert claimed is not None and claimed["event_id"] == item["event_id"]
 
 
