@@ -66,13 +66,18 @@ def _slice(item, until: dt.datetime) -> str:
         return "crashed"
 
 
-def run_forever(stop_event: threading.Event) -> None:
-    """The `make run` driver: imports advance as soon as they are due."""
+def run_forever(stop_event: threading.Event, interval: float = IDLE_SECONDS, bell=None) -> None:
+    """The `make run` driver: imports advance as soon as they are due; with a `bell` (jobs/wakeups.py), as soon
+    as the stream shows one queued, and every `interval` (the safety net) otherwise."""
     while not stop_event.is_set():
         try:
             summary = advance_imports(clock.after(LOCAL_RUN_SECONDS))
         except Exception:  # noqa: BLE001 - a failing store must not end the loop
             log.exception("import run failed")
             summary = {"due": 0}
-        if not summary["due"]:
-            clock.current().wait(IDLE_SECONDS, stop_event)
+        if summary["due"]:
+            continue
+        if bell is not None:
+            bell.wait(interval)
+        else:
+            clock.current().wait(interval, stop_event)

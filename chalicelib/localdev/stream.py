@@ -3,13 +3,16 @@
 DynamoDB Local keeps a stream of the table (ListStreams, DescribeStream, GetShardIterator, GetRecords, with
 transactional writes in it). `StreamFeeder` polls each open shard every POLL_SECONDS (Lambda polls a shard about
 four times a second), hands a batch of at most BATCH records to the very handler the stream's Lambda runs
-(jobs/handlers.on_table_change, as a Chalice DynamoDBEvent), and reads its `batchItemFailures`: the batch is
-tried again from its first failed record, at most RETRIES times (then logged and skipped, as the on-failure
-destination takes it in AWS); the schedule's loops are the safety net. Shards opened later are read from their
-start; the ones open when it starts, from their end (what was written before is the schedule's).
+(jobs/handlers.on_table_change, as a Chalice DynamoDBEvent, ringing make run's loops: jobs/wakeups.py), and
+reads its `batchItemFailures`: the batch is tried again from its first failed record, at most RETRIES times
+(then logged and skipped, as the on-failure destination takes it in AWS); the loops' schedules are the safety
+net. Shards opened later are read from their start; the ones open when it starts, from their end (what was
+written before is the schedule's). After a batch it reads again at once, as Lambda does: the batch's numbering
+wrote the events that the next records bring.
 """
 
 import datetime as dt
+import functools
 import logging
 import threading
 from typing import Callable
@@ -100,15 +103,17 @@ class StreamFeeder:
 
         while not stop_event.is_set():
             try:
-                self.poll_once()
+                if self.poll_once():
+                    continue  # the records of what this batch wrote (events the numbering made) come next
             except Exception:  # noqa: BLE001 - the loop must survive a DynamoDB hiccup
                 log.exception("reading the table's stream failed; trying again")
                 self.stream_arn, self.iterators, self.polls = None, {}, 0
             clock.current().wait(POLL_SECONDS, stop_event)
 
 
-def feeder() -> StreamFeeder:
-    """The feeder of this process's table (store/table.py), on the endpoint the store uses."""
+def feeder(bells=None) -> StreamFeeder:
+    """The feeder of this process's table (store/table.py), on the endpoint the store uses; its batches ring
+    `bells` (jobs/wakeups.Bells, make run's loops) for the events, images and imports they show."""
     import boto3
 
     from ..store import table
@@ -117,12 +122,12 @@ def feeder() -> StreamFeeder:
     streams = boto3.client(
         "dynamodbstreams", endpoint_url=tables.meta.endpoint_url, region_name=tables.meta.region_name
     )
-    return StreamFeeder(tables, streams, table.name())
+    return StreamFeeder(tables, streams, table.name(), functools.partial(_lambda_handler, local=bells))
 
 
-def _lambda_handler(event: dict):
+def _lambda_handler(event: dict, local=None):
     from chalice.app import DynamoDBEvent
 
     from ..jobs import handlers
 
-    return handlers.on_table_change(DynamoDBEvent(event, None), run_queues=False)  # make run's loops take them
+    return handlers.on_table_change(DynamoDBEvent(event, None), local=local)
