@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# Another tree's `make run` (a `git archive` of an older commit with node_modules linked in), for before/after.
+TREE = Path(os.environ.get("BENCH_TREE") or ROOT)
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -46,7 +48,7 @@ class LocalRun:
     def __enter__(self) -> "LocalRun":
         self.process = subprocess.Popen(
             [sys.executable, "-m", "chalicelib.localdev.run"],
-            cwd=ROOT,
+            cwd=TREE,
             env=self.env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..service import clock
+from . import wakeups
 
 log = logging.getLogger("supplier-ordering.jobs")
 
@@ -75,9 +76,5 @@ def loop_forever(phase: Phase, stop_event: threading.Event, interval: float | No
             busy = phase.busy(phase.run(clock.after(phase.window(LAMBDA_TIMEOUT_SECONDS))))
         except Exception:  # noqa: BLE001 - the loop must survive a bad item or a DynamoDB hiccup
             log.exception("background phase %s failed; trying again in %s s", phase.name, interval)
-        if busy:
-            continue
-        if bell is not None:
-            bell.wait(interval)
-        else:
-            clock.current().wait(interval, stop_event)
+        if not busy:
+            wakeups.pause(stop_event, interval, bell)

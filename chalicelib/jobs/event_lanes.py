@@ -17,7 +17,7 @@ import logging
 import threading
 from collections import defaultdict
 
-from ..service import clock
+from . import wakeups
 
 log = logging.getLogger("supplier-ordering.webhooks")
 
@@ -143,10 +143,7 @@ def run_forever(
                 dispatcher.poll(known=known, scan=not known)
             except Exception:  # noqa: BLE001 - the loop must survive a DynamoDB hiccup
                 log.exception("polling for due events failed; trying again in %s s", interval)
-            if bell is None:
-                clock.current().wait(interval, stop_event)
-            else:
-                rung = bell.wait(interval)
-                known = bell.take_events() if rung else []
+            rung = wakeups.pause(stop_event, interval, bell)
+            known = bell.take_events() if rung and bell is not None else []
     finally:
         dispatcher.close(wait=False)  # a send in progress (at most 10 s) finishes on its own

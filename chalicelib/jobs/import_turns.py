@@ -18,6 +18,7 @@ import threading
 
 from ..domain.limits import IMPORT_CHUNK_SECONDS
 from ..service import clock
+from . import wakeups
 from .turns import rounds
 
 log = logging.getLogger("supplier-ordering.imports")
@@ -75,9 +76,5 @@ def run_forever(stop_event: threading.Event, interval: float = IDLE_SECONDS, bel
         except Exception:  # noqa: BLE001 - a failing store must not end the loop
             log.exception("import run failed")
             summary = {"due": 0}
-        if summary["due"]:
-            continue
-        if bell is not None:
-            bell.wait(interval)
-        else:
-            clock.current().wait(interval, stop_event)
+        if not summary["due"]:
+            wakeups.pause(stop_event, interval, bell)

@@ -37,6 +37,13 @@ class Bell:
         return events
 
 
+def pause(stop_event: threading.Event, seconds: float, bell: Bell | None = None) -> bool:
+    """A loop's pause: on its bell when it has one (True when rung), else `seconds` or until stopped."""
+    if bell is None:
+        return clock.current().wait(seconds, stop_event)
+    return bell.wait(seconds)
+
+
 class Bells:
     """The bells of `make run`'s loops; `stop()` ends every loop waiting on one."""
 
