@@ -88,7 +88,10 @@ class Dispatcher:
         from ..service import event_sending as sending
 
         try:
-            return sending.send_turn(account, due, lane, deadline, self.transport)
+            turn = sending.send_turn(account, due, lane, deadline, self.transport)
+            if self.bell is not None and sum(turn.get(name, 0) for name in _ATTEMPTS) >= sending.PER_TURN:
+                self.bell.ring()  # the turn may have left events behind: the loop reads the queue again at once
+            return turn
         except Exception:  # noqa: BLE001 - the next poll tries again
             log.exception("events of account %s: the lane stopped; the next poll tries again", account)
             return {"due": len(due)}
@@ -106,6 +109,7 @@ class Dispatcher:
         self._pool.shutdown(wait=wait, cancel_futures=True)
 
 
+_ATTEMPTS = ("delivered", "retrying", "failed", "resend_failed", "claimed_elsewhere")  # what a turn's sends end in
 _SUMMARY = ("due", "delivered", "retrying", "failed", "resend_failed", "claimed_elsewhere", "held_back")
 
 

@@ -10,12 +10,12 @@ from chalicelib.jobs import event_lanes, handlers
 from chalicelib.jobs.wakeups import Bells
 from chalicelib.service import event_sending as sending
 
-from .support import configure, delivery, write_event
+from .support import configure, delivery, write_event, write_events
 from .test_stream_batches import pending_record
 
 pytestmark = pytest.mark.usefixtures("accounts_ready")
 
-GENEROUS = 30  # seconds: a bound on waits for what happens at once, never a timing assertion
+GENEROUS = 3  # seconds: a bound on waits for what happens at once, never a timing assertion
 
 
 class Scans(list):
@@ -100,6 +100,19 @@ def test_events_rung_while_their_accounts_lane_runs_are_sent_when_it_ends_not_at
     assert receiver.arrived.acquire(timeout=GENEROUS) and receiver.arrived.acquire(timeout=GENEROUS)
     assert receiver.ids == [first["event_id"], second["event_id"]]
     assert len(scans) == 1
+
+
+def test_a_burst_larger_than_one_turn_is_all_sent_without_waiting_for_the_safety_net(httpserver, scans, events_loop):
+    receiver = Receiver(httpserver)
+    receiver.release.set()
+    configure(url=httpserver.url_for("/hook"))
+    assert scans.first_done.wait(GENEROUS)
+    burst = write_events("acme", sending.PER_TURN + 5)
+    events_loop.events.ring(burst)  # one turn sends PER_TURN of them; the loop reads the queue for the rest
+    for _ in burst:
+        assert receiver.arrived.acquire(timeout=GENEROUS)
+    assert sorted(receiver.ids) == sorted(event["event_id"] for event in burst)
+    assert len(scans) == 2
 
 
 def test_a_stream_batch_in_make_run_rings_the_loops_instead_of_sending_in_the_batch(monkeypatch):
