@@ -15,6 +15,6 @@ if __name__ == "__main__":
     print(f"idle make run, % of one core over {figures['seconds']} s (before: 14.4): {figures['percent_of_a_core']}")
     figures = lag.measure()
     issue34_results.record("lag", figures)
-    for name in ("no_reader", "reader_20_per_s", "two_cpu_hogs"):
+    for name in ("no_reader", "reader_20_per_s", "two_cpu_hogs", "after_a_pause"):
         print(f"lag from a write's answer, {name}: " + ", ".join(f"{k} {v}" for k, v in figures[name].items()))
     issue34_results.show("starvation")

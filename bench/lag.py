@@ -4,7 +4,8 @@ receiver on this machine: `python bench/lag.py`. Writes bench/issue34.json's "la
 WRITES category creations, one every GAP seconds, the webhook selecting `category.created`, three ways:
 - no reader: the webhook's lag (its entry was numbered before: the numbering transaction makes the event);
 - a reader polling GET /changes 20 times a second (which numbers inline): the entry's lag and the webhook's;
-- two CPU hogs (`python -c "while 1: pass"`) running, no reader: the webhook's lag (issue 34 point 3).
+- two CPU hogs (`python -c "while 1: pass"`) running, no reader: the webhook's lag (issue 34 point 3);
+- PAUSED_WRITES single writes, each after PAUSE seconds of quiet (the stream feeder polls less often when idle).
 Target: p99 <= 1 s on a quiet machine.
 """
 
@@ -25,6 +26,7 @@ from bench.localrun import LocalRun  # noqa: E402
 
 WRITES = 60
 GAP = 0.2
+PAUSED_WRITES, PAUSE = 5, 11.0  # single writes after a pause longer than the stream feeder's QUIET_AFTER_SECONDS
 
 
 class Receiver:
@@ -105,18 +107,18 @@ class Reader(threading.Thread):
                 self.after = page["last_sequence"]
 
 
-def one_round(run: LocalRun, receiver: Receiver, label: str, reader: bool) -> dict:
+def one_round(run: LocalRun, receiver: Receiver, label: str, reader: bool, writes=WRITES, gap=GAP) -> dict:
     api = Api(run.port, run.token)
     watcher = Reader(run.port, run.token) if reader else None
     if watcher:
         watcher.start()
     answered: dict[str, float] = {}
-    for n in range(WRITES):
+    for n in range(writes):
+        time.sleep(gap)
         key = f"category.created:{label}-{n}"
         status, _ = api.call("PUT", f"/categories/{label}-{n}", {"name": f"Lag {n}"})
         assert status == 200, status
         answered[key] = time.monotonic()
-        time.sleep(GAP)
     receiver.wait_for(answered)
     figures = {"webhook": quantiles([receiver.arrived[k] - t for k, t in answered.items() if k in receiver.arrived])}
     figures["webhook"]["missing"] = sum(k not in receiver.arrived for k in answered)
@@ -154,6 +156,7 @@ def measure() -> dict:
             results["reader_20_per_s"] = one_round(run, receiver, "read", reader=True)
             with cpu_hogs():
                 results["two_cpu_hogs"] = one_round(run, receiver, "hogs", reader=False)
+            results["after_a_pause"] = one_round(run, receiver, "paused", False, PAUSED_WRITES, PAUSE)
             return results
     finally:
         receiver.close()

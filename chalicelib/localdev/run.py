@@ -48,8 +48,9 @@ class Stop(Exception):
 
 # With the table's stream waking the work (stream_loop), each loop's own schedule is only the safety net it is in
 # AWS (a retry coming due, a record missed): an idle `make run` reads its queues this seldom (issue 34).
-SAFETY_NET_SECONDS = 10.0
-SWEEP_BESIDE_STREAM_SECONDS = 5.0  # the feed's sweep: a change numbered late is also an event sent late
+SAFETY_NET_SECONDS = 10.0  # the feed's sweep too: the stream numbers, and every reader numbers before it reads
+# Standing orders come due by the clock, not by a write: read this often (decisions §17: within a minute).
+STANDING_ORDERS_SECONDS = 10.0
 
 
 def background_loops(bells=None) -> list[BackgroundLoop]:
@@ -65,11 +66,9 @@ def background_loops(bells=None) -> list[BackgroundLoop]:
         return [functools.partial(budget.loop_forever, phase) for phase in handlers.PHASES]
     rung = {handlers.EVENTS: bells.events, handlers.IMAGES: bells.images, handlers.IMPORTS: bells.imports}
     return [
-        functools.partial(budget.loop_forever, phase, interval=SWEEP_BESIDE_STREAM_SECONDS)
-        if phase is handlers.FEED
-        else functools.partial(budget.loop_forever, phase, interval=SAFETY_NET_SECONDS, bell=rung[phase])
-        if phase in rung
-        else functools.partial(budget.loop_forever, phase)
+        functools.partial(budget.loop_forever, phase, interval=SAFETY_NET_SECONDS, bell=rung.get(phase))
+        if phase is not handlers.STANDING_ORDERS
+        else functools.partial(budget.loop_forever, phase, interval=STANDING_ORDERS_SECONDS)
         for phase in handlers.PHASES
     ]
 
