@@ -4,6 +4,7 @@
 #   make bench  measure requests, capacity, latency and cold start against DynamoDB Local
 #   make bench-import  a 10,000-row CSV catalogue import against one PUT per product (bench/README.md)
 #   make bench-jobs  fairness of event sending: 50 accounts on DynamoDB Local with a fake clock
+#   make bench-starvation  a busy account and an import against quiet accounts' events, over make run (issue 34)
 #   make fuzz   contract fuzzing of the running service with many examples (docs/testing.md: Contract fuzzing)
 #   make clean  remove what the two install (.venv, node_modules, caches); local data in .data/ is kept
 
@@ -17,7 +18,7 @@ PY := $(VENV)/bin/python
 VENV_STAMP := $(VENV)/.installed
 NPM_STAMP := node_modules/.installed
 
-.PHONY: run test lint format bench bench-import bench-jobs fuzz clean deps browser
+.PHONY: run test lint format bench bench-import bench-jobs bench-starvation fuzz clean deps browser
 
 # Bytecode first: where PYTHONDONTWRITEBYTECODE is set, every process would otherwise compile each module it loads.
 run: deps
@@ -55,12 +56,18 @@ browser:
 
 # DynamoDB requests, capacity, latency, cold start and memory per endpoint; writes bench/results.json. Then one
 # account's write rate against many accounts' over HTTP with several API processes; writes bench/feed_rate.json.
-# Then the feed's capacity per change, per write kind, all in (bench/feed_cost.py).
+# Then the feed's capacity per change, per write kind, all in (bench/feed_cost.py). Then make run's idle CPU and
+# write -> webhook lag, and the starvation probe's last recorded figures (bench/issue34.py; writes bench/issue34.json).
 bench: deps
 	$(PY) bench/run.py
 	$(PY) bench/standing_orders.py
 	$(PY) bench/feed_rate.py
 	$(PY) bench/feed_cost.py
+	$(PY) bench/issue34.py
+
+# Quiet accounts' events beside a busy account and beside a 6,000-row import, over make run (~3 min).
+bench-starvation: deps
+	$(PY) bench/starvation.py
 
 # The CSV catalogue import: rows/s, DynamoDB requests and capacity per row; writes bench/import.json.
 bench-import: deps

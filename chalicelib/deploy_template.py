@@ -43,6 +43,8 @@ STREAM_PARALLELIZATION = 10  # the most Lambda allows
 # numbers and sends what it held (docs/jobs.md "The stream in AWS"). Without a limit a poison batch would hold
 # its shard for the stream's 24 hours.
 STREAM_RETRIES = 5
+STREAM_RECORD_AGE_SECONDS = 3600  # a record older than this goes to the on-failure queue, whatever the bisections
+STREAM_AGE_ALARM_MILLISECONDS = 60_000  # the stream's records waiting longer than the schedule's period
 STREAM_FAILURES = "StreamFailures"  # logical id of the on-failure destination (SQS)
 STREAM_FAILURES_ARN = {"Fn::GetAtt": [STREAM_FAILURES, "Arn"]}
 
@@ -163,6 +165,8 @@ def merge_template() -> dict:
                                 "Stream": STREAM_ARN,
                                 "ParallelizationFactor": STREAM_PARALLELIZATION,
                                 "MaximumRetryAttempts": STREAM_RETRIES,
+                                # Halves of a bisected batch are not counted as retries: the age bounds them too.
+                                "MaximumRecordAgeInSeconds": STREAM_RECORD_AGE_SECONDS,
                                 "BisectBatchOnFunctionError": True,
                                 # The handler answers the records whose work failed (jobs/handlers.py).
                                 "FunctionResponseTypes": ["ReportBatchItemFailures"],
@@ -188,6 +192,25 @@ def merge_template() -> dict:
                     "Period": 60,
                     "EvaluationPeriods": 1,
                     "Threshold": 0,
+                    "ComparisonOperator": "GreaterThanThreshold",
+                    "TreatMissingData": "notBreaching",
+                },
+            },
+            # The stream falling behind (a slow or failing batch, before the retries run out): its records are
+            # this old when the function gets them. Numbering waits for the stream (or the one-minute sweep).
+            "StreamIteratorAgeAlarm": {
+                "Type": "AWS::CloudWatch::Alarm",
+                "Properties": {
+                    "AlarmDescription": "The table stream's function is behind: its oldest record waited over a "
+                    "minute (events and numbering late; the one-minute schedule is the safety net). Read the "
+                    "function's logs.",
+                    "Namespace": "AWS/Lambda",
+                    "MetricName": "IteratorAge",
+                    "Dimensions": [{"Name": "FunctionName", "Value": {"Ref": "TableStream"}}],
+                    "Statistic": "Maximum",
+                    "Period": 60,
+                    "EvaluationPeriods": 5,
+                    "Threshold": STREAM_AGE_ALARM_MILLISECONDS,
                     "ComparisonOperator": "GreaterThanThreshold",
                     "TreatMissingData": "notBreaching",
                 },

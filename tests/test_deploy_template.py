@@ -102,17 +102,24 @@ def test_a_failing_stream_batch_is_retried_a_few_times_bisected_then_sent_to_a_q
     functions = resources(template, "AWS::Serverless::Function")
     source = functions["TableStream"]["Properties"]["Events"]["TableStreamDynamodbEventSource"]["Properties"]
     assert source["MaximumRetryAttempts"] == 5
+    assert source["MaximumRecordAgeInSeconds"] == 3600  # bisected halves are not retries: bounded by age too
     assert source["BisectBatchOnFunctionError"] is True
     assert source["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
     assert source["DestinationConfig"] == {
         "OnFailure": {"Type": "SQS", "Destination": {"Fn::GetAtt": ["StreamFailures", "Arn"]}}
     }
     assert resources(template, "AWS::SQS::Queue").keys() == {"StreamFailures"}
-    (alarm,) = resources(template, "AWS::CloudWatch::Alarm").values()
+    alarms = resources(template, "AWS::CloudWatch::Alarm")
+    alarm = alarms["StreamFailuresAlarm"]
     assert alarm["Properties"]["Dimensions"] == [
         {"Name": "QueueName", "Value": {"Fn::GetAtt": ["StreamFailures", "QueueName"]}}
     ]
     assert (alarm["Properties"]["Threshold"], alarm["Properties"]["ComparisonOperator"]) == (0, "GreaterThanThreshold")
+    # A stream falling behind (before a batch is given up on) is seen too: its records over a minute old.
+    behind = alarms["StreamIteratorAgeAlarm"]["Properties"]
+    assert (behind["Namespace"], behind["MetricName"]) == ("AWS/Lambda", "IteratorAge")
+    assert behind["Dimensions"] == [{"Name": "FunctionName", "Value": {"Ref": "TableStream"}}]
+    assert (behind["Threshold"], behind["ComparisonOperator"]) == (60_000, "GreaterThanThreshold")
     assert "BackgroundSchedule" in functions  # the safety net: the schedule sweeps what a given-up batch held
 
 

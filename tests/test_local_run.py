@@ -431,7 +431,7 @@ def instances_answering(base_url: str, rounds: int = 20, width: int = 12) -> tup
     not dynamodb_local.java_available() or dynamodb_local.find_jar() is None,
     reason="needs java 17+ and DynamoDB Local (npm ci)",
 )
-def test_three_instances_share_the_port_and_a_kill_9_leaves_nothing_behind(tmp_path):
+def test_three_instances_share_the_port_one_killed_is_replaced_and_a_kill_9_of_the_runner_leaves_nothing(tmp_path):
     env = runner_env(LOCAL_DATA_DIR=str(tmp_path), CONCURRENCY="3", LOCAL_INSTANCE_HEADER="1")
     runner, base_url = start(env)
     try:
@@ -444,6 +444,16 @@ def test_three_instances_share_the_port_and_a_kill_9_leaves_nothing_behind(tmp_p
         seen, failures = instances_answering(base_url)
         assert failures == []
         assert seen == {str(pid) for pid in instances}
+
+        # One API process killed: make run goes on, a new one serves in its place (issue 34).
+        victim = min(instances)
+        os.kill(victim, signal.SIGKILL)
+        replaced = runner.wait_for(f"warning: API process {victim} exited with code -9; started ")
+        instances = instances - {victim} | {int(replaced.split("started ", 1)[1].split()[0])}
+        seen, failures = instances_answering(base_url)
+        assert failures == [] and runner.process.poll() is None
+        assert seen == {str(pid) for pid in instances}  # the new one among them
+        assert requests.get(f"{base_url}/categories/kept", headers=auth(), timeout=10).ok
 
         # The runner killed: its API processes and DynamoDB Local end too, and the port is free again.
         runner.process.kill()

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..service import clock
+from . import wakeups
 
 log = logging.getLogger("supplier-ordering.jobs")
 
@@ -33,7 +34,7 @@ class Phase:
     longest_step_seconds: float
     run: Callable[[dt.datetime], dict]
     busy: Callable[[dict], bool] = lambda counts: False
-    loop: Callable[[threading.Event], None] | None = None
+    loop: Callable[..., None] | None = None  # (stop_event, interval=..., bell=...)
     pause: float = 1.0  # `make run`: seconds between runs that left nothing behind
 
     def window(self, seconds: float) -> float:
@@ -62,10 +63,11 @@ def run_phases(phases: list[Phase], remaining_seconds: float | None = None) -> d
     return results
 
 
-def loop_forever(phase: Phase, stop_event: threading.Event, interval: float | None = None) -> None:
-    """`make run`: one run after another until stop_event is set; again at once while the phase is busy."""
+def loop_forever(phase: Phase, stop_event: threading.Event, interval: float | None = None, bell=None) -> None:
+    """`make run`: one run after another until stop_event is set; again at once while the phase is busy. With
+    a `bell` (jobs/wakeups.py) a run follows its ring, or `interval`, the safety net, without one."""
     if phase.loop is not None:
-        phase.loop(stop_event)
+        phase.loop(stop_event, interval=interval, bell=bell) if bell is not None else phase.loop(stop_event)
         return
     interval = phase.pause if interval is None else interval
     while not stop_event.is_set():
@@ -75,4 +77,4 @@ def loop_forever(phase: Phase, stop_event: threading.Event, interval: float | No
         except Exception:  # noqa: BLE001 - the loop must survive a bad item or a DynamoDB hiccup
             log.exception("background phase %s failed; trying again in %s s", phase.name, interval)
         if not busy:
-            clock.current().wait(interval, stop_event)
+            wakeups.pause(stop_event, interval, bell)

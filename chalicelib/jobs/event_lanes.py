@@ -17,7 +17,7 @@ import logging
 import threading
 from collections import defaultdict
 
-from ..service import clock
+from . import wakeups
 
 log = logging.getLogger("supplier-ordering.webhooks")
 
@@ -28,12 +28,16 @@ POLL_SECONDS = 0.5
 class Dispatcher:
     """Sends due events in per-account lanes on a pool of threads (docs/jobs.md).
 
-    `transport` replaces the outbound HTTP client (the benchmark's simulated receivers)."""
+    `transport` replaces the outbound HTTP client (the benchmark's simulated receivers). `bell` (`make run`,
+    jobs/wakeups.py): known events of an account whose lane was running are rung again when that lane ends, so
+    they wait for that lane, not for the next scan of the queue."""
 
-    def __init__(self, transport=None, lanes: int = MAX_LANES):
+    def __init__(self, transport=None, lanes: int = MAX_LANES, bell=None):
         self.transport = transport
+        self.bell = bell
         self._pool = concurrent.futures.ThreadPoolExecutor(lanes, thread_name_prefix="event-lane")
         self._busy: set[str] = set()
+        self._waiting: dict[str, list[dict]] = defaultdict(list)  # known events of busy accounts (with a bell)
         self._lock = threading.Lock()
 
     def active(self) -> int:
@@ -59,6 +63,10 @@ class Dispatcher:
         with self._lock:
             accounts = [account for account in by_account if account not in self._busy]
             self._busy.update(accounts)
+            if self.bell is not None:
+                for event in known:
+                    if event["account"] not in accounts and event["account"] in by_account:
+                        self._waiting[event["account"]].append(event)
         try:
             parked = sending.parked(accounts)
         except Exception:
@@ -72,12 +80,18 @@ class Dispatcher:
     def _release(self, accounts) -> None:
         with self._lock:
             self._busy.difference_update(accounts)
+            waiting = [event for account in accounts for event in self._waiting.pop(account, [])]
+        if waiting:
+            self.bell.ring(waiting)
 
     def _lane(self, account: str, due: list[dict], lane, deadline) -> dict:
         from ..service import event_sending as sending
 
         try:
-            return sending.send_turn(account, due, lane, deadline, self.transport)
+            turn = sending.send_turn(account, due, lane, deadline, self.transport)
+            if self.bell is not None and sum(turn.get(name, 0) for name in _ATTEMPTS) >= sending.PER_TURN:
+                self.bell.ring()  # the turn may have left events behind: the loop reads the queue again at once
+            return turn
         except Exception:  # noqa: BLE001 - the next poll tries again
             log.exception("events of account %s: the lane stopped; the next poll tries again", account)
             return {"due": len(due)}
@@ -95,6 +109,7 @@ class Dispatcher:
         self._pool.shutdown(wait=wait, cancel_futures=True)
 
 
+_ATTEMPTS = ("delivered", "retrying", "failed", "resend_failed", "claimed_elsewhere")  # what a turn's sends end in
 _SUMMARY = ("due", "delivered", "retrying", "failed", "resend_failed", "claimed_elsewhere", "held_back")
 
 
@@ -118,17 +133,21 @@ def dispatch_new(new_events: list[dict], deadline: dt.datetime | None = None) ->
 
 
 def run_forever(
-    stop_event: threading.Event, interval: float = POLL_SECONDS, dispatcher: Dispatcher | None = None
+    stop_event: threading.Event, interval: float = POLL_SECONDS, dispatcher: Dispatcher | None = None, bell=None
 ) -> None:
     """`make run`: poll every `interval` until stop_event is set; lanes run on while the next polls happen,
-    so a lane waiting on a slow receiver never delays another account's events."""
-    dispatcher = dispatcher or Dispatcher()
+    so a lane waiting on a slow receiver never delays another account's events. With a `bell`
+    (jobs/wakeups.py) the events the stream rang it with are sent at once, without reading the queue, and the
+    queue is read every `interval` only (the safety net: retries coming due, anything the stream missed)."""
+    dispatcher = dispatcher or Dispatcher(bell=bell)
+    known: list[dict] = []
     try:
         while not stop_event.is_set():
             try:
-                dispatcher.poll()
+                dispatcher.poll(known=known, scan=not known)
             except Exception:  # noqa: BLE001 - the loop must survive a DynamoDB hiccup
                 log.exception("polling for due events failed; trying again in %s s", interval)
-            clock.current().wait(interval, stop_event)
+            rung = wakeups.pause(stop_event, interval, bell)
+            known = bell.take_events() if rung and bell is not None else []
     finally:
         dispatcher.close(wait=False)  # a send in progress (at most 10 s) finishes on its own

@@ -14,6 +14,7 @@ from ..service import feed_numbering as numbering
 from . import event_lanes, images, import_turns
 from .budget import Phase, run_phases
 from .standing_order_turns import PHASE as STANDING_ORDERS
+from .wakeups import Bells
 
 log = logging.getLogger("supplier-ordering.jobs")
 
@@ -21,7 +22,7 @@ EVENTS = Phase(
     "events",
     SEND_TIMEOUT_SECONDS,
     run=lambda deadline: event_lanes.dispatch_due(deadline=deadline),
-    loop=lambda stop_event: event_lanes.run_forever(stop_event),
+    loop=lambda stop_event, **woken: event_lanes.run_forever(stop_event, **woken),
 )
 IMAGES = Phase(
     "images",
@@ -33,14 +34,14 @@ IMPORTS = Phase(
     "imports",
     IMPORT_CHUNK_SECONDS,
     run=lambda deadline: import_turns.advance_imports(deadline),
-    loop=lambda stop_event: import_turns.run_forever(stop_event),
+    loop=lambda stop_event, **woken: import_turns.run_forever(stop_event, **woken),
 )
 FEED = Phase(
     "feed",
     NUMBERING_SECONDS,
     run=lambda deadline: numbering.sweep(deadline),
     busy=lambda counts: counts["left"] > 0,
-    pause=0.25,  # `make run`: pending entries wait at most about this long when nobody reads the feed
+    pause=0.25,  # `make run` on moto (no stream): pending entries wait at most about this long unread
 )
 PHASES: list[Phase] = [FEED, EVENTS, IMAGES, IMPORTS, STANDING_ORDERS]  # standing orders: decisions §17
 
@@ -51,12 +52,12 @@ def _remaining_seconds(event) -> float | None:
     return remaining() / 1000 if callable(remaining) else None
 
 
-def on_table_change(event, run_queues: bool = True):
+def on_table_change(event, local: Bells | None = None):
     """A batch of the table's stream. Answers the records whose work failed (`batchItemFailures`, Powertools'
     batch utility), so the event source mapping retries from the first of them (bisecting, at most
     deploy_template.STREAM_RETRIES times, then the on-failure queue); the schedule's sweep is the safety net.
-    `run_queues=False` (`make run`, whose own loops take images and imports): the batch numbers and sends only,
-    so no import or download ever holds up the next batch's numbering."""
+    `local` (`make run`, jobs/wakeups.py): the batch numbers only, and rings the loops that send its events and
+    take its images and imports, so no send, import or download ever holds up the next batch's numbering."""
     new_events, download, queued_import, pending_feeds = [], False, False, {}
     for record in event:
         woken = background.woken(record.event_name, record.new_image)
@@ -77,20 +78,31 @@ def on_table_change(event, run_queues: bool = True):
                 lambda deadline: numbering.number_accounts(accounts, deadline, failed=unnumbered),
             )
         )
-    if new_events:
+    if local is not None:
+        _wake(local, new_events, download, queued_import)
+    elif new_events:
         phases.append(
             Phase("new events", SEND_TIMEOUT_SECONDS, lambda deadline: event_lanes.dispatch_new(new_events, deadline))
         )
     # In AWS the stream also starts queued images and imports (the schedule only every minute), for one step's
     # time: the next batch, and the numbering in it, waits for this one.
-    if download and run_queues:
+    if download and local is None:
         phases.append(_one_step(IMAGES))
-    if queued_import and run_queues:
+    if queued_import and local is None:
         phases.append(_one_step(IMPORTS))
     # Sending, images and imports are retried by the schedule (their units hold their own due times); a
     # numbering that failed is answered as its records' failure, so the stream tries it again soon.
     run_phases(phases, _remaining_seconds(event))
     return _partial_response(event, {number for account in unnumbered for number in pending_feeds[account]})
+
+
+def _wake(local: Bells, new_events: list[dict], download: bool, queued_import: bool) -> None:
+    if new_events:
+        local.events.ring(new_events)
+    if download:
+        local.images.ring()
+    if queued_import:
+        local.imports.ring()
 
 
 def _one_step(phase: Phase) -> Phase:

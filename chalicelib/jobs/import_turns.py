@@ -18,6 +18,7 @@ import threading
 
 from ..domain.limits import IMPORT_CHUNK_SECONDS
 from ..service import clock
+from . import wakeups
 from .turns import rounds
 
 log = logging.getLogger("supplier-ordering.imports")
@@ -66,8 +67,9 @@ def _slice(item, until: dt.datetime) -> str:
         return "crashed"
 
 
-def run_forever(stop_event: threading.Event) -> None:
-    """The `make run` driver: imports advance as soon as they are due."""
+def run_forever(stop_event: threading.Event, interval: float = IDLE_SECONDS, bell=None) -> None:
+    """The `make run` driver: imports advance as soon as they are due; with a `bell` (jobs/wakeups.py), as soon
+    as the stream shows one queued, and every `interval` (the safety net) otherwise."""
     while not stop_event.is_set():
         try:
             summary = advance_imports(clock.after(LOCAL_RUN_SECONDS))
@@ -75,4 +77,4 @@ def run_forever(stop_event: threading.Event) -> None:
             log.exception("import run failed")
             summary = {"due": 0}
         if not summary["due"]:
-            clock.current().wait(IDLE_SECONDS, stop_event)
+            wakeups.pause(stop_event, interval, bell)

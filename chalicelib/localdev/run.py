@@ -6,7 +6,8 @@ Starts a local DynamoDB (Amazon DynamoDB Local with its data under .data/, or, w
 server that keeps nothing), creates the table and the account `demo` with the supplier token from
 SUPPLIER_TOKEN, then serves the API with `chalice local` on http://127.0.0.1:${PORT:-8000} until Ctrl-C or
 SIGTERM: CONCURRENCY (default 4) API processes on that one port, each one request at a time like one Lambda
-instance, and one set of background loops (events, images, imports) in this process beside them. Every other
+instance (one that dies is replaced: localdev/supervisor.py), and the background work in this process beside
+them, woken by the table's stream (localdev/stream.py, jobs/wakeups.py). Every other
 setting (TABLE_NAME, SIGNING_SECRET, TIMEZONE, ...) reaches the API through the environment, which the API
 processes inherit.
 
@@ -19,13 +20,10 @@ its parent every half second), so nothing keeps the port after a kill -9.
 import functools
 import logging
 import os
-import select
 import signal
 import socket
-import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Callable
 
@@ -33,13 +31,13 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from ..domain.token_secret import SECRET_RULE, is_secret
 from . import dynamodb_local
+from .supervisor import ApiProcesses, StartupFailed, api_command
 
 REPO_ROOT = dynamodb_local.REPO_ROOT
 DEFAULT_PORT = 8000
 DEFAULT_CONCURRENCY, MAX_CONCURRENCY = 4, 64
 DEFAULT_TOKEN = "dev-supplier-token"
 ACCOUNT_ID, ACCOUNT_NAME = "demo", "Demo supplier"
-API_START_TIMEOUT_SECONDS = 60.0
 
 BackgroundLoop = Callable[[threading.Event], None]
 
@@ -48,36 +46,39 @@ class Stop(Exception):
     """SIGTERM, handled like Ctrl-C."""
 
 
-class StartupFailed(Exception):
-    pass
+# With the table's stream waking the work (stream_loop), each loop's own schedule is only the safety net it is in
+# AWS (a retry coming due, a record missed): an idle `make run` reads its queues this seldom (issue 34).
+SAFETY_NET_SECONDS = 10.0  # the feed's sweep too: the stream numbers, and every reader numbers before it reads
+# Standing orders come due by the clock, not by a write: read this often (decisions §17: within a minute).
+STANDING_ORDERS_SECONDS = 10.0
 
 
-# With the table's stream driving numbering (stream_loop), the feed's sweep is only the safety net it is in AWS.
-SWEEP_BESIDE_STREAM_SECONDS = 5.0
-
-
-def background_loops(streamed: bool = False) -> list[BackgroundLoop]:
+def background_loops(bells=None) -> list[BackgroundLoop]:
     """Work that runs beside the API while it is served: each loop runs in its own thread and returns soon
     after the event it is given is set. Every phase of jobs/handlers.py (events, images, ...) gets a loop
     (decisions §10: `make run` delivers events locally); in AWS a table stream and a schedule run the same
-    phases instead.
+    phases instead. With `bells` (jobs/wakeups.Bells, rung by the table's stream) the loops of events, images
+    and imports wait on their bell, and their schedule is the safety net.
     """
     from ..jobs import budget, handlers
 
+    if bells is None:
+        return [functools.partial(budget.loop_forever, phase) for phase in handlers.PHASES]
+    rung = {handlers.EVENTS: bells.events, handlers.IMAGES: bells.images, handlers.IMPORTS: bells.imports}
     return [
-        functools.partial(budget.loop_forever, phase, interval=SWEEP_BESIDE_STREAM_SECONDS)
-        if streamed and phase is handlers.FEED
-        else functools.partial(budget.loop_forever, phase)
+        functools.partial(budget.loop_forever, phase, interval=SAFETY_NET_SECONDS, bell=rung.get(phase))
+        if phase is not handlers.STANDING_ORDERS
+        else functools.partial(budget.loop_forever, phase, interval=STANDING_ORDERS_SECONDS)
         for phase in handlers.PHASES
     ]
 
 
-def stream_loop() -> BackgroundLoop:
+def stream_loop(bells) -> BackgroundLoop:
     """DynamoDB Local's table stream fed to the stream Lambda's own handler, as the event source mapping does in
-    AWS (localdev/stream.py): a write is numbered and its events sent from the stream, beside the loops above."""
+    AWS (localdev/stream.py): a write is numbered from the stream, and its records ring the loops above."""
     from . import stream
 
-    return stream.feeder().run_forever
+    return stream.feeder(bells).run_forever
 
 
 def allow_local_receivers() -> None:
@@ -190,95 +191,40 @@ def prepare_data(token: str) -> None:
     accounts.create_account(ACCOUNT_ID, ACCOUNT_NAME, token)
 
 
-def start_api(listener: socket.socket, count: int, stoppers: list[Callable[[], None]]) -> list[subprocess.Popen]:
-    """`count` API processes on the listener, which listens once every one of them has loaded the app."""
-    from .api_server import LISTEN_BACKLOG, LISTEN_FD_VARIABLE, READY_FD_VARIABLE
+def start_api(listener: socket.socket, count: int, stoppers: list[Callable[[], None]]) -> ApiProcesses:
+    """`count` API processes on the listener, which listens once every one of them has loaded the app; one that
+    dies is replaced while the runner supervises them (localdev/supervisor.py)."""
+    from .api_server import LISTEN_BACKLOG
 
-    port = listener.getsockname()[1]
-    # `chalice local`, with every HTTP method passed to the app (api_server.py says why).
-    command = [sys.executable, "-m", "chalicelib.localdev.api_server"] + [
-        "local",
-        "--stage",
-        "local",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--no-autoreload",
-    ]
-    processes: list[subprocess.Popen] = []
-
-    def stop() -> None:
-        for process in processes:
-            if process.poll() is None:
-                process.terminate()
-        for process in processes:
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
-    stoppers.append(stop)
-    ready_read, ready_write = os.pipe()  # each process writes one byte to it once it has loaded the app
-    try:
-        for _ in range(count):
-            processes.append(
-                subprocess.Popen(
-                    command,
-                    cwd=REPO_ROOT,
-                    env={
-                        **os.environ,
-                        "PYTHONUNBUFFERED": "1",
-                        LISTEN_FD_VARIABLE: str(listener.fileno()),
-                        READY_FD_VARIABLE: str(ready_write),
-                    },
-                    stdin=subprocess.DEVNULL,
-                    pass_fds=(listener.fileno(), ready_write),
-                    start_new_session=True,  # Ctrl-C reaches only this runner, which stops the API itself
-                    preexec_fn=functools.partial(dynamodb_local._die_with_parent, os.getpid()),
-                )
-            )
-    finally:
-        os.close(ready_write)
-    try:
-        ready = 0
-        deadline = time.monotonic() + API_START_TIMEOUT_SECONDS
-        while ready < count:
-            exited = [process for process in processes if process.poll() is not None]
-            if exited:
-                raise StartupFailed(
-                    f"an API process (chalice local) exited with code {exited[0].returncode} before it served"
-                )
-            if time.monotonic() > deadline:
-                raise StartupFailed(
-                    f"{count - ready} of {count} API processes not ready within {API_START_TIMEOUT_SECONDS:.0f} s"
-                )
-            if select.select([ready_read], [], [], 0.2)[0]:
-                byte_per_process = os.read(ready_read, count)
-                ready += len(byte_per_process)
-                if not byte_per_process:  # end of file: a process exited without its byte, poll() says which
-                    time.sleep(0.05)
-    finally:
-        os.close(ready_read)
-    try:
-        listener.listen(LISTEN_BACKLOG)
-    except OSError as error:  # another runner bound the same port meanwhile and listens on it
-        raise StartupFailed(
-            f"port {port} on 127.0.0.1 cannot be used ({error}); stop what uses it or set PORT"
-        ) from error
-    return processes
+    api = ApiProcesses(api_command(listener.getsockname()[1]), listener, count, cwd=REPO_ROOT)
+    stoppers.append(api.stop)
+    api.start(LISTEN_BACKLOG)
+    return api
 
 
 def start_background_loops(
     stop_event: threading.Event, stoppers: list[Callable[[], None]], streamed: bool = False
 ) -> None:
-    for loop in background_loops(streamed):
-        name = getattr(loop, "__name__", None) or getattr(getattr(loop, "args", [None])[0], "name", "loop")
-        thread = threading.Thread(target=loop, args=(stop_event,), name=name, daemon=True)
+    """The loops in threads, and with `streamed` (DynamoDB Local) the table's stream ringing them."""
+    from ..jobs.wakeups import Bells
+
+    bells = Bells(stop_event)
+    threads = [
+        threading.Thread(target=loop, args=(stop_event,), name=_name(loop), daemon=True)
+        for loop in background_loops(bells if streamed else None)
+    ]
+    if streamed:
+        threads.append(
+            threading.Thread(target=stream_loop(bells), args=(stop_event,), name="table-stream", daemon=True)
+        )
+    for thread in threads:
         thread.start()
         stoppers.append(lambda thread=thread: thread.join(timeout=10))
-    stoppers.append(stop_event.set)  # runs first: stoppers are called in reverse order
+    stoppers.append(bells.stop)  # runs first: stoppers are called in reverse order
+
+
+def _name(loop) -> str:
+    return getattr(loop, "__name__", None) or getattr(getattr(loop, "args", [None])[0], "name", "loop")
 
 
 def _raise_stop(signum, frame):
@@ -316,13 +262,9 @@ def serve() -> int:
         prepare_data(token)
         say(f"Starting the API on port {port}: {instances} instance{'s' if instances > 1 else ''} (CONCURRENCY) ...")
         api = start_api(listener, instances, stoppers)
-        listener.close()  # the API processes hold it; with all of them gone the port is free
-        stop_event = threading.Event()
-        if persistent:  # DynamoDB Local has the table's stream; moto's in-memory server is not relied on for it
-            feeder = threading.Thread(target=stream_loop(), args=(stop_event,), name="table-stream", daemon=True)
-            feeder.start()
-            stoppers.append(lambda: feeder.join(timeout=10))
-        start_background_loops(stop_event, stoppers, streamed=persistent)  # its stopper sets stop_event first
+        listener.close()  # the API processes and their supervisor hold it
+        # DynamoDB Local has the table's stream; moto's in-memory server is not relied on for it.
+        start_background_loops(threading.Event(), stoppers, streamed=persistent)
         base_url = f"http://127.0.0.1:{port}"
         say()
         say("Supplier Ordering Service is running" + ("" if persistent else " (IN MEMORY: nothing is persisted)"))
@@ -336,10 +278,7 @@ def serve() -> int:
         say(f"  Try:            curl -H 'Authorization: token {token}' {base_url}/products")
         say("Press Ctrl-C to stop.")
         say()
-        while all(process.poll() is None for process in api):
-            time.sleep(0.3)
-        gone = next(process for process in api if process.poll() is not None)
-        say(f"error: an API process (pid {gone.pid}) exited with code {gone.returncode}; stopping", sys.stderr)
+        api.supervise(threading.Event(), say=lambda text: say(text, sys.stderr))  # until Ctrl-C or SIGTERM
         return 1
     except (KeyboardInterrupt, Stop):
         say("\nStopping ...")

@@ -2,14 +2,17 @@
 
 DynamoDB Local keeps a stream of the table (ListStreams, DescribeStream, GetShardIterator, GetRecords, with
 transactional writes in it). `StreamFeeder` polls each open shard every POLL_SECONDS (Lambda polls a shard about
-four times a second), hands a batch of at most BATCH records to the very handler the stream's Lambda runs
-(jobs/handlers.on_table_change, as a Chalice DynamoDBEvent), and reads its `batchItemFailures`: the batch is
-tried again from its first failed record, at most RETRIES times (then logged and skipped, as the on-failure
-destination takes it in AWS); the schedule's loops are the safety net. Shards opened later are read from their
-start; the ones open when it starts, from their end (what was written before is the schedule's).
+four times a second; an idle feeder every IDLE_POLL_SECONDS), hands a batch of at most BATCH records to the very
+handler the stream's Lambda runs (jobs/handlers.on_table_change, as a Chalice DynamoDBEvent, ringing make run's
+loops: jobs/wakeups.py), and reads its `batchItemFailures`: the batch is tried again from its first failed
+record, at most RETRIES times (then logged and skipped, as the on-failure destination takes it in AWS); the
+loops' schedules are the safety net. Shards opened later are read from their start; the ones open when it
+starts, from their end (what was written before is the schedule's). After a batch it reads again at once, as
+Lambda does: the batch's numbering wrote the events that the next records bring.
 """
 
 import datetime as dt
+import functools
 import logging
 import threading
 from typing import Callable
@@ -17,7 +20,14 @@ from typing import Callable
 log = logging.getLogger("supplier-ordering.stream")
 
 POLL_SECONDS = 0.25
-BATCH = 100
+# With nothing in the stream for QUIET_AFTER_SECONDS, every IDLE_POLL_SECONDS: DynamoDB Local's GetRecords costs
+# more CPU than any other read of an idle make run (issue 34), and the first write after a pause is still
+# numbered and its event sent well within a second.
+IDLE_POLL_SECONDS, QUIET_AFTER_SECONDS = 0.5, 10.0
+# GetRecords' most: a backlog (an import's records) is caught up in one batch, whose numbering takes its accounts
+# in turns, as AWS's ten concurrent batches a shard (ParallelizationFactor) of 100 do; with 100 here an order
+# behind 6,000 imported rows waited up to 6 s for its event (bench/README.md, issue 34).
+BATCH = 1000
 RETRIES = 5  # deploy_template.STREAM_RETRIES
 SHARDS_EVERY = 20  # polls between two reads of the stream's shards
 
@@ -96,19 +106,26 @@ class StreamFeeder:
         )
 
     def run_forever(self, stop_event: threading.Event) -> None:
+        import time
+
         from ..service import clock
 
+        last_records = time.monotonic()  # a pace, not a moment of the service's clock
         while not stop_event.is_set():
             try:
-                self.poll_once()
+                if self.poll_once():
+                    last_records = time.monotonic()
+                    continue  # the records of what this batch wrote (events the numbering made) come next
             except Exception:  # noqa: BLE001 - the loop must survive a DynamoDB hiccup
                 log.exception("reading the table's stream failed; trying again")
                 self.stream_arn, self.iterators, self.polls = None, {}, 0
-            clock.current().wait(POLL_SECONDS, stop_event)
+            quiet = time.monotonic() - last_records > QUIET_AFTER_SECONDS
+            clock.current().wait(IDLE_POLL_SECONDS if quiet else POLL_SECONDS, stop_event)
 
 
-def feeder() -> StreamFeeder:
-    """The feeder of this process's table (store/table.py), on the endpoint the store uses."""
+def feeder(bells=None) -> StreamFeeder:
+    """The feeder of this process's table (store/table.py), on the endpoint the store uses; its batches ring
+    `bells` (jobs/wakeups.Bells, make run's loops) for the events, images and imports they show."""
     import boto3
 
     from ..store import table
@@ -117,12 +134,12 @@ def feeder() -> StreamFeeder:
     streams = boto3.client(
         "dynamodbstreams", endpoint_url=tables.meta.endpoint_url, region_name=tables.meta.region_name
     )
-    return StreamFeeder(tables, streams, table.name())
+    return StreamFeeder(tables, streams, table.name(), functools.partial(_lambda_handler, local=bells))
 
 
-def _lambda_handler(event: dict):
+def _lambda_handler(event: dict, local=None):
     from chalice.app import DynamoDBEvent
 
     from ..jobs import handlers
 
-    return handlers.on_table_change(DynamoDBEvent(event, None), run_queues=False)  # make run's loops take them
+    return handlers.on_table_change(DynamoDBEvent(event, None), local=local)

@@ -131,13 +131,17 @@ def test_the_one_minute_schedule_places_due_dates(shop):
 
 
 def test_make_run_runs_the_placing_loop():
-    """`make run` gives every phase of jobs/handlers.py a loop; this one looks every 5 seconds."""
+    """`make run` gives every phase of jobs/handlers.py a loop; this one looks every 5 seconds, or every 10 beside
+    the table's stream (issue 34: an idle make run reads its queues seldom), well within §17's minute."""
     from chalicelib.jobs import standing_order_turns
+    from chalicelib.jobs.wakeups import Bells
     from chalicelib.localdev import run
 
     phases = [loop.args[0] for loop in run.background_loops()]
     assert standing_order_turns.PHASE in phases
     assert standing_order_turns.PHASE.pause <= 5
+    (streamed,) = [loop for loop in run.background_loops(Bells()) if loop.args[0] is standing_order_turns.PHASE]
+    assert streamed.keywords["interval"] <= 10
 
 
 def test_a_skip_written_while_a_turn_runs_is_honoured(shop, monkeypatch):
