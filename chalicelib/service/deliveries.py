@@ -205,59 +205,39 @@ def _collected(account: str, body, known: dict) -> list[dict] | None:
     return entries
 
 
-def _customer_action(field: str, next_status: Callable[[str], str]):
-    def change(current: dict, now, body: CustomerActionBody) -> dict:
+def _customer_action(field: str, next_status: Callable[[str], str], change_type: ChangeType):
+    """A customer's cancel or receive (decisions §8): the same read, check and write; only the step differs."""
+
+    def step(current: dict, now, body: CustomerActionBody) -> dict:
         status = next_status(current["status"])
         action = delivery.customer_action(now, body, current["customer"].get("contact"))
         return delivery.close(current, field, status, action)
 
-    return change
+    def act(
+        account: str,
+        customer_id: str,
+        delivery_id: str,
+        data,
+        idempotency: IdempotencyClaim | None = None,
+        if_match: str | None = None,
+    ) -> dict:
+        body = parse(CustomerActionBody, data)
+        stored = _read(account, delivery_id, customer_id, consistent=True)
+        return _change(
+            account,
+            stored,
+            lambda d, now: step(d, now, body),
+            change_type,
+            idempotency,
+            by_customer=True,
+            if_match=if_match,
+        )
+
+    return act
 
 
-_cancel = _customer_action("cancelled", delivery.status_after_cancel)
-_receive = _customer_action("received", delivery.status_after_receive)
-
-
-def cancel(
-    account: str,
-    customer_id: str,
-    delivery_id: str,
-    data,
-    idempotency: IdempotencyClaim | None = None,
-    if_match: str | None = None,
-) -> dict:
-    body = parse(CustomerActionBody, data)
-    stored = _read(account, delivery_id, customer_id, consistent=True)
-    return _change(
-        account,
-        stored,
-        lambda d, now: _cancel(d, now, body),
-        ChangeType.DELIVERY_CANCELLED,
-        idempotency,
-        by_customer=True,
-        if_match=if_match,
-    )
-
-
-def receive(
-    account: str,
-    customer_id: str,
-    delivery_id: str,
-    data,
-    idempotency: IdempotencyClaim | None = None,
-    if_match: str | None = None,
-) -> dict:
-    body = parse(CustomerActionBody, data)
-    stored = _read(account, delivery_id, customer_id, consistent=True)
-    return _change(
-        account,
-        stored,
-        lambda d, now: _receive(d, now, body),
-        ChangeType.DELIVERY_DELIVERED,
-        idempotency,
-        by_customer=True,
-        if_match=if_match,
-    )
+cancel = _customer_action("cancelled", delivery.status_after_cancel, ChangeType.DELIVERY_CANCELLED)
+receive = _customer_action("received", delivery.status_after_receive, ChangeType.DELIVERY_DELIVERED)
 
 
 CHANGED_BY_CUSTOMER = (
