@@ -52,6 +52,20 @@ def get_own_delivery(call: Call, delivery_id: str):
     return ok(found, headers={"ETag": etag(revision)})
 
 
+def _customer_action(action, call: Call, delivery_id: str):
+    """A customer's cancel or receive: the optional body, the Idempotency-Key and If-Match handed on alike."""
+    return ok(
+        action(
+            call.account,
+            call.customer_id,
+            delivery_id,
+            _optional_body(call),
+            call.idempotency,
+            if_match(call.header("if-match")),
+        )
+    )
+
+
 @endpoint(
     bp,
     "/customer/deliveries/{delivery_id}/cancel",
@@ -64,16 +78,7 @@ def cancel_delivery(call: Call, delivery_id: str):
     """Cancel a delivery that is REQUESTED or ACCEPTED"""
     from ..service import deliveries
 
-    return ok(
-        deliveries.cancel(
-            call.account,
-            call.customer_id,
-            delivery_id,
-            _optional_body(call),
-            call.idempotency,
-            if_match(call.header("if-match")),
-        )
-    )
+    return _customer_action(deliveries.cancel, call, delivery_id)
 
 
 @endpoint(
@@ -88,16 +93,7 @@ def receive_delivery(call: Call, delivery_id: str):
     """Confirm that a delivery arrived"""
     from ..service import deliveries
 
-    return ok(
-        deliveries.receive(
-            call.account,
-            call.customer_id,
-            delivery_id,
-            _optional_body(call),
-            call.idempotency,
-            if_match(call.header("if-match")),
-        )
-    )
+    return _customer_action(deliveries.receive, call, delivery_id)
 
 
 @endpoint(
