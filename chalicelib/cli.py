@@ -17,7 +17,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from .domain.errors import ServiceError
 from .domain.integration_status import IMPORTED, PENDING
-from .service import accounts, contention, migrations
+from .service import accounts, migrations
 from .store import table
 
 
@@ -74,8 +74,7 @@ def run(argv: list[str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     try:
-        with contention.kept_losing_as_busy():
-            return run(sys.argv[1:] if argv is None else argv)
+        return run(sys.argv[1:] if argv is None else argv)
     except ServiceError as error:
         # The service names fields as the API does; here they are the options that carried them.
         print(f"error: {error.detail}" + "".join(f"\n  --{e.path}: {e.message}" for e in error.errors), file=sys.stderr)

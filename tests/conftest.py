@@ -17,6 +17,7 @@ from chalicelib.service import accounts  # noqa: E402
 from chalicelib.store import table  # noqa: E402
 
 from .moto_transactions import install as lean_moto_transactions  # noqa: E402
+from .stream import forget as forget_stream  # noqa: E402
 
 lean_moto_transactions()
 
@@ -36,6 +37,7 @@ def ddb():
         yield table.client()
     table.reset_client()
     auth.forget_all()
+    forget_stream()
 
 
 @pytest.fixture
@@ -135,27 +137,28 @@ def clock_at(monkeypatch, moment):
 
 def pytest_configure(config):
     config.addinivalue_line(
-        "markers", "pending_feed: writes leave their feed entries pending (no prompt sequencer after each commit)"
+        "markers", "pending_feed: writes wait in the table's stream (no prompt numbering after each commit)"
     )
 
 
 @pytest.fixture(autouse=True)
-def prompt_sequencer(request, monkeypatch):
-    """With `make run` the background loop numbers pending feed entries within a fraction of a second, and in AWS
-    the table stream does (docs/feed.md); in-process tests have neither, so each commit is numbered right after it,
-    as if the loop had just run. Tests of the pending state itself are marked `pending_feed`."""
+def prompt_stream(request, monkeypatch):
+    """With `make run` the stream feeder numbers a write within a fraction of a second, and in AWS the table
+    stream's function does (docs/feed.md); in-process tests have neither, so the stream is handed to the numbering
+    right after each commit, as if it had just been polled. Tests of the waiting itself are marked `pending_feed`."""
     if request.node.get_closest_marker("pending_feed"):
         yield
         return
-    from chalicelib.store import feed_numbering
     from chalicelib.store.unit_of_work import UnitOfWork
+
+    from .stream import drain
 
     committed = UnitOfWork.commit
 
     def numbered(uow):
         refused = committed(uow)
         if refused is None and uow.changes:
-            feed_numbering.number(uow.account, uow.now)
+            drain()
         return refused
 
     monkeypatch.setattr(UnitOfWork, "commit", numbered)

@@ -23,6 +23,9 @@ def install() -> None:
 
     def transact_write_items(self, transact_items):
         backups = []
+        # A refused transaction leaves no stream record either (moto's own code would copy the whole table back).
+        streams = [table.stream_shard for table in self.tables.values() if table.stream_shard is not None]
+        marks = [(shard, len(shard.items)) for shard in streams]
         for entry in transact_items:
             if len(entry) != 1:
                 continue  # moto refuses it before writing anything
@@ -46,6 +49,8 @@ def install() -> None:
                     self.delete_item(table_name, key)
                 else:
                     self.put_item(table_name, attributes)
+            for shard, length in marks:
+                del shard.items[length:]
             raise
 
     transact_write_items.lean = True

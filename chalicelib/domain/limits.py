@@ -21,10 +21,7 @@ from .errors import FieldError
 from .rendering import size_in_bytes
 
 CONTENTION_SECONDS = 5.0  # a write answers 409 only once contention has lasted this long (decisions §8)
-# Changes of one resource waiting for their sequence (store/feed.py): a write beyond it is refused with 409 until
-# the sequencer catches up, so a pending entry stays far below DynamoDB's 400 KB (at most ~400 bytes a change).
-FEED_PENDING_PER_RESOURCE = 500
-NUMBERING_SECONDS = 2.0  # the longest one numbering of an account may take (a few reads and one transaction)
+NUMBERING_SECONDS = 2.0  # the longest one turn of an account's numbering may take (two reads, a few transactions)
 IMAGE_DOWNLOAD_SECONDS = 15  # an image download's timeout (decisions §10)
 IMPORT_CHUNK_SECONDS = 5.0  # the longest an import chunk may take; no chunk starts with less time than this left
 SHORT_TEXT_CHARS = 256  # a short text field (an image's etag, a name); an image's own ETag longer than this is hashed

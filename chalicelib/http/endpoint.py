@@ -8,7 +8,6 @@ from chalice import Blueprint, Response
 
 from ..domain.errors import ServiceError
 from ..domain.field_order import BY_MODEL
-from ..service import contention
 from . import auth, bodies
 from .call import Call
 from .registry import OPERATIONS, Operation
@@ -75,8 +74,7 @@ def endpoint(
         order = BY_MODEL.get(operation.response_name or "")
 
         def work(call: Call, params: dict) -> Response:
-            with contention.kept_losing_as_busy():
-                return render(handler(call, **params), order)
+            return render(handler(call, **params), order)
 
         @functools.wraps(handler)
         def view(**params):

@@ -36,14 +36,7 @@ IMPORTS = Phase(
     run=lambda deadline: import_turns.advance_imports(deadline),
     loop=lambda stop_event, **woken: import_turns.run_forever(stop_event, **woken),
 )
-FEED = Phase(
-    "feed",
-    NUMBERING_SECONDS,
-    run=lambda deadline: numbering.sweep(deadline),
-    busy=lambda counts: counts["left"] > 0,
-    pause=0.25,  # `make run` on moto (no stream): pending entries wait at most about this long unread
-)
-PHASES: list[Phase] = [FEED, EVENTS, IMAGES, IMPORTS, STANDING_ORDERS]  # standing orders: decisions §17
+PHASES: list[Phase] = [EVENTS, IMAGES, IMPORTS, STANDING_ORDERS]  # standing orders: decisions §17
 
 
 def _remaining_seconds(event) -> float | None:
@@ -52,48 +45,60 @@ def _remaining_seconds(event) -> float | None:
     return remaining() / 1000 if callable(remaining) else None
 
 
+def number_changes(event) -> dict:
+    """A batch of the table's stream (one shard's records, in its order) for the feed: the changes its records'
+    marks show are numbered (service/feed_numbering.py). Answers the records of accounts whose numbering failed
+    (`batchItemFailures`, Powertools' batch utility), so the event source mapping hands them over again from the
+    first of them (what was numbered is skipped then), and `state` (the tumbling window that gives the shard's id:
+    deploy_template.py)."""
+    records = list(event)
+    shard = event.to_dict().get("shardId") or "stream"
+    by_account = numbering.marked(records)
+    failed: set[str] = set()
+    if by_account:
+        run_phases(
+            [
+                Phase(
+                    "feed",
+                    NUMBERING_SECONDS,
+                    lambda deadline: numbering.number_batch(shard, by_account, deadline, failed=failed),
+                )
+            ],
+            _remaining_seconds(event),
+        )
+    unnumbered = {marked.sequence_number for account in failed for marked in by_account[account]}
+    return {**_partial_response(event, unnumbered), "state": {}}
+
+
 def on_table_change(event, local: Bells | None = None):
-    """A batch of the table's stream. Answers the records whose work failed (`batchItemFailures`, Powertools'
-    batch utility), so the event source mapping retries from the first of them (bisecting, at most
-    deploy_template.STREAM_RETRIES times, then the on-failure queue); the schedule's sweep is the safety net.
-    `local` (`make run`, jobs/wakeups.py): the batch numbers only, and rings the loops that send its events and
-    take its images and imports, so no send, import or download ever holds up the next batch's numbering."""
-    new_events, download, queued_import, pending_feeds = [], False, False, {}
+    """A batch of the table's stream for the background work: the new events it shows are sent, queued images and
+    imports started. `local` (`make run`, jobs/wakeups.py): it rings the loops that send its events and take its
+    images and imports instead, so no send, import or download ever holds up the next batch's numbering. In AWS a
+    function of its own reads the stream for this, beside the numbering's (number_changes)."""
+    new_events, download, queued_import = [], False, False
     for record in event:
         woken = background.woken(record.event_name, record.new_image)
         if woken.event is not None:
             new_events.append(woken.event)
         download = download or woken.image
         queued_import = queued_import or woken.import_
-        if woken.feed_account is not None:
-            pending_feeds.setdefault(woken.feed_account, []).append(record.sequence_number)
-    # Only the batch's events: each account in its own lane, parked accounts' events left for the schedule.
-    phases, unnumbered = [], set()
-    if pending_feeds:
-        accounts = list(pending_feeds)
-        phases.append(
-            Phase(
-                "feed",
-                NUMBERING_SECONDS,
-                lambda deadline: numbering.number_accounts(accounts, deadline, failed=unnumbered),
-            )
-        )
     if local is not None:
         _wake(local, new_events, download, queued_import)
-    elif new_events:
+        return {"batchItemFailures": []}
+    # Only the batch's events: each account in its own lane, parked accounts' events left for the schedule.
+    phases = []
+    if new_events:
         phases.append(
             Phase("new events", SEND_TIMEOUT_SECONDS, lambda deadline: event_lanes.dispatch_new(new_events, deadline))
         )
-    # In AWS the stream also starts queued images and imports (the schedule only every minute), for one step's
-    # time: the next batch, and the numbering in it, waits for this one.
-    if download and local is None:
+    # The stream also starts queued images and imports (the schedule only every minute), for one step's time.
+    if download:
         phases.append(_one_step(IMAGES))
-    if queued_import and local is None:
+    if queued_import:
         phases.append(_one_step(IMPORTS))
-    # Sending, images and imports are retried by the schedule (their units hold their own due times); a
-    # numbering that failed is answered as its records' failure, so the stream tries it again soon.
+    # Sending, images and imports are retried by the schedule (their units hold their own due times).
     run_phases(phases, _remaining_seconds(event))
-    return _partial_response(event, {number for account in unnumbered for number in pending_feeds[account]})
+    return {"batchItemFailures": []}
 
 
 def _wake(local: Bells, new_events: list[dict], download: bool, queued_import: bool) -> None:

@@ -48,7 +48,7 @@ class Stop(Exception):
 
 # With the table's stream waking the work (stream_loop), each loop's own schedule is only the safety net it is in
 # AWS (a retry coming due, a record missed): an idle `make run` reads its queues this seldom (issue 34).
-SAFETY_NET_SECONDS = 10.0  # the feed's sweep too: the stream numbers, and every reader numbers before it reads
+SAFETY_NET_SECONDS = 10.0
 # Standing orders come due by the clock, not by a write: read this often (decisions §17: within a minute).
 STANDING_ORDERS_SECONDS = 10.0
 
@@ -73,12 +73,18 @@ def background_loops(bells=None) -> list[BackgroundLoop]:
     ]
 
 
-def stream_loop(bells) -> BackgroundLoop:
-    """DynamoDB Local's table stream fed to the stream Lambda's own handler, as the event source mapping does in
-    AWS (localdev/stream.py): a write is numbered from the stream, and its records ring the loops above."""
+def stream_loop(bells, checkpoints: Path | None = None) -> BackgroundLoop:
+    """The table's stream fed to the stream Lambdas' own handlers, as the event source mappings do in AWS
+    (localdev/stream.py): a write is numbered from the stream, and its records ring the loops above. It keeps its
+    place in `checkpoints` (None: in memory, as moto keeps the table)."""
     from . import stream
 
-    return stream.feeder(bells).run_forever
+    return stream.feeder(bells, checkpoints).run_forever
+
+
+def checkpoints_file() -> Path:
+    """Where the stream feeder keeps its place, beside DynamoDB Local's data (the two belong together)."""
+    return data_dir().parent / "stream-checkpoints.json"
 
 
 def allow_local_receivers() -> None:
@@ -203,20 +209,20 @@ def start_api(listener: socket.socket, count: int, stoppers: list[Callable[[], N
 
 
 def start_background_loops(
-    stop_event: threading.Event, stoppers: list[Callable[[], None]], streamed: bool = False
+    stop_event: threading.Event, stoppers: list[Callable[[], None]], checkpoints: Path | None = None
 ) -> None:
-    """The loops in threads, and with `streamed` (DynamoDB Local) the table's stream ringing them."""
+    """The loops in threads, and the table's stream numbering the feed and ringing them (keeping its place in
+    `checkpoints`, None: in memory)."""
     from ..jobs.wakeups import Bells
 
     bells = Bells(stop_event)
     threads = [
         threading.Thread(target=loop, args=(stop_event,), name=_name(loop), daemon=True)
-        for loop in background_loops(bells if streamed else None)
+        for loop in background_loops(bells)
     ]
-    if streamed:
-        threads.append(
-            threading.Thread(target=stream_loop(bells), args=(stop_event,), name="table-stream", daemon=True)
-        )
+    threads.append(
+        threading.Thread(target=stream_loop(bells, checkpoints), args=(stop_event,), name="table-stream", daemon=True)
+    )
     for thread in threads:
         thread.start()
         stoppers.append(lambda thread=thread: thread.join(timeout=10))
@@ -263,8 +269,7 @@ def serve() -> int:
         say(f"Starting the API on port {port}: {instances} instance{'s' if instances > 1 else ''} (CONCURRENCY) ...")
         api = start_api(listener, instances, stoppers)
         listener.close()  # the API processes and their supervisor hold it
-        # DynamoDB Local has the table's stream; moto's in-memory server is not relied on for it.
-        start_background_loops(threading.Event(), stoppers, streamed=persistent)
+        start_background_loops(threading.Event(), stoppers, checkpoints_file() if persistent else None)
         base_url = f"http://127.0.0.1:{port}"
         say()
         say("Supplier Ordering Service is running" + ("" if persistent else " (IN MEMORY: nothing is persisted)"))

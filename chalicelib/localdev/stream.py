@@ -6,15 +6,21 @@ four times a second; an idle feeder every IDLE_POLL_SECONDS), hands a batch of a
 handler the stream's Lambda runs (jobs/handlers.on_table_change, as a Chalice DynamoDBEvent, ringing make run's
 loops: jobs/wakeups.py), and reads its `batchItemFailures`: the batch is tried again from its first failed
 record, at most RETRIES times (then logged and skipped, as the on-failure destination takes it in AWS); the
-loops' schedules are the safety net. Shards opened later are read from their start; the ones open when it
-starts, from their end (what was written before is the schedule's). After a batch it reads again at once, as
-Lambda does: the batch's numbering wrote the events that the next records bring.
+loops' schedules are the safety net. Each event names its shard (`shardId`, as the tumbling window of the
+numbering's mapping gives it in AWS). After a batch the feeder keeps its place (`checkpoints`, a file beside
+DynamoDB Local's data), so after a restart, a kill -9 included, it goes on from the last batch it finished: what
+was written while it was down is numbered then, and a batch numbered but not yet kept is handed over again (the
+head's positions skip what it numbered). A shard it has no place for is read from its start. After a batch it
+reads again at once, as Lambda does: the batch's numbering wrote the events that the next records bring.
 """
 
 import datetime as dt
 import functools
+import json
 import logging
+import os
 import threading
+from pathlib import Path
 from typing import Callable
 
 log = logging.getLogger("supplier-ordering.stream")
@@ -43,28 +49,44 @@ def _as_lambda_record(record: dict, stream_arn: str) -> dict:
 
 
 class StreamFeeder:
-    def __init__(self, tables, streams, table_name: str, handler: Callable | None = None):
+    def __init__(
+        self, tables, streams, table_name: str, handler: Callable | None = None, checkpoints: Path | None = None
+    ):
         self.tables, self.client = tables, streams  # a dynamodb client and a dynamodbstreams client
         self.table_name = table_name
         self.handler = handler or _lambda_handler
         self.iterators: dict[str, str] = {}
         self.polls = 0
         self.stream_arn: str | None = None
+        self.checkpoints = checkpoints  # None: kept in memory only
+        self.kept: dict[str, str] = {}  # per shard: the last record of a finished batch
+
+    def _load(self) -> None:
+        if self.checkpoints is not None and self.checkpoints.exists():
+            self.kept = json.loads(self.checkpoints.read_text()).get(self.stream_arn, {})
+
+    def _keep(self, shard_id: str, sequence_number: str) -> None:
+        self.kept[shard_id] = sequence_number
+        if self.checkpoints is None:
+            return
+        temporary = self.checkpoints.with_suffix(".tmp")
+        temporary.write_text(json.dumps({self.stream_arn: self.kept}))
+        os.replace(temporary, self.checkpoints)  # never half a file, whenever the process dies
 
     def _streams(self) -> None:
         if self.stream_arn is None:
             self.stream_arn = self.tables.describe_table(TableName=self.table_name)["Table"]["LatestStreamArn"]
-            first = True
-        else:
-            first = False
+            self._load()
         shards = self.client.describe_stream(StreamArn=self.stream_arn)["StreamDescription"]["Shards"]
         for shard in shards:
             shard_id = shard["ShardId"]
             if shard_id in self.iterators or shard_id in getattr(self, "_closed", set()):
                 continue
-            position = "LATEST" if first else "TRIM_HORIZON"
+            where = {"ShardIteratorType": "TRIM_HORIZON"}
+            if shard_id in self.kept:
+                where = {"ShardIteratorType": "AFTER_SEQUENCE_NUMBER", "SequenceNumber": self.kept[shard_id]}
             self.iterators[shard_id] = self.client.get_shard_iterator(
-                StreamArn=self.stream_arn, ShardId=shard_id, ShardIteratorType=position
+                StreamArn=self.stream_arn, ShardId=shard_id, **where
             )["ShardIterator"]
 
     def poll_once(self) -> int:
@@ -82,15 +104,16 @@ class StreamFeeder:
                 del self.iterators[shard_id]  # the shard closed: its children are read next time
                 self._closed = getattr(self, "_closed", set()) | {shard_id}
             if records:
-                self.deliver([_as_lambda_record(record, self.stream_arn) for record in records])
+                self.deliver([_as_lambda_record(record, self.stream_arn) for record in records], shard_id)
+                self._keep(shard_id, records[-1]["dynamodb"]["SequenceNumber"])
                 handed += len(records)
         return handed
 
-    def deliver(self, records: list[dict]) -> None:
+    def deliver(self, records: list[dict], shard_id: str = "stream") -> None:
         """One batch, retried from its first failed record as the event source mapping does."""
         for attempt in range(RETRIES + 1):
             try:
-                answer = self.handler({"Records": records}) or {}
+                answer = self.handler({"Records": records, "shardId": shard_id}) or {}
                 failed = {item["itemIdentifier"] for item in answer.get("batchItemFailures", [])}
             except Exception:  # noqa: BLE001 - the whole batch failed: retried whole
                 log.exception("stream batch failed (attempt %s)", attempt + 1)
@@ -123,9 +146,10 @@ class StreamFeeder:
             clock.current().wait(IDLE_POLL_SECONDS if quiet else POLL_SECONDS, stop_event)
 
 
-def feeder(bells=None) -> StreamFeeder:
+def feeder(bells=None, checkpoints: Path | None = None) -> StreamFeeder:
     """The feeder of this process's table (store/table.py), on the endpoint the store uses; its batches ring
-    `bells` (jobs/wakeups.Bells, make run's loops) for the events, images and imports they show."""
+    `bells` (jobs/wakeups.Bells, make run's loops) for the events, images and imports they show; it keeps its
+    place in `checkpoints` (None: in memory)."""
     import boto3
 
     from ..store import table
@@ -134,12 +158,18 @@ def feeder(bells=None) -> StreamFeeder:
     streams = boto3.client(
         "dynamodbstreams", endpoint_url=tables.meta.endpoint_url, region_name=tables.meta.region_name
     )
-    return StreamFeeder(tables, streams, table.name(), functools.partial(_lambda_handler, local=bells))
+    return StreamFeeder(
+        tables, streams, table.name(), functools.partial(_lambda_handler, local=bells), checkpoints=checkpoints
+    )
 
 
 def _lambda_handler(event: dict, local=None):
+    """The stream's two functions in AWS, one after the other: the numbering's answer says what to hand over
+    again."""
     from chalice.app import DynamoDBEvent
 
     from ..jobs import handlers
 
-    return handlers.on_table_change(DynamoDBEvent(event, None), local=local)
+    answer = handlers.number_changes(DynamoDBEvent(event, None))
+    handlers.on_table_change(DynamoDBEvent(event, None), local=local)
+    return answer

@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-from ..store import events, feed_numbering, import_items, product_images
+from ..store import events, import_items, product_images
 
 
 @dataclass(frozen=True)
@@ -10,7 +10,6 @@ class Woken:
     event: dict | None  # an event to send now (new, or a resend just queued)
     image: bool  # a product image was queued
     import_: bool  # an import waits for a slice
-    feed_account: str | None = None  # an account whose pending feed entries wait for their sequences
 
 
 def woken(record_name: str, new_image: dict | None) -> Woken:
@@ -20,5 +19,4 @@ def woken(record_name: str, new_image: dict | None) -> Woken:
         events.woken(record_name, image),
         product_images.woken(record_name, image),
         import_items.woken(record_name, image),
-        feed_numbering.woken(record_name, image),
     )

@@ -5,7 +5,7 @@ from ..domain.feed import DEFAULT_EVENTS, SETTINGS_WEBHOOKS, Resource
 from ..domain.field_order import BY_MODEL, FEED_DATA, ordered
 from ..domain.limits import PAGE_BYTES
 from ..domain.rendering import json_text
-from ..store import feed, feed_data, feed_numbering, outcomes
+from ..store import feed, feed_data, outcomes
 from . import clock
 
 DATA_CHUNK = 50  # entries whose resources one BatchGetItem reads (at most two keys each: 100 keys)
@@ -43,11 +43,9 @@ def _with_data(account: str, entries: list[dict]) -> list[dict]:
 
 
 def read_changes(account: str, after: int | None, limit: int, include_data: bool) -> dict:
-    """The entries after `after` (None: `latest`), at most `limit`, with the positions a reader needs. The
-    account's pending entries are numbered first, so every change committed before the read is in it; the Query
-    that finds them also reads the head, so a read with nothing pending costs what it did before the sequencer."""
-    numbered = feed_numbering.number(account, clock.now())
-    read = feed.read(account, after, limit, clock.now(), newest=numbered.head.sequence)
+    """The entries after `after` (None: `latest`), at most `limit`, with the positions a reader needs: a GetItem
+    of the head and one Query of the entries (the table's stream numbers every change within §13's 5 seconds)."""
+    read = feed.read(account, after, limit, clock.now())
     if isinstance(read, outcomes.Beyond):
         raise invalid("after", f"must not be greater than max_sequence ({read.max_sequence})")
     if isinstance(read, outcomes.Expired):

@@ -1,6 +1,5 @@
 """A delivery's writes, each one unit of work: an order's deliveries placed, a delivery changed. The items hold
-the worklist's `since`, the time of the attempt that commits (decisions §14): a write a numbering held for a moment
-is not tried again with the same items (retry_held=False) but answered Contended, and the caller starts again."""
+the worklist's `since`, the time of the attempt that commits (decisions §14)."""
 
 import datetime as dt
 
@@ -28,7 +27,7 @@ def place(
     (which make their events); None when written, else ProductsGone, Stale, Unusable, LostClaim, TooLarge or
     Contended."""
     operations = delivery_writes.placing(account, deliveries, used_products, integration, bases=bases, pinned=pinned)
-    with unit_of_work(account, now, retry_held=False) as uow:
+    with unit_of_work(account, now) as uow:
         uow.add(*operations, *guards)
         uow.record(*changes)
         if claim is not None:
@@ -67,7 +66,7 @@ def set_integration(
 
 
 def _write(account: str, operations: list[Operation], claim, changes: list[Change], now: dt.datetime):
-    with unit_of_work(account, now, retry_held=False) as uow:
+    with unit_of_work(account, now) as uow:
         uow.add(*operations)
         uow.record(*changes)
         if claim is not None:

@@ -6,7 +6,7 @@ from ..domain.errors import Busy, NotFound, TooManyRequests
 from ..domain.event_policy import RESEND_WINDOW, RESENDS_PER_WINDOW
 from ..domain.feed import SETTINGS_WEBHOOKS, Change, ChangeType
 from ..domain.webhook import shown, validate_settings
-from ..store import event_attempts, event_lists, events, feed_numbering, outbox_accounts, outcomes, webhook_settings
+from ..store import event_attempts, event_lists, events, outbox_accounts, outcomes, webhook_settings
 from ..store.paging import Page
 from ..store.unit_of_work import unit_of_work
 from . import clock, contention
@@ -101,14 +101,12 @@ def _event(item: dict) -> dict:
 
 @paged
 def list_deliveries(account: str, limit: int, cursor: str | None) -> Page:
-    feed_numbering.number(account, clock.now())
     page = event_lists.list_page(account, limit, cursor)
     return Page([_delivery(item) for item in page.items], page.cursor)
 
 
 @paged
 def list_events(account: str, limit: int, cursor: str | None) -> Page:
-    feed_numbering.number(account, clock.now())  # the events of every change committed before the read are listed
     page = event_lists.list_page(account, limit, cursor, query="events")
     return Page([_event(item) for item in page.items], page.cursor)
 

@@ -1,42 +1,16 @@
-"""The change feed (decisions §13; why it holds is docs/feed.md): its pending entries, and reading it.
+"""The change feed (decisions §13; why it holds is docs/feed.md): its head, and reading it.
 
-A service records the changes of a write in its unit of work (store/unit_of_work.py), which adds, to the same
-TransactWriteItems, one pending entry per changed resource (pending_updates, built here): an item keyed by the
-resource whose list `changes` gets the change appended. So a change and its pending entry commit together or not
-at all, and no item is shared by writes of different resources (two writes of one resource are serialised by their
-own conditions anyway, so the list holds that resource's changes in the order they committed). The sequencer
-(store/feed_numbering.py) gives pending entries their sequences later, in one conditional move of the account's
-feed head per batch.
+A write marks the item of each resource it changes (store/feed_marks.py, in its unit of work); the table's stream
+brings the marked records to the sequencer (store/feed_numbering.py), which gives them their sequences in one
+conditional move of the account's feed head per batch. The head also keeps, per stream shard, the last record it
+numbered, so a batch the stream hands over again is numbered once.
 """
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from ..domain.feed import Change
-from ..domain.limits import FEED_PENDING_PER_RESOURCE
-from ..domain.timestamps import iso
 from . import keys, table
 from .outcomes import Beyond, Expired
-
-# A pending entry being numbered holds its item for a moment: a write of that resource tries again.
-MAX_ATTEMPTS = 10
-
-# What the unit of work adds to a transaction, for callers that size theirs (store/import_chunks.py): per change
-# at most one pending-entry update (changes of one resource share it), of at most this many bytes.
-HEAD_ITEMS = 0
-ITEMS_PER_CHANGE = 1
-BYTES_PER_CHANGE = 400
-
-
-class FeedBusy(Exception):
-    """The resource's pending entries stayed held, or hold FEED_PENDING_PER_RESOURCE changes that the sequencer has
-    not numbered yet: nothing was written. A store exception (retries exhausted, store/outcomes.py); the service
-    answers it as Busy in one place, service/contention.kept_losing_as_busy."""
-
-
-class FeedBacklog(FeedBusy):
-    """The resource holds FEED_PENDING_PER_RESOURCE changes not numbered yet: retrying before numbering runs
-    cannot help."""
 
 
 @dataclass(frozen=True)
@@ -45,6 +19,9 @@ class Head:
     exists: bool
     last_event_sequence: int = 0  # the sequence of the account's latest webhook event (0: none yet)
     last_event_at: str = ""  # when that event was made (iso): a later numbering's events are made no earlier
+    # Per stream shard: the last record numbered ({"seq": its sequence number, "at": its creation, epoch seconds}).
+    positions: dict = field(default_factory=dict)
+    clock: int = 0  # the newest record creation numbered (epoch seconds): positions age by it, not by the wall
 
 
 def head_key(account: str) -> dict:
@@ -54,7 +31,14 @@ def head_key(account: str) -> dict:
 def head_of(item: dict | None) -> Head:
     if item is None:
         return Head(0, False)
-    return Head(int(item["sequence"]), True, int(item.get("last_event_sequence", 0)), item.get("last_event_at", ""))
+    return Head(
+        int(item["sequence"]),
+        True,
+        int(item.get("last_event_sequence", 0)),
+        item.get("last_event_at", ""),
+        {shard: {"seq": str(p["seq"]), "at": int(p["at"])} for shard, p in (item.get("positions") or {}).items()},
+        int(item.get("clock", 0)),
+    )
 
 
 def read_head(account: str) -> Head:
@@ -62,54 +46,6 @@ def read_head(account: str) -> Head:
         TableName=table.name(), Key=table.to_item(keys.feed_head_key(account)), ConsistentRead=True
     )
     return head_of(table.from_item(response["Item"]) if "Item" in response else None)
-
-
-def resource_key(change: Change) -> str:
-    """The pending entry's sort key: one per resource (customer pricing is one per product and customer)."""
-    key = f"{change.resource}#{change.id}"
-    # (a customer's deposits are named by the customer's id already: their key stays as it was)
-    return f"{key}#{change.customer_id}" if change.customer_id not in (None, change.id) else key
-
-
-def pending_change(change: Change, now: dt.datetime) -> dict:
-    """What the entry will say, but its sequence."""
-    pending = {"type": str(change.type), "resource": str(change.resource), "id": change.id, "at": iso(now)}
-    for name in ("status", "customer_id", "integration", "date"):
-        if getattr(change, name) is not None:
-            pending[name] = getattr(change, name)
-    return pending
-
-
-def _pending_update(account: str, key: str, changes: list[Change], now: dt.datetime) -> dict:
-    """Append the changes to the resource's pending entry, refused (nothing written) when it would hold more
-    than FEED_PENDING_PER_RESOURCE: the bound in bytes of an item nobody has numbered for a long time."""
-    gsi = keys.feed_pending_gsi(account, key)
-    return {
-        "Update": {
-            "TableName": table.name(),
-            "Key": table.to_item(keys.feed_pending_key(account, key)),
-            "UpdateExpression": "SET #changes = list_append(if_not_exists(#changes, :none), :new), "
-            "GSI3PK = :queue, GSI3SK = :since",
-            "ConditionExpression": "attribute_not_exists(#changes) OR size(#changes) <= :room",
-            "ExpressionAttributeNames": {"#changes": "changes"},
-            "ExpressionAttributeValues": table.values(
-                none=[],
-                new=[pending_change(change, now) for change in changes],
-                queue=gsi["GSI3PK"],
-                since=gsi["GSI3SK"],
-                room=FEED_PENDING_PER_RESOURCE - len(changes),
-            ),
-        }
-    }
-
-
-def pending_updates(account: str, changes: list[Change], now: dt.datetime) -> list[dict]:
-    """The transaction items that append `changes` to their resources' pending entries: one per resource, for the
-    unit of work (store/unit_of_work.py) to write with the changes themselves."""
-    by_resource: dict[str, list[Change]] = {}
-    for change in changes:
-        by_resource.setdefault(resource_key(change), []).append(change)
-    return [_pending_update(account, key, grouped, now) for key, grouped in by_resource.items()]
 
 
 # Reading the feed.

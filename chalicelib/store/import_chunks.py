@@ -12,7 +12,7 @@ from functools import cached_property
 from ..domain.limits import IMPORT_LISTED_ERRORS
 from ..domain.product import deposits_named
 from ..domain.rendering import size_in_bytes
-from . import batch, categories, deposits, feed, keys, products, table
+from . import batch, categories, deposits, feed_marks, keys, products, table
 from .import_items import COUNTS, ClaimedImport
 from .outcomes import LostLease
 from .unit_of_work import Operation
@@ -82,21 +82,21 @@ class Committed:
 
 def fitting(claimed: ClaimedImport, rows: list[ChunkRow]) -> int:
     """How many leading rows fit one transaction (at least one): items and bytes, error entries included."""
-    # The checkpoint and what the feed adds (store/feed.py: the head; per change its entry and event). Each write
-    # is a product and a change; each first-seen category its check or creation and (when created) a change; the
-    # deposit type a write names or named its reference count (store/deposits.py).
-    items, size, seen, listed, error_bytes = 1 + feed.HEAD_ITEMS, 0, set(), claimed.counts.get("error_count", 0), 0
+    # The checkpoint. Each write is a product with its change's mark (store/feed_marks.py: bytes, no item); each
+    # first-seen category its check or creation (when created, with a mark); the deposit type a write names or
+    # named its reference count (store/deposits.py).
+    items, size, seen, listed, error_bytes = 1, 0, set(), claimed.counts.get("error_count", 0), 0
     referenced: set[str] = set()
     for count, row in enumerate(rows):
         extra_items, extra_size, types = 0, 0, set()
         if row.write is not None:
-            extra_items, extra_size = 1 + feed.ITEMS_PER_CHANGE, row.write.size + feed.BYTES_PER_CHANGE
+            extra_items, extra_size = 1, row.write.size + feed_marks.BYTES_PER_CHANGE
             types = (row.write.deposits_before | deposits_named(row.write.data)) - referenced
             extra_items += len(types)
             category = row.write.data.get("category")
             if category is not None and category not in seen:
-                extra_items += 1 + feed.ITEMS_PER_CHANGE
-                extra_size += CATEGORY_ITEM_BYTES + feed.BYTES_PER_CHANGE
+                extra_items += 1
+                extra_size += CATEGORY_ITEM_BYTES + feed_marks.BYTES_PER_CHANGE
         kept = row.errors[: max(0, IMPORT_LISTED_ERRORS - listed)]
         new_error_bytes = error_bytes + sum(size_in_bytes(e) + 1 for e in kept)
         error_items = -(-new_error_bytes // (ERROR_ITEM_BYTES - 2_000)) if new_error_bytes else 0

@@ -261,29 +261,10 @@ def outbox_lane_key(account: str) -> dict:
     return {"PK": account_pk(account), "SK": "OUTBOX#LANE"}
 
 
-# The change feed (decisions §13, docs/feed.md): one head item per account holding the last sequence used, and
-# one entry item per sequence in a partition of its own, read in order with one Query. A write commits its change
-# with a pending entry (one item per resource, its changes in commit order) that the sequencer numbers later. The
-# head and the pending entries sort next to each other in the account's partition, so one Query reads both.
-FEED_PENDING = "FEED#PENDING"  # GSI3PK prefix of accounts with pending entries; GSI3SK <account>#<resource key>
+# The change feed (decisions §13, docs/feed.md): one head item per account holding the last sequence used (and
+# where the numbering stands in each stream shard), and one entry item per sequence in a partition of its own, read
+# in order with one Query.
 FEED_HEAD_SK = "FEED#HEAD"
-FEED_PENDING_PREFIX = "FEED#PENDING#"
-FEED_PENDING_END = "FEED#PENDING$"  # just above every pending entry's sort key ("$" follows "#")
-
-
-def feed_pending_key(account: str, resource_key: str) -> dict:
-    return {"PK": account_pk(account), "SK": f"{FEED_PENDING_PREFIX}{resource_key}"}
-
-
-def feed_pending_gsi(account: str, resource_key: str) -> dict:
-    """Sorted by account, so a sweep takes one turn per account (a skip past the account's entries), however many
-    entries one account has pending (items written before this carry `<first pending iso>#<account>`)."""
-    return {"GSI3PK": queue_partition(FEED_PENDING, account), "GSI3SK": f"{account}#{resource_key}"}
-
-
-def past_account(sort_key: str) -> str:
-    """A bound above every pending index key that starts like `sort_key` up to its first '#'."""
-    return f"{sort_key.split('#', 1)[0]}#\uffff"
 
 
 def account_of_pk(pk: str) -> str:
@@ -335,6 +316,12 @@ STANDING_DUE = "STANDING#DUE"  # GSI3PK prefix; GSI3SK <due iso>#<account>#<cust
 
 def standing_orders_prefix(customer_id: str) -> str:
     return f"STANDING#{customer_id}#"
+
+
+def standing_order_of(sort_key: str) -> tuple[str, str] | None:
+    """(customer id, standing order id) of a standing order's sort key (ids hold no '#'), else None."""
+    parts = sort_key.split("#")
+    return (parts[1], parts[2]) if len(parts) == 3 and parts[0] == "STANDING" and parts[1] and parts[2] else None
 
 
 def standing_order_key(account: str, customer_id: str, standing_id: str) -> dict:

@@ -257,7 +257,8 @@ def table_definition(table_name: str) -> dict:
             }
             for index in (keys.GSI1, keys.GSI2, keys.GSI3)
         ],
-        "StreamSpecification": {"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"},
+        # NEW_AND_OLD_IMAGES: a write's mark is a change only when the old image did not carry it (store/feed_marks.py).
+        "StreamSpecification": {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
     }
 
 

@@ -6,8 +6,9 @@ their operations, the service records the feed changes they make, and `commit` w
         uow.record(Change(ChangeType.PRODUCT_UPDATED, product_id))
         refused = uow.commit()  # None, or the outcome (store/outcomes.py) of the refusal
 
-Leaving the `with` without commit writes nothing. The transaction holds the operations, one pending entry per
-changed resource (store/feed.py builds them; docs/feed.md) and the Idempotency-Key answer. Here, and nowhere else,
+Leaving the `with` without commit writes nothing. The transaction holds the operations, with each recorded change
+marked on its resource's item (store/feed_marks.py; the table's stream numbers it: docs/feed.md), and the
+Idempotency-Key answer. Here, and nowhere else,
 DynamoDB's refusal becomes an outcome: a failed condition is the refusal its operation declared, a conflict is
 Contended, a lost claim LostClaim, a reason nobody declared table.WriteFailed.
 """
@@ -15,7 +16,6 @@ Contended, a lost claim LostClaim, a reason nobody declared table.WriteFailed.
 from __future__ import annotations
 
 import datetime as dt
-import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,8 +23,7 @@ from dataclasses import dataclass
 from botocore.exceptions import ClientError
 
 from ..domain.feed import Change
-from ..domain.retry import attempts, back_off
-from . import feed, table
+from . import feed_marks, table
 from .outcomes import Contended, LostClaim, ProductsGone, Refusal, TooLarge
 
 # A single write's call by its kind: a commit of one operation and nothing else costs half a transaction.
@@ -51,12 +50,10 @@ class Operation:
 
 
 class UnitOfWork:
-    """One transaction of one account, at `now` (the time its feed entries say). `retry_held=False`: a write whose
-    items hold the time of its attempt (a worklist's `since`, decisions §14) answers Contended when only a pending
-    entry held by a numbering stopped it, instead of trying the same items again."""
+    """One transaction of one account, at `now` (the time its feed entries say)."""
 
-    def __init__(self, account: str, now: dt.datetime, *, retry_held: bool = True):
-        self.account, self.now, self.retry_held = account, now, retry_held
+    def __init__(self, account: str, now: dt.datetime):
+        self.account, self.now = account, now
         self.operations: list[Operation] = []
         self.changes: list[Change] = []
         self.committed = False
@@ -81,33 +78,26 @@ class UnitOfWork:
         self.add(Operation(idempotency.complete_operation(claim), LostClaim(), rank=-1))
 
     def commit(self) -> Refusal | None:
-        """Write everything in one transaction: None, or the outcome of the refusal (nothing written). Raises
-        feed.FeedBusy / feed.FeedBacklog when only the pending entries kept stopping it."""
+        """Write everything in one transaction (one single write when it is one item): None, or the outcome of the
+        refusal (nothing written)."""
         assert not self.committed, "a unit of work commits once"
         self.committed = True
-        if not self.changes and len(self.operations) == 1 and next(iter(self.operations[0].item)) in _SINGLE:
-            return self._single(self.operations[0])
-        if not self.changes:
-            return self._transact([operation.item for operation in self.operations], None) if self.operations else None
         items = [operation.item for operation in self.operations]
-        items += feed.pending_updates(self.account, self.changes, self.now)
-        for attempt in attempts(None, feed.MAX_ATTEMPTS, 0):  # bounded by count: the store reads no clock
-            # A fresh token per attempt: botocore's own retries of this call are then idempotent.
-            refused = self._transact(items, uuid.uuid4().hex)
-            if refused is not _HELD:
-                return refused
-            if not self.retry_held:
-                return Contended()
-            back_off(attempt, time.sleep, first=0.002, cap=0.05)
-        raise feed.FeedBusy()
+        if self.changes:
+            items = feed_marks.marked(self.account, items, self.changes, self.now)
+        if not items:
+            return None
+        if len(items) == 1 and next(iter(items[0])) in _SINGLE:
+            return self._single(items[0])
+        return self._transact(items)
 
-    def _single(self, operation: Operation) -> Refusal | None:
-        ((kind, request),) = operation.item.items()
+    def _single(self, item: dict) -> Refusal | None:
+        ((kind, request),) = item.items()
         try:
             getattr(table.client(), _SINGLE[kind])(**request)
         except ClientError as error:
             if table.is_conditional_failure(error):
-                return self._refusal({operation.key: table.CONDITION_FAILED})
+                return self._refusal({table.item_key(item): table.CONDITION_FAILED})
             if table.is_transaction_conflict(error):
                 return Contended()
             if table.is_too_large(error):
@@ -115,23 +105,17 @@ class UnitOfWork:
             raise
         return None
 
-    def _transact(self, items: list[dict], token: str | None) -> Refusal | None | object:
+    def _transact(self, items: list[dict]) -> Refusal | None:
         try:
-            table.client().transact_write_items(
-                TransactItems=items, **({"ClientRequestToken": token} if token is not None else {})
-            )
+            # One token: botocore's own retries of this call are then idempotent.
+            table.client().transact_write_items(TransactItems=items, ClientRequestToken=uuid.uuid4().hex)
         except ClientError as error:
             codes = table.cancellation_codes(error)
             if not codes:
                 if table.is_too_large(error):
                     return TooLarge()
                 raise
-            own, pending = codes[: len(self.operations)], codes[len(self.operations) :]
-            if pending and all(code in ("None", "") for code in own):  # only the feed's own items refused
-                if table.CONDITION_FAILED in pending:
-                    raise feed.FeedBacklog() from error  # a resource with FEED_PENDING_PER_RESOURCE unnumbered
-                return _HELD  # a pending entry held by a numbering in flight
-            return self._refusal(dict(zip((operation.key for operation in self.operations), own)))
+            return self._refusal(dict(zip((table.item_key(item) for item in items), codes)))
         return None
 
     def _refusal(self, reasons: dict[tuple[str, str], str]) -> Refusal:
@@ -155,12 +139,9 @@ class UnitOfWork:
         raise table.WriteFailed("the unit of work", reasons)
 
 
-_HELD = object()  # only pending entries stopped the transaction: try again
-
-
 def _evaluated(refused: Refusal | Callable[[], Refusal]) -> Refusal:
     return refused if isinstance(refused, Refusal) else refused()
 
 
-def unit_of_work(account: str, now: dt.datetime, *, retry_held: bool = True) -> UnitOfWork:
-    return UnitOfWork(account, now, retry_held=retry_held)
+def unit_of_work(account: str, now: dt.datetime) -> UnitOfWork:
+    return UnitOfWork(account, now)
