@@ -49,7 +49,7 @@ def number_batch(
                 return {"numbered": numbered, "left": len(waiting)}
             turn, rest = waiting[account][:TURN_RECORDS], waiting[account][TURN_RECORDS:]
             try:
-                outcome = feed_numbering.number(account, shard, turn, clock.now())
+                outcome = feed_numbering.number(account, shard, turn)
             except Exception:
                 if failed is None:
                     raise

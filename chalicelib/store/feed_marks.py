@@ -37,10 +37,12 @@ def feed_item_key(account: str, change: Change) -> dict:
         return keys.customer_pricing_key(account, resource_id, change.customer_id)
     if resource == Resource.PRICE_GROUPS:
         return keys.price_groups_key(account, resource_id)
-    if resource == Resource.SETTINGS:
-        from . import settings
-
-        return settings.deliveries_key(account) if resource_id == SETTINGS_DELIVERIES else keys.webhooks_key(account)
+    if resource == Resource.SETTINGS:  # (store/settings.py names the delivery settings' item DELIVERIES)
+        return (
+            keys.settings_key(account, "DELIVERIES")
+            if resource_id == SETTINGS_DELIVERIES
+            else keys.webhooks_key(account)
+        )
     if resource == Resource.DELIVERY:
         return keys.delivery_key(account, int(resource_id))
     if resource == Resource.DEPOSIT:
@@ -190,4 +192,3 @@ def change_of(said_change: dict) -> Change:
         said_change.get("integration"),
         said_change.get("date"),
     )
-

@@ -9,7 +9,6 @@ Two sequencers of one account at once (two shards) are harmless: the head's cond
 reads the head again.
 """
 
-import datetime as dt
 import logging
 import time
 import uuid
@@ -110,16 +109,15 @@ def _event_type(change_type: str, selected) -> str | None:
 
 
 def _plan(
-    account: str, shard: str, records: list[Marked], head: Head, selected, now: dt.datetime
+    account: str, shard: str, records: list[Marked], head: Head, selected
 ) -> tuple[list[dict], Head, int]:
     """The numbering transaction for as many whole records as one transaction holds, in their order; the head it
     moves to, and how many records it takes."""
     room = MAX_TRANSACTION_ITEMS - 1
     sequence, last_event = head.sequence, head.last_event_sequence
-    # The events listing sorts by when an event was made: a numbering's events are made no earlier than the
-    # account's latest (another sequencer's clock may be ahead), so newest first follows the sequence.
-    made_at = max(now, parse_iso(head.last_event_at)) if head.last_event_at else now
-    made_at = made_at.replace(microsecond=made_at.microsecond // 1000 * 1000)
+    # The events listing sorts by when an event was made: at its change, but no earlier than the account's latest
+    # event (a clock may be behind another's), so newest first follows the sequence.
+    made_at = parse_iso(head.last_event_at) if head.last_event_at else None
     written: list[dict] = []
     taken = 0
     for record in records:
@@ -141,6 +139,9 @@ def _plan(
                 }
             )
             if event_type is not None:
+                changed = parse_iso(said["at"])
+                made_at = changed if made_at is None else max(made_at, changed)
+                made_at = made_at.replace(microsecond=made_at.microsecond // 1000 * 1000)
                 written.append(events.feed_event(account, event_type, change_of(said), sequence, last_event, made_at))
                 last_event = sequence
     if not taken:
@@ -156,7 +157,7 @@ def _plan(
     return [_head_update(head, account, moved)] + written, moved, taken
 
 
-def number(account: str, shard: str, records: list[Marked], now: dt.datetime) -> Numbered:
+def number(account: str, shard: str, records: list[Marked]) -> Numbered:
     """Number the account's changes of `records` (one shard's, in its order) that the head has not numbered yet:
     as many transactions as they need. Not done when other sequencers of the account kept winning."""
     numbered, lost = 0, 0
@@ -164,7 +165,7 @@ def number(account: str, shard: str, records: list[Marked], now: dt.datetime) ->
     todo = _unnumbered(records, head, shard)
     selected = _selection(account) if any(record.changes for record in todo) else None
     while todo:
-        items, moved, taken = _plan(account, shard, todo, head, selected, now)
+        items, moved, taken = _plan(account, shard, todo, head, selected)
         try:
             table.client().transact_write_items(TransactItems=items, ClientRequestToken=uuid.uuid4().hex)
         except ClientError as error:
