@@ -17,7 +17,7 @@ log = logging.getLogger("supplier-ordering.feed")
 TURN_RECORDS = 200  # about four numbering transactions: one account's turn before the next account's
 # A deletion's entry says when it happened: the record's creation, which the stream gives to the second (to the
 # minute in DynamoDB Local), or the numbering's time when it is that close behind.
-RECORD_TIME_TRUSTED_AFTER = dt.timedelta(seconds=60)
+RECORD_TIME_TRUSTED_AFTER = dt.timedelta(minutes=5)
 
 
 def marked(records) -> dict[str, list[Marked]]:

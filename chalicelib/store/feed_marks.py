@@ -150,7 +150,7 @@ def changes_of(
         if new is None or (old is not None and old.get("unit") == new.get("unit")):
             return None
         return new["account"], list(new.get("changes", []))
-    if event_name == "REMOVE" and old_image:
+    if event_name == "REMOVE" and old_image and table.TTL_ATTRIBUTE not in old_image:  # an expiry is no change
         deleted = deleted_change(table.from_item({"PK": old_image["PK"], "SK": old_image["SK"]}))
         if deleted is not None:
             account, change = deleted

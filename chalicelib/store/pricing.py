@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 
 from ..domain.values import DEFAULT_ORDER_BY
-from . import batch, customers, keys, table
+from . import batch, customers, feed_marks, keys, table
 from .outcomes import Gone, Stale
 from .products import BORN, StoredProduct, belongs, from_item
 from .unit_of_work import Operation
@@ -141,21 +141,31 @@ def deleting_customer_pricing(account: str, product_id: str, customer_id: str, r
     return Operation({"Delete": doomed}, Gone())
 
 
-def delete_all_of_product(account: str, product_id: str, clock: batch.Clock | None = None) -> None:
-    """Housekeeping after a product's delete: remove its customer pricing and price groups. Nothing depends on it
-    (a product created again with the id is born anew, so the old items no longer count: `belongs`); it only
-    frees their space. Pricing writes check the product exists, so none can slip in after."""
+RETIRED = "retired"  # the `born` of a retired pricing item: no product is born so, so it belongs to none
+
+
+def delete_all_of_product(account: str, product_id: str, clock: batch.Clock) -> None:
+    """Housekeeping after a product's delete: its customer pricing and price groups are left to the table's TTL.
+    Nothing depends on it (a product created again with the id is born anew, so the old items no longer count:
+    `belongs`); it only frees their space. Each becomes a bare item of its key that expires now, keeping its feed
+    mark: the stream shows no change (a delete here would read as a `customer-pricing.deleted`, and TTL's expiry
+    is none: store/feed_marks.py). Pricing writes check the product exists, so none can slip in after."""
     pk = keys.product_pricing_pk(account, product_id)
     request = {
         "TableName": table.name(),
         "KeyConditionExpression": "PK = :pk",
         "ExpressionAttributeValues": table.values(pk=pk),
-        "ProjectionExpression": "PK, SK",
+        "ProjectionExpression": "PK, SK, #mark",
+        "ExpressionAttributeNames": {"#mark": feed_marks.MARK},
     }
+    expiry = table.to_attr(int(clock().timestamp()))
     while True:
         response = table.client().query(**request)
-        doomed = [{"DeleteRequest": {"Key": item}} for item in response.get("Items", [])]
-        batch.write_items(doomed, clock)
+        retired = [
+            {"PutRequest": {"Item": {**item, table.TTL_ATTRIBUTE: expiry, BORN: table.to_attr(RETIRED)}}}
+            for item in response.get("Items", [])
+        ]
+        batch.write_items(retired, clock)
         if "LastEvaluatedKey" not in response:
             return
         request["ExclusiveStartKey"] = response["LastEvaluatedKey"]

@@ -270,10 +270,24 @@ def create_table(table_name: str | None = None) -> bool:
         ddb.create_table(**table_definition(table_name))
     except ddb.exceptions.ResourceInUseException:
         _enable_ttl(ddb, table_name)  # a table made before the change feed gets its TTL too
+        _stream_with_old_images(ddb, table_name)
         return False
     ddb.get_waiter("table_exists").wait(TableName=table_name, WaiterConfig={"Delay": 1, "MaxAttempts": 60})
     _enable_ttl(ddb, table_name)
     return True
+
+
+def _stream_with_old_images(ddb, table_name: str) -> None:
+    """A table made before the feed came from the stream (its stream NEW_IMAGE): the stream is turned off and on
+    again with both images (a stream's view type cannot change in place). Development tables only: in AWS the deploy
+    template says the view type."""
+    wanted = table_definition(table_name)["StreamSpecification"]
+    current = ddb.describe_table(TableName=table_name)["Table"].get("StreamSpecification") or {}
+    if current.get("StreamEnabled") and current.get("StreamViewType") == wanted["StreamViewType"]:
+        return
+    if current.get("StreamEnabled"):
+        ddb.update_table(TableName=table_name, StreamSpecification={"StreamEnabled": False})
+    ddb.update_table(TableName=table_name, StreamSpecification=wanted)
 
 
 def _enable_ttl(ddb, table_name: str) -> None:
