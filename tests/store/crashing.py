@@ -9,7 +9,7 @@ class Crash(Exception):
 
 class CrashingClient:
     """The real client, but the `at`-th request dies before it is sent, or after it is answered (`after`);
-    `count` says how many requests were made (at None: none dies)."""
+    `calls` names the requests made (at None: none dies)."""
 
     CALLS = {
         "get_item",
@@ -23,7 +23,8 @@ class CrashingClient:
     }
 
     def __init__(self, real, at: int | None, after: bool):
-        self.real, self.at, self.after, self.count = real, at, after, 0
+        self.real, self.at, self.after = real, at, after
+        self.calls: list[str] = []
 
     def __getattr__(self, name):
         attribute = getattr(self.real, name)
@@ -31,8 +32,8 @@ class CrashingClient:
             return attribute
 
         def call(**request):
-            index = self.count
-            self.count += 1
+            index = len(self.calls)
+            self.calls.append(name)
             if index == self.at and not self.after:
                 raise Crash(f"before {name}")
             answer = attribute(**request)
