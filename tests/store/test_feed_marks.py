@@ -91,8 +91,20 @@ def test_the_remove_of_a_deleted_resources_item_is_its_deletion_named_by_the_key
         keys.feed_head_key("acme"),
         keys.idempotency_key("acme", "orders", "k1"),
         keys.standing_failed_key("acme", "c1", "weekly", "2031-01-02"),
+        keys.price_groups_key("acme", "cola"),  # removed with its product: the product's deletion says it
     ],
-    ids=["token", "token-ref", "event", "deposit-refs", "customer", "entry", "head", "idempotency", "failed-date"],
+    ids=[
+        "token",
+        "token-ref",
+        "event",
+        "deposit-refs",
+        "customer",
+        "entry",
+        "head",
+        "idempotency",
+        "failed-date",
+        "price-groups",
+    ],
 )
 def test_the_remove_of_any_other_item_is_no_change(key):
     assert feed_marks.deleted_change(key) is None
