@@ -364,14 +364,3 @@ def test_writes_to_different_resources_share_no_item(shop, monkeypatch):
             # Only items of a resource both name: the product two orders mark used, the category two products
             # are checked against. No per-account item.
             assert all("PRODUCT#" in key or "CATEGORY#" in key for key in shared), shared
-
-
-def test_a_caught_up_read_is_one_get_item_and_a_read_of_new_entries_adds_one_query(shop, monkeypatch):
-    newest = number_all()
-    client = crashing(monkeypatch, None)
-    assert changes.read_changes(ACCOUNT, newest, 100, False)["changes"] == []
-    assert changes.read_changes(ACCOUNT, None, 100, False)["max_sequence"] == newest  # after=latest
-    assert client.calls == ["get_item", "get_item"]
-    client.calls.clear()
-    assert len(changes.read_changes(ACCOUNT, newest - 2, 100, False)["changes"]) == 2
-    assert client.calls == ["get_item", "query"]
