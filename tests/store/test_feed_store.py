@@ -285,6 +285,23 @@ def test_a_write_marks_its_item_and_is_in_the_feed_once_the_stream_is_numbered(s
     ]
 
 
+def test_a_write_that_leaves_an_items_mark_as_it_was_is_no_change(shop):
+    """A housekeeping write on a marked item (a claim, a counter, an image's bookkeeping) keeps the mark: its
+    stream record's old and new images carry the same unit."""
+    catalogue.put_category(ACCOUNT, "mine", {"name": "Mine"})
+    before = number_all()
+    key = table.to_item(keys.category_key(ACCOUNT, "mine"))
+    table.client().update_item(
+        TableName=table.name(),
+        Key=key,
+        UpdateExpression="SET claimed = :c",
+        ExpressionAttributeValues=table.values(c=1),
+    )
+    assert number_all() == before
+    catalogue.put_category(ACCOUNT, "mine", {"name": "Mine again"})
+    assert number_all() == before + 1
+
+
 def test_one_request_is_one_entry_whatever_it_changes_along_the_way(shop):
     before = number_all()
     delivery_id = place_one()
