@@ -1,0 +1,60 @@
+"""What reading the feed costs (issue 34: a read with nothing new ≤ 2 capacity units): a read numbers nothing (the
+table's stream does), so it is the head's GetItem and, when there is something to read, one Query of entries."""
+
+import pytest
+
+from chalicelib.service import catalogue, changes
+from chalicelib.store import table
+
+from .crashing import crashing
+from .test_feed_store import ACCOUNT, number_all
+
+pytestmark = pytest.mark.pending_feed
+
+
+@pytest.fixture
+def written(engine):
+    for n in range(30):
+        catalogue.put_category(ACCOUNT, f"c{n % 10}", {"name": f"C{n}"})
+    return number_all()
+
+
+def test_a_caught_up_read_is_one_get_item_and_a_read_of_new_entries_adds_one_query(written, monkeypatch):
+    client = crashing(monkeypatch, None)
+    assert changes.read_changes(ACCOUNT, written, 100, False)["changes"] == []
+    assert changes.read_changes(ACCOUNT, None, 100, False)["max_sequence"] == written == 30  # after=latest
+    assert client.calls == ["get_item", "get_item"]
+    client.calls.clear()
+    assert [e["sequence"] for e in changes.read_changes(ACCOUNT, written - 2, 100, False)["changes"]] == [29, 30]
+    assert client.calls == ["get_item", "query"]
+
+
+class Metered:
+    """The real client, asking DynamoDB what each read consumed (indexes included) and adding it up."""
+
+    def __init__(self, real):
+        self.real, self.units = real, 0.0
+
+    def __getattr__(self, name):
+        attribute = getattr(self.real, name)
+        if name not in ("get_item", "query", "batch_get_item"):
+            return attribute
+
+        def call(**request):
+            answer = attribute(**request, ReturnConsumedCapacity="TOTAL")
+            consumed = answer.get("ConsumedCapacity", [])
+            self.units += sum(c["CapacityUnits"] for c in (consumed if isinstance(consumed, list) else [consumed]))
+            return answer
+
+        return call
+
+
+@pytest.mark.parametrize("engine", ["dynamodb-local"], indirect=True)
+def test_a_read_with_nothing_new_costs_one_unit_and_one_with_new_entries_two(written, monkeypatch):
+    metered = Metered(table.client())
+    monkeypatch.setattr(table, "client", lambda: metered)
+    changes.read_changes(ACCOUNT, written, 100, False)
+    assert metered.units == 1.0  # the head, read consistently (well under 4 KB)
+    metered.units = 0.0
+    changes.read_changes(ACCOUNT, written - 2, 100, False)
+    assert metered.units == 2.0
