@@ -108,9 +108,7 @@ def _event_type(change_type: str, selected) -> str | None:
     return event_type_of(known, selected)
 
 
-def _plan(
-    account: str, shard: str, records: list[Marked], head: Head, selected
-) -> tuple[list[dict], Head, int]:
+def _plan(account: str, shard: str, records: list[Marked], head: Head, selected) -> tuple[list[dict], Head, int]:
     """The numbering transaction for as many whole records as one transaction holds, in their order; the head it
     moves to, and how many records it takes."""
     room = MAX_TRANSACTION_ITEMS - 1
