@@ -7,16 +7,16 @@ import datetime as dt
 
 import pytest
 
-from chalicelib.domain.timestamps import iso
+from chalicelib.domain.feed import Change, ChangeType
 from chalicelib.service import clock
 from chalicelib.store import event_lists, feed, feed_marks, feed_numbering, keys, table
 
 pytestmark = [pytest.mark.usefixtures("accounts_ready", "fake_clock"), pytest.mark.pending_feed]
 
 
-def created(category: str, change_type: str = "category.created") -> dict:
-    """What a category change's entry says (feed_marks.said), but its sequence."""
-    return {"type": change_type, "resource": "category", "id": category, "at": iso(clock.now())}
+def created(category: str, change_type: ChangeType = ChangeType.CATEGORY_CREATED) -> dict:
+    """What a category change's entry says, but its sequence."""
+    return feed_marks.said(Change(change_type, category), clock.now())
 
 
 def marked_record(sequence_number: str, account: str = "acme", changes: list[dict] | None = None) -> dict:
@@ -59,7 +59,7 @@ def fed(account: str) -> list[tuple[int, str, str]]:
 
 def test_a_batch_numbers_the_changes_its_marks_show_and_answers_no_failure():
     records = [
-        marked_record("101", changes=[created("a"), created("a", "category.updated")]),
+        marked_record("101", changes=[created("a"), created("a", ChangeType.CATEGORY_UPDATED)]),
         marked_record("102", "other", [created("b")]),
         marked_record("103", changes=[created("c")]),
     ]
@@ -103,7 +103,7 @@ def test_a_change_type_this_release_does_not_know_is_numbered_without_an_event_a
     from chalicelib.service import webhooks
 
     webhooks.put_settings("acme", {"url": "https://erp.example.com/hook", "events": ["category.created"]})
-    unknown = {**created("w1", "widget.created"), "resource": "widget"}
+    unknown = {**created("w1"), "type": "widget.created", "resource": "widget"}
     records = [marked_record("201", changes=[unknown]), marked_record("202", changes=[created("c")])]
     assert invoke("table_feed", records) == {"batchItemFailures": [], "state": {}}
     assert fed("acme") == [(1, "widget.created", "w1"), (2, "category.created", "c")]
