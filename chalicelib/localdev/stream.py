@@ -165,7 +165,8 @@ class StreamFeeder:
                 failed = {records[0]["dynamodb"]["SequenceNumber"]}
             if not failed:
                 return
-            first = next(i for i, record in enumerate(records) if record["dynamodb"]["SequenceNumber"] in failed)
+            # An identifier of no record in the batch (empty, None) fails it whole, as Lambda takes it.
+            first = next((i for i, record in enumerate(records) if record["dynamodb"]["SequenceNumber"] in failed), 0)
             records = records[first:]
         log.error(
             "stream batch given up after %s retries from record %s; the schedule takes its work",

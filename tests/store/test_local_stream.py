@@ -213,3 +213,16 @@ def test_a_kept_place_the_stream_has_trimmed_away_is_read_from_the_shards_start(
     assert two.poll_once() == 2
     assert handed == [["1", "2"]]
     assert json.loads(checkpoints.read_text()) == {"arn:stream": {"parent": "2"}}
+
+
+def test_a_failure_naming_no_record_of_the_batch_retries_it_whole():
+    """As Lambda takes an empty or null itemIdentifier (the feeder raised StopIteration and read the shard anew)."""
+    streams = TwoShards()
+    answers = []
+
+    def naming_nothing(event):
+        answers.append([record["dynamodb"]["SequenceNumber"] for record in event["Records"]])
+        return {"batchItemFailures": [{"itemIdentifier": ""}]}
+
+    stream.StreamFeeder(streams, streams, "t", naming_nothing).poll_once()
+    assert answers == [["1", "2"]] * (stream.RETRIES + 1)
