@@ -3,15 +3,17 @@
 DynamoDB Local keeps a stream of the table (ListStreams, DescribeStream, GetShardIterator, GetRecords, with
 transactional writes in it). `StreamFeeder` polls each open shard every POLL_SECONDS (Lambda polls a shard about
 four times a second; an idle feeder every IDLE_POLL_SECONDS), hands a batch of at most BATCH records to the very
-handler the stream's Lambda runs (jobs/handlers.on_table_change, as a Chalice DynamoDBEvent, ringing make run's
-loops: jobs/wakeups.py), and reads its `batchItemFailures`: the batch is tried again from its first failed
-record, at most RETRIES times (then logged and skipped, as the on-failure destination takes it in AWS); the
-loops' schedules are the safety net. Each event names its shard (`shardId`, as the tumbling window of the
-numbering's mapping gives it in AWS). After a batch the feeder keeps its place (`checkpoints`, a file beside
-DynamoDB Local's data), so after a restart, a kill -9 included, it goes on from the last batch it finished: what
-was written while it was down is numbered then, and a batch numbered but not yet kept is handed over again (the
-head's positions skip what it numbered). A shard it has no place for is read from its start. After a batch it
-reads again at once, as Lambda does: the batch's numbering wrote the events that the next records bring.
+handlers the stream's two Lambdas run (jobs/handlers.number_changes, then on_table_change ringing make run's loops:
+jobs/wakeups.py; as Chalice DynamoDBEvents), and reads the numbering's `batchItemFailures`: the batch is tried again
+from its first failed record, at most RETRIES times (then logged and skipped, as the on-failure destination takes it
+in AWS); the loops' schedules are the safety net. Each event names its shard (`shardId`, as the tumbling window of
+the numbering's mapping gives it in AWS). After a batch the feeder keeps its place (`checkpoints`, a file beside
+DynamoDB Local's data), so after a restart, a kill -9 included, it goes on from the last batch it finished: what was
+written while it was down is numbered then, and a batch numbered but not yet kept is handed over again (the head's
+positions skip what it numbered). A shard it has no place for (or whose place the stream no longer has, or with a
+checkpoints file it cannot read) is read from its start; a child shard once its parent is read to its end, as Lambda
+reads them, so one item's records are handed over in order. After a batch it reads again at once, as Lambda does:
+the batch's numbering wrote the events that the next records bring.
 """
 
 import datetime as dt
@@ -22,6 +24,8 @@ import os
 import threading
 from pathlib import Path
 from typing import Callable
+
+from botocore.exceptions import ClientError, ParamValidationError
 
 log = logging.getLogger("supplier-ordering.stream")
 
@@ -36,6 +40,8 @@ IDLE_POLL_SECONDS, QUIET_AFTER_SECONDS = 0.5, 10.0
 BATCH = 1000
 RETRIES = 5  # deploy_template.STREAM_RETRIES
 SHARDS_EVERY = 20  # polls between two reads of the stream's shards
+# A kept place the stream cannot start after (trimmed: DynamoDB Local keeps 24 h too; not a sequence number).
+UNUSABLE_PLACE = {"TrimmedDataAccessException", "ValidationException", "invalid"}
 
 
 def _as_lambda_record(record: dict, stream_arn: str) -> dict:
@@ -60,16 +66,32 @@ class StreamFeeder:
         self.stream_arn: str | None = None
         self.checkpoints = checkpoints  # None: kept in memory only
         self.kept: dict[str, str] = {}  # per shard: the last record of a finished batch
+        self.closed: set[str] = set()  # shards read to their end
+        self.listed: set[str] = set()  # the stream's shards when last described
 
     def _load(self) -> None:
-        if self.checkpoints is not None and self.checkpoints.exists():
-            self.kept = json.loads(self.checkpoints.read_text()).get(self.stream_arn, {})
+        """The places kept for this stream. A file that cannot be read (written by another version, edited) is
+        as none: every shard is read from its start and the head's positions skip what was numbered."""
+        if self.checkpoints is None or not self.checkpoints.exists():
+            return
+        try:
+            kept = json.loads(self.checkpoints.read_text()).get(self.stream_arn, {})
+            if not all(isinstance(s, str) and isinstance(n, str) for s, n in kept.items()):
+                raise ValueError("not a sequence number per shard")
+        except (ValueError, AttributeError) as error:
+            log.warning(
+                "stream checkpoints %s unreadable (%s): reading every shard from its start", self.checkpoints, error
+            )
+            kept = {}
+        self.kept = kept
 
     def _keep(self, shard_id: str, sequence_number: str) -> None:
+        # Only the stream's current shards: a shard trimmed away is never read again.
+        self.kept = {shard: kept for shard, kept in self.kept.items() if shard in self.listed}
         self.kept[shard_id] = sequence_number
         if self.checkpoints is None:
             return
-        temporary = self.checkpoints.with_suffix(".tmp")
+        temporary = self.checkpoints.with_name(f"{self.checkpoints.name}.tmp")
         temporary.write_text(json.dumps({self.stream_arn: self.kept}))
         os.replace(temporary, self.checkpoints)  # never half a file, whenever the process dies
 
@@ -78,16 +100,38 @@ class StreamFeeder:
             self.stream_arn = self.tables.describe_table(TableName=self.table_name)["Table"]["LatestStreamArn"]
             self._load()
         shards = self.client.describe_stream(StreamArn=self.stream_arn)["StreamDescription"]["Shards"]
+        self.listed = {shard["ShardId"] for shard in shards}
         for shard in shards:
-            shard_id = shard["ShardId"]
-            if shard_id in self.iterators or shard_id in getattr(self, "_closed", set()):
+            shard_id, parent = shard["ShardId"], shard.get("ParentShardId")
+            if shard_id in self.iterators or shard_id in self.closed:
                 continue
-            where = {"ShardIteratorType": "TRIM_HORIZON"}
-            if shard_id in self.kept:
-                where = {"ShardIteratorType": "AFTER_SEQUENCE_NUMBER", "SequenceNumber": self.kept[shard_id]}
-            self.iterators[shard_id] = self.client.get_shard_iterator(
-                StreamArn=self.stream_arn, ShardId=shard_id, **where
-            )["ShardIterator"]
+            if parent in self.listed and parent not in self.closed:
+                continue  # a child after its parent, as Lambda reads them: one item's records stay in order
+            self.iterators[shard_id] = self._iterator(shard_id)
+
+    def _iterator(self, shard_id: str) -> str:
+        """After the shard's kept place, or from its start when it has none or the stream no longer has it."""
+        if shard_id in self.kept:
+            try:
+                return self.client.get_shard_iterator(
+                    StreamArn=self.stream_arn,
+                    ShardId=shard_id,
+                    ShardIteratorType="AFTER_SEQUENCE_NUMBER",
+                    SequenceNumber=self.kept[shard_id],
+                )["ShardIterator"]
+            except (ClientError, ParamValidationError) as error:
+                code = error.response["Error"]["Code"] if isinstance(error, ClientError) else "invalid"
+                if code not in UNUSABLE_PLACE:
+                    raise
+                log.warning(
+                    "stream place %s of shard %s unusable (%s): reading it from its start",
+                    self.kept[shard_id],
+                    shard_id,
+                    code,
+                )
+        return self.client.get_shard_iterator(
+            StreamArn=self.stream_arn, ShardId=shard_id, ShardIteratorType="TRIM_HORIZON"
+        )["ShardIterator"]
 
     def poll_once(self) -> int:
         """Read every open shard once and hand what it holds to the handler; the records handed."""
@@ -98,15 +142,16 @@ class StreamFeeder:
         for shard_id, iterator in list(self.iterators.items()):
             response = self.client.get_records(ShardIterator=iterator, Limit=BATCH)
             records = response.get("Records", [])
-            if response.get("NextShardIterator"):
-                self.iterators[shard_id] = response["NextShardIterator"]
-            else:
-                del self.iterators[shard_id]  # the shard closed: its children are read next time
-                self._closed = getattr(self, "_closed", set()) | {shard_id}
             if records:
                 self.deliver([_as_lambda_record(record, self.stream_arn) for record in records], shard_id)
                 self._keep(shard_id, records[-1]["dynamodb"]["SequenceNumber"])
                 handed += len(records)
+            if response.get("NextShardIterator"):
+                self.iterators[shard_id] = response["NextShardIterator"]
+            else:  # the shard closed and is read to its end: its children are opened at the next poll
+                del self.iterators[shard_id]
+                self.closed.add(shard_id)
+                self.polls = 0
         return handed
 
     def deliver(self, records: list[dict], shard_id: str = "stream") -> None:
@@ -120,7 +165,8 @@ class StreamFeeder:
                 failed = {records[0]["dynamodb"]["SequenceNumber"]}
             if not failed:
                 return
-            first = next(i for i, record in enumerate(records) if record["dynamodb"]["SequenceNumber"] in failed)
+            # An identifier of no record in the batch (empty, None) fails it whole, as Lambda takes it.
+            first = next((i for i, record in enumerate(records) if record["dynamodb"]["SequenceNumber"] in failed), 0)
             records = records[first:]
         log.error(
             "stream batch given up after %s retries from record %s; the schedule takes its work",

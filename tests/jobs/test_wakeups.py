@@ -11,7 +11,7 @@ from chalicelib.jobs.wakeups import Bells
 from chalicelib.service import event_sending as sending
 
 from .support import configure, delivery, write_event, write_events
-from .test_stream_batches import pending_record
+from .test_stream_batches import background_work, woken_batch  # noqa: F401 - a fixture
 
 pytestmark = pytest.mark.usefixtures("accounts_ready")
 
@@ -115,17 +115,16 @@ def test_a_burst_larger_than_one_turn_is_all_sent_without_waiting_for_the_safety
     assert len(scans) == 2
 
 
-def test_a_stream_batch_in_make_run_rings_the_loops_instead_of_sending_in_the_batch(monkeypatch):
+def test_a_stream_batch_in_make_run_rings_the_loops_and_sends_or_starts_nothing_itself(background_work):
+    """The feeder hands the next batch (and its numbering) over only when this one returns: its events, images
+    and imports are left to the loops it rings."""
     from chalice.app import DynamoDBEvent
 
-    from chalicelib.service import background
-
-    event = {"event_id": "e1", "account": "acme"}
-    monkeypatch.setattr(background, "woken", lambda name, image: background.Woken(event, True, True, None))
-    monkeypatch.setattr(event_lanes, "dispatch_new", lambda *args: pytest.fail("sent in the batch"))
     bells = Bells()
-    record = pending_record("acme", "1")  # what it holds is what `woken` says above
-    assert handlers.on_table_change(DynamoDBEvent({"Records": [record]}, None), bells) == {"batchItemFailures": []}
-    assert bells.events.wait(0) and bells.events.take_events() == [event]
+    event = DynamoDBEvent({"Records": woken_batch(), "shardId": "shard-1"}, None)
+    assert handlers.on_table_change(event, local=bells) == {"batchItemFailures": []}
+    assert background_work == {}  # nothing sent, downloaded or imported in the batch
+    assert bells.events.wait(0)
+    assert bells.events.take_events() == [{"event_id": "e1", "account": "acme"}, {"event_id": "e2", "account": "other"}]
     assert bells.images.wait(0) and bells.imports.wait(0)
     assert not bells.events.wait(0)  # rung once, answered once

@@ -1,13 +1,18 @@
-"""Issue 34: `make run`'s stream feeder reads DynamoDB Local's table stream and hands batches to the stream
-Lambda's handler, retrying from the first failed record as the event source mapping does."""
+"""Issue 34: `make run`'s stream feeder (localdev/stream.py) reads DynamoDB Local's table stream, hands each batch
+to the stream Lambdas' handlers, retries from the first failed record as the event source mapping does, and keeps
+its place in a checkpoints file, so a restarted feeder goes on where the last one finished and numbers nothing
+twice. (tests/store/test_feed_processes.py kills it with SIGKILL while writers write.)"""
+
+import json
+from pathlib import Path
 
 import pytest
+from botocore.exceptions import ClientError
 
-from chalicelib.domain.feed import Change, ChangeType
+from chalicelib.jobs.wakeups import Bells
 from chalicelib.localdev import stream
-from chalicelib.service import clock
+from chalicelib.service import catalogue, clock
 from chalicelib.store import feed, table
-from tests.transactions import record_changes
 
 pytestmark = pytest.mark.pending_feed
 
@@ -27,33 +32,197 @@ def local_table(request, monkeypatch):
     table.reset_client()
 
 
-def Feeder(handler=None) -> stream.StreamFeeder:
-    built = stream.feeder()
-    if handler is not None:
-        built.handler = handler
-    return built
+class Batches(list):
+    """The sequence numbers of each batch a feeder handed over, in order."""
+
+    def first(self) -> str:
+        return self[0][0]
+
+    def records(self) -> list[str]:
+        return [number for batch in self for number in batch]
 
 
-def test_a_write_reaches_the_stream_handler_which_numbers_it(local_table):
-    feeder = Feeder()
-    feeder.poll_once()  # opens the shards at their end
-    record_changes("acme", [Change(ChangeType.CATEGORY_CREATED, "mine")], clock.now())
-    assert feeder.poll_once() >= 1
-    assert feed.read_head("acme").sequence == 1
+def feeder(checkpoints: Path | None = None, handler=None) -> tuple[stream.StreamFeeder, Batches]:
+    """A feeder as make run starts it (both handlers, its loops' bells), recording its batches."""
+    built, batches = stream.feeder(Bells(), checkpoints), Batches()
+    handle = handler or built.handler
+
+    def recording(event):
+        batches.append([record["dynamodb"]["SequenceNumber"] for record in event["Records"]])
+        return handle(event)
+
+    built.handler = recording
+    return built, batches
 
 
-def test_a_batch_with_failed_records_is_retried_from_the_first_failed_one_then_given_up(local_table):
-    seen = []
+def write(category: str) -> None:
+    catalogue.put_category("acme", category, {"name": category.title()})
+
+
+def fed() -> list[tuple[int, str, str]]:
+    read = feed.read("acme", 0, 100, clock.now())
+    return [(entry["sequence"], entry["type"], entry["id"]) for entry in getattr(read, "entries", [])]
+
+
+def created(*categories: str) -> list[tuple[int, str, str]]:
+    return [(n, "category.created", category) for n, category in enumerate(categories, start=1)]
+
+
+def drained(a_feeder: stream.StreamFeeder) -> int:
+    """Poll until a poll hands nothing (the numbering's own records come in the poll after it); records handed."""
+    handed = 0
+    for _ in range(10):
+        count = a_feeder.poll_once()
+        if not count:
+            return handed
+        handed += count
+    raise AssertionError("the stream never ran dry")
+
+
+def test_a_write_is_numbered_by_the_feeder_which_keeps_its_place_in_the_checkpoints_file(local_table, tmp_path):
+    checkpoints = tmp_path / "stream-checkpoints.json"
+    first, batches = feeder(checkpoints)
+    write("mine")
+    drained(first)
+    assert fed() == created("mine")
+    kept = json.loads(checkpoints.read_text())
+    assert kept == {first.stream_arn: {shard: batches[-1][-1] for shard in first.iterators}}
+    assert len(first.iterators) == 1
+
+
+def test_after_a_restart_the_feeder_goes_on_after_the_last_batch_it_finished(local_table, tmp_path):
+    checkpoints = tmp_path / "stream-checkpoints.json"
+    first, before = feeder(checkpoints)
+    write("one")
+    drained(first)
+    write("two")  # while no feeder runs
+    second, after = feeder(checkpoints)
+    drained(second)
+    assert int(after.first()) > int(before[-1][-1])  # nothing the first feeder finished is handed over again
+    assert fed() == created("one", "two")
+
+
+def test_a_batch_numbered_but_not_kept_when_the_feeder_died_is_handed_over_again_and_numbered_once(
+    local_table, tmp_path
+):
+    checkpoints = tmp_path / "stream-checkpoints.json"
+    first, before = feeder(checkpoints)
+    write("one")
+    drained(first)
+    place_after_one, batches_after_one = checkpoints.read_text(), len(before)
+    write("two")
+    drained(first)
+    checkpoints.write_text(place_after_one)  # as a kill -9 between numbering "two" and keeping its place leaves it
+    second, after = feeder(checkpoints)
+    drained(second)
+    assert after.first() == before[batches_after_one][0]  # "two" again, and nothing before it
+    assert fed() == created("one", "two")
+
+
+@pytest.mark.parametrize("checkpoints_file", ["absent", "unreadable"])
+def test_without_a_readable_checkpoints_file_the_feeder_reads_from_the_start_and_numbers_nothing_twice(
+    local_table, tmp_path, checkpoints_file
+):
+    first, before = feeder()  # its place in memory only
+    write("one")
+    write("two")
+    drained(first)
+    checkpoints = tmp_path / "stream-checkpoints.json"
+    if checkpoints_file == "unreadable":
+        checkpoints.write_text('{"arn:aws:dynamodb:ddblocal:000000000000:table/x/stream/y": ')
+    second, after = feeder(checkpoints)
+    drained(second)
+    assert after.records() == before.records()  # the whole stream again, from its first record
+    assert fed() == created("one", "two")
+    write("three")
+    drained(second)
+    assert fed() == created("one", "two", "three")
+
+
+def test_a_batch_whose_handler_keeps_failing_is_retried_from_its_first_failed_record_then_passed(local_table):
+    failed: list[str] = []
+
+    def failing_on_the_second_record(event):
+        numbers = [record["dynamodb"]["SequenceNumber"] for record in event["Records"]]
+        failed[:] = failed or numbers[1:2]  # the first batch's second record, every time it comes
+        return {"batchItemFailures": [{"itemIdentifier": number} for number in numbers if number in failed]}
+
+    failing, batches = feeder(handler=failing_on_the_second_record)
+    for name in ("one", "two", "three"):
+        write(name)
+    assert failing.poll_once() == 3
+    first = batches[0]
+    assert len(first) == 3  # a category's write is one record
+    assert batches[1:] == [first[1:]] * stream.RETRIES  # from the failed record on, the records after it too
+    assert failing.poll_once() == 0  # passed: its place is kept after it (the on-failure destination's in AWS)
+    assert fed() == []
+
+
+class TwoShards:
+    """A stream whose parent shard closed with two batches left in it, and the child shard after it (DynamoDB
+    Local's table stream has one shard; DynamoDB's roll over every few hours)."""
+
+    def __init__(self):
+        self.opened: list[str] = []
+        self.pages = {"parent-0": (["1", "2"], "parent-1"), "parent-1": (["3"], None), "child-0": (["4"], "child-1")}
+
+    def describe_table(self, TableName):
+        return {"Table": {"LatestStreamArn": "arn:stream"}}
+
+    def describe_stream(self, StreamArn):
+        shards = [{"ShardId": "child", "ParentShardId": "parent"}, {"ShardId": "parent"}]
+        return {"StreamDescription": {"Shards": shards}}
+
+    def get_shard_iterator(self, StreamArn, ShardId, ShardIteratorType, SequenceNumber=None):
+        if SequenceNumber is not None:  # the places tests keep are all trimmed away
+            raise ClientError({"Error": {"Code": "TrimmedDataAccessException"}}, "GetShardIterator")
+        self.opened.append(ShardId)
+        return {"ShardIterator": f"{ShardId}-0"}
+
+    def get_records(self, ShardIterator, Limit):
+        numbers, following = self.pages.get(ShardIterator, ([], ShardIterator))
+        records = [{"eventName": "INSERT", "dynamodb": {"SequenceNumber": n}} for n in numbers]
+        return {"Records": records, **({"NextShardIterator": following} if following else {})}
+
+
+def feeder_of(streams: TwoShards, checkpoints: Path | None = None) -> tuple[stream.StreamFeeder, list[list[str]]]:
+    """A feeder of the fake stream; the sequence numbers of each batch it handed over."""
+    handed: list[list[str]] = []
 
     def handler(event):
-        numbers = [record["dynamodb"]["SequenceNumber"] for record in event["Records"]]
-        seen.append(numbers)
-        return {"batchItemFailures": [{"itemIdentifier": numbers[-1]}]}
+        handed.append([record["dynamodb"]["SequenceNumber"] for record in event["Records"]])
 
-    feeder = Feeder(handler)
-    feeder.poll_once()
-    for n in range(3):
-        record_changes("acme", [Change(ChangeType.CATEGORY_CREATED, f"c{n}")], clock.now())
-    feeder.poll_once()
-    assert len(seen[0]) == 3
-    assert seen[1:] == [[seen[0][-1]]] * stream.RETRIES
+    return stream.StreamFeeder(streams, streams, "t", handler, checkpoints), handed
+
+
+def test_a_child_shard_is_read_only_once_its_parent_is_read_to_its_end():
+    """One item's records move to the child shard when its parent closes: reading the child before the parent's
+    last records would number that item's changes out of order."""
+    streams = TwoShards()
+    two, handed = feeder_of(streams)
+    assert [two.poll_once() for _ in range(4)] == [2, 1, 1, 0]
+    assert handed == [["1", "2"], ["3"], ["4"]]
+    assert streams.opened == ["parent", "child"]  # the child opened after the parent's end, each once
+
+
+def test_a_kept_place_the_stream_has_trimmed_away_is_read_from_the_shards_start(tmp_path):
+    """make run stopped for longer than the stream keeps records: the feeder starts again at what is left."""
+    checkpoints = tmp_path / "stream-checkpoints.json"
+    checkpoints.write_text(json.dumps({"arn:stream": {"parent": "2"}}))
+    two, handed = feeder_of(TwoShards(), checkpoints)
+    assert two.poll_once() == 2
+    assert handed == [["1", "2"]]
+    assert json.loads(checkpoints.read_text()) == {"arn:stream": {"parent": "2"}}
+
+
+def test_a_failure_naming_no_record_of_the_batch_retries_it_whole():
+    """As Lambda takes an empty or null itemIdentifier (the feeder raised StopIteration and read the shard anew)."""
+    streams = TwoShards()
+    answers = []
+
+    def naming_nothing(event):
+        answers.append([record["dynamodb"]["SequenceNumber"] for record in event["Records"]])
+        return {"batchItemFailures": [{"itemIdentifier": ""}]}
+
+    stream.StreamFeeder(streams, streams, "t", naming_nothing).poll_once()
+    assert answers == [["1", "2"]] * (stream.RETRIES + 1)
