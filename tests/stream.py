@@ -32,7 +32,9 @@ class MotoFeeder:
         from moto.core import DEFAULT_ACCOUNT_ID
         from moto.dynamodb.models import dynamodb_backends
 
-        shard = dynamodb_backends[DEFAULT_ACCOUNT_ID][table.client().meta.region_name].get_table(table.name()).stream_shard
+        shard = (
+            dynamodb_backends[DEFAULT_ACCOUNT_ID][table.client().meta.region_name].get_table(table.name()).stream_shard
+        )
         records = [record.to_json() for record in shard.items[self.read :]]
         if not records:
             return 0
