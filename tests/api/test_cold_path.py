@@ -41,14 +41,11 @@ HEAVY = {
     # The AWS triggers are registered by jobs/triggers.py; what they run loads on their first call.
     "chalicelib.jobs.handlers": set(),
     "chalicelib.jobs.budget": set(),
-    # The feed's writes: reads of products and deliveries do not load them; the category, customer and settings
-    # stores still import them at the top.
-    "chalicelib.store.feed": {
-        "GET /changes",
-        "GET /categories",
-        "GET /customers/:id",
-        "GET /account/settings/deliveries",
-    },
+    # The feed's head and its reading: GET /changes only (a write marks its items: store/feed_marks.py).
+    "chalicelib.store.feed": {"GET /changes"},
+    # The numbering is the stream's (jobs/handlers.number_changes): no read numbers anything, GET /changes included.
+    "chalicelib.store.feed_numbering": set(),
+    "chalicelib.service.feed_numbering": set(),
     "chalicelib.http.openapi": {"GET /openapi.json"},
     "chalicelib.domain.catalogue_import": {"GET /openapi.json"},
     "chalicelib.domain.webhook": {"GET /openapi.json"},
