@@ -10,7 +10,7 @@ import zipfile
 
 import pytest
 
-from chalicelib import deploy_template
+from chalicelib import deploy_stream, deploy_template
 from chalicelib.store import table
 
 TABLE_ARN = {"Fn::GetAtt": ["Table", "Arn"]}
@@ -139,7 +139,7 @@ def test_a_batch_handed_over_again_until_its_records_are_given_up_on_is_numbered
     """The head keeps a shard's position at least as long as the numbering's source hands a record over again."""
     from chalicelib.store import feed_numbering
 
-    assert feed_numbering.POSITION_KEPT_SECONDS > deploy_template.FEED_RECORD_AGE_SECONDS == 21600
+    assert feed_numbering.POSITION_KEPT_SECONDS > deploy_stream.FEED_RECORD_AGE_SECONDS == 21600
 
 
 def test_a_failing_stream_batch_is_retried_a_few_times_bisected_then_sent_to_a_queue(template):
