@@ -210,3 +210,29 @@ def test_a_category_that_keeps_changing_under_a_put_is_409_and_unchanged(api, mo
     assert tried == ["Beverages"] * catalogue.CATEGORY_ATTEMPTS == ["Beverages"] * 5
     monkeypatch.undo()
     assert api.get("/categories/drinks").data == {"id": "drinks", "name": "Drinks"}
+
+
+@pytest.mark.pending_feed
+def test_changes_waiting_for_the_stream_never_hold_a_write_back(api):
+    """No bound on a resource's changes not yet numbered: each write is answered at once, and the stream's
+    numbering gives them their places in the order they committed, the delete's (its REMOVE record) among them."""
+    from tests.stream import drain
+
+    drain()
+    before = api.get("/changes?after=latest").data["max_sequence"]
+    assert api.put("/categories/full", {"name": "Full"}).status_code == 200
+    for n in range(5):
+        assert api.put("/categories/full", {"name": f"Full {n}"}).status_code == 200
+    assert api.delete("/categories/full").status_code == 204
+    created = api.post("/categories", {"id": "full", "name": "Again"}, headers={"Idempotency-Key": "create-full"})
+    assert (created.status_code, created.data) == (200, {"id": "full", "name": "Again"})
+    assert api.get("/changes?after=latest").data["max_sequence"] == before  # nothing numbered yet
+    drain()
+    page = api.get(f"/changes?after={before}&limit=100").data
+    assert [(e["sequence"] - before, e["type"]) for e in page["changes"]] == [
+        (1, "category.created"),
+        *[(n, "category.updated") for n in range(2, 7)],
+        (7, "category.deleted"),
+        (8, "category.created"),
+    ]
+    assert {e["id"] for e in page["changes"]} == {"full"}
