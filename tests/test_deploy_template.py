@@ -135,11 +135,30 @@ def test_the_numbering_takes_a_shard_in_order_and_retries_its_failed_accounts_fo
     }
 
 
-def test_a_batch_handed_over_again_until_its_records_are_given_up_on_is_numbered_once():
-    """The head keeps a shard's position at least as long as the numbering's source hands a record over again."""
-    from chalicelib.store import feed_numbering
+def test_a_batch_handed_over_again_as_late_as_the_numbering_source_allows_is_numbered_once(ddb):
+    """The numbering's source hands a record over again until it is FEED_RECORD_AGE_SECONDS old: the head still
+    knows the shard's position then, though the account's changes in another shard have moved its clock on."""
+    import datetime as dt
 
-    assert feed_numbering.POSITION_KEPT_SECONDS > deploy_stream.FEED_RECORD_AGE_SECONDS == 21600
+    from chalicelib.domain.feed import Change, ChangeType
+    from chalicelib.store import feed, feed_marks, feed_numbering
+
+    age = deploy_stream.FEED_RECORD_AGE_SECONDS
+    assert age == 21600
+    start = dt.datetime(2026, 5, 4, 9, 30, tzinfo=dt.timezone.utc)
+
+    def record(sequence_number: str, at: dt.datetime, product_id: str):
+        said = [feed_marks.said(Change(ChangeType.PRODUCT_UPDATED, product_id), at)]
+        return feed_numbering.Marked(sequence_number, int(at.timestamp()), said)
+
+    first = record("100", start, "a")
+    assert feed_numbering.number("acme", "shard-a", [first]).count == 1
+    latest = start + dt.timedelta(seconds=age)
+    assert feed_numbering.number("acme", "shard-b", [record("100", latest, "b")]).count == 1
+    again = feed_numbering.number("acme", "shard-a", [first])
+    assert (again.count, again.done) == (0, True)
+    read = feed.read("acme", 0, 10, latest)
+    assert [(entry["sequence"], entry["id"]) for entry in read.entries] == [(1, "a"), (2, "b")]
 
 
 def test_a_failing_stream_batch_is_retried_a_few_times_bisected_then_sent_to_a_queue(template):
