@@ -52,7 +52,7 @@ HEAVY = {
     "chalicelib.service.deliveries": set(),  # the changes of deliveries; reads are service/delivery_reads.py
     "chalicelib.service.idempotency": set(),  # POSTs only
     # What the store answers when it did not do what was asked (store/outcomes.py): reads of products, deliveries
-    # and tokens do not load it; the feed's reads and the stores that import the feed at the top do.
+    # and tokens do not load it; the feed's reads and the stores that import the unit of work at the top do.
     "chalicelib.store.outcomes": {
         "GET /changes",
         "GET /categories",
