@@ -2,9 +2,10 @@
 
 `chalice package --merge-template .chalice/resources.json` merges resources.json into Chalice's SAM template:
 the DynamoDB table (keys and indexes from store.table.table_definition, on-demand, point-in-time recovery, the
-stream the event jobs read), the environment of every function, and problem+json bodies for the errors API
-Gateway answers itself. .chalice/policy-<stage>.json is the policy Chalice attaches to every function's role: the table,
-its indexes, its stream and the functions' own log groups, named by CloudFormation reference.
+stream), the event sources and alarms of the two functions that read the stream (deploy_stream.py), the
+environment of every function, and problem+json bodies for the errors API Gateway answers itself.
+.chalice/policy-<stage>.json is the policy Chalice attaches to every function's role: the table, its indexes, its
+stream and the functions' own log groups, named by CloudFormation reference.
 
     python -m chalicelib.deploy_template write                            # regenerate both files
     python -m chalicelib.deploy_template check                            # exit 1 when they are stale
@@ -23,6 +24,8 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from . import deploy_stream
+from .deploy_stream import STREAM_FAILURES, STREAM_FAILURES_ARN
 from .domain.problems import ProblemType
 from .http.bodies import MAX_BODY_BYTES
 from .store import table
@@ -37,16 +40,6 @@ POLICIES = {stage: PROJECT / ".chalice" / f"policy-{stage}.json" for stage in ST
 TABLE = "Table"  # logical id of the table in the template
 TABLE_ARN = {"Fn::GetAtt": [TABLE, "Arn"]}
 STREAM_ARN = {"Fn::GetAtt": [TABLE, "StreamArn"]}
-STREAM_PARALLELIZATION = 10  # the most Lambda allows
-# A batch whose work keeps failing is retried this often (halved each time, only from its first failed record),
-# then its description goes to the dead-letter queue and the shard moves on; the one-minute schedule's sweep
-# numbers and sends what it held (docs/jobs.md "The stream in AWS"). Without a limit a poison batch would hold
-# its shard for the stream's 24 hours.
-STREAM_RETRIES = 5
-STREAM_RECORD_AGE_SECONDS = 3600  # a record older than this goes to the on-failure queue, whatever the bisections
-STREAM_AGE_ALARM_MILLISECONDS = 60_000  # the stream's records waiting longer than the schedule's period
-STREAM_FAILURES = "StreamFailures"  # logical id of the on-failure destination (SQS)
-STREAM_FAILURES_ARN = {"Fn::GetAtt": [STREAM_FAILURES, "Arn"]}
 
 # Everything the service does to its table, and nothing else (no Scan, no table management).
 # BatchWriteItem grants nothing PutItem and DeleteItem do not.
@@ -154,67 +147,7 @@ def merge_template() -> dict:
         },
         "Resources": {
             TABLE: table_resource(),
-            # Chalice writes the stream ARN it saw at import (a placeholder); point the trigger at our table's stream.
-            "TableStream": {
-                "Properties": {
-                    "Events": {
-                        "TableStreamDynamodbEventSource": {
-                            # Up to 10 batches of a shard at once, split by partition key (one per account's
-                            # events), so an account whose first send hangs holds few others' stream batches.
-                            "Properties": {
-                                "Stream": STREAM_ARN,
-                                "ParallelizationFactor": STREAM_PARALLELIZATION,
-                                "MaximumRetryAttempts": STREAM_RETRIES,
-                                # Halves of a bisected batch are not counted as retries: the age bounds them too.
-                                "MaximumRecordAgeInSeconds": STREAM_RECORD_AGE_SECONDS,
-                                "BisectBatchOnFunctionError": True,
-                                # The handler answers the records whose work failed (jobs/handlers.py).
-                                "FunctionResponseTypes": ["ReportBatchItemFailures"],
-                                "DestinationConfig": {"OnFailure": {"Type": "SQS", "Destination": STREAM_FAILURES_ARN}},
-                            }
-                        }
-                    }
-                }
-            },
-            STREAM_FAILURES: {
-                "Type": "AWS::SQS::Queue",
-                "Properties": {"MessageRetentionPeriod": 1209600, "SqsManagedSseEnabled": True},
-            },
-            "StreamFailuresAlarm": {
-                "Type": "AWS::CloudWatch::Alarm",
-                "Properties": {
-                    "AlarmDescription": "Stream batches the jobs gave up on (the schedule sweeps their work): read "
-                    "the queue's messages for the shard and sequence numbers, and the function's logs.",
-                    "Namespace": "AWS/SQS",
-                    "MetricName": "ApproximateNumberOfMessagesVisible",
-                    "Dimensions": [{"Name": "QueueName", "Value": {"Fn::GetAtt": [STREAM_FAILURES, "QueueName"]}}],
-                    "Statistic": "Maximum",
-                    "Period": 60,
-                    "EvaluationPeriods": 1,
-                    "Threshold": 0,
-                    "ComparisonOperator": "GreaterThanThreshold",
-                    "TreatMissingData": "notBreaching",
-                },
-            },
-            # The stream falling behind (a slow or failing batch, before the retries run out): its records are
-            # this old when the function gets them. Numbering waits for the stream (or the one-minute sweep).
-            "StreamIteratorAgeAlarm": {
-                "Type": "AWS::CloudWatch::Alarm",
-                "Properties": {
-                    "AlarmDescription": "The table stream's function is behind: its oldest record waited over a "
-                    "minute (events and numbering late; the one-minute schedule is the safety net). Read the "
-                    "function's logs.",
-                    "Namespace": "AWS/Lambda",
-                    "MetricName": "IteratorAge",
-                    "Dimensions": [{"Name": "FunctionName", "Value": {"Ref": "TableStream"}}],
-                    "Statistic": "Maximum",
-                    "Period": 60,
-                    "EvaluationPeriods": 5,
-                    "Threshold": STREAM_AGE_ALARM_MILLISECONDS,
-                    "ComparisonOperator": "GreaterThanThreshold",
-                    "TreatMissingData": "notBreaching",
-                },
-            },
+            **deploy_stream.resources(STREAM_ARN),
             "RestAPI": {
                 "Properties": {
                     "DefinitionBody": {

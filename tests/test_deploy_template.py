@@ -10,7 +10,7 @@ import zipfile
 
 import pytest
 
-from chalicelib import deploy_template
+from chalicelib import deploy_stream, deploy_template
 from chalicelib.store import table
 
 TABLE_ARN = {"Fn::GetAtt": ["Table", "Arn"]}
@@ -58,7 +58,8 @@ def test_table_has_the_keys_and_indexes_the_code_creates(template):
     assert properties["BillingMode"] == "PAY_PER_REQUEST"
     assert properties["PointInTimeRecoverySpecification"] == {"PointInTimeRecoveryEnabled": True}
     assert properties["TimeToLiveSpecification"] == {"AttributeName": "expires_at", "Enabled": True}
-    assert properties["StreamSpecification"] == {"StreamViewType": "NEW_IMAGE"}
+    # A change is a record whose new image's mark its old image has not (store/feed_marks.changes_of).
+    assert properties["StreamSpecification"] == {"StreamViewType": "NEW_AND_OLD_IMAGES"}
     assert "TableName" not in properties  # one table per stack, named by CloudFormation
     assert (declared["DeletionPolicy"], declared["UpdateReplacePolicy"]) == ("Retain", "Retain")
 
@@ -86,50 +87,137 @@ def test_every_function_runs_on_arm64_with_the_memory_for_a_short_cold_start(tem
         assert properties["MemorySize"] == 1024, name
 
 
-def test_the_jobs_run_with_the_configured_timeout_and_the_stream_in_parallel_batches(template):
+ON_FAILURE = {"OnFailure": {"Type": "SQS", "Destination": {"Fn::GetAtt": ["StreamFailures", "Arn"]}}}
+
+
+def stream_sources(template) -> dict:
+    """The stream event source of each function that has one, by function."""
+    found = {}
+    for name, function in resources(template, "AWS::Serverless::Function").items():
+        for event in function["Properties"].get("Events", {}).values():
+            if event["Type"] == "DynamoDB":
+                assert name not in found, name
+                found[name] = event["Properties"]
+    return found
+
+
+def test_two_functions_read_the_table_stream_within_the_configured_timeout(template):
     from chalicelib.jobs import budget
 
     functions = resources(template, "AWS::Serverless::Function")
-    for name in ("TableStream", "BackgroundSchedule"):
+    sources = stream_sources(template)
+    assert sources.keys() == {"TableFeed", "TableStream"}  # the numbering; events, images and imports
+    for name, source in sources.items():
+        assert source["Stream"] == STREAM_ARN, name
+        assert source["FunctionResponseTypes"] == ["ReportBatchItemFailures"], name
+        assert source["DestinationConfig"] == ON_FAILURE, name
+    for name in ("TableFeed", "TableStream", "BackgroundSchedule"):
         assert functions[name]["Properties"]["Timeout"] == budget.LAMBDA_TIMEOUT_SECONDS, name
-    source = functions["TableStream"]["Properties"]["Events"]["TableStreamDynamodbEventSource"]["Properties"]
-    assert source["Stream"] == STREAM_ARN
-    assert source["ParallelizationFactor"] == 10
 
 
-def test_a_failing_stream_batch_is_retried_a_few_times_bisected_then_sent_to_a_queue_with_an_alarm(template):
-    """Issue 34: without a retry limit a poison batch held its shard for 24 hours."""
-    functions = resources(template, "AWS::Serverless::Function")
-    source = functions["TableStream"]["Properties"]["Events"]["TableStreamDynamodbEventSource"]["Properties"]
-    assert source["MaximumRetryAttempts"] == 5
-    assert source["MaximumRecordAgeInSeconds"] == 3600  # bisected halves are not retries: bounded by age too
-    assert source["BisectBatchOnFunctionError"] is True
-    assert source["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
-    assert source["DestinationConfig"] == {
-        "OnFailure": {"Type": "SQS", "Destination": {"Fn::GetAtt": ["StreamFailures", "Arn"]}}
+def test_the_numbering_takes_a_shard_in_order_and_retries_its_failed_accounts_for_six_hours(template):
+    """One batch of a shard at a time (the head keeps a position per shard), each batch with its shardId (only the
+    tumbling window gives it), no retry limit but the record's age, no bisection: a failure is an account's, its
+    records handed over again whole."""
+    source = stream_sources(template)["TableFeed"]
+    assert source == {
+        "Stream": STREAM_ARN,
+        "BatchSize": 1000,
+        "StartingPosition": "LATEST",
+        "MaximumBatchingWindowInSeconds": 0,
+        "ParallelizationFactor": 1,
+        "TumblingWindowInSeconds": 900,
+        "MaximumRetryAttempts": -1,
+        "MaximumRecordAgeInSeconds": 21600,
+        "BisectBatchOnFunctionError": False,
+        "FunctionResponseTypes": ["ReportBatchItemFailures"],
+        "DestinationConfig": ON_FAILURE,
     }
+
+
+def test_a_batch_handed_over_again_as_late_as_the_numbering_source_allows_is_numbered_once(ddb):
+    """The numbering's source hands a record over again until it is FEED_RECORD_AGE_SECONDS old: the head still
+    knows the shard's position then, though the account's changes in another shard have moved its clock on."""
+    import datetime as dt
+
+    from chalicelib.domain.feed import Change, ChangeType
+    from chalicelib.store import feed, feed_marks, feed_numbering
+
+    age = deploy_stream.FEED_RECORD_AGE_SECONDS
+    assert age == 21600
+    start = dt.datetime(2026, 5, 4, 9, 30, tzinfo=dt.timezone.utc)
+
+    def record(sequence_number: str, at: dt.datetime, product_id: str):
+        said = [feed_marks.said(Change(ChangeType.PRODUCT_UPDATED, product_id), at)]
+        return feed_numbering.Marked(sequence_number, int(at.timestamp()), said)
+
+    first = record("100", start, "a")
+    assert feed_numbering.number("acme", "shard-a", [first]).count == 1
+    latest = start + dt.timedelta(seconds=age)
+    assert feed_numbering.number("acme", "shard-b", [record("100", latest, "b")]).count == 1
+    again = feed_numbering.number("acme", "shard-a", [first])
+    assert (again.count, again.done) == (0, True)
+    read = feed.read("acme", 0, 10, latest)
+    assert [(entry["sequence"], entry["id"]) for entry in read.entries] == [(1, "a"), (2, "b")]
+
+
+def test_a_failing_stream_batch_is_retried_a_few_times_bisected_then_sent_to_a_queue(template):
+    """Issue 34: without a retry limit a poison batch held its shard for 24 hours. Up to 10 batches of a shard at
+    once, by partition key."""
+    source = stream_sources(template)["TableStream"]
+    assert source == {
+        "Stream": STREAM_ARN,
+        "BatchSize": 100,
+        "StartingPosition": "LATEST",
+        "MaximumBatchingWindowInSeconds": 0,
+        "ParallelizationFactor": 10,
+        "MaximumRetryAttempts": 5,
+        "MaximumRecordAgeInSeconds": 3600,  # bisected halves are not retries: bounded by age too
+        "BisectBatchOnFunctionError": True,
+        "FunctionResponseTypes": ["ReportBatchItemFailures"],
+        "DestinationConfig": ON_FAILURE,
+    }
+    # The safety net: the schedule sends the events and takes the images and imports a given-up batch held.
+    assert "BackgroundSchedule" in resources(template, "AWS::Serverless::Function")
+
+
+def test_a_batch_given_up_on_and_a_stream_function_falling_behind_raise_alarms(template):
     assert resources(template, "AWS::SQS::Queue").keys() == {"StreamFailures"}
     alarms = resources(template, "AWS::CloudWatch::Alarm")
-    alarm = alarms["StreamFailuresAlarm"]
-    assert alarm["Properties"]["Dimensions"] == [
-        {"Name": "QueueName", "Value": {"Fn::GetAtt": ["StreamFailures", "QueueName"]}}
-    ]
-    assert (alarm["Properties"]["Threshold"], alarm["Properties"]["ComparisonOperator"]) == (0, "GreaterThanThreshold")
-    # A stream falling behind (before a batch is given up on) is seen too: its records over a minute old.
-    behind = alarms["StreamIteratorAgeAlarm"]["Properties"]
-    assert (behind["Namespace"], behind["MetricName"]) == ("AWS/Lambda", "IteratorAge")
-    assert behind["Dimensions"] == [{"Name": "FunctionName", "Value": {"Ref": "TableStream"}}]
-    assert (behind["Threshold"], behind["ComparisonOperator"]) == (60_000, "GreaterThanThreshold")
-    assert "BackgroundSchedule" in functions  # the safety net: the schedule sweeps what a given-up batch held
+    assert alarms.keys() == {"StreamFailuresAlarm", "FeedIteratorAgeAlarm", "StreamIteratorAgeAlarm"}
+    failures = alarms["StreamFailuresAlarm"]["Properties"]
+    assert failures["Dimensions"] == [{"Name": "QueueName", "Value": {"Fn::GetAtt": ["StreamFailures", "QueueName"]}}]
+    assert (failures["Threshold"], failures["ComparisonOperator"]) == (0, "GreaterThanThreshold")
+    # A function falling behind (before a batch is given up on) is seen too: its records over a minute old.
+    for alarm, function in (("FeedIteratorAgeAlarm", "TableFeed"), ("StreamIteratorAgeAlarm", "TableStream")):
+        behind = alarms[alarm]["Properties"]
+        assert (behind["Namespace"], behind["MetricName"]) == ("AWS/Lambda", "IteratorAge"), alarm
+        assert behind["Dimensions"] == [{"Name": "FunctionName", "Value": {"Ref": function}}], alarm
+        assert (behind["Threshold"], behind["ComparisonOperator"]) == (60_000, "GreaterThanThreshold"), alarm
 
 
-def statements(template):
+def statements(template, role_name=None):
     roles = resources(template, "AWS::IAM::Role")
     assert roles
-    for role in roles.values():
+    for name, role in roles.items():
+        if role_name not in (None, name):
+            continue
         assert "ManagedPolicyArns" not in role["Properties"]
         for policy in role["Properties"]["Policies"]:
             yield from policy["PolicyDocument"]["Statement"]
+
+
+def test_both_stream_functions_may_read_the_stream_and_send_to_the_failures_queue(template):
+    functions = resources(template, "AWS::Serverless::Function")
+    for name in ("TableFeed", "TableStream"):
+        role = functions[name]["Properties"]["Role"]["Fn::GetAtt"][0]
+        granted = {
+            (action, json.dumps(r)) for s in statements(template, role) for action in s["Action"] for r in s["Resource"]
+        }
+        for action in ("dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"):
+            assert (action, json.dumps(STREAM_ARN)) in granted, (name, action)
+        assert ("dynamodb:ListStreams", json.dumps({"Fn::Sub": "${Table.Arn}/stream/*"})) in granted, name
+        assert ("sqs:SendMessage", json.dumps({"Fn::GetAtt": ["StreamFailures", "Arn"]})) in granted, name
 
 
 def is_table_resource(resource) -> bool:

@@ -16,6 +16,11 @@ def cancelled(codes: list[str], message: str = "cancelled") -> ClientError:
     )
 
 
+def condition_failed(operation: str = "PutItem") -> ClientError:
+    """A single write (PutItem, UpdateItem, DeleteItem) whose condition failed, as DynamoDB raises it."""
+    return ClientError({"Error": {"Code": "ConditionalCheckFailedException", "Message": "failed"}}, operation)
+
+
 def intercept(monkeypatch, transact: Callable[..., dict], operation: str = "transact_write_items"):
     """Until the monkeypatch is undone, table.client() is the real client but for `operation` (transact_write_items
     unless named), which calls `transact(send, **request)`: `send(**request)` sends it for real. Answers the real

@@ -27,9 +27,12 @@ log = logging.getLogger("supplier-ordering.feed")
 
 MAX_TRANSACTION_ITEMS = 100  # DynamoDB's bound: the head, then per change its entry and at most one event
 MAX_ATTEMPTS = 8  # lost races (another shard's sequencer of the account) before leaving the rest to a retry
-# A shard's position is kept while the account's own records are at most this much newer than its last one: the
-# stream hands a batch over again only within its retries (deploy_template.STREAM_RETRIES), well within it.
-POSITION_KEPT_SECONDS = 3600
+# The numbering's event source hands a record over again until it is this old (its MaximumRecordAgeInSeconds:
+# deploy_stream.py). A shard's position is kept while the account's own records are at most that much newer
+# than its last one, and an hour more (record creation times are approximate), so a batch handed over again late
+# is still numbered once.
+REDELIVERED_WITHIN_SECONDS = 6 * 3600
+POSITION_KEPT_SECONDS = REDELIVERED_WITHIN_SECONDS + 3600
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ import pytest
 
 from tests.conftest import OTHER_TOKEN, problem_paths
 from tests.problems import assert_problem as problem
-from tests.transactions import cancelled, intercept
+from tests.transactions import condition_failed, intercept
 
 
 def product(category, product_id="p1"):
@@ -191,49 +191,48 @@ def test_post_names_each_wrong_field(api, body, paths):
     assert problem_paths(response) == paths
 
 
-def _always_changed_meanwhile(monkeypatch):
-    """Every write of a category loses to a change made between its read and its write."""
+def test_a_category_that_keeps_changing_under_a_put_is_409_and_unchanged(api, monkeypatch):
+    """Every write of the category loses to a change made between its read and its write (its one conditional
+    PutItem, with its feed mark): the PUT reads and tries again CATEGORY_ATTEMPTS times, then answers 409."""
+    from chalicelib.service import catalogue
+
+    assert api.put("/categories/drinks", {"name": "Drinks"}).status_code == 200
+    tried = []
 
     def changed_meanwhile(send, **request):
-        raise cancelled(["ConditionalCheckFailed"])
+        tried.append(request["Item"]["name"]["S"])
+        raise condition_failed()
 
-    intercept(monkeypatch, changed_meanwhile)
-
-
-def test_a_category_that_keeps_changing_under_a_put_is_409_and_unchanged(api, monkeypatch):
-    assert api.put("/categories/drinks", {"name": "Drinks"}).status_code == 200
-    _always_changed_meanwhile(monkeypatch)
+    intercept(monkeypatch, changed_meanwhile, "put_item")
     response = api.put("/categories/drinks", {"name": "Beverages"})
     problem(response, 409, "conflict")
     assert response.data["detail"] == "the account is being changed by many requests at once; try again"
+    assert tried == ["Beverages"] * catalogue.CATEGORY_ATTEMPTS == ["Beverages"] * 5
     monkeypatch.undo()
     assert api.get("/categories/drinks").data == {"id": "drinks", "name": "Drinks"}
 
 
 @pytest.mark.pending_feed
-def test_a_category_with_too_many_unnumbered_changes_is_409_and_a_keyed_retry_does_the_work(api, monkeypatch):
-    """The store gives up (feed.FeedBacklog) while a resource has FEED_PENDING_PER_RESOURCE changes unnumbered: the
-    client gets 409 with its own detail and Retry-After 5 and nothing written, the Idempotency-Key is let go, and
-    once the sequencer caught up the same
-    keyed request creates the category."""
-    from chalicelib.service import clock
-    from chalicelib.store import feed, feed_numbering
+def test_changes_waiting_for_the_stream_never_hold_a_write_back(api):
+    """No bound on a resource's changes not yet numbered: each write is answered at once, and the stream's
+    numbering gives them their places in the order they committed, the delete's (its REMOVE record) among them."""
+    from tests.stream import drain
 
-    monkeypatch.setattr(feed, "FEED_PENDING_PER_RESOURCE", 2)
-    feed_numbering.number("acme", clock.now())
+    drain()
+    before = api.get("/changes?after=latest").data["max_sequence"]
     assert api.put("/categories/full", {"name": "Full"}).status_code == 200
+    for n in range(5):
+        assert api.put("/categories/full", {"name": f"Full {n}"}).status_code == 200
     assert api.delete("/categories/full").status_code == 204
-    keyed = {"Idempotency-Key": "create-full"}
-    response = api.post("/categories", {"id": "full", "name": "Again"}, headers=keyed)
-    problem(response, 409, "conflict")
-    # Not the generic contention answer: retrying cannot help until numbering runs, within §13's 5 seconds.
-    assert response.data["detail"] == (
-        "this resource has too many changes waiting for their place in the change feed; retry after Retry-After seconds"
-    )
-    assert response.headers["Retry-After"] == "5"
-    assert api.get("/categories/full").status_code == 404
-    feed_numbering.number("acme", clock.now())
-    retried = api.post("/categories", {"id": "full", "name": "Again"}, headers=keyed)
-    assert retried.status_code == 200, retried.data
-    assert "Idempotent-Replayed" not in retried.headers
-    assert retried.data == {"id": "full", "name": "Again"}
+    created = api.post("/categories", {"id": "full", "name": "Again"}, headers={"Idempotency-Key": "create-full"})
+    assert (created.status_code, created.data) == (200, {"id": "full", "name": "Again"})
+    assert api.get("/changes?after=latest").data["max_sequence"] == before  # nothing numbered yet
+    drain()
+    page = api.get(f"/changes?after={before}&limit=100").data
+    assert [(e["sequence"] - before, e["type"]) for e in page["changes"]] == [
+        (1, "category.created"),
+        *[(n, "category.updated") for n in range(2, 7)],
+        (7, "category.deleted"),
+        (8, "category.created"),
+    ]
+    assert {e["id"] for e in page["changes"]} == {"full"}

@@ -6,8 +6,7 @@ import datetime as dt
 import pytest
 
 from chalicelib.domain.rendering import json_text
-from chalicelib.service import clock
-from chalicelib.store import feed_numbering, keys, table
+from chalicelib.store import keys, table
 from tests.api.customer_support import customer_token, make_category, make_customer, make_product
 from tests.api.deliveries_helpers import BEER, CUSTOMER_TOKEN, place, respond, shop  # noqa: F401 - a fixture
 from tests.conftest import OTHER_TOKEN, clock_at, problem_paths
@@ -127,8 +126,7 @@ def test_every_wrong_parameter_is_named_at_once(api):
 
 
 def _expire(account: str, through: int) -> None:
-    """Entries 1..through deleted, as TTL does after 30+ days (numbered first: a write leaves its entry pending)."""
-    feed_numbering.number(account, clock.now())
+    """Entries 1..through deleted, as TTL does after 30+ days."""
     for sequence in range(1, through + 1):
         table.client().delete_item(TableName=table.name(), Key=table.to_item(keys.feed_entry_key(account, sequence)))
 

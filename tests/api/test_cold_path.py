@@ -41,21 +41,18 @@ HEAVY = {
     # The AWS triggers are registered by jobs/triggers.py; what they run loads on their first call.
     "chalicelib.jobs.handlers": set(),
     "chalicelib.jobs.budget": set(),
-    # The feed's writes: reads of products and deliveries do not load them; the category, customer and settings
-    # stores still import them at the top.
-    "chalicelib.store.feed": {
-        "GET /changes",
-        "GET /categories",
-        "GET /customers/:id",
-        "GET /account/settings/deliveries",
-    },
+    # The feed's head and its reading: GET /changes only (a write marks its items: store/feed_marks.py).
+    "chalicelib.store.feed": {"GET /changes"},
+    # The numbering is the stream's (jobs/handlers.number_changes): no read numbers anything, GET /changes included.
+    "chalicelib.store.feed_numbering": set(),
+    "chalicelib.service.feed_numbering": set(),
     "chalicelib.http.openapi": {"GET /openapi.json"},
     "chalicelib.domain.catalogue_import": {"GET /openapi.json"},
     "chalicelib.domain.webhook": {"GET /openapi.json"},
     "chalicelib.service.deliveries": set(),  # the changes of deliveries; reads are service/delivery_reads.py
     "chalicelib.service.idempotency": set(),  # POSTs only
     # What the store answers when it did not do what was asked (store/outcomes.py): reads of products, deliveries
-    # and tokens do not load it; the feed's reads and the stores that import the feed at the top do.
+    # and tokens do not load it; the feed's reads and the stores that import the unit of work at the top do.
     "chalicelib.store.outcomes": {
         "GET /changes",
         "GET /categories",

@@ -138,12 +138,14 @@ def test_get_is_one_dynamodb_request(api):
     assert calls == ["GetItem"]
 
 
-@pytest.mark.pending_feed  # the write's own requests: the sequencer's come later, in the background
-def test_put_of_an_existing_customer_reads_then_writes_with_its_feed_entry(api):
+@pytest.mark.pending_feed  # the write's own requests: the stream's numbering comes later
+def test_put_of_an_existing_customer_reads_then_writes_one_item_marked_for_the_feed(api):
     make_customer(api, "bar-1")
     with dynamodb_calls() as calls:
         assert api.put("/customers/bar-1", {"name": "Again"}).status_code == 200
-    assert calls == ["BatchGetItem", "TransactWriteItems"]
+    # One item changed: its write carries the change's feed mark (store/feed_marks.py), so it is one UpdateItem,
+    # no transaction; the stream's numbering writes the entry later.
+    assert calls == ["BatchGetItem", "UpdateItem"]
 
 
 # --- PATCH /customers/:id: the settings ---
@@ -225,12 +227,14 @@ def test_patch_of_an_unknown_customer_is_404_and_creates_nothing(api):
     assert api.patch("/customers/nobody", {}).status_code == 404
 
 
-@pytest.mark.pending_feed  # the write's own requests: the sequencer's come later, in the background
-def test_patch_reads_then_writes_with_its_feed_entry(api):
+@pytest.mark.pending_feed  # the write's own requests: the stream's numbering comes later
+def test_patch_reads_then_writes_one_item_marked_for_the_feed(api):
     make_customer(api, "bar-1")
     with dynamodb_calls() as calls:
         assert api.patch("/customers/bar-1", {"price_group": "gold", "delivery_days": None}).status_code == 200
-    assert calls == ["BatchGetItem", "TransactWriteItems"]
+    # One item changed: its write carries the change's feed mark (store/feed_marks.py), so it is one UpdateItem,
+    # no transaction; the stream's numbering writes the entry later.
+    assert calls == ["BatchGetItem", "UpdateItem"]
 
 
 @pytest.mark.parametrize(

@@ -3,10 +3,11 @@
 import pytest
 
 from chalicelib.store import table
+from tests.stream import drain
 
 from .deliveries_helpers import CUSTOMER_TOKEN, order, place, respond, shop  # noqa: F401
 
-pytestmark = pytest.mark.pending_feed  # a write's own requests: the sequencer's come later, in the background
+pytestmark = pytest.mark.pending_feed  # a write's own requests: the stream's numbering comes later, in the background
 
 
 @pytest.fixture
@@ -31,8 +32,8 @@ def requests(shop):
 
 
 def test_placing_an_order_takes_three_requests(shop, requests):
-    # Split in two deliveries: still one read, one id allocation, one transaction (with the pending feed entries:
-    # a write reads nothing for the feed, issue 25).
+    # Split in two deliveries: still one read, one id allocation, one transaction (each delivery's change marked on
+    # its own item: a write reads and writes nothing more for the feed, issue 34).
     with requests:
         response = order(shop, [{"id": "beer", "count": 1}, {"id": "wine", "count": 1}, {"id": "cheese", "count": 1}])
         assert len(response.data["deliveries"]) == 2
@@ -57,9 +58,9 @@ def test_a_list_page_takes_one_request(shop, requests, query):
 
 def test_a_response_takes_two_requests(shop, requests):
     place(shop, [{"id": "beer", "count": 1}])
-    with requests:  # the delivery, then the change with its pending entry
+    with requests:  # the delivery, then the change: one item, marked for the feed, so one UpdateItem
         assert respond(shop, 1, {"type": "ACCEPT"}).status_code == 200
-    assert requests == ["BatchGetItem", "TransactWriteItems"]
+    assert requests == ["BatchGetItem", "UpdateItem"]
 
 
 def test_an_idempotent_order_adds_only_the_claim(shop, requests):
@@ -76,15 +77,16 @@ def test_an_idempotent_order_adds_only_the_claim(shop, requests):
 
 def test_an_integration_state_takes_two_requests_and_its_overview_two(shop, requests):
     place(shop, [{"id": "beer", "count": 1}])
-    with requests:  # the delivery, then its state, worklist entry, counts and feed entry in one transaction
+    with requests:  # the delivery, then its state, worklist entry and feed mark (one item) and counts in a transaction
         assert shop.put("/deliveries/1/integration", body={"status": "IMPORTED"}).status_code == 200
     assert requests == ["BatchGetItem", "TransactWriteItems"]
     with requests:  # the same state again: read only
         assert shop.put("/deliveries/1/integration", body={"status": "IMPORTED"}).status_code == 200
     assert requests == ["BatchGetItem"]
-    with requests:  # another reference in the same state: no count changes, but a change a GET shows (its entry)
+    with requests:  # another reference in the same state: no count changes, but a change a GET shows, marked on the
+        # delivery's one item: a single UpdateItem
         assert shop.put("/deliveries/1/integration", body={"status": "IMPORTED", "reference": "R"}).status_code == 200
-    assert requests == ["BatchGetItem", "TransactWriteItems"]
+    assert requests == ["BatchGetItem", "UpdateItem"]
     with requests:
         assert shop.get("/account/integration").status_code == 200
     assert requests == ["TransactGetItems", "Query"]  # the counts' 16 shards in one snapshot, the oldest
@@ -133,29 +135,38 @@ def test_deposits_add_no_request_to_an_order_or_a_product_put(shop, requests):
     ]
 
 
-def test_reading_the_feed_with_nothing_pending_takes_two_requests(shop, requests):
+def test_reading_the_feed_takes_the_head_and_one_query(shop, requests):
     place(shop, [{"id": "beer", "count": 1}])
-    newest = shop.get("/changes?after=latest").data["max_sequence"]  # numbers the order's change
-    with requests:  # the head with the pending entries (none), then the entries
+    drain()  # the stream's numbering of the order's change
+    newest = shop.get("/changes?after=latest").data["max_sequence"]
+    with requests:  # the head, then the entries
         page = shop.get("/changes?after=0&limit=1000").data
-    assert requests == ["Query", "Query"]
+    assert requests == ["GetItem", "Query"]
     assert "delivery.requested" in [e["type"] for e in page["changes"]] and page["last_sequence"] == newest
 
 
-def test_reading_the_feed_numbers_what_is_pending_first(shop, requests):
-    shop.get("/changes?after=0")
+def test_reading_the_feed_numbers_nothing_a_change_is_there_once_the_stream_is_numbered(shop, requests):
+    """Decisions §13: an entry is readable within 5 seconds of its change; a read never writes (the stream's
+    numbering does it), so a change not yet numbered is not there, and a read at the head reads the head alone."""
+    place(shop, [{"id": "beer", "count": 1}])
+    drain()
     before = shop.get("/changes?after=latest").data["max_sequence"]
     place(shop, [{"id": "beer", "count": 1}])
-    with requests:  # the head with the pending entries, the webhook selection, the numbering, then the entries
+    with requests:
         page = shop.get(f"/changes?after={before}").data
-    assert requests == ["Query", "GetItem", "TransactWriteItems", "Query"]
+    assert requests == ["GetItem"]
+    assert page == {"changes": [], "last_sequence": before, "max_sequence": before}
+    drain()
+    with requests:
+        page = shop.get(f"/changes?after={before}").data
+    assert requests == ["GetItem", "Query"]
     assert [(e["sequence"], e["type"]) for e in page["changes"]] == [(before + 1, "delivery.requested")]
-    assert page["max_sequence"] == before + 1  # the head as the numbering moved it
+    assert page["max_sequence"] == before + 1
 
 
 def test_an_amendment_costs_at_most_an_orders_requests(shop, requests):
-    """decisions §16: the delivery, what its lines are checked against, one transaction (summary, items and
-    records, counts, feed entry) against an order's read, id allocation and transaction."""
+    """decisions §16: the delivery, what its lines are checked against, one transaction (summary with its feed mark,
+    items and records, counts) against an order's read, id allocation and transaction."""
     body = {
         "items": [{"id": "beer", "count": 1}, {"id": "cheese", "count": 1}],
         "user": {"name": "A", "email": "a@example.com"},
@@ -192,7 +203,7 @@ def test_a_read_with_its_etag_and_a_change_with_if_match_take_no_request_more(sh
     etag = shop.get("/deliveries/1").headers["ETag"]
     with requests:
         assert respond(shop, 1, {"type": "ACCEPT"}, headers={"If-Match": etag}).status_code == 200
-    assert requests == ["BatchGetItem", "TransactWriteItems"]
+    assert requests == ["BatchGetItem", "UpdateItem"]  # one item, with its feed mark
     with requests:  # stale: refused after the one read
         assert respond(shop, 1, {"type": "ACCEPT"}, headers={"If-Match": etag}).status_code == 412
     assert requests == ["BatchGetItem"]

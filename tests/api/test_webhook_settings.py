@@ -219,16 +219,22 @@ def test_unsupported_methods_are_405(api):
 
 
 def test_settings_that_keep_changing_under_a_put_are_409_and_unchanged(api, monkeypatch):
-    from tests.transactions import cancelled, intercept
+    """Every write of the settings (one conditional UpdateItem, with its feed mark) loses to a change made between
+    its read and its write: the PUT reads and tries again WRITE_ATTEMPTS times, then answers 409."""
+    from chalicelib.service import webhooks
+    from tests.transactions import condition_failed, intercept
 
     assert api.put(PATH, {"url": HOOK}).status_code == 200
+    tried = []
 
     def changed_meanwhile(send, **request):
-        raise cancelled(["ConditionalCheckFailed"])
+        tried.append(request["Key"])
+        raise condition_failed("UpdateItem")
 
-    intercept(monkeypatch, changed_meanwhile)
+    intercept(monkeypatch, changed_meanwhile, "update_item")
     response = api.put(PATH, {"url": HOOK + "/v2"})
     assert (response.status_code, response.data["type"]) == (409, "conflict")
     assert response.data["detail"] == "the account is being changed by many requests at once; try again"
+    assert len(tried) == webhooks.WRITE_ATTEMPTS == 5
     monkeypatch.undo()
     assert api.get(PATH).data["url"] == HOOK

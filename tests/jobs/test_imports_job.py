@@ -9,7 +9,7 @@ import pytest
 from chalicelib.domain.limits import IMPORT_CHUNK_SECONDS
 from chalicelib.jobs import import_turns
 from chalicelib.service import clock, importing
-from chalicelib.store import feed, outcomes, products
+from chalicelib.store import feed_marks, outcomes, products
 from chalicelib.store import import_chunks as chunks
 from tests.jobs.imports_support import upload
 
@@ -288,7 +288,7 @@ def test_an_import_with_every_product_event_selected_writes_every_row_with_one_e
 
 def test_5000_rows_with_every_category_new_are_chunked_within_one_transaction_each():
     """moto copies the table on every transaction, so 5,000 rows end to end take minutes there: the chunks the
-    import would commit are sized here, each with everything the feed adds (a pending entry a change)."""
+    import would commit are sized here, each with everything the feed adds (a change's mark on its item)."""
     claimed = chunks.ClaimedImport("acme", "import", "lease", False, 5_000, (0,), 0, 0, {"error_count": 0})
     rows = [
         chunks.ChunkRow(
@@ -305,9 +305,10 @@ def test_5000_rows_with_every_category_new_are_chunked_within_one_transaction_ea
         window = rows[start : start + chunks.MAX_CHUNK_ROWS]
         chunk = chunks.chunk(claimed, window)
         changes = importing.chunk_changes(chunk)
-        assert (
-            len(chunk.operations) + feed.HEAD_ITEMS + feed.ITEMS_PER_CHANGE * len(changes)
-            <= chunks.MAX_TRANSACTION_ITEMS
-        )
+        items = feed_marks.marked("acme", [operation.item for operation in chunk.operations], changes, clock.now())
+        assert len(items) == len(chunk.operations) <= chunks.MAX_TRANSACTION_ITEMS  # a mark adds no item
+        assert len(chunk.rows) == min(49, len(rows) - start)
         start, committed = start + len(chunk.rows), committed + 1
-    assert committed < 5_000 / 15
+    # Each row a product and its category's creation or check (49 consecutive rows name 49 categories), with the
+    # checkpoint: 1 + 2 × 49 <= 100 items.
+    assert committed == -(-5_000 // 49) == 103

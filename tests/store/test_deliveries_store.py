@@ -140,8 +140,10 @@ def test_a_transaction_cancelled_for_a_reason_no_caller_plans_for_is_a_named_sto
     """Throttling of one item, say: neither an outcome nor a bare RuntimeError, but table.WriteFailed naming it."""
     summary = keys.delivery_key("acme", 1)
     cancel_once(monkeypatch, on_item(summary, "ThrottlingError"))
+    # With its integration counts: a transaction (the change alone is one item, a single UpdateItem).
+    write = store.IntegrationWrite({"status": "IMPORTED"}, "2026-05-04T09:30:00Z", {"pending": -1})
     with pytest.raises(table.WriteFailed, match="ThrottlingError") as raised:
-        change("acme", {**stored, "status": "ACCEPTED"}, 0)
+        change("acme", {**stored, "status": "ACCEPTED"}, 0, integration=write)
     assert not isinstance(raised.value, RuntimeError)
     assert raised.value.reasons[table.key_of(summary)] == "ThrottlingError"
     assert store.get("acme", 1).version == 0

@@ -1,25 +1,36 @@
 """service/documents.update: field-wise changes of a `data` map in one request, creating the item only when asked."""
 
+import datetime as dt
 import functools
 
 import pytest
 
 from chalicelib.domain.feed import Change, ChangeType
 from chalicelib.service import documents as service
-from chalicelib.store import documents, outcomes, table
+from chalicelib.store import documents, feed, keys, outcomes, table
 from tests.api.customer_support import dynamodb_calls
+from tests.stream import drain
+from tests.transactions import intercept
 
-KEY = {"PK": "A#acme", "SK": "THING#1"}
-CHANGE = Change(ChangeType.CUSTOMER_UPDATED, "thing")
+# A customer's document: its changes are marked on the very item the update writes (store/feed_marks.py).
+KEY = keys.customer_key("acme", "thing")
+CREATED, UPDATED = Change(ChangeType.CUSTOMER_CREATED, "thing"), Change(ChangeType.CUSTOMER_UPDATED, "thing")
 
-pytestmark = pytest.mark.pending_feed  # the calls counted are the write's own: no prompt sequencer after it
+pytestmark = pytest.mark.pending_feed  # the calls counted are the write's own: the stream is numbered when drained
 
-update = functools.partial(service.update, "acme", created=CHANGE, updated=CHANGE)
+update = functools.partial(service.update, "acme", created=CREATED, updated=UPDATED)
+
+
+def feed_types() -> list[str]:
+    drain()
+    read = feed.read("acme", 0, 100, dt.datetime.now(dt.timezone.utc))
+    return [entry["type"] for entry in read.entries] if isinstance(read, feed.Entries) else []
 
 
 def test_a_missing_item_stays_missing_without_create_with(ddb):
     assert update(KEY, {"a": 1}, ("b",)) == outcomes.Gone()
     assert documents.get(KEY) is None
+    assert feed_types() == []
 
 
 def test_create_with_creates_then_later_updates_read_then_write(ddb):
@@ -29,7 +40,9 @@ def test_create_with_creates_then_later_updates_read_then_write(ddb):
             "keep": True,
             "b": {"x": [1, 2]},
         }
-    assert calls == ["BatchGetItem", "TransactWriteItems"]
+    # The read, then the one item with its change marked on it: a single UpdateItem, no transaction.
+    assert calls == ["BatchGetItem", "UpdateItem"]
+    assert feed_types() == ["customer.created", "customer.updated"]
 
 
 def test_field_names_are_not_expression_syntax(ddb):
@@ -44,21 +57,24 @@ def test_field_names_are_not_expression_syntax(ddb):
 
 
 def test_an_item_created_between_the_two_requests_is_updated(ddb, monkeypatch):
-    real_transact = table.client().transact_write_items
     raced = []
 
-    def racing_transact(**request):
-        # Someone else creates the item just before our create.
+    def racing_put(send, **request):
+        # Someone else creates the item just before our create (a conditional PutItem: it must not exist).
         if not raced:
             raced.append(True)
-            table.client().put_item(TableName=table.name(), Item=table.to_item({**KEY, "data": {"theirs": 1}}))
-        return real_transact(**request)
+            send(TableName=table.name(), Item=table.to_item({**KEY, "data": {"theirs": 1}}))
+        return send(**request)
 
-    monkeypatch.setattr(table.client(), "transact_write_items", racing_transact)
+    intercept(monkeypatch, racing_put, "put_item")
     assert update(KEY, {"ours": 2}, (), create_with={"ours": 2}) == {"theirs": 1, "ours": 2}
+    assert raced == [True]
+    monkeypatch.undo()
+    assert feed_types() == ["customer.updated"]  # ours is an update of theirs; theirs marked nothing
 
 
 @pytest.mark.parametrize("create_with, expected", [(None, outcomes.Gone()), ({"d": 1}, {"d": 1})])
 def test_no_changes_write_nothing(ddb, create_with, expected):
     assert update(KEY, {}, (), create_with=create_with) == expected
     assert documents.get(KEY) is None
+    assert feed_types() == []

@@ -6,7 +6,7 @@ import datetime as dt
 from chalicelib.domain.feed import Change, ChangeType
 from chalicelib.service import deposits as deposit_uses
 from chalicelib.service import importing
-from chalicelib.store import categories, feed, import_chunks, import_items, keys, outcomes, products, table
+from chalicelib.store import categories, import_chunks, import_items, keys, outcomes, products, table
 from tests.store.conftest import ACCOUNT, committed, sample_product, save_product
 
 NOW = dt.datetime(2026, 5, 4, 10, 0, tzinfo=dt.timezone.utc)
@@ -73,8 +73,8 @@ def events_of(account: str) -> list[dict]:
 
 
 def test_a_chunk_commits_its_products_errors_and_checkpoint_together(engine, drinks):
-    # Every product event selected: a written row still adds only its pending entry to the chunk's transaction;
-    # the sequencer puts the events, in transactions of its own (issue 24 point 1).
+    # Every product event selected: a written row adds only its change's mark to its product's item; the stream's
+    # numbering puts the entries and events, in transactions of its own (issue 24 point 1).
     table.client().update_item(
         TableName=table.name(), Key=table.to_item(keys.webhooks_key(ACCOUNT)),
         UpdateExpression="SET events = :events", ExpressionAttributeValues=table.values(events=PRODUCT_EVENTS),
@@ -83,7 +83,7 @@ def test_a_chunk_commits_its_products_errors_and_checkpoint_together(engine, dri
     rows = [created(sample_product(f"p{n:03d}")) for n in range(48)]
     errors = [{"row": 2, "column": "Price", "message": "must be a decimal number"}]
     outcome = importing.commit_chunk(job, rows + [import_chunks.ChunkRow("invalid", errors)], NOW)
-    # 48 products with their pending entries, the category's check, the error item and the checkpoint: 99 items.
+    # 48 products with their marks, the category's check, the error item and the checkpoint: 51 items.
     assert isinstance(outcome, import_chunks.Committed) and outcome.rows == 49
     record = import_items.get(ACCOUNT, job.id)
     assert (record["next_row"], record["created"], record["invalid"], record["error_count"]) == (49, 48, 1, 1)
@@ -182,9 +182,9 @@ def test_error_entries_are_split_by_bytes_and_list_in_file_order(engine):
 def test_a_chunk_takes_only_what_one_transaction_holds():
     job = import_items.ClaimedImport(ACCOUNT, "import", "lease", False, 98, (0,), 0, 0, {"error_count": 0})
     rows = [created(sample_product(f"p{n}", category=f"c{n}")) for n in range(98)]
-    # A product and its pending entry, its category's check and room for the category's pending entry; the
-    # checkpoint: 1 + 4 × 24 <= 100.
-    assert import_chunks.fitting(job, rows) == 24
+    # The checkpoint, then per row its product (its change marked on it: no item more) and its category's check:
+    # 1 + 2 × 49 <= 100.
+    assert import_chunks.fitting(job, rows) == 49
     big = [created(sample_product(f"p{n}", name="é" * 60_000)) for n in range(98)]
     assert import_chunks.fitting(job, big) == import_chunks.TRANSACTION_BYTES // 121_000  # bytes hold it back first
     assert import_chunks.fitting(job, big[:1]) == 1
@@ -200,7 +200,7 @@ def test_each_deposit_type_a_chunk_names_takes_one_item_once():
     """Reference counts are one item per deposit type (store/deposits.py): counted once per chunk, however many
     rows name the type."""
     job = import_items.ClaimedImport(ACCOUNT, "import", "lease", False, 98, (0,), 0, 0, {"error_count": 0})
-    base, per_row = 1 + feed.HEAD_ITEMS + 1 + feed.ITEMS_PER_CHANGE, 1 + feed.ITEMS_PER_CHANGE  # one category
+    base, per_row = 1 + 1, 1  # the checkpoint and the one category's check; a product (its change marked on it)
 
     def bottled(n, deposit):
         return created(sample_product(f"p{n}", vessel={"size": 1, "unit": "l", "deposit": deposit}))
