@@ -73,13 +73,13 @@ def background_loops(bells=None) -> list[BackgroundLoop]:
     ]
 
 
-def stream_loop(bells, checkpoints: Path | None = None) -> BackgroundLoop:
+def stream_loop(bells, checkpoints: Path | None = None, in_memory: bool = False) -> BackgroundLoop:
     """The table's stream fed to the stream Lambdas' own handlers, as the event source mappings do in AWS
     (localdev/stream.py): a write is numbered from the stream, and its records ring the loops above. It keeps its
     place in `checkpoints` (None: in memory, as moto keeps the table)."""
     from . import stream
 
-    return stream.feeder(bells, checkpoints).run_forever
+    return stream.feeder(bells, checkpoints, in_memory).run_forever
 
 
 def checkpoints_file() -> Path:
@@ -209,10 +209,13 @@ def start_api(listener: socket.socket, count: int, stoppers: list[Callable[[], N
 
 
 def start_background_loops(
-    stop_event: threading.Event, stoppers: list[Callable[[], None]], checkpoints: Path | None = None
+    stop_event: threading.Event,
+    stoppers: list[Callable[[], None]],
+    checkpoints: Path | None = None,
+    in_memory: bool = False,
 ) -> None:
     """The loops in threads, and the table's stream numbering the feed and ringing them (keeping its place in
-    `checkpoints`, None: in memory)."""
+    `checkpoints`, None: in memory; `in_memory`: the table is moto's, in this process)."""
     from ..jobs.wakeups import Bells
 
     bells = Bells(stop_event)
@@ -221,7 +224,9 @@ def start_background_loops(
         for loop in background_loops(bells)
     ]
     threads.append(
-        threading.Thread(target=stream_loop(bells, checkpoints), args=(stop_event,), name="table-stream", daemon=True)
+        threading.Thread(
+            target=stream_loop(bells, checkpoints, in_memory), args=(stop_event,), name="table-stream", daemon=True
+        )
     )
     for thread in threads:
         thread.start()
@@ -269,7 +274,9 @@ def serve() -> int:
         say(f"Starting the API on port {port}: {instances} instance{'s' if instances > 1 else ''} (CONCURRENCY) ...")
         api = start_api(listener, instances, stoppers)
         listener.close()  # the API processes and their supervisor hold it
-        start_background_loops(threading.Event(), stoppers, checkpoints_file() if persistent else None)
+        start_background_loops(
+            threading.Event(), stoppers, checkpoints_file() if persistent else None, in_memory=not persistent
+        )
         base_url = f"http://127.0.0.1:{port}"
         say()
         say("Supplier Ordering Service is running" + ("" if persistent else " (IN MEMORY: nothing is persisted)"))

@@ -38,7 +38,7 @@ IDLE_POLL_SECONDS, QUIET_AFTER_SECONDS = 0.5, 10.0
 # in turns, as AWS's ten concurrent batches a shard (ParallelizationFactor) of 100 do; with 100 here an order
 # behind 6,000 imported rows waited up to 6 s for its event (bench/README.md, issue 34).
 BATCH = 1000
-RETRIES = 5  # deploy_template.STREAM_RETRIES
+RETRIES = 5  # deploy_stream.py's retries of the stream's batches
 SHARDS_EVERY = 20  # polls between two reads of the stream's shards
 # A kept place the stream cannot start after (trimmed: DynamoDB Local keeps 24 h too; not a sequence number).
 UNUSABLE_PLACE = {"TrimmedDataAccessException", "ValidationException", "invalid"}
@@ -192,21 +192,51 @@ class StreamFeeder:
             clock.current().wait(IDLE_POLL_SECONDS if quiet else POLL_SECONDS, stop_event)
 
 
-def feeder(bells=None, checkpoints: Path | None = None) -> StreamFeeder:
+class MotoStreamFeeder(StreamFeeder):
+    """moto's stream, read in this process's memory: moto's streams API does not answer (under mock_aws, nor in
+    its server, which make run starts in this process when Java is missing). One shard, read from where the last
+    poll stopped, its batches handed over like DynamoDB Local's."""
+
+    def __init__(self, table_name: str, region: str, handler: Callable):
+        super().__init__(None, None, table_name, handler)
+        self.region, self.read = region, 0
+
+    def poll_once(self) -> int:
+        from moto.core import DEFAULT_ACCOUNT_ID
+        from moto.dynamodb.models import dynamodb_backends
+
+        shard = dynamodb_backends[DEFAULT_ACCOUNT_ID][self.region].get_table(self.table_name).stream_shard
+        records = [record.to_json() for record in shard.items[self.read : self.read + BATCH]]
+        if not records:
+            return 0
+        self.read += len(records)
+        handed = []
+        for record in records:
+            stream = dict(record["dynamodb"])
+            created = stream["ApproximateCreationDateTime"]  # moto's naive UTC time
+            if isinstance(created, dt.datetime) and created.tzinfo is None:
+                stream["ApproximateCreationDateTime"] = created.replace(tzinfo=dt.timezone.utc)
+            handed.append(_as_lambda_record({**record, "dynamodb": stream}, "moto"))
+        self.deliver(handed, shard.id)
+        return len(records)
+
+
+def feeder(bells=None, checkpoints: Path | None = None, in_memory: bool = False) -> StreamFeeder:
     """The feeder of this process's table (store/table.py), on the endpoint the store uses; its batches ring
     `bells` (jobs/wakeups.Bells, make run's loops) for the events, images and imports they show; it keeps its
-    place in `checkpoints` (None: in memory)."""
+    place in `checkpoints` (None: in memory). `in_memory`: the table is moto's, in this process."""
     import boto3
 
     from ..store import table
 
     tables = table.client()
+    handler = functools.partial(_lambda_handler, local=bells)
+    if in_memory:
+        return MotoStreamFeeder(table.name(), tables.meta.region_name, handler)
     streams = boto3.client(
         "dynamodbstreams", endpoint_url=tables.meta.endpoint_url, region_name=tables.meta.region_name
     )
-    return StreamFeeder(
-        tables, streams, table.name(), functools.partial(_lambda_handler, local=bells), checkpoints=checkpoints
-    )
+    return StreamFeeder(tables, streams, table.name(), handler, checkpoints=checkpoints)
 
 
 def _lambda_handler(event: dict, local=None):
