@@ -123,7 +123,7 @@ def test_the_numbering_takes_a_shard_in_order_and_retries_its_failed_accounts_fo
     assert source == {
         "Stream": STREAM_ARN,
         "BatchSize": 1000,
-        "StartingPosition": "LATEST",
+        "StartingPosition": "TRIM_HORIZON",
         "MaximumBatchingWindowInSeconds": 0,
         "ParallelizationFactor": 1,
         "TumblingWindowInSeconds": 900,

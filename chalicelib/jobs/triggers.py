@@ -14,7 +14,10 @@ from .. import config
 bp = Blueprint(__name__)
 
 
-@bp.on_dynamodb_record(stream_arn=config.table_stream_arn(), batch_size=1000, name="table_feed")
+# From the stream's start: every record it still holds when the mapping is made is numbered (none is lost to LATEST).
+@bp.on_dynamodb_record(
+    stream_arn=config.table_stream_arn(), batch_size=1000, starting_position="TRIM_HORIZON", name="table_feed"
+)
 def number_changes(event):
     from . import handlers
 
