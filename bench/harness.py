@@ -9,33 +9,45 @@ import statistics
 import time
 from dataclasses import dataclass, field
 
+from bench import capacity
+
 
 @dataclass
 class Meter:
     requests: int = 0
     capacity: float = 0.0
     operations: list = field(default_factory=list)
+    reported: float = 0.0  # as DynamoDB Local said (differs from capacity when transactions are recounted)
 
     def reset(self):
-        self.requests, self.capacity, self.operations = 0, 0.0, []
+        self.requests, self.capacity, self.operations, self.reported = 0, 0.0, [], 0.0
 
 
-def attach(client) -> Meter:
-    """Count every DynamoDB call of this client and sum the capacity it consumed."""
+def attach(client, recount_transactions: bool = False) -> Meter:
+    """Count every DynamoDB call of this client and sum the capacity it consumed. DynamoDB Local 3.x reports one
+    item's capacity for a whole TransactWriteItems (awslabs/amazon-dynamodb-local-samples#31): with
+    `recount_transactions`, a transaction counts what Local charges each of its items alone (bench/capacity.py)."""
     meter = Meter()
+    recount = capacity.Recount(client) if recount_transactions else None
 
     def ask_for_capacity(params, model, **_):
         if "ReturnConsumedCapacity" in model.input_shape.members:
             params.setdefault("ReturnConsumedCapacity", "TOTAL")
+        if recount and model.name == "TransactWriteItems":
+            recount.before(params["TransactItems"])
 
     def before(model, **_):
         meter.requests += 1
         meter.operations.append(model.name)
 
-    def after(parsed, **_):
+    def after(parsed, model, **_):
         consumed = parsed.get("ConsumedCapacity")
-        for entry in consumed if isinstance(consumed, list) else [consumed] if consumed else []:
-            meter.capacity += float(entry.get("CapacityUnits", 0))
+        said = sum(
+            float(entry.get("CapacityUnits", 0))
+            for entry in (consumed if isinstance(consumed, list) else [consumed] if consumed else [])
+        )
+        meter.reported += said
+        meter.capacity += recount.after() if recount and model.name == "TransactWriteItems" and consumed else said
 
     events = client.meta.events
     events.register("provide-client-params.dynamodb.*", ask_for_capacity)
