@@ -130,11 +130,9 @@ class Bench:
         return self._spent()
 
     def drain(self) -> int:
-        """Every record the stream holds handed over, until none is left (the numbering's own writes' included)."""
-        handed = 0
-        while count := self.feeder.poll_once():
-            handed += count
-        return handed
+        from bench import harness
+
+        return harness.drain(self.feeder)
 
     def sequence(self) -> int:
         from chalicelib.store import feed
@@ -262,13 +260,8 @@ def main() -> int:
     server = dynamodb_local.start()
     os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = server.endpoint
     try:
-        import boto3
-        from chalice.app import DynamoDBEvent
-
         from app import app
         from bench import harness
-        from chalicelib.jobs import handlers
-        from chalicelib.localdev.stream import StreamFeeder
         from chalicelib.service import accounts
         from chalicelib.store import table, tokens
 
@@ -281,14 +274,8 @@ def main() -> int:
             assert call("PUT", f"/products/{pid}", PRODUCT)[0] == 200
         call("PUT", "/customers/c1", {"name": "Bar One", "company": "Bar One Oy", "contact": USER, "address": ADDRESS})
         _, customer = tokens.create("costs", "customer", "c1")
-        client = table.client()
-        streams = boto3.client(
-            "dynamodbstreams", endpoint_url=client.meta.endpoint_url, region_name=client.meta.region_name
-        )
-        feeder = StreamFeeder(
-            client, streams, table.name(), lambda event: handlers.number_changes(DynamoDBEvent(event, None))
-        )
-        meter = harness.attach(client, recount_transactions=True)
+        feeder = harness.numbering_feeder()
+        meter = harness.attach(table.client(), recount_transactions=True)
         found = measure(Bench(call, meter, feeder, "costs", token, customer))
     finally:
         server.stop()

@@ -2,12 +2,12 @@
 of `make bench`, also runnable alone (`python bench/feed_rate.py`, which starts its own DynamoDB Local).
 
 The API runs as `make run` runs it: API_PROCESSES processes on one port (chalicelib/localdev/run.py), with the
-background loops (the sequencer among them) in this process. Writers are threads sending PUT /categories/:id over
-HTTP, each its own category, WRITES_EACH writes; after one warm-up run (not counted), with 20 and with 50 of them,
-on one account and then on as many accounts as writers. Counted: writes per second, answers that are not 200 (409
-Busy above all), and the feed's lag at the one-account
-load: from a write's answer to its entry being readable by a reader polling GET /changes 20 times a second as its
-own instance (p50, p99); the reader runs beside both loads.
+background loops and the table's stream feeder (which numbers the feed: localdev/stream.py) in this process.
+Writers are threads sending PUT /categories/:id over HTTP, each its own category, WRITES_EACH writes; after one
+warm-up run (not counted), with 20 and with 50 of them, on one account and then on as many accounts as writers.
+Counted: writes per second, answers that are not 200, and the feed's lag at the one-account load: from a write's
+answer to its entry being readable by a reader polling GET /changes 20 times a second (p50, p99); the reader, which
+numbers nothing (the stream does), runs beside both loads.
 Targets: one account >= 0.8 of the many-accounts rate, 0 refused, lag p99 <= 2 s.
 """
 
@@ -78,7 +78,7 @@ def run_writers(port: int, writers: int, accounts: int, lag: bool, label: str) -
 
     def reader():
         # A reader of account 0 as its own Lambda instance would be (in this process, beside the API processes the
-        # writers keep busy): GET /changes through the service, numbering pending entries first as every read does.
+        # writers keep busy): GET /changes through the service, a GetItem of the head and a Query of the entries.
         from chalicelib.service import changes
 
         after = changes.read_changes(account_name(0), None, 1, False)["last_sequence"]
