@@ -10,8 +10,10 @@ account one batch holds: 1 (a quiet account: each write's batch pays the head's 
 150 writes, and one more PATCH of a product with 1 and with 40 of its changes not yet numbered (the stream not
 drained in between: flat or not).
 
-"Before the sequencer" and "Design 1" (pending entries numbered by reads and a sweep) are the figures measured on
-those trees and committed in bench/README.md; this tree's numbering does not run on theirs.
+Every figure is given as DynamoDB Local reports it and with each transaction recounted item by item (Local
+reports one item's capacity for a whole TransactWriteItems: bench/capacity.py). "Before the sequencer" and
+"Design 1" (pending entries numbered by reads and a sweep) were measured on those trees by the harness of that time,
+both ways (BEFORE_SEQUENCER, DESIGN_1 below): this tree's numbering does not run on theirs.
 """
 
 import json
