@@ -56,7 +56,8 @@ browser:
 
 # DynamoDB requests, capacity, latency, cold start and memory per endpoint; writes bench/results.json. Then one
 # account's write rate against many accounts' over HTTP with several API processes; writes bench/feed_rate.json.
-# Then the feed's capacity per change, per write kind, all in (bench/feed_cost.py). Then make run's idle CPU and
+# Then the feed's capacity per change, per write kind, all in, numbered from the stream in batches of 1, 10 and 100
+# (bench/feed_cost.py; writes bench/feed_cost.json). Then make run's idle CPU and
 # write -> webhook lag, and the starvation probe's last recorded figures (bench/issue34.py; writes bench/issue34.json).
 bench: deps
 	$(PY) bench/run.py

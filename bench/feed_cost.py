@@ -1,11 +1,19 @@
 """The feed's cost per change, all in (issue 34): a section of `make bench`, also on its own
-(`python bench/feed_cost.py [tree]`, which starts its own DynamoDB Local; `tree`: another checkout to measure,
-e.g. an export of the commit before issue 34, for the "before" column).
+(`python bench/feed_cost.py`, which starts its own DynamoDB Local); writes bench/feed_cost.json.
 
-Per write kind, capacity from DynamoDB Local's ReturnConsumedCapacity (TOTAL, indexes included): the write
-itself, then the `GET /changes?after=latest` that numbers it minus that read with nothing pending (the
-numbering, its events and clean-up). Also: the read with nothing pending after a burst of writes, and the cost
-of one more PATCH of a product with 1 and with 40 of its changes waiting unnumbered (flat or not).
+Per write kind, capacity from DynamoDB Local's ReturnConsumedCapacity (TOTAL, indexes included): the write itself
+(its feed mark included), then the numbering of its change as the table's stream hands it over. The stream is
+read by make run's own feeder (localdev/stream.StreamFeeder) and each batch handed to the handler the stream's
+numbering Lambda runs (jobs/handlers.number_changes), metered on the store's client. k is how many writes of the
+account one batch holds: 1 (a quiet account: each write's batch pays the head's read and update alone), 10 and
+100 (under load the stream batches up to 1000 records). Also: `GET /changes?after=latest` with nothing new after
+150 writes, and one more PATCH of a product with 1 and with 40 of its changes not yet numbered (the stream not
+drained in between: flat or not).
+
+Every figure is given as DynamoDB Local reports it and with each transaction recounted item by item (Local
+reports one item's capacity for a whole TransactWriteItems: bench/capacity.py). "Before the sequencer" and
+"Design 1" (pending entries numbered by reads and a sweep) were measured on those trees by the harness of that time,
+both ways (BEFORE_SEQUENCER, DESIGN_1 below): this tree's numbering does not run on theirs.
 """
 
 import json
@@ -13,9 +21,8 @@ import os
 import sys
 from pathlib import Path
 
-TREE = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(TREE))
-sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
 USER = {"name": "Bench User", "email": "bench@example.com"}
 ADDRESS = {"address1": "Main St 1", "zip": "00100", "city": "Helsinki", "country": "FI"}
@@ -41,7 +48,60 @@ KINDS = [  # (name, method, path, body, as customer)
         True,
     ),
 ]
-RUNS = 5
+BATCHES = {1: 5, 10: 2, 100: 1}  # k -> batches measured
+WAYS = {
+    "reported": "as DynamoDB Local reports them (how every earlier figure was measured)",
+    "recounted": "transactions recounted item by item (Local reports one item's capacity for a whole transaction)",
+}
+# The same figures measured on the earlier trees by the harness of that time (a write, then the GET /changes that
+# numbered it inline, minus that read with nothing pending: `git show 1ea7393:bench/feed_cost.py <tree>`, with this
+# harness.py and capacity.py copied into the tree), 2026-11-28, DynamoDB Local 3.3.1: per kind (write, numbering,
+# all in); the reads; a PATCH with 1 and 40 changes unnumbered. They reproduce the committed ones (bench/README.md:
+# product PUT 10, customer PATCH 4 before; 19-30.3 in design 1).
+BEFORE_SEQUENCER = {  # main at 160ad28, before the sequencer merge f88db00: entries written by the write
+    "reported": {
+        "PUT /products/:id (new)": (9.0, 0.0, 9.0),
+        "PUT /products/:id (changed)": (10.0, 0.0, 10.0),
+        "PATCH /products/:id": (10.0, 0.0, 10.0),
+        "PUT /categories/:id": (3.0, 0.0, 3.0),
+        "PATCH /customers/:id": (4.0, 0.0, 4.0),
+        "POST /customer/deliveries (order)": (18.3, 0.0, 18.3),
+        "GET /changes, nothing new after 150 writes": 1.0,
+        "PATCH of a product with 1 / 40 changes unnumbered": (10.0, 10.0),
+    },
+    "recounted": {
+        "PUT /products/:id (new)": (13.0, 0.0, 13.0),
+        "PUT /products/:id (changed)": (14.0, 0.0, 14.0),
+        "PATCH /products/:id": (14.0, 0.0, 14.0),
+        "PUT /categories/:id": (7.0, 0.0, 7.0),
+        "PATCH /customers/:id": (8.0, 0.0, 8.0),
+        "POST /customer/deliveries (order)": (29.1, 0.0, 29.1),
+        "GET /changes, nothing new after 150 writes": 1.0,
+        "PATCH of a product with 1 / 40 changes unnumbered": (14.0, 14.0),
+    },
+}
+DESIGN_1 = {  # main at 1ea7393: pending entries, numbered by reads and a sweep
+    "reported": {
+        "PUT /products/:id (new)": (12.0, 7.0, 19.0),
+        "PUT /products/:id (changed)": (13.0, 7.0, 20.0),
+        "PATCH /products/:id": (13.0, 7.0, 20.0),
+        "PUT /categories/:id": (6.0, 7.0, 13.0),
+        "PATCH /customers/:id": (7.0, 7.0, 14.0),
+        "POST /customer/deliveries (order)": (17.3, 13.0, 30.3),
+        "GET /changes, nothing new after 150 writes": 1.0,
+        "PATCH of a product with 1 / 40 changes unnumbered": (13.0, 21.0),
+    },
+    "recounted": {
+        "PUT /products/:id (new)": (12.0, 9.0, 21.0),
+        "PUT /products/:id (changed)": (13.0, 9.0, 22.0),
+        "PATCH /products/:id": (13.0, 9.0, 22.0),
+        "PUT /categories/:id": (6.0, 9.0, 15.0),
+        "PATCH /customers/:id": (7.0, 9.0, 16.0),
+        "POST /customer/deliveries (order)": (24.1, 15.0, 39.1),
+        "GET /changes, nothing new after 150 writes": 1.0,
+        "PATCH of a product with 1 / 40 changes unnumbered": (13.0, 21.0),
+    },
+}
 
 
 def _filled(value, n: int):
@@ -54,42 +114,138 @@ def _filled(value, n: int):
     return value.replace("{n}", str(n)) if isinstance(value, str) else value
 
 
-def measure(call, meter, token: str, customer: str) -> dict:
-    def spent(method, path, body=None, who=None) -> float:
-        meter.reset()
-        status, _ = call(method, path, body, token=who or token)
+class Bench:
+    """Each figure twice: as DynamoDB Local reports it, and with its transactions recounted (bench/capacity.py)."""
+
+    def __init__(self, call, meter, feeder, account: str, token: str, customer: str):
+        self.call, self.meter, self.feeder = call, meter, feeder
+        self.account, self.token, self.customer = account, token, customer
+        self.n = 0
+
+    def _spent(self) -> dict:
+        return {"reported": self.meter.reported, "recounted": self.meter.capacity}
+
+    def spent(self, method, path, body=None, who=None) -> dict:
+        self.meter.reset()
+        status, _ = self.call(method, path, body, token=who or self.token)
         assert status in (200, 201), (method, path, status)
-        return meter.capacity
+        return self._spent()
 
-    def numbering_read() -> float:
-        return spent("GET", "/changes?after=latest")
+    def drain(self) -> int:
+        from bench import harness
 
-    numbering_read()
-    idle = numbering_read()
-    kinds = {}
-    for name, method, path, body, as_customer in KINDS:
-        writes, reads = [], []
-        for n in range(RUNS):
-            writes.append(spent(method, _filled(path, n), _filled(body, n), customer if as_customer else None))
-            reads.append(numbering_read() - idle)
-        write, read = sum(writes) / RUNS, sum(reads) / RUNS
-        kinds[name] = {"write": round(write, 2), "numbering": round(read, 2), "all_in": round(write + read, 2)}
-    for n in range(150):
-        call("PUT", f"/categories/burst{n}", {"name": f"Burst {n}"}, token=token)
-    numbering_read()
-    after_burst = numbering_read()
-    waiting = {}
-    for n in range(1, 41):
-        cost = spent("PATCH", "/products/p1", {"price": 1000 + n})
-        if n in (1, 40):
-            waiting[n] = round(cost, 2)
-    numbering_read()
+        return harness.drain(self.feeder)
+
+    def sequence(self) -> int:
+        from chalicelib.store import feed
+
+        return feed.read_head(self.account).sequence
+
+    def numbered(self) -> tuple[dict, int, int]:
+        """One poll of the stream handed to the numbering, metered: capacity, requests, changes numbered."""
+        before = self.sequence()
+        self.meter.reset()
+        records = self.feeder.poll_once()
+        spent = self._spent()
+        requests = sum(name != "DescribeTable" for name in self.meter.operations)
+        assert records, "the stream handed nothing over"
+        return spent, requests, self.sequence() - before
+
+    def kind(self, method: str, path: str, body, as_customer: bool) -> dict:
+        writes, by_k = [], {}
+        for k, batches in BATCHES.items():
+            spent, requests, changes = [], 0, 0
+            for _ in range(batches):
+                self.drain()
+                for _ in range(k):
+                    self.n += 1
+                    who = self.customer if as_customer else None
+                    writes.append(self.spent(method, _filled(path, self.n), _filled(body, self.n), who))
+                numbering, asked, made = self.numbered()
+                spent.append(numbering)
+                requests, changes = requests + asked, changes + made
+            assert changes == k * batches, (path, k, changes)  # one change per write, each numbered once
+            by_k[k] = ({way: sum(s[way] for s in spent) / changes for way in WAYS}, requests / batches)
+        write = {way: sum(w[way] for w in writes) / len(writes) for way in WAYS}
+        return {
+            way: {
+                "write": round(write[way], 2),
+                **{
+                    f"k={k}": {
+                        "numbering": round(numbering[way], 2),
+                        "all_in": round(write[way] + numbering[way], 2),
+                        "numbering_requests_per_batch": round(requests, 1),
+                    }
+                    for k, (numbering, requests) in by_k.items()
+                },
+            }
+            for way in WAYS
+        }
+
+    def read_after_burst(self) -> dict:
+        for n in range(150):
+            self.call("PUT", f"/categories/burst{n}", {"name": f"Burst {n}"}, token=self.token)
+        self.drain()
+        self.spent("GET", "/changes?after=latest")
+        return self.spent("GET", "/changes?after=latest")
+
+    def patch_with_waiting(self) -> dict:
+        self.drain()
+        waiting = {}
+        for n in range(1, 41):
+            cost = self.spent("PATCH", "/products/p1", {"price": 1000 + n})
+            if n in (1, 40):
+                waiting[n] = cost
+        before = self.sequence()
+        self.drain()
+        assert self.sequence() - before == 40, "every PATCH is one change"
+        return waiting
+
+
+def measure(bench: Bench) -> dict:
+    bench.drain()
+    bench.spent("GET", "/changes?after=latest")
+    idle = bench.spent("GET", "/changes?after=latest")
+    kinds = {name: bench.kind(method, path, body, customer) for name, method, path, body, customer in KINDS}
+    burst, waiting = bench.read_after_burst(), bench.patch_with_waiting()
     return {
-        "kinds": kinds,
-        "read_nothing_pending": round(idle, 2),
-        "read_nothing_pending_after_150_writes": round(after_burst, 2),
-        "patch_with_waiting_changes": waiting,
-    }
+        way: {
+            "kinds": {name: kind[way] for name, kind in kinds.items()},
+            "read_nothing_new": round(idle[way], 2),
+            "read_nothing_new_after_150_writes": round(burst[way], 2),
+            "patch_with_waiting_changes": {n: round(cost[way], 2) for n, cost in waiting.items()},
+        }
+        for way in WAYS
+    } | {"before_the_sequencer": BEFORE_SEQUENCER, "design_1": DESIGN_1}
+
+
+def print_table(found: dict) -> None:
+    for way, title in WAYS.items():
+        figures, before, design_1 = found[way], BEFORE_SEQUENCER[way], DESIGN_1[way]
+        print()
+        print(f"The feed's capacity units per change, all in (write + numbering), {title}")
+        head = f"{'write kind':36} {'before seq.':>11} {'design 1':>9} {'write':>6}"
+        print(head + "".join(f" {'k=' + str(k):>7}" for k in BATCHES) + f" {'target':>7}  over the target")
+        for name, kind in figures["kinds"].items():
+            target = round(1.2 * before[name][2], 1)
+            row = f"{name:36} {before[name][2]:>11} {design_1[name][2]:>9} {kind['write']:>6}"
+            row += "".join(f" {kind[f'k={k}']['all_in']:>7}" for k in BATCHES)
+            over = [f"k={k}" for k in BATCHES if kind[f"k={k}"]["all_in"] > target]
+            print(row + f" {target:>7}  {', '.join(over) or '-'}")
+        print(f"  numbering per change (k={' / '.join(str(k) for k in BATCHES)}):")
+        for name, kind in figures["kinds"].items():
+            print(f"    {name:36} " + " / ".join(str(kind[f"k={k}"]["numbering"]) for k in BATCHES))
+        read = "GET /changes, nothing new after 150 writes"
+        print(
+            f"  {read}: {figures['read_nothing_new_after_150_writes']} (before {before[read]}, design 1 "
+            f"{design_1[read]}, target <= 2)"
+        )
+        patch = "PATCH of a product with 1 / 40 changes unnumbered"
+        waiting = figures["patch_with_waiting_changes"]
+        print(
+            f"  {patch}: {waiting[1]} / {waiting[40]} (before {' / '.join(map(str, before[patch]))}, design 1 "
+            f"{' / '.join(map(str, design_1[patch]))}, target: flat)"
+        )
 
 
 def main() -> int:
@@ -120,11 +276,13 @@ def main() -> int:
             assert call("PUT", f"/products/{pid}", PRODUCT)[0] == 200
         call("PUT", "/customers/c1", {"name": "Bar One", "company": "Bar One Oy", "contact": USER, "address": ADDRESS})
         _, customer = tokens.create("costs", "customer", "c1")
-        meter = harness.attach(table.client())
-        found = measure(call, meter, token, customer)
+        feeder = harness.numbering_feeder()
+        meter = harness.attach(table.client(), recount_transactions=True)
+        found = measure(Bench(call, meter, feeder, "costs", token, customer))
     finally:
         server.stop()
-    print(json.dumps(found, indent=2))
+    print_table(found)
+    (ROOT / "bench" / "feed_cost.json").write_text(json.dumps(found, indent=2) + "\n")
     return 0
 
 

@@ -2,12 +2,13 @@
 of `make bench`, also runnable alone (`python bench/feed_rate.py`, which starts its own DynamoDB Local).
 
 The API runs as `make run` runs it: API_PROCESSES processes on one port (chalicelib/localdev/run.py), with the
-background loops (the sequencer among them) in this process. Writers are threads sending PUT /categories/:id over
-HTTP, each its own category, WRITES_EACH writes; after one warm-up run (not counted), with 20 and with 50 of them,
-on one account and then on as many accounts as writers. Counted: writes per second, answers that are not 200 (409
-Busy above all), and the feed's lag at the one-account
-load: from a write's answer to its entry being readable by a reader polling GET /changes 20 times a second as its
-own instance (p50, p99); the reader runs beside both loads.
+background loops and the table's stream feeder (which numbers the feed: localdev/stream.py) in this process.
+Writers are threads sending PUT /categories/:id over HTTP, each its own category, WRITES_EACH writes; after one
+warm-up run (not counted), with 20 and with 50 of them, on one account and then on as many accounts as writers.
+Counted: writes per second, answers that are not 200, and the feed's lag at the one-account load: from a write's
+answer to its entry being readable by a reader polling GET /changes 20 times a second (p50, p99); the reader, which
+numbers nothing (the stream does), runs beside both loads. Each run starts once the stream's numbering has
+caught up with the writes before it.
 Targets: one account >= 0.8 of the many-accounts rate, 0 refused, lag p99 <= 2 s.
 """
 
@@ -27,6 +28,8 @@ API_PROCESSES = int(os.environ.get("BENCH_API_PROCESSES", "4"))
 WRITES_EACH = int(os.environ.get("BENCH_RATE_WRITES", "20"))
 WRITER_COUNTS = (20, 50)
 TOKEN = "bench-rate-token-{n:03d}"
+SETTLE_SECONDS = 60  # at most, for the stream's numbering to catch up with the writes before a run
+WRITTEN: dict[int, int] = {}  # per account: the writes answered 200 so far (one change each)
 
 
 def account_name(n: int) -> str:
@@ -61,6 +64,7 @@ def run_writers(port: int, writers: int, accounts: int, lag: bool, label: str) -
     answered: dict[tuple[str, str, int], float] = {}  # (account, category, k) -> when its answer came
     seen: dict[tuple[str, str, int], float] = {}
     refused: list[int] = []
+    written: list[int] = []
     barrier = threading.Barrier(writers + 1)
     done = threading.Event()
 
@@ -73,12 +77,13 @@ def run_writers(port: int, writers: int, accounts: int, lag: bool, label: str) -
             status, _ = connection.request("PUT", f"/categories/{category}", {"name": f"W{n} {k}"})
             if status == 200:
                 answered[(TOKEN.format(n=account), category, k)] = time.perf_counter()
+                written.append(account)
             else:
                 refused.append(status)
 
     def reader():
         # A reader of account 0 as its own Lambda instance would be (in this process, beside the API processes the
-        # writers keep busy): GET /changes through the service, numbering pending entries first as every read does.
+        # writers keep busy): GET /changes through the service, a GetItem of the head and a Query of the entries.
         from chalicelib.service import changes
 
         after = changes.read_changes(account_name(0), None, 1, False)["last_sequence"]
@@ -107,6 +112,8 @@ def run_writers(port: int, writers: int, accounts: int, lag: bool, label: str) -
     for thread in threads:
         thread.join()
     seconds = time.perf_counter() - started
+    for account in written:
+        WRITTEN[account] = WRITTEN.get(account, 0) + 1
     done.set()
     if watcher:
         watcher.join()
@@ -126,13 +133,29 @@ def run_writers(port: int, writers: int, accounts: int, lag: bool, label: str) -
     return result
 
 
+def settle() -> float:
+    """Wait until the stream's numbering has caught up with every write so far (each run starts from a quiet
+    stream, as the lag of one run would otherwise carry the backlog of the one before); the seconds waited."""
+    from chalicelib.store import feed
+
+    began = time.perf_counter()
+    while time.perf_counter() - began < SETTLE_SECONDS:
+        if all(feed.read_head(account_name(n)).sequence >= count for n, count in WRITTEN.items()):
+            break
+        time.sleep(0.1)
+    return round(time.perf_counter() - began, 2)
+
+
 def figures(port: int) -> list[dict]:
     # Warm up first (DynamoDB Local's JIT, the API processes' first requests): the first measured run would
     # otherwise pay for it, and it is a one-account run.
     run_writers(port, max(WRITER_COUNTS), max(WRITER_COUNTS), False, "warm")
     rows = []
     for writers in WRITER_COUNTS:
+        waited = settle()
         one = run_writers(port, writers, 1, True, f"one{writers}")
+        one["settled_after_s"] = waited
+        settle()
         many = run_writers(port, writers, writers, False, f"many{writers}")
         ratio = round(one["per_second"] / many["per_second"], 2) if many["per_second"] else None
         ok = (

@@ -111,6 +111,17 @@ def delivery(delivery_id: int, lines: int = 1, message: str = "") -> dict:
     }
 
 
+_feeder = []
+
+
+def _numbered() -> None:
+    from bench import harness
+
+    if not _feeder:
+        _feeder.append(harness.numbering_feeder())
+    harness.drain(_feeder[0])
+
+
 def write_event(account: str, delivery_id: int, now: dt.datetime, **shape) -> str:
     """A new delivery and its request-delivery event in one transaction, as placing an order writes them."""
     from chalicelib.domain.feed import ChangeType, delivery_change
@@ -121,6 +132,7 @@ def write_event(account: str, delivery_id: int, now: dt.datetime, **shape) -> st
     changes = [delivery_change(ChangeType.DELIVERY_REQUESTED, data)]  # the feed makes its event
     outcome = delivery_writing.place(account, [data], [], None, None, changes=changes, now=now)
     assert outcome is None, outcome
+    _numbered()  # the table's stream numbers the change and makes its event, as its Lambda does in AWS
     cursor = None
     while True:  # events written at one moment of the fake clock share a time, so look for the delivery's own
         page = event_lists.list_page(account, 100, cursor)

@@ -1,17 +1,20 @@
 """Issue 34: from a write's answer to its feed entry and to its webhook attempt, against `make run` over HTTP with a
 receiver on this machine: `python bench/lag.py`. Writes bench/issue34.json's "lag".
 
-WRITES category creations, one every GAP seconds, the webhook selecting `category.created`, three ways:
-- no reader: the webhook's lag (its entry was numbered before: the numbering transaction makes the event);
-- a reader polling GET /changes 20 times a second (which numbers inline): the entry's lag and the webhook's;
+WRITES category creations, one every GAP seconds, the webhook selecting `category.created`; the table's stream
+numbers each (make run's feeder, jobs/handlers.number_changes): its entry and its event in one transaction, so an
+entry is readable no later than its webhook is attempted. Four ways:
+- no reader: the webhook's lag (the entry's is at most that);
+- a reader polling GET /changes 20 times a second (reads number nothing): the entry's lag and the webhook's;
 - two CPU hogs (`python -c "while 1: pass"`) running, no reader: the webhook's lag (issue 34 point 3);
 - PAUSED_WRITES single writes, each after PAUSE seconds of quiet (the stream feeder polls less often when idle).
-Target: p99 <= 1 s on a quiet machine.
+Target: p99 <= 1 s on a quiet machine. BENCH_LAG_WRITES sets WRITES (a short run).
 """
 
 import contextlib
 import http.client
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -24,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import issue34_results  # noqa: E402
 from bench.localrun import LocalRun  # noqa: E402
 
-WRITES = 60
+WRITES = int(os.environ.get("BENCH_LAG_WRITES", "60"))
 GAP = 0.2
 PAUSED_WRITES, PAUSE = 5, 11.0  # single writes after a pause longer than the stream feeder's QUIET_AFTER_SECONDS
 
