@@ -5,8 +5,8 @@ unit of work's commit (store/unit_of_work.py) answers None or the outcome its re
 cancellation reasons by item, never by position. Callers tell them apart with `isinstance` (or `match`); two
 answers of the same meaning compare equal. A read answers the value, or None when there is none. Exceptions are
 only for what no caller plans for: a cursor that fails its signature (cursor.BadCursor: bad input, decoded at the
-edge of a list), retries exhausted under contention (feed.FeedBusy, service/documents.KeptChanging; a service's own
-read-and-write loop answers Contended instead), rows of an import gone from under it (import_items.RowsMissing), and
+edge of a list), retries exhausted under contention (service/documents.KeptChanging; a service's own read-and-write
+loop answers Contended instead), rows of an import gone from under it (import_items.RowsMissing), and
 DynamoDB's own errors (batch.StillThrottled: it kept throttling through every retry; table.WriteFailed: a
 transaction cancelled for a reason no outcome names).
 """
