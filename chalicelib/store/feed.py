@@ -24,10 +24,6 @@ class Head:
     clock: int = 0  # the newest record creation numbered (epoch seconds): positions age by it, not by the wall
 
 
-def head_key(account: str) -> dict:
-    return keys.feed_head_key(account)
-
-
 def head_of(item: dict | None) -> Head:
     if item is None:
         return Head(0, False)
@@ -91,15 +87,11 @@ def _entries_from(account: str, after: int, newest: int, limit: int, now: dt.dat
     return entries, False
 
 
-def read(
-    account: str, after: int | None, limit: int, now: dt.datetime, newest: int | None = None
-) -> Entries | Beyond | Expired:
-    """Entries after `after` (None: the newest position), at most `limit`, up to the head `newest` (None: read it
-    here; a reader that numbered first passes the head its numbering saw), with one consistent Query bounded by it,
-    so nothing below max_sequence is still to come. A Query may see part of a numbering transaction; when the very
-    next entry is missing it is read once more before it counts as gone."""
-    if newest is None:
-        newest = read_head(account).sequence
+def read(account: str, after: int | None, limit: int, now: dt.datetime) -> Entries | Beyond | Expired:
+    """Entries after `after` (None: the newest position), at most `limit`, up to the head read here, with one
+    consistent Query bounded by it, so nothing below max_sequence is still to come. A Query may see part of a
+    numbering transaction; when the very next entry is missing it is read once more before it counts as gone."""
+    newest = read_head(account).sequence
     if after is None or after == newest:
         return Entries([], newest)
     if after > newest:

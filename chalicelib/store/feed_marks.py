@@ -69,17 +69,17 @@ def marked(account: str, items: list[dict], changes: list[Change], now: dt.datet
     """The transaction items with their changes marked: on the feed item's Put or Update; a ConditionCheck of it
     becomes an Update that keeps its condition; a feed item the unit does not write gets an Update of the mark
     alone (it must exist). A delete marks nothing: its REMOVE record says it."""
-    by_item: dict[tuple[str, str], list[Change]] = {}
+    by_item: dict[tuple[str, str], tuple[dict, list[Change]]] = {}
     for change in changes:
-        by_item.setdefault(table.key_of(feed_item_key(account, change)), []).append(change)
+        key = feed_item_key(account, change)
+        by_item.setdefault(table.key_of(key), (key, []))[1].append(change)
     unit = uuid.uuid4().hex[:16]
     items = list(items)
     positions = {table.item_key(item): index for index, item in enumerate(items)}
-    for item_key, grouped in by_item.items():
+    for item_key, (key, grouped) in by_item.items():
         mark = {"unit": unit, "account": account, "changes": [said(change, now) for change in grouped]}
         index = positions.get(item_key)
         if index is None:
-            key = feed_item_key(account, grouped[0])
             items.append(_mark_alone(table.to_item(key), mark))
             continue
         ((kind, request),) = items[index].items()
