@@ -40,6 +40,13 @@ def table_stream_arn() -> str:
     return os.environ.get("TABLE_STREAM_ARN") or TABLE_STREAM_PLACEHOLDER
 
 
+FEED_QUEUE_PLACEHOLDER = "arn:aws:sqs:us-east-1:000000000000:supplier-ordering-feed.fifo"
+
+
+def feed_queue_arn() -> str:
+    return os.environ.get("FEED_QUEUE_ARN") or FEED_QUEUE_PLACEHOLDER
+
+
 def cors_allow_origins() -> tuple[str, ...]:
     """Origins whose browsers may call the API (CORS_ALLOW_ORIGINS: comma-separated, or `*`); none by default."""
     raw = os.environ.get("CORS_ALLOW_ORIGINS", "")

@@ -89,6 +89,7 @@ class Change:
     customer_id: str | None = None  # customer pricing, customer deposits, standing orders: whose
     integration: str | None = None  # delivery.integration: the new integration status
     date: str | None = None  # standing-order.failed: the date that could not be placed (decisions §17)
+    by: str | None = None  # delivery.delivered: "supplier" (a delivery note) or "customer" (a receive), §18
 
     @property
     def resource(self) -> Resource:

@@ -3,6 +3,7 @@
 - a problem+json body for the failures Chalice answers in its own format (405, 415, 500);
 - X-Request-Id, repeated as `instance` in problem bodies (decisions §3);
 - Retry-After on 409 (contention that may pass);
+- X-Feed-Unit on the answer of a request that committed feed changes: the `unit` their entries carry;
 - no body on HEAD; CORS headers when CORS_ALLOW_ORIGINS allows the Origin.
 """
 
@@ -11,6 +12,7 @@ import json
 from chalice import Response
 
 from ..domain.problems import ProblemType
+from ..service import write_units
 from . import cors, fallbacks
 from .bodies import limit_for
 from .request_ids import HEADER as REQUEST_ID
@@ -18,6 +20,7 @@ from .request_ids import request_id
 from .responses import PROBLEM, problem
 
 RETRY_AFTER_SECONDS = "1"
+FEED_UNIT = "X-Feed-Unit"
 
 
 def _reshape_chalice_error(response: Response, route: str | None) -> Response:
@@ -56,7 +59,11 @@ def edge_middleware(event, get_response):
     if raw is not None and len(raw) > limit:
         response = problem(413, ProblemType.PAYLOAD_TOO_LARGE, f"request bodies are limited to {limit} bytes")
     else:
+        write_units.begin_request()
         response = get_response(event)
+        units = write_units.committed()
+        if units:
+            response.headers[FEED_UNIT] = ", ".join(units)
     if response.status_code >= 400 and not response.headers.get("Content-Type", "").startswith(PROBLEM):
         response = _reshape_chalice_error(response, route)
     identifier = request_id(event)

@@ -10,6 +10,7 @@ import logging
 from ..domain.event_policy import SEND_TIMEOUT_SECONDS
 from ..domain.limits import IMAGE_DOWNLOAD_SECONDS, IMPORT_CHUNK_SECONDS, NUMBERING_SECONDS
 from ..service import background, clock
+from ..service import feed_forwarding as forwarding
 from ..service import feed_numbering as numbering
 from . import event_lanes, images, import_turns
 from .budget import Phase, run_phases
@@ -45,29 +46,29 @@ def _remaining_seconds(event) -> float | None:
     return remaining() / 1000 if callable(remaining) else None
 
 
-def number_changes(event) -> dict:
-    """A batch of the table's stream (one shard's records, in its order) for the feed: the changes its records'
-    marks show are numbered (service/feed_numbering.py). Answers the records of accounts whose numbering failed
-    (`batchItemFailures`, Powertools' batch utility), so the event source mapping hands them over again from the
-    first of them (what was numbered is skipped then), and `state` (the tumbling window that gives the shard's id:
-    deploy_template.py)."""
+def forward_changes(event) -> dict:
+    """A batch of the table's stream for the feed (one shard's records, in its order): the changes its records'
+    marks show go to the feed queue, each account's to its own message group (service/feed_forwarding.py). Answers
+    the records the queue refused (`batchItemFailures`), so the event source mapping hands them over again from the
+    first of them; an empty batch (nothing to forward) answers none."""
     records = list(event)
-    shard = event.to_dict().get("shardId") or "stream"
-    by_account = numbering.marked(records)
-    failed: set[str] = set()
-    if by_account:
-        run_phases(
-            [
-                Phase(
-                    "feed",
-                    NUMBERING_SECONDS,
-                    lambda deadline: numbering.number_batch(shard, by_account, deadline, failed=failed),
-                )
-            ],
-            _remaining_seconds(event),
-        )
-    unnumbered = {marked.sequence_number for account in failed for marked in by_account[account]}
-    return {**_partial_response(event, unnumbered), "state": {}}
+    if not records:  # a mapping may invoke with none (a window's end): nothing to do, nothing failed
+        return {"batchItemFailures": []}
+    return _partial_response(event, forwarding.forward(records))
+
+
+LOCAL_NUMBERING_SECONDS = 30.0  # a hand-over's time with make run (in AWS: the function's remaining time)
+
+
+def number_changes(event) -> dict:
+    """A batch of the feed queue (up to ten messages, each account's in its order): their changes are numbered
+    (service/feed_numbering.py). Answers the messages not numbered (`batchItemFailures`: each account's from its
+    first failed one), which the queue hands over again after a pause that doubles with every hand-over."""
+    messages = [numbering.received(record.to_dict()) for record in event]
+    remaining = _remaining_seconds(event)
+    seconds = LOCAL_NUMBERING_SECONDS if remaining is None else max(remaining - NUMBERING_SECONDS, 0)
+    left = numbering.number_messages(messages, clock.after(seconds)) if messages else set()
+    return {"batchItemFailures": [{"itemIdentifier": message.id} for message in messages if message.id in left]}
 
 
 def on_table_change(event, local: Bells | None = None):

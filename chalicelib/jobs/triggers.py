@@ -2,9 +2,9 @@
 
 Every Lambda of the app imports app.py, the HTTP one included, so this module holds only the triggers; the
 work they start (jobs/handlers.py, and the phases, budgets and use cases behind it) loads on their first call.
-Chalice wants the stream ARN as a string when the app is packaged: TABLE_STREAM_ARN gives it, else
-config.TABLE_STREAM_PLACEHOLDER stands in (imports, tests, local runs), and the packaging step replaces that
-placeholder in the template with the table's own stream ({"Fn::GetAtt": ["Table", "StreamArn"]}).
+Chalice wants the stream's and the feed queue's ARNs as strings when the app is packaged: TABLE_STREAM_ARN and
+FEED_QUEUE_ARN give them, else config's placeholders stand in (imports, tests, local runs), and the packaging step
+replaces them in the template with the template's own ({"Fn::GetAtt": ["Table", "StreamArn"]}, the queue's).
 """
 
 from chalice import Blueprint, Rate
@@ -14,14 +14,22 @@ from .. import config
 bp = Blueprint(__name__)
 
 
-# From the stream's start: every record it still holds when the mapping is made is numbered (none is lost to LATEST).
+# From the stream's start: every record it still holds when the mapping is made is forwarded (none is lost to LATEST).
 @bp.on_dynamodb_record(
     stream_arn=config.table_stream_arn(), batch_size=1000, starting_position="TRIM_HORIZON", name="table_feed"
 )
+def forward_changes(event):
+    from . import handlers
+
+    return handlers.forward_changes(event)  # the records the feed queue refused (batchItemFailures)
+
+
+# The feed queue (FIFO, a message group per account): one account's messages at a time, in order, ten at most.
+@bp.on_sqs_message(queue_arn=config.feed_queue_arn(), batch_size=10, name="feed_numbering")
 def number_changes(event):
     from . import handlers
 
-    return handlers.number_changes(event)  # the records whose numbering failed (batchItemFailures), and `state`
+    return handlers.number_changes(event)  # the messages not numbered (batchItemFailures)
 
 
 @bp.on_dynamodb_record(stream_arn=config.table_stream_arn(), batch_size=100, name="table_stream")

@@ -45,13 +45,14 @@ def pause(stop_event: threading.Event, seconds: float, bell: Bell | None = None)
 
 
 class Bells:
-    """The bells of `make run`'s loops; `stop()` ends every loop waiting on one."""
+    """The bells of `make run`'s loops (`feed`: the feed queue's poller, rung when the forwarder sent to it);
+    `stop()` ends every loop waiting on one."""
 
     def __init__(self, stop_event: threading.Event | None = None):
         self.stop_event = stop_event or threading.Event()
-        self.events, self.images, self.imports = (Bell(self.stop_event) for _ in range(3))
+        self.events, self.images, self.imports, self.feed = (Bell(self.stop_event) for _ in range(4))
 
     def stop(self) -> None:
         self.stop_event.set()
-        for bell in (self.events, self.images, self.imports):
+        for bell in (self.events, self.images, self.imports, self.feed):
             bell.ring()

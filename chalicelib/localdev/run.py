@@ -73,13 +73,34 @@ def background_loops(bells=None) -> list[BackgroundLoop]:
     ]
 
 
-def stream_loop(bells, checkpoints: Path | None = None, in_memory: bool = False) -> BackgroundLoop:
-    """The table's stream fed to the stream Lambdas' own handlers, as the event source mappings do in AWS
-    (localdev/stream.py): a write is numbered from the stream, and its records ring the loops above. It keeps its
-    place in `checkpoints` (None: in memory, as moto keeps the table)."""
-    from . import stream
+def stream_loops(bells, stoppers: list, checkpoints: Path | None = None, in_memory: bool = False):
+    """The table's stream fed to the stream Lambdas' own handlers, and the feed queue to the numbering's, as the
+    event source mappings do in AWS (localdev/stream.py, localdev/queue.py): a write's changes are forwarded from the
+    stream to the feed queue and numbered from there, and its records ring the loops above. The feeder keeps its
+    place in `checkpoints` (None: in memory, as moto keeps the table). Returns the two loops."""
+    from ..adapters import feed_queue
+    from . import queue, stream
 
-    return stream.feeder(bells, checkpoints, in_memory).run_forever
+    endpoint, stop_queue = queue.serve()
+    stoppers.append(stop_queue)
+    os.environ["AWS_ENDPOINT_URL_SQS"] = endpoint  # this process only: the API processes send nothing to it
+    feed_queue.reset_client()
+    os.environ["FEED_QUEUE_URL"] = queue.create_queues(feed_queue.client())
+    feeder = stream.feeder(bells, checkpoints, in_memory)
+    poller = queue.QueuePoller(feed_queue.client(), os.environ["FEED_QUEUE_URL"], _numbering, feeder.numbered)
+    return feeder.run_forever, functools.partial(_poll_forever, poller, bells)
+
+
+def _numbering(event: dict) -> dict:
+    from chalice.app import SQSEvent
+
+    from ..jobs import handlers
+
+    return handlers.number_changes(SQSEvent(event, None))
+
+
+def _poll_forever(poller, bells, stop_event: threading.Event) -> None:
+    poller.run_forever(stop_event, bells.feed)
 
 
 def checkpoints_file() -> Path:
@@ -214,8 +235,9 @@ def start_background_loops(
     checkpoints: Path | None = None,
     in_memory: bool = False,
 ) -> None:
-    """The loops in threads, and the table's stream numbering the feed and ringing them (keeping its place in
-    `checkpoints`, None: in memory; `in_memory`: the table is moto's, in this process)."""
+    """The loops in threads, the table's stream forwarding the feed's changes and ringing them (keeping its place in
+    `checkpoints`, None: in memory; `in_memory`: the table is moto's, in this process), and the feed queue's poller
+    numbering them."""
     from ..jobs.wakeups import Bells
 
     bells = Bells(stop_event)
@@ -223,11 +245,9 @@ def start_background_loops(
         threading.Thread(target=loop, args=(stop_event,), name=_name(loop), daemon=True)
         for loop in background_loops(bells)
     ]
-    threads.append(
-        threading.Thread(
-            target=stream_loop(bells, checkpoints, in_memory), args=(stop_event,), name="table-stream", daemon=True
-        )
-    )
+    feeder, numbering = stream_loops(bells, stoppers, checkpoints, in_memory)
+    threads.append(threading.Thread(target=feeder, args=(stop_event,), name="table-stream", daemon=True))
+    threads.append(threading.Thread(target=numbering, args=(stop_event,), name="feed-queue", daemon=True))
     for thread in threads:
         thread.start()
         stoppers.append(lambda thread=thread: thread.join(timeout=10))

@@ -1,19 +1,19 @@
-"""`make run`: the table's stream drives the background work as the Lambda event source mapping does in AWS.
+"""`make run`: the table's stream drives the feed and the background work as the Lambda event source mappings do in
+AWS.
 
 DynamoDB Local keeps a stream of the table (ListStreams, DescribeStream, GetShardIterator, GetRecords, with
 transactional writes in it). `StreamFeeder` polls each open shard every POLL_SECONDS (Lambda polls a shard about
-four times a second; an idle feeder every IDLE_POLL_SECONDS), hands a batch of at most BATCH records to the very
-handlers the stream's two Lambdas run (jobs/handlers.number_changes, then on_table_change ringing make run's loops:
-jobs/wakeups.py; as Chalice DynamoDBEvents), and reads the numbering's `batchItemFailures`: the batch is tried again
-from its first failed record, at most RETRIES times (then logged and skipped, as the on-failure destination takes it
-in AWS); the loops' schedules are the safety net. Each event names its shard (`shardId`, as the tumbling window of
-the numbering's mapping gives it in AWS). After a batch the feeder keeps its place (`checkpoints`, a file beside
-DynamoDB Local's data), so after a restart, a kill -9 included, it goes on from the last batch it finished: what was
-written while it was down is numbered then, and a batch numbered but not yet kept is handed over again (the head's
-positions skip what it numbered). A shard it has no place for (or whose place the stream no longer has, or with a
-checkpoints file it cannot read) is read from its start; a child shard once its parent is read to its end, as Lambda
-reads them, so one item's records are handed over in order. After a batch it reads again at once, as Lambda does:
-the batch's numbering wrote the events that the next records bring.
+four times a second; an idle feeder every IDLE_POLL_SECONDS), and hands a batch of at most BATCH records to the very
+handlers the stream's two Lambdas run (jobs/handlers.forward_changes, which sends each account's changes to the feed
+queue, then on_table_change ringing make run's loops: jobs/wakeups.py; as Chalice DynamoDBEvents). A batch whose
+records the queue refused is read again from the first of them at the next poll, however often: a record is never
+skipped. The feed queue is in memory (localdev/queue.py), so the feeder keeps its place (`checkpoints`, a file beside
+DynamoDB Local's data) only past records whose changes are numbered (`numbered`, told by the queue's poller): after a
+restart, a kill -9 included, it forwards again what was not numbered yet, and the numbering skips any record it
+numbered already. A shard it has no place for (or whose place the stream no longer has, or with a checkpoints file it
+cannot read) is read from its start; a child shard once its parent is read to its end, as Lambda reads them, so one
+item's records are handed over in order. After a batch it reads again at once, as Lambda does: the batch's numbering
+wrote the events that the next records bring.
 """
 
 import datetime as dt
@@ -38,7 +38,7 @@ IDLE_POLL_SECONDS, QUIET_AFTER_SECONDS = 0.5, 10.0
 # in turns, as AWS's ten concurrent batches a shard (ParallelizationFactor) of 100 do; with 100 here an order
 # behind 6,000 imported rows waited up to 6 s for its event (bench/README.md, issue 34).
 BATCH = 1000
-RETRIES = 5  # deploy_stream.py's retries of the stream's batches
+RETRIES = 2  # immediate tries of a failed batch again before the next poll reads it again
 SHARDS_EVERY = 20  # polls between two reads of the stream's shards
 # A kept place the stream cannot start after (trimmed: DynamoDB Local keeps 24 h too; not a sequence number).
 UNUSABLE_PLACE = {"TrimmedDataAccessException", "ValidationException", "invalid"}
@@ -52,6 +52,39 @@ def _as_lambda_record(record: dict, stream_arn: str) -> dict:
         stream["ApproximateCreationDateTime"] = created.timestamp()
     stream.setdefault("ApproximateCreationDateTime", 0)
     return {"eventSourceARN": stream_arn, **record, "dynamodb": stream}
+
+
+class Progress:
+    """Per shard, the batches handed over whose records' changes are not all numbered yet (their sequence numbers):
+    the place a feeder may keep is the last record of the batches before the first that still waits."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._waiting: dict[str, list[tuple[str, set[str]]]] = {}
+        self._done: set[str] = set()  # numbered before the feeder counted them as handed over (a race of threads)
+
+    def handed(self, shard_id: str, last: str, forwarded: set[str]) -> None:
+        with self._lock:
+            early = forwarded & self._done
+            self._done -= early
+            self._waiting.setdefault(shard_id, []).append((last, forwarded - early))
+
+    def numbered(self, sequence_numbers: set[str]) -> None:
+        with self._lock:
+            left = set(sequence_numbers)
+            for batches in self._waiting.values():
+                for _, waiting in batches:
+                    left -= waiting & left
+                    waiting -= sequence_numbers
+            self._done |= left
+
+    def keepable(self, shard_id: str) -> str | None:
+        """The place to keep for the shard now (None: no further than before)."""
+        with self._lock:
+            batches, last = self._waiting.get(shard_id, []), None
+            while batches and not batches[0][1]:
+                last = batches.pop(0)[0]
+            return last
 
 
 class StreamFeeder:
@@ -68,6 +101,7 @@ class StreamFeeder:
         self.kept: dict[str, str] = {}  # per shard: the last record of a finished batch
         self.closed: set[str] = set()  # shards read to their end
         self.listed: set[str] = set()  # the stream's shards when last described
+        self.progress = Progress()
 
     def _load(self) -> None:
         """The places kept for this stream. A file that cannot be read (written by another version, edited) is
@@ -109,8 +143,13 @@ class StreamFeeder:
                 continue  # a child after its parent, as Lambda reads them: one item's records stay in order
             self.iterators[shard_id] = self._iterator(shard_id)
 
-    def _iterator(self, shard_id: str) -> str:
-        """After the shard's kept place, or from its start when it has none or the stream no longer has it."""
+    def _iterator(self, shard_id: str, at: str | None = None) -> str:
+        """At a record (`at`), after the shard's kept place, or from its start when it has none or the stream no
+        longer has it."""
+        if at is not None:
+            return self.client.get_shard_iterator(
+                StreamArn=self.stream_arn, ShardId=shard_id, ShardIteratorType="AT_SEQUENCE_NUMBER", SequenceNumber=at
+            )["ShardIterator"]
         if shard_id in self.kept:
             try:
                 return self.client.get_shard_iterator(
@@ -143,9 +182,13 @@ class StreamFeeder:
             response = self.client.get_records(ShardIterator=iterator, Limit=BATCH)
             records = response.get("Records", [])
             if records:
-                self.deliver([_as_lambda_record(record, self.stream_arn) for record in records], shard_id)
-                self._keep(shard_id, records[-1]["dynamodb"]["SequenceNumber"])
+                batch = [_as_lambda_record(record, self.stream_arn) for record in records]
+                unsent = self.hand_over(batch, shard_id)
                 handed += len(records)
+                if unsent is not None:  # read again from there at the next poll: never skipped
+                    self.iterators[shard_id] = self._iterator(shard_id, at=unsent)
+                    continue
+            self.keep(shard_id)
             if response.get("NextShardIterator"):
                 self.iterators[shard_id] = response["NextShardIterator"]
             else:  # the shard closed and is read to its end: its children are opened at the next poll
@@ -154,25 +197,42 @@ class StreamFeeder:
                 self.polls = 0
         return handed
 
-    def deliver(self, records: list[dict], shard_id: str = "stream") -> None:
-        """One batch, retried from its first failed record as the event source mapping does."""
+    def hand_over(self, batch: list[dict], shard_id: str) -> str | None:
+        """Deliver the batch and count what it forwarded as waiting for its numbering: the sequence number of the
+        first record not forwarded, or None."""
+        unsent = self.deliver(batch, shard_id)
+        numbers = [record["dynamodb"]["SequenceNumber"] for record in batch]
+        sent = batch[: numbers.index(unsent)] if unsent is not None else batch
+        if sent:
+            self.progress.handed(shard_id, sent[-1]["dynamodb"]["SequenceNumber"], _forwarded(sent))
+        return unsent
+
+    def numbered(self, bodies: list[str]) -> None:
+        """The feed queue's poller deleted these messages: their records' changes are numbered."""
+        self.progress.numbered(_records_in(bodies))
+
+    def keep(self, shard_id: str) -> None:
+        place = self.progress.keepable(shard_id)
+        if place is not None:
+            self._keep(shard_id, place)
+
+    def deliver(self, records: list[dict], shard_id: str = "stream") -> str | None:
+        """One batch, tried again from its first failed record as the event source mapping does: None when every
+        record was forwarded, else the sequence number of the first that was not."""
         for attempt in range(RETRIES + 1):
             try:
                 answer = self.handler({"Records": records, "shardId": shard_id}) or {}
                 failed = {item["itemIdentifier"] for item in answer.get("batchItemFailures", [])}
-            except Exception:  # noqa: BLE001 - the whole batch failed: retried whole
+            except Exception:  # noqa: BLE001 - the whole batch failed: tried again whole
                 log.exception("stream batch failed (attempt %s)", attempt + 1)
                 failed = {records[0]["dynamodb"]["SequenceNumber"]}
             if not failed:
-                return
+                return None
             # An identifier of no record in the batch (empty, None) fails it whole, as Lambda takes it.
             first = next((i for i, record in enumerate(records) if record["dynamodb"]["SequenceNumber"] in failed), 0)
             records = records[first:]
-        log.error(
-            "stream batch given up after %s retries from record %s; the schedule takes its work",
-            RETRIES,
-            records[0]["dynamodb"]["SequenceNumber"],
-        )
+        log.error("stream batch not forwarded from record %s: read again", records[0]["dynamodb"]["SequenceNumber"])
+        return records[0]["dynamodb"]["SequenceNumber"]
 
     def run_forever(self, stop_event: threading.Event) -> None:
         import time
@@ -195,7 +255,8 @@ class StreamFeeder:
 class MotoStreamFeeder(StreamFeeder):
     """moto's stream, read in this process's memory: moto's streams API does not answer (under mock_aws, nor in
     its server, which make run starts in this process when Java is missing). One shard, read from where the last
-    poll stopped, its batches handed over like DynamoDB Local's."""
+    poll stopped, its batches handed over like DynamoDB Local's, each record stamped with the one clock's time when
+    it is read (right after its write in tests, which move that clock)."""
 
     def __init__(self, table_name: str, region: str, handler: Callable):
         super().__init__(None, None, table_name, handler)
@@ -209,15 +270,16 @@ class MotoStreamFeeder(StreamFeeder):
         records = [record.to_json() for record in shard.items[self.read : self.read + BATCH]]
         if not records:
             return 0
-        self.read += len(records)
+        from ..service import clock
+
         handed = []
         for record in records:
-            stream = dict(record["dynamodb"])
-            created = stream["ApproximateCreationDateTime"]  # moto's naive UTC time
-            if isinstance(created, dt.datetime) and created.tzinfo is None:
-                stream["ApproximateCreationDateTime"] = created.replace(tzinfo=dt.timezone.utc)
+            # moto stamps its records with the machine's time; a write happened at the one clock's (a test's).
+            stream = {**record["dynamodb"], "ApproximateCreationDateTime": clock.now()}
             handed.append(_as_lambda_record({**record, "dynamodb": stream}, "moto"))
-        self.deliver(handed, shard.id)
+        unsent = self.hand_over(handed, shard.id)
+        numbers = [record["dynamodb"]["SequenceNumber"] for record in handed]
+        self.read += numbers.index(unsent) if unsent is not None else len(records)
         return len(records)
 
 
@@ -239,13 +301,35 @@ def feeder(bells=None, checkpoints: Path | None = None, in_memory: bool = False)
     return StreamFeeder(tables, streams, table.name(), handler, checkpoints=checkpoints)
 
 
+def _forwarded(batch: list[dict]) -> set[str]:
+    """The sequence numbers of the batch's records that make changes (what the forwarder sends to the queue)."""
+    from chalice.app import DynamoDBEvent
+
+    from ..service.feed_forwarding import marked
+
+    return {number for number, _ in marked(DynamoDBEvent({"Records": batch}, None))}
+
+
+def _records_in(bodies: list[str]) -> set[str]:
+    """The stream sequence numbers of the records in feed queue messages (as the forwarder wrote them)."""
+    found = set()
+    for body in bodies:
+        try:
+            found |= {record["seq"] for record in json.loads(body)["records"] if record.get("seq")}
+        except (ValueError, KeyError, TypeError):
+            continue
+    return found
+
+
 def _lambda_handler(event: dict, local=None):
-    """The stream's two functions in AWS, one after the other: the numbering's answer says what to hand over
-    again."""
+    """The stream's two functions in AWS, one after the other: the forwarder's answer says what to hand over again.
+    With make run's bells (`local`) the feed queue's poller is woken for what was forwarded."""
     from chalice.app import DynamoDBEvent
 
     from ..jobs import handlers
 
-    answer = handlers.number_changes(DynamoDBEvent(event, None))
+    answer = handlers.forward_changes(DynamoDBEvent(event, None))
+    if local is not None:
+        local.feed.ring()
     handlers.on_table_change(DynamoDBEvent(event, None), local=local)
     return answer

@@ -1,68 +1,90 @@
-"""Use case: give the changes a stream batch shows their sequences (decisions §13; docs/feed.md "Numbering").
+"""Use case: give the changes the feed queue hands over their sequences (decisions §13; docs/feed.md "Numbering").
 
-The table stream hands one shard's records at a time to jobs/handlers.py, in AWS as with `make run`; the marks on
-them (store/feed_marks.py) say which changes they are. The batch's accounts take turns, TURN_RECORDS records each,
-so an import's thousands of rows are numbered in turns, never ahead of another account's one change.
+The queue hands over one account's messages at a time, in the order the forwarder sent them
+(service/feed_forwarding.py); one numbering of an account runs at a time. A message is done when each of its
+records is numbered (now, or before: the store skips a record it numbered already); a message that is not, and every
+later message of its account in the same hand-over, go back to the queue, which hands them over again alone, later:
+no other account waits for them. A message the numbering cannot read at all is numbered as one `feed.unreadable`
+entry of its account, never dropped and never blocking the account.
 """
 
 import datetime as dt
+import json
 import logging
+from dataclasses import dataclass
 
-from ..store import feed_marks, feed_numbering
-from ..store.feed_numbering import Marked
+from ..adapters import feed_queue
+from ..store import feed_numbering
+from ..store.feed_marks import Marked, marked_from
 from . import clock
 
 log = logging.getLogger("supplier-ordering.feed")
 
-TURN_RECORDS = 200  # about four numbering transactions: one account's turn before the next account's
-# A deletion's entry says when it happened: the record's creation, which the stream gives to the second (to the
-# minute in DynamoDB Local), or the numbering's time when it is that close behind.
-RECORD_TIME_TRUSTED_AFTER = dt.timedelta(minutes=5)
+MAX_RETRY_PAUSE_SECONDS = 900  # a failing account's messages come back at most this much later (its alarm fires)
 
 
-def marked(records) -> dict[str, list[Marked]]:
-    """The batch's changes per account, in the stream's order: `records` are Chalice DynamoDBRecords."""
-    now = clock.now()
-    found: dict[str, list[Marked]] = {}
-    for record in records:
-        created = record.timestamp.replace(tzinfo=dt.timezone.utc)
-        deleted_at = now if now - created < RECORD_TIME_TRUSTED_AFTER else created
-        shown = feed_marks.changes_of(record.event_name, record.new_image, record.old_image, deleted_at)
-        if shown is not None:
-            account, changes = shown
-            found.setdefault(account, []).append(Marked(record.sequence_number, int(created.timestamp()), changes))
-    return found
+@dataclass(frozen=True)
+class QueueMessage:
+    id: str  # the queue's message id (what a partial answer names)
+    account: str  # its message group
+    body: str
+    receive_count: int = 1
+    deduplication_id: str = ""
+    receipt: str = ""  # what hands it back to the queue
 
 
-def number_batch(
-    shard: str, by_account: dict[str, list[Marked]], deadline: dt.datetime, failed: set[str] | None = None
-) -> dict:
-    """Number the accounts' records in turns until all are numbered or `deadline` passes (the rest are left: the
-    stream hands them over again). `failed`: an account whose numbering raised or kept losing is added to it (and
-    logged) and the others go on; None raises."""
-    numbered, waiting = 0, {account: list(records) for account, records in by_account.items() if records}
-    while waiting:
-        for account in list(waiting):
-            if clock.now() >= deadline:
-                if failed is not None:
-                    failed.update(waiting)
-                return {"numbered": numbered, "left": len(waiting)}
-            turn, rest = waiting[account][:TURN_RECORDS], waiting[account][TURN_RECORDS:]
-            try:
-                outcome = feed_numbering.number(account, shard, turn)
-            except Exception:
-                if failed is None:
-                    raise
-                log.exception("numbering the feed of account %s failed", account)
-                outcome = None
-            if outcome is None or not outcome.done:
-                if failed is not None:
-                    failed.add(account)
-                del waiting[account]
-                continue
-            numbered += outcome.count
-            if rest:
-                waiting[account] = rest
-            else:
-                del waiting[account]
-    return {"numbered": numbered, "left": 0}
+def received(record: dict) -> QueueMessage:
+    """A message as the queue's event source hands it over (an SQS record of the Lambda event)."""
+    attributes = record.get("attributes") or {}
+    return QueueMessage(
+        record["messageId"],
+        attributes.get("MessageGroupId", ""),
+        record.get("body", ""),
+        int(attributes.get("ApproximateReceiveCount", 1)),
+        attributes.get("MessageDeduplicationId", ""),
+        record.get("receiptHandle", ""),
+    )
+
+
+def records_of(message: QueueMessage) -> list[Marked]:
+    """The records a message carries; one `unreadable` record standing for a message that cannot be read."""
+    try:
+        data = json.loads(message.body)
+        records = [marked_from(record) for record in data["records"]]
+        if all(record.account == message.account for record in records) and records:
+            return records
+        problem = "records of another account, or none"
+    except (ValueError, KeyError, TypeError) as error:
+        problem = f"a message that is not the forwarder's ({type(error).__name__})"
+    log.error("feed queue message %s of account %s unreadable: %s", message.id, message.account, problem)
+    record_id = f"message.{message.deduplication_id or message.id}"
+    return [Marked(record_id, message.account, int(clock.now().timestamp()), unreadable=problem)]
+
+
+def number_messages(messages: list[QueueMessage], deadline: dt.datetime) -> set[str]:
+    """Number the messages' records, account by account, each account's in their order, until `deadline`: the ids of
+    the messages that are not done (failed, or left for lack of time), each account's from its first such one. They
+    are handed back to the queue with a pause that doubles with each hand-over (up to MAX_RETRY_PAUSE_SECONDS)."""
+    by_account: dict[str, list[QueueMessage]] = {}
+    for message in messages:
+        by_account.setdefault(message.account, []).append(message)
+    left: set[str] = set()
+    for account, found in by_account.items():
+        for index, message in enumerate(found):
+            if clock.now() >= deadline or not _numbered(account, message):
+                left.update(later.id for later in found[index:])
+                break
+    pauses = [(m.receipt, min(2 ** (m.receive_count - 1), MAX_RETRY_PAUSE_SECONDS)) for m in messages if m.id in left]
+    if pauses:
+        feed_queue.postpone([pause for pause in pauses if pause[0]])
+    return left
+
+
+def _numbered(account: str, message: QueueMessage) -> bool:
+    records = records_of(message)
+    try:
+        outcome = feed_numbering.number(account, records)
+    except Exception:  # noqa: BLE001 - one account's failure is its own: logged, retried, never another's
+        log.exception("numbering the feed of account %s failed (message %s)", account, message.id)
+        return False
+    return {record.id for record in records} <= outcome.done

@@ -1,13 +1,13 @@
 """The change feed (decisions §13; why it holds is docs/feed.md): its head, and reading it.
 
 A write marks the item of each resource it changes (store/feed_marks.py, in its unit of work); the table's stream
-brings the marked records to the sequencer (store/feed_numbering.py), which gives them their sequences in one
-conditional move of the account's feed head per batch. The head also keeps, per stream shard, the last record it
-numbered, so a batch the stream hands over again is numbered once.
+brings the marked records, through the feed queue of their account, to the numbering (store/feed_numbering.py),
+which gives them their sequences in one conditional move of the account's feed head per transaction. The head is
+small and stays so: the last sequence, where the move before it ended, and the account's event chain.
 """
 
 import datetime as dt
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from . import keys, table
 from .outcomes import Beyond, Expired
@@ -19,21 +19,22 @@ class Head:
     exists: bool
     last_event_sequence: int = 0  # the sequence of the account's latest webhook event (0: none yet)
     last_event_at: str = ""  # when that event was made (iso): a later numbering's events are made no earlier
-    # Per stream shard: the last record numbered ({"seq": its sequence number, "at": its creation, epoch seconds}).
-    positions: dict = field(default_factory=dict)
-    clock: int = 0  # the newest record creation numbered (epoch seconds): positions age by it, not by the wall
+    # The sequence before the head's last move: entries up to it were written by transactions that had ended when
+    # that move began (one numbering of an account at a time), so a reader that misses one of them knows it is gone.
+    previous: int = 0
 
 
 def head_of(item: dict | None) -> Head:
     if item is None:
         return Head(0, False)
+    sequence = int(item["sequence"])
     return Head(
-        int(item["sequence"]),
+        sequence,
         True,
         int(item.get("last_event_sequence", 0)),
         item.get("last_event_at", ""),
-        {shard: {"seq": str(p["seq"]), "at": int(p["at"])} for shard, p in (item.get("positions") or {}).items()},
-        int(item.get("clock", 0)),
+        # A head moved before `previous` was kept: every earlier move is long over.
+        int(item.get("previous", sequence)),
     )
 
 
@@ -53,10 +54,13 @@ class Entries:
     max_sequence: int
 
 
+PUBLIC_FIELDS = ("status", "integration", "customer_id", "date", "by", "reason", "unit")  # after sequence … at
+
+
 def _public(item: dict) -> dict:
     entry = {name: item[name] for name in ("sequence", "type", "resource", "id", "at")}
     entry["sequence"] = int(entry["sequence"])
-    for name in ("status", "integration", "customer_id", "date"):
+    for name in PUBLIC_FIELDS:
         if name in item:
             entry[name] = item[name]
     return entry
@@ -89,16 +93,21 @@ def _entries_from(account: str, after: int, newest: int, limit: int, now: dt.dat
 
 def read(account: str, after: int | None, limit: int, now: dt.datetime) -> Entries | Beyond | Expired:
     """Entries after `after` (None: the newest position), at most `limit`, up to the head read here, with one
-    consistent Query bounded by it, so nothing below max_sequence is still to come. A Query may see part of a
-    numbering transaction; when the very next entry is missing it is read once more before it counts as gone."""
-    newest = read_head(account).sequence
+    consistent Query bounded by it. A Query may see part of the numbering transaction that moved the head last (its
+    entries after `previous`): a missing one of those ends the page there, and `max_sequence` with it, so nothing
+    below max_sequence is still to come; a missing one at or before `previous` is gone for good (410)."""
+    head = read_head(account)
+    newest = head.sequence
     if after is None or after == newest:
         return Entries([], newest)
     if after > newest:
         return Beyond(newest)
     entries, expired = _entries_from(account, after, newest, limit, now)
-    if not entries and not expired:
-        entries, expired = _entries_from(account, after, newest, limit, now)
-    if not entries:
+    if expired:
         return Expired()
+    if not entries and after + 1 <= head.previous:
+        return Expired()
+    readable = after + len(entries)
+    if readable < newest and len(entries) < limit:
+        return Entries(entries, readable)  # the head's last move is still being written: the rest comes next read
     return Entries(entries, newest)

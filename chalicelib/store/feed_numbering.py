@@ -1,18 +1,20 @@
-"""The sequencer: the changes the table's stream shows (store/feed_marks.py) get their sequences (docs/feed.md).
+"""The sequencer: the changes of one account's stream records (store/feed_marks.py) get their sequences
+(docs/feed.md).
 
-The stream hands over one shard's records at a time, in the shard's order. For one account, one numbering is one
-TransactWriteItems per up to ~49 changes: the account's feed head moved from n to n+k (conditional on it still
-being n) with the position of the last record it takes in that shard, the entries n+1 … n+k, and the webhook events
-they make (chained by previous_sequence). A record at or before the head's position for its shard was numbered
-already (the stream hands a batch over again after a failure): it is skipped, so every change is numbered once.
-Two sequencers of one account at once (two shards) are harmless: the head's condition lets one win, the other
-reads the head again.
+The feed queue hands one account's records to one numbering at a time, in the order the stream gave them. One
+numbering is one TransactWriteItems per up to ~49 changes: the account's feed head moved from n to n+k (conditional
+on it still being n), the entries n+1 … n+k, the webhook events they make (chained by previous_sequence), and for
+each record a small item named by the record's id (conditional on its absence). A record handed over again, at any
+age the stream or the queue keeps it, from any shard, in any order, finds its item and is skipped: every record is
+numbered once, and the head stays a few numbers however large the table grows.
 """
 
+import datetime as dt
 import logging
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Callable
 
 from botocore.exceptions import ClientError
 
@@ -21,34 +23,23 @@ from ..domain.retry import back_off
 from ..domain.timestamps import iso, parse_iso
 from . import events, keys, table
 from .feed import Head, read_head
-from .feed_marks import change_of
+from .feed_marks import ENTRY_FIELDS, Marked, change_of
 
 log = logging.getLogger("supplier-ordering.feed")
 
-MAX_TRANSACTION_ITEMS = 100  # DynamoDB's bound: the head, then per change its entry and at most one event
-MAX_ATTEMPTS = 8  # lost races (another shard's sequencer of the account) before leaving the rest to a retry
-# The numbering's event source hands a record over again until it is this old (its MaximumRecordAgeInSeconds:
-# deploy_stream.py). A shard's position is kept while the account's own records are at most that much newer
-# than its last one, and an hour more (record creation times are approximate), so a batch handed over again late
-# is still numbered once.
-REDELIVERED_WITHIN_SECONDS = 6 * 3600
-POSITION_KEPT_SECONDS = REDELIVERED_WITHIN_SECONDS + 3600
-
-
-@dataclass(frozen=True)
-class Marked:
-    """One stream record's changes for one account (the entries they make, but their sequences)."""
-
-    sequence_number: str  # the record's, in its shard
-    created: int  # the record's creation, epoch seconds
-    changes: list[dict]
+MAX_TRANSACTION_ITEMS = 100  # DynamoDB's bound: the head, then per record its item, per change its entry and event
+MAX_ATTEMPTS = 8  # moves of the head by another numbering, or conflicts, before leaving the rest to a retry
+# How long a record's item is kept, from the record's creation: longer than any hand-over can come (the stream keeps
+# a record 24 hours, the feed queue a message 14 days), so a record is never numbered twice.
+RECORD_KEPT_SECONDS = 16 * 86400
+UNREADABLE = "feed.unreadable"  # the entry of a record whose changes cannot be read (docs/feed.md)
 
 
 @dataclass(frozen=True)
 class Numbered:
-    count: int  # entries numbered
-    done: bool  # every record was numbered (now or before)
-    head: Head  # the head as this numbering last saw or moved it
+    count: int  # entries numbered now
+    done: set[str] = field(default_factory=set)  # the records numbered now or before, by id
+    head: Head | None = None  # the head as this numbering last saw or moved it
 
 
 def _selection(account: str) -> tuple[str, ...] | None:
@@ -63,40 +54,60 @@ def _selection(account: str) -> tuple[str, ...] | None:
     return tuple(sorted(selected)) if selected is not None else None
 
 
-def entry_item(account: str, sequence: int, said: dict) -> dict:
+def entry_item(account: str, sequence: int, said: dict, unit: str | None = None) -> dict:
     item = {**keys.feed_entry_key(account, sequence), "sequence": sequence}
     item.update({name: said[name] for name in ("type", "resource", "id", "at")})
-    item.update({name: said[name] for name in ("status", "customer_id", "integration", "date") if name in said})
+    item.update({name: said[name] for name in (*ENTRY_FIELDS, "reason") if name in said})
+    if unit is not None:
+        item["unit"] = unit
     # The table's TTL attribute, counted from the change (not from its numbering).
     item["expires_at"] = int(parse_iso(said["at"]).timestamp()) + RETENTION_DAYS * 86400
     return item
 
 
-def _unnumbered(records: list[Marked], head: Head, shard: str) -> list[Marked]:
-    position = head.positions.get(shard)
-    if position is None:
-        return records
-    return [record for record in records if int(record.sequence_number) > int(position["seq"])]
+def _said(record: Marked) -> list[dict]:
+    """The entries a record makes: its changes, or one that says it could not be read."""
+    if record.unreadable is None:
+        return record.changes
+    at = iso(dt.datetime.fromtimestamp(record.created, dt.timezone.utc))
+    return [{"type": UNREADABLE, "resource": "feed", "id": record.id, "at": at, "reason": record.unreadable}]
+
+
+def _record_item(account: str, record: Marked, first_sequence: int) -> dict:
+    item = {
+        **keys.feed_record_key(account, record.id),
+        "sequence": first_sequence,
+        table.TTL_ATTRIBUTE: record.created + RECORD_KEPT_SECONDS,
+    }
+    return {
+        "Put": {
+            "TableName": table.name(),
+            "Item": table.to_item(item),
+            "ConditionExpression": "attribute_not_exists(PK)",
+        }
+    }
 
 
 def _head_update(head: Head, account: str, moved: Head) -> dict:
     update = {
         "TableName": table.name(),
         "Key": table.to_item(keys.feed_head_key(account)),
-        "UpdateExpression": "SET #seq = :next, last_event_sequence = :event, positions = :positions, clock = :clock",
+        # The per-shard positions of earlier releases go with the first move.
+        "UpdateExpression": "SET #seq = :next, previous = :previous, last_event_sequence = :event "
+        "REMOVE positions, clock",
         "ExpressionAttributeNames": {"#seq": "sequence"},
         "ExpressionAttributeValues": table.values(
-            next=moved.sequence, event=moved.last_event_sequence, positions=moved.positions, clock=moved.clock
+            next=moved.sequence, previous=moved.previous, event=moved.last_event_sequence
         ),
     }
     if moved.last_event_at:
-        update["UpdateExpression"] += ", last_event_at = :at"
+        update["UpdateExpression"] = update["UpdateExpression"].replace(" REMOVE", ", last_event_at = :at REMOVE")
         update["ExpressionAttributeValues"].update(table.values(at=moved.last_event_at))
     if head.exists:
         update["ConditionExpression"] = "#seq = :seen"
         update["ExpressionAttributeValues"].update(table.values(seen=head.sequence))
     else:
-        update["ConditionExpression"] = "attribute_not_exists(PK)"
+        update["ConditionExpression"] = "attribute_not_exists(#seq)"
     return {"Update": update}
 
 
@@ -106,79 +117,94 @@ def _event_type(change_type: str, selected) -> str | None:
     try:
         known = ChangeType(change_type)
     except ValueError:
-        log.warning("feed change type %r unknown to this release: numbered without an event", change_type)
+        if change_type != UNREADABLE:
+            log.warning("feed change type %r unknown to this release: numbered without an event", change_type)
         return None
     return event_type_of(known, selected)
 
 
-def _plan(account: str, shard: str, records: list[Marked], head: Head, selected) -> tuple[list[dict], Head, int]:
+def _plan(account: str, records: list[Marked], head: Head, selected) -> tuple[list[dict], Head, list[Marked]]:
     """The numbering transaction for as many whole records as one transaction holds, in their order; the head it
-    moves to, and how many records it takes."""
+    moves to, and the records it takes (each record's changes in one transaction, never split)."""
     room = MAX_TRANSACTION_ITEMS - 1
     sequence, last_event = head.sequence, head.last_event_sequence
     # The events listing sorts by when an event was made: at its change, but no earlier than the account's latest
     # event (a clock may be behind another's), so newest first follows the sequence.
     made_at = parse_iso(head.last_event_at) if head.last_event_at else None
     written: list[dict] = []
-    taken = 0
+    taken: list[Marked] = []
     for record in records:
-        kinds = [_event_type(said["type"], selected) for said in record.changes]
-        cost = sum(1 + (kind is not None) for kind in kinds)
+        said = _said(record)
+        kinds = [_event_type(change["type"], selected) for change in said]
+        cost = 1 + sum(1 + (kind is not None) for kind in kinds)
         if cost > room:
             break
         room -= cost
-        taken += 1
-        for said, event_type in zip(record.changes, kinds):
+        taken.append(record)
+        written.append(_record_item(account, record, sequence + 1))
+        for change, event_type in zip(said, kinds):
             sequence += 1
             written.append(
                 {
                     "Put": {
                         "TableName": table.name(),
-                        "Item": table.to_item(entry_item(account, sequence, said)),
+                        "Item": table.to_item(entry_item(account, sequence, change, record.unit)),
                         "ConditionExpression": "attribute_not_exists(PK)",
                     }
                 }
             )
             if event_type is not None:
-                changed = parse_iso(said["at"])
+                changed = parse_iso(change["at"])
                 made_at = changed if made_at is None else max(made_at, changed)
                 made_at = made_at.replace(microsecond=made_at.microsecond // 1000 * 1000)
-                written.append(events.feed_event(account, event_type, change_of(said), sequence, last_event, made_at))
+                written.append(events.feed_event(account, event_type, change_of(change), sequence, last_event, made_at))
                 last_event = sequence
-    if not taken:
-        raise ValueError(f"a stream record of account {account} makes more changes than one transaction holds")
-    last = records[taken - 1]
-    clock = max(head.clock, max(record.created for record in records[:taken]))
-    positions = {
-        other: position for other, position in head.positions.items() if position["at"] >= clock - POSITION_KEPT_SECONDS
-    }
-    positions[shard] = {"seq": last.sequence_number, "at": last.created}
     event_at = iso(made_at) if last_event != head.last_event_sequence else head.last_event_at
-    moved = Head(sequence, True, last_event, event_at, positions, clock)
+    moved = Head(sequence, True, last_event, event_at, previous=head.sequence)
     return [_head_update(head, account, moved)] + written, moved, taken
 
 
-def number(account: str, shard: str, records: list[Marked]) -> Numbered:
-    """Number the account's changes of `records` (one shard's, in its order) that the head has not numbered yet:
-    as many transactions as they need. Not done when other sequencers of the account kept winning."""
-    numbered, lost = 0, 0
+def number(account: str, records: list[Marked], sleep: Callable[[float], None] = time.sleep) -> Numbered:
+    """Number the account's `records` (in the order the stream gave them) that were not numbered before: as many
+    transactions as they need. `done` holds the longest run of them from the first that is numbered (now or before):
+    the rest are left to a retry when the head kept moving under this numbering (another numbering of the account,
+    a replay) or its items kept being held by other writes; another failure raises."""
+    todo, seen = [], set()
+    for record in records:  # a record twice in one hand-over: once
+        if record.id not in seen:
+            seen.add(record.id)
+            todo.append(record)
+    numbered, lost, done = 0, 0, set()
     head = read_head(account)
-    todo = _unnumbered(records, head, shard)
-    selected = _selection(account) if any(record.changes for record in todo) else None
+    selected = _selection(account) if todo else None
     while todo:
-        items, moved, taken = _plan(account, shard, todo, head, selected)
+        items, moved, taken = _plan(account, todo, head, selected)
+        if not taken:
+            raise ValueError(f"a stream record of account {account} makes more changes than one transaction holds")
         try:
             table.client().transact_write_items(TransactItems=items, ClientRequestToken=uuid.uuid4().hex)
         except ClientError as error:
-            if not table.cancellation_codes(error):
+            reasons = table.cancellation_reasons(error, items)
+            if not reasons:
                 raise
-            lost += 1  # another shard's sequencer moved the head: read it again
+            before = {r.id for r in taken if reasons.get(_record_key(account, r)) == table.CONDITION_FAILED}
+            if before:  # numbered before (handed over again): skipped, the rest tried at once
+                done |= before
+                todo = [record for record in todo if record.id not in before]
+                continue
+            if set(reasons.values()) - {table.CONDITION_FAILED, table.TRANSACTION_CONFLICT, "None"}:
+                raise table.WriteFailed("the feed's numbering", reasons)
+            lost += 1  # another numbering moved the head, or a conflict: read the head again
             if lost >= MAX_ATTEMPTS:
-                return Numbered(numbered, False, head)
-            back_off(lost, time.sleep, first=0.002, cap=0.05)
+                return Numbered(numbered, done, head)
+            back_off(lost, sleep, first=0.002, cap=0.05)
             head = read_head(account)
-            todo = _unnumbered(todo, head, shard)
             continue
         numbered += moved.sequence - head.sequence
-        head, todo = moved, todo[taken:]
-    return Numbered(numbered, True, head)
+        done |= {record.id for record in taken}
+        head, todo = moved, todo[len(taken) :]
+    return Numbered(numbered, done, head)
+
+
+def _record_key(account: str, record: Marked) -> tuple[str, str]:
+    return table.key_of(keys.feed_record_key(account, record.id))

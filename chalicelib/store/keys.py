@@ -74,6 +74,12 @@ def product_pricing_pk(account: str, product_id: str) -> str:
     return f"{account_pk(account)}#P#{product_id}"
 
 
+def product_of_pricing_pk(pk: str) -> str | None:
+    """The product id of a product's pricing partition (A#<account>#P#<product>), else None."""
+    account_part = pk.removeprefix(ACCOUNT_PREFIX) if pk.startswith(ACCOUNT_PREFIX) else ""
+    return account_part.split("#P#", 1)[1] if "#P#" in account_part else None
+
+
 def customer_pricing_key(account: str, product_id: str, customer_id: str) -> dict:
     return {"PK": product_pricing_pk(account, product_id), "SK": f"{CUSTOMER_PREFIX}{customer_id}"}
 
@@ -261,9 +267,9 @@ def outbox_lane_key(account: str) -> dict:
     return {"PK": account_pk(account), "SK": "OUTBOX#LANE"}
 
 
-# The change feed (decisions §13, docs/feed.md): one head item per account holding the last sequence used (and
-# where the numbering stands in each stream shard), and one entry item per sequence in a partition of its own, read
-# in order with one Query.
+# The change feed (decisions §13, docs/feed.md): one head item per account holding the last sequence used, one
+# entry item per sequence in a partition of its own, read in order with one Query, and one small item per stream
+# record numbered (its id: store/feed_marks.py), so a record handed over again is numbered once.
 FEED_HEAD_SK = "FEED#HEAD"
 
 
@@ -281,6 +287,10 @@ def feed_pk(account: str) -> str:
 
 def feed_entry_key(account: str, sequence: int) -> dict:
     return {"PK": feed_pk(account), "SK": padded_id(sequence)}
+
+
+def feed_record_key(account: str, record_id: str) -> dict:
+    return {"PK": f"{account_pk(account)}#FEEDREC", "SK": record_id}
 
 
 DEPOSIT_BALANCE_PREFIX = "DEPBAL#"

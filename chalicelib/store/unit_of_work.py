@@ -16,6 +16,7 @@ Contended, a lost claim LostClaim, a reason nobody declared table.WriteFailed.
 from __future__ import annotations
 
 import datetime as dt
+import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,6 +30,16 @@ from .outcomes import Contended, LostClaim, ProductsGone, Refusal, TooLarge
 # A single write's call by its kind: a commit of one operation and nothing else costs half a transaction.
 _SINGLE = {"Put": "put_item", "Update": "update_item", "Delete": "delete_item"}
 TOO_LARGE_CODE = "ValidationError"  # a transaction item's code when it would pass 400 KB
+_committed = threading.local()  # the units with changes this thread committed since `forget_units` (one request)
+
+
+def forget_units() -> None:
+    _committed.units = []
+
+
+def units_committed() -> list[str]:
+    """The units of work with feed changes committed since forget_units, in order: their entries carry `unit`."""
+    return list(getattr(_committed, "units", []))
 
 
 @dataclass(frozen=True)
@@ -57,6 +68,7 @@ class UnitOfWork:
         self.operations: list[Operation] = []
         self.changes: list[Change] = []
         self.committed = False
+        self.unit = feed_marks.new_unit()  # its marks' and entries' `unit`: how a writer finds its changes
 
     def __enter__(self) -> UnitOfWork:
         return self
@@ -84,12 +96,14 @@ class UnitOfWork:
         self.committed = True
         items = [operation.item for operation in self.operations]
         if self.changes:
-            items = feed_marks.marked(self.account, items, self.changes, self.now)
+            items = feed_marks.marked(self.account, self.unit, items, self.changes, self.now)
         if not items:
             return None
-        if len(items) == 1 and next(iter(items[0])) in _SINGLE:
-            return self._single(items[0])
-        return self._transact(items)
+        single = len(items) == 1 and next(iter(items[0])) in _SINGLE
+        refused = self._single(items[0]) if single else self._transact(items)
+        if refused is None and self.changes:
+            _committed.units = [*getattr(_committed, "units", []), self.unit]
+        return refused
 
     def _single(self, item: dict) -> Refusal | None:
         ((kind, request),) = item.items()

@@ -19,7 +19,7 @@ from tests.conftest import clock_at
 
 NOW = dt.datetime(2026, 11, 23, 8, 30, tzinfo=dt.timezone.utc)  # a Monday
 # Values that differ on every run (secrets, signatures, times the jobs take): compared by presence only.
-VOLATILE = {"token", "signing_secret", "cursor", "created_at", "at", "next_attempt_at", "duration_ms"}
+VOLATILE = {"unit", "token", "signing_secret", "cursor", "created_at", "at", "next_attempt_at", "duration_ms"}
 # Per operation: random ids, and which of several events made in the same instant is listed first.
 VOLATILE_OF = {
     "create_customer_token": {"id"},

@@ -42,8 +42,8 @@ def test_an_account_without_changes_has_an_empty_feed(api):
 
 
 def test_entries_have_consecutive_sequences_from_1_and_their_fields(api, fixed_clock):
-    make_category(api)
-    make_product(api, "beer", price=100)
+    category = api.put("/categories/drinks", {"name": "Drinks"})
+    product = api.put("/products/beer", {"status": "ACTIVE", "category": "drinks", "name": "Beer", "price": 100})
     page = changes(api)
     assert page == {
         "changes": [
@@ -53,6 +53,7 @@ def test_entries_have_consecutive_sequences_from_1_and_their_fields(api, fixed_c
                 "resource": "category",
                 "id": "drinks",
                 "at": "2026-05-04T09:30:00.000Z",
+                "unit": category.headers["X-Feed-Unit"],
             },
             {
                 "sequence": 2,
@@ -60,11 +61,34 @@ def test_entries_have_consecutive_sequences_from_1_and_their_fields(api, fixed_c
                 "resource": "product",
                 "id": "beer",
                 "at": "2026-05-04T09:30:00.000Z",
+                "unit": product.headers["X-Feed-Unit"],
             },
         ],
         "last_sequence": 2,
         "max_sequence": 2,
     }
+
+
+def test_a_writer_finds_its_own_change_by_the_unit_its_answer_names(api):
+    """decisions §13: an entry is readable within 5 seconds of its change, not at once; the write's answer names
+    the unit its entries carry, so a writer knows which entry is its own. A read, a refused write and a write that
+    changes nothing name none."""
+    make_category(api)
+    before = newest(api)
+    written = api.patch("/customers/c9", {"price_group": "gold"})
+    assert written.status_code == 404 and "X-Feed-Unit" not in written.headers
+    created = api.put("/customers/c9", {"name": "Bar Nine"})
+    assert created.status_code == 200
+    unit = created.headers["X-Feed-Unit"]
+    assert len(unit) == 16
+    assert [(c["type"], c["id"], c["unit"]) for c in changes(api, f"?after={before}")["changes"]] == [
+        ("customer.created", "c9", unit)
+    ]
+    assert "X-Feed-Unit" not in api.put("/customers/c9", {"name": "Bar Nine"}).headers  # the same again: no change
+    assert "X-Feed-Unit" not in api.get("/customers/c9").headers
+    renamed = api.put("/customers/c9", {"name": "Bar 9"}).headers["X-Feed-Unit"]
+    assert renamed != unit
+    assert changes(api, f"?after={before + 1}")["changes"][0]["unit"] == renamed
 
 
 def test_after_and_limit_page_forward_until_caught_up(api):
@@ -502,7 +526,7 @@ def test_a_customer_deposits_entry_carries_the_customer_id(shop):
         "id": "c1",
         "customer_id": "c1",
     }
-    assert list(entry) == ["sequence", "type", "resource", "id", "at", "customer_id"]
+    assert list(entry) == ["sequence", "type", "resource", "id", "at", "customer_id", "unit"]
 
 
 def test_the_default_selection_sends_only_the_legacy_types(shop):

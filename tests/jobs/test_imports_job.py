@@ -305,7 +305,9 @@ def test_5000_rows_with_every_category_new_are_chunked_within_one_transaction_ea
         window = rows[start : start + chunks.MAX_CHUNK_ROWS]
         chunk = chunks.chunk(claimed, window)
         changes = importing.chunk_changes(chunk)
-        items = feed_marks.marked("acme", [operation.item for operation in chunk.operations], changes, clock.now())
+        items = feed_marks.marked(
+            "acme", "u1", [operation.item for operation in chunk.operations], changes, clock.now()
+        )
         assert len(items) == len(chunk.operations) <= chunks.MAX_TRANSACTION_ITEMS  # a mark adds no item
         assert len(chunk.rows) == min(49, len(rows) - start)
         start, committed = start + len(chunk.rows), committed + 1
