@@ -6,7 +6,8 @@ import datetime as dt
 from ..domain.feed import Change
 from ..store import delivery_writes, outcomes
 from ..store.deliveries import IntegrationWrite, StoredDelivery
-from ..store.unit_of_work import Operation, unit_of_work
+from ..store.operations import Operation
+from ..store.unit_of_work import unit_of_work
 
 
 def place(

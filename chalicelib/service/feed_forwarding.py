@@ -13,7 +13,7 @@ import datetime as dt
 import json
 
 from ..adapters import feed_queue
-from ..store import feed_marks, table
+from ..store import feed_marks
 from ..store.feed_marks import Marked
 
 MESSAGE_RECORDS = 500  # at most per message, beside the queue's size bound
@@ -25,9 +25,8 @@ def marked(records) -> list[tuple[str, Marked]]:
     found = []
     for record in records:
         created = record.timestamp.replace(tzinfo=dt.timezone.utc)
-        key = table.from_item(record.keys or {})
         shown = feed_marks.record_of(
-            record.event_name, key, record.new_image, record.old_image, created, record.event_id
+            record.event_name, record.keys, record.new_image, record.old_image, created, record.event_id
         )
         if shown is not None:
             found.append((record.sequence_number, Marked(**{**shown.as_json(), "seq": record.sequence_number})))

@@ -1,9 +1,9 @@
 """Categories: small items under the account partition."""
 
 from . import batch, keys, table
+from .operations import Operation
 from .outcomes import Gone, NoCategory, Stale, Taken
 from .paging import Page, query_page
-from .unit_of_work import Operation
 
 
 def _public(item: dict) -> dict:

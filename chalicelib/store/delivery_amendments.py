@@ -5,7 +5,7 @@ condition)."""
 from ..domain.rendering import json_text
 from . import keys, table
 from .deliveries import AMENDMENTS
-from .unit_of_work import Operation
+from .operations import Operation
 
 
 def replacing_items(account: str, delivery: dict) -> Operation:

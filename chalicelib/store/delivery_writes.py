@@ -12,8 +12,8 @@ from ..domain.integration_status import state_text
 from ..domain.rendering import json_text
 from . import keys, rendered, table
 from .deliveries import DEPOSIT_BASIS, INTEGRATION, LEGACY, IntegrationWrite
+from .operations import Operation
 from .outcomes import ProductsGone, Stale, Taken
-from .unit_of_work import Operation
 
 
 def _summary_attributes(account: str, delivery: dict) -> dict:

@@ -15,8 +15,8 @@ from ..domain.deposit_statement import movements_of
 from ..domain.timestamps import iso
 from . import cursor as cursors
 from . import keys, table
+from .operations import Operation
 from .paging import Page
-from .unit_of_work import Operation
 
 HIGHEST = "~"  # sorts after every character of a sort key (ids are [a-zA-Z0-9_-])
 

@@ -17,8 +17,8 @@ import datetime as dt
 from dataclasses import dataclass
 
 from . import batch, keys, table
+from .operations import Operation
 from .outcomes import Gone, InUse, Refusal, Stale
-from .unit_of_work import Operation
 
 BALANCE_PREFIX = "D#"
 _NEW = "attribute_not_exists(PK)"

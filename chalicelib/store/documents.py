@@ -6,8 +6,8 @@ document (the profile and the settings of a customer) without reading it first.
 """
 
 from . import batch, table
+from .operations import Operation
 from .outcomes import Stale
-from .unit_of_work import Operation
 
 _NEW = "attribute_not_exists(PK)"
 

@@ -146,11 +146,17 @@ def _item_id(key: dict) -> str:
 
 
 def record_of(
-    event_name: str, key: dict, new_image: dict | None, old_image: dict | None, created: dt.datetime, event_id: str
+    event_name: str,
+    keys_image: dict,
+    new_image: dict | None,
+    old_image: dict | None,
+    created: dt.datetime,
+    event_id: str,
 ) -> Marked | None:
-    """The changes a stream record shows (`key` the item's, plain), or None: a new mark on an INSERT or MODIFY, or
-    the deletion a REMOVE of a feed item is. A record whose mark cannot be read is Marked `unreadable` (its account
-    from the item's key), never dropped."""
+    """The changes a stream record shows (its images in DynamoDB's JSON), or None: a new mark on an INSERT or MODIFY,
+    or the deletion a REMOVE of a feed item is. A record whose mark cannot be read is Marked `unreadable` (its
+    account from the item's key), never dropped."""
+    key = table.from_item(keys_image or {})
     stamp = int(created.timestamp())
     if event_name in ("INSERT", "MODIFY"):
         new, old = _mark_of(new_image), _mark_of(old_image)

@@ -14,8 +14,8 @@ from ..domain.product import deposits_named
 from ..domain.rendering import size_in_bytes
 from . import batch, categories, deposits, feed_marks, keys, products, table
 from .import_items import COUNTS, ClaimedImport
+from .operations import Operation
 from .outcomes import LostLease
-from .unit_of_work import Operation
 
 MAX_TRANSACTION_ITEMS = 100  # DynamoDB's TransactWriteItems limit
 TRANSACTION_BYTES = 3_000_000  # TransactWriteItems takes at most 4 MB; JSON sizes run a little under DynamoDB's

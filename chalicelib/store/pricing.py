@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 from ..domain.values import DEFAULT_ORDER_BY
 from . import batch, customers, feed_marks, keys, table
+from .operations import Operation
 from .outcomes import Gone, Stale
 from .products import BORN, StoredProduct, belongs, from_item
-from .unit_of_work import Operation
 
 MAX_DOCUMENT_BYTES = 350_000
 

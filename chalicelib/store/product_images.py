@@ -18,8 +18,8 @@ from botocore.exceptions import ClientError
 from ..domain.image_status import ImageStatus
 from ..domain.timestamps import iso
 from . import keys, rendered, table
+from .operations import Operation
 from .outcomes import Stale, TooLarge
-from .unit_of_work import Operation
 
 PENDING, DOWNLOADING, DONE, FAILED = ImageStatus.PENDING, ImageStatus.DOWNLOADING, ImageStatus.DONE, ImageStatus.FAILED
 STATE = ("image_status", "image_meta", "image_error", "GSI3PK", "GSI3SK")

@@ -13,8 +13,8 @@ from . import keys, rendered, table
 from .paging import Page, query_page
 
 if TYPE_CHECKING:
+    from .operations import Operation
     from .outcomes import Gone, InUse, Stale
-    from .unit_of_work import Operation
 
 # The writes import the unit of work, images, batch, deposits and outcomes where they use them: a cold read loads
 # none.
@@ -197,7 +197,7 @@ def saving(
     """Create (create_only: Taken when it exists) or replace the product (with expected_revision: Stale when it
     changed since). Every product write, the catalogue import's too, writes the product item with this."""
     from . import outcomes
-    from .unit_of_work import Operation
+    from .operations import Operation
 
     revision = table.new_revision()
     update = write_operation(
@@ -221,7 +221,7 @@ def deleting(account: str, product_id: str, expected_revision: str | None, named
     """Delete an unused product (with expected_revision: only that revision); a product whose packaging names deposit
     types gives their references back. Refused, the product is read to say why: Gone, InUse or Stale."""
     from . import deposits, outcomes
-    from .unit_of_work import Operation
+    from .operations import Operation
 
     condition = "attribute_exists(PK) AND (attribute_not_exists(used) OR used = :false)"
     named_values = {"false": False}
@@ -268,7 +268,7 @@ def any_in_category(account: str, category_id: str) -> bool:
 def unchanged_check(account: str, product_id: str, revision: str) -> Operation:
     """The product is still the revision that was read (a write that depends on it); Changed otherwise."""
     from . import outcomes
-    from .unit_of_work import Operation
+    from .operations import Operation
 
     check = {
         "TableName": table.name(),

@@ -16,9 +16,9 @@ from botocore.exceptions import ClientError
 from ..domain.standing_orders import MAX_PER_CUSTOMER
 from ..domain.timestamps import iso
 from . import keys, table
+from .operations import Operation
 from .outcomes import Contended, Refusal, Stale, Taken
 from .paging import Page, query_page
-from .unit_of_work import Operation
 
 
 @dataclass(frozen=True)

@@ -19,12 +19,12 @@ import datetime as dt
 import threading
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from botocore.exceptions import ClientError
 
 from ..domain.feed import Change
 from . import feed_marks, table
+from .operations import Operation
 from .outcomes import Contended, LostClaim, ProductsGone, Refusal, TooLarge
 
 # A single write's call by its kind: a commit of one operation and nothing else costs half a transaction.
@@ -40,24 +40,6 @@ def forget_units() -> None:
 def units_committed() -> list[str]:
     """The units of work with feed changes committed since forget_units, in order: their entries carry `unit`."""
     return list(getattr(_committed, "units", []))
-
-
-@dataclass(frozen=True)
-class Operation:
-    """One TransactWriteItems entry ({"Put": ...}, {"Update": ...}, {"Delete": ...}, {"ConditionCheck": ...}) and
-    what a failed condition on it means: an outcome, a function that tells which (called after the failure: it may
-    read), or None when it has no condition that may fail. When several fail, the highest `rank` answers (the first
-    added among equals). `oversized`: the outcome of the item refused for passing 400 KB, when its writer plans
-    for that."""
-
-    item: dict
-    refused: Refusal | Callable[[], Refusal] | None = None
-    rank: int = 0
-    oversized: Refusal | None = None  # what DynamoDB's ValidationError on this item (past 400 KB) means, if planned
-
-    @property
-    def key(self) -> tuple[str, str]:
-        return table.item_key(self.item)
 
 
 class UnitOfWork:

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from .. import config
 from . import batch, keys, table
+from .operations import Operation
 from .outcomes import Gone, Stale
-from .unit_of_work import Operation
 
 SALT_BYTES = 16
 
