@@ -94,6 +94,7 @@ class StreamFeeder:
         self.tables, self.client = tables, streams  # a dynamodb client and a dynamodbstreams client
         self.table_name = table_name
         self.handler = handler or _lambda_handler
+        self.forwarded = _forwarded  # what of a batch the handler sends to the feed queue (its sequence numbers)
         self.iterators: dict[str, str] = {}
         self.polls = 0
         self.stream_arn: str | None = None
@@ -181,14 +182,15 @@ class StreamFeeder:
         for shard_id, iterator in list(self.iterators.items()):
             response = self.client.get_records(ShardIterator=iterator, Limit=BATCH)
             records = response.get("Records", [])
+            unsent = None
             if records:
                 batch = [_as_lambda_record(record, self.stream_arn) for record in records]
                 unsent = self.hand_over(batch, shard_id)
                 handed += len(records)
-                if unsent is not None:  # read again from there at the next poll: never skipped
-                    self.iterators[shard_id] = self._iterator(shard_id, at=unsent)
-                    continue
             self.keep(shard_id)
+            if records and unsent is not None:  # read again from there at the next poll: never skipped
+                self.iterators[shard_id] = self._iterator(shard_id, at=unsent)
+                continue
             if response.get("NextShardIterator"):
                 self.iterators[shard_id] = response["NextShardIterator"]
             else:  # the shard closed and is read to its end: its children are opened at the next poll
@@ -204,7 +206,7 @@ class StreamFeeder:
         numbers = [record["dynamodb"]["SequenceNumber"] for record in batch]
         sent = batch[: numbers.index(unsent)] if unsent is not None else batch
         if sent:
-            self.progress.handed(shard_id, sent[-1]["dynamodb"]["SequenceNumber"], _forwarded(sent))
+            self.progress.handed(shard_id, sent[-1]["dynamodb"]["SequenceNumber"], self.forwarded(sent))
         return unsent
 
     def numbered(self, bodies: list[str]) -> None:

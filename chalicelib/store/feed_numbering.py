@@ -164,7 +164,7 @@ def _plan(account: str, records: list[Marked], head: Head, selected) -> tuple[li
     return [_head_update(head, account, moved)] + written, moved, taken
 
 
-def number(account: str, records: list[Marked], sleep: Callable[[float], None] = time.sleep) -> Numbered:
+def number(account: str, records: list[Marked], sleep: Callable[[float], None] | None = None) -> Numbered:
     """Number the account's `records` (in the order the stream gave them) that were not numbered before: as many
     transactions as they need. `done` holds the longest run of them from the first that is numbered (now or before):
     the rest are left to a retry when the head kept moving under this numbering (another numbering of the account,
@@ -197,7 +197,7 @@ def number(account: str, records: list[Marked], sleep: Callable[[float], None] =
             lost += 1  # another numbering moved the head, or a conflict: read the head again
             if lost >= MAX_ATTEMPTS:
                 return Numbered(numbered, done, head)
-            back_off(lost, sleep, first=0.002, cap=0.05)
+            back_off(lost, sleep or time.sleep, first=0.002, cap=0.05)
             head = read_head(account)
             continue
         numbered += moved.sequence - head.sequence
