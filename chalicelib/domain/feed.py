@@ -61,6 +61,9 @@ class ChangeType(StrEnum):
 
 
 SETTINGS_DELIVERIES, SETTINGS_WEBHOOKS = "deliveries", "webhooks"  # the ids of the `settings` resource
+# The entry of a change the numbering could not read (a malformed mark: docs/feed.md): `id` names the stream record,
+# `reason` says why. It makes no webhook event and is no type a webhook selects.
+UNREADABLE_TYPE, UNREADABLE_RESOURCE = "feed.unreadable", "feed"
 
 # A supplier response's type -> the entry it makes (a repeated ACCEPT included).
 RESPONSE_CHANGE = {

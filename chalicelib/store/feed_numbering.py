@@ -18,7 +18,7 @@ from typing import Callable
 
 from botocore.exceptions import ClientError
 
-from ..domain.feed import RETENTION_DAYS, ChangeType, event_type_of
+from ..domain.feed import RETENTION_DAYS, UNREADABLE_RESOURCE, UNREADABLE_TYPE, ChangeType, event_type_of
 from ..domain.retry import back_off
 from ..domain.timestamps import iso, parse_iso
 from . import events, keys, table
@@ -32,7 +32,6 @@ MAX_ATTEMPTS = 8  # moves of the head by another numbering, or conflicts, before
 # How long a record's item is kept, from the record's creation: longer than any hand-over can come (the stream keeps
 # a record 24 hours, the feed queue a message 14 days), so a record is never numbered twice.
 RECORD_KEPT_SECONDS = 16 * 86400
-UNREADABLE = "feed.unreadable"  # the entry of a record whose changes cannot be read (docs/feed.md)
 
 
 @dataclass(frozen=True)
@@ -70,7 +69,15 @@ def _said(record: Marked) -> list[dict]:
     if record.unreadable is None:
         return record.changes
     at = iso(dt.datetime.fromtimestamp(record.created, dt.timezone.utc))
-    return [{"type": UNREADABLE, "resource": "feed", "id": record.id, "at": at, "reason": record.unreadable}]
+    return [
+        {
+            "type": UNREADABLE_TYPE,
+            "resource": UNREADABLE_RESOURCE,
+            "id": record.id,
+            "at": at,
+            "reason": record.unreadable,
+        }
+    ]
 
 
 def _record_item(account: str, record: Marked, first_sequence: int) -> dict:
@@ -117,7 +124,7 @@ def _event_type(change_type: str, selected) -> str | None:
     try:
         known = ChangeType(change_type)
     except ValueError:
-        if change_type != UNREADABLE:
+        if change_type != UNREADABLE_TYPE:
             log.warning("feed change type %r unknown to this release: numbered without an event", change_type)
         return None
     return event_type_of(known, selected)
