@@ -29,8 +29,8 @@ class Receiver:
     """A receiver on loopback that notes each request's webhook-id and answers `status`; a held one keeps every
     request until the test sets `release`."""
 
-    def __init__(self, status: int = 200, held: bool = False):
-        self.status, self.held = status, held
+    def __init__(self, status: int = 200, held: bool = False, then: int | None = None):
+        self.status, self.held, self.then = status, held, then  # `then`: the status of every later request
         self.ids: list[str] = []
         self.arrived, self.release = threading.Event(), threading.Event()
         self.server = HTTPServer(threaded=True)
@@ -41,6 +41,8 @@ class Receiver:
     def answer(self, request):
         self.ids.append(request.headers["webhook-id"])
         self.arrived.set()
+        if self.then is not None and len(self.ids) > 1:
+            return Response("", status=self.then)
         if self.held:
             self.release.wait(GENEROUS)
         return Response("", status=self.status)
@@ -110,6 +112,27 @@ def test_an_old_receivers_failure_after_a_put_neither_parks_the_account_nor_dela
     assert (retried["status"], retried["attempts"]) == ("DELIVERED", 2)
     assert [entry["status_code"] for entry in retried["attempt_log"]] == [503, 200]
     assert (sent["status"], sent["attempts"]) == ("DELIVERED", 1)
+
+
+def test_the_same_settings_put_again_once_the_receiver_is_fixed_start_anew_too(receivers, dispatcher):
+    """A supplier whose receiver was down fixes it and PUTs the same settings: the attempt made while it was down,
+    failing after the PUT, parks nothing either."""
+    receiver = receivers(status=503, held=True, then=200)
+    configure(ACCOUNT, url=receiver.url)
+    first = write_event(ACCOUNT, data=delivery(1), now=clock.now())
+    lane = dispatcher.poll()
+    assert receiver.arrived.wait(GENEROUS)
+    configure(ACCOUNT, url=receiver.url)  # identical: no feed entry, but a new version of the settings
+    second = write_event(ACCOUNT, data=delivery(2), now=clock.now())
+    assert dispatcher.poll(known=[second], scan=False) == []
+    receiver.release.set()
+    dispatcher.wait(lane, GENEROUS)
+    the_next_turn(dispatcher, "make run")
+
+    assert receiver.ids == ids(first, first, second)
+    assert outbox_accounts.lanes([ACCOUNT]) == {}
+    assert [entry["status_code"] for entry in stored(first)["attempt_log"]] == [503, 200]
+    assert stored(second)["status"] == "DELIVERED"
 
 
 def test_an_old_receivers_success_after_a_put_is_kept_and_the_turns_next_send_goes_to_the_new_receiver(
