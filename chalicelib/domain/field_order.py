@@ -110,6 +110,7 @@ CUSTOMER = Record(
         "company",
         "address",
         "contact",
+        "substitutions",  # extension (decisions §18)
     ),
     {"address": ADDRESS, "contact": CONTACT, **SCHEDULE_FIELDS},
 )

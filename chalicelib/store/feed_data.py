@@ -11,6 +11,7 @@ from typing import Callable
 
 from ..domain.feed import SETTINGS_DELIVERIES, Resource
 from ..domain.integration_status import supplier_view
+from ..domain.values import with_substitution_policy
 from . import batch, deliveries, deposits, keys, products, settings
 
 
@@ -90,7 +91,9 @@ def _standing_order_keys(account, entry):
 READERS: dict[Resource, Reader] = {
     Resource.PRODUCT: Reader(lambda a, e: [keys.product_key(a, e["id"])], _product),
     Resource.CATEGORY: Reader(lambda a, e: [keys.category_key(a, e["id"])], _category),
-    Resource.CUSTOMER: Reader(lambda a, e: [keys.customer_key(a, e["id"])], _data),
+    Resource.CUSTOMER: Reader(
+        lambda a, e: [keys.customer_key(a, e["id"])], lambda e, items: with_substitution_policy(_data(e, items))
+    ),
     Resource.CUSTOMER_PRICING: Reader(
         lambda a, e: [keys.customer_pricing_key(a, e["id"], e["customer_id"]), keys.product_key(a, e["id"])],
         _customer_pricing,
