@@ -8,7 +8,7 @@ import datetime as dt
 from decimal import Decimal
 from typing import Annotated, Any
 
-from pydantic import Field, model_validator
+from pydantic import AfterValidator, Field, Strict, model_validator
 
 from . import limits
 from .common import (
@@ -98,11 +98,18 @@ class BundleChoice(Shape):
         return self
 
 
+# `substitute: true` is the default, kept as absent: an item shows `substitute` only when it is false (§18).
+SubstituteFlag = Annotated[bool, Strict(), AfterValidator(lambda allowed: None if allowed else False)]
+
+
 class OrderItem(Shape):
     id: ShortText
     count: Number
     bundle: BundleChoice | None = None
     message: Text | None = None
+    substitute: SubstituteFlag | None = Field(
+        default=None, description="false: this line may not be substituted (decisions §18); shown back only when false"
+    )
 
 
 class OrderBody(Shape):

@@ -39,6 +39,9 @@ class RequestItem(Shape):
     price_per: literal(PricePer) | None = None
     message: str | None = None
     deposits: list[ItemDeposit] | None = None
+    substitute: bool | None = Field(
+        default=None, description="false: the customer forbade substituting this line (decisions §18); else absent"
+    )
 
 
 class DeliveryRequestSummary(Shape):

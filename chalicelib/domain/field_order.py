@@ -144,6 +144,7 @@ REQUEST_ITEM = Record(
         "price_per",
         "message",
         "deposits",
+        "substitute",  # extension (decisions §18), only when false
     ),
     {"vessel": VESSEL, "bundle": BUNDLE, "deposits": ITEM_DEPOSIT},
 )
@@ -282,7 +283,7 @@ STANDING_ORDER = Record(
         "updated",
     ),
     {
-        "items": Record(("id", "count", "bundle", "message"), {"bundle": Record(("id", "type", "size"))}),
+        "items": Record(("id", "count", "bundle", "message", "substitute"), {"bundle": Record(("id", "type", "size"))}),
         "empties": Record(("id", "count")),
         "address": ADDRESS,
         "user": USER,
