@@ -30,6 +30,7 @@ def test_a_page_of_the_largest_customers_stays_under_5_mib():
         "delivery_days": {str(d): {"lead_days": 365, "cutoff": "23:59"} for d in range(7)},
         "delivery_date_overrides": {day: {"lead_days": 365, "cutoff": "23:59"} for day in days},
         "dates_with_no_delivery": days,
+        "substitutions": "NOT_ALLOWED",
     }
     Customer.model_validate(customer)  # every field within its limit
 
