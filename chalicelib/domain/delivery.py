@@ -138,6 +138,27 @@ class ResponseItemBody(Shape):
     )
 
 
+class SubstitutionBody(Shape):
+    """A substitute (decisions §18; domain/substitutions.py checks it): `for` the line it replaces, `id` the product
+    delivered instead."""
+
+    for_: ShortText = Field(
+        alias="for", description="The line it replaces: an item of the delivery, by the id it shows"
+    )
+    id: ShortText = Field(description="The product delivered instead: not INACTIVE, not a line of the delivery")
+    count: Number = Field(description="Bundles, vessels or kilos of it, checked as an order's item")
+    bundle: BundleChoice | None = Field(default=None, description="One of the product's bundles, as an order names it")
+    price: Cents | None = Field(
+        default=None, description="Unit price in cents; by default the price that applies to the customer (§6)"
+    )
+
+
+Substitutions = Annotated[list[SubstitutionBody], Field(max_length=limits.ORDER_ITEMS)]
+SUBSTITUTIONS_DESCRIPTION = (
+    "ACCEPT and UPDATE: products delivered in place of lines (decisions §18), replacing those of earlier responses"
+)
+
+
 class ResponseBody(Shape):
     """POST /deliveries/:id/responses."""
 
@@ -150,6 +171,7 @@ class ResponseBody(Shape):
     empties: Empties | None = Field(
         default=None, description="ACCEPT and UPDATE: what the supplier collects, replacing what was announced"
     )
+    substitutions: Substitutions | None = Field(default=None, description=SUBSTITUTIONS_DESCRIPTION)
 
 
 class CustomerActionBody(Shape):
@@ -203,6 +225,8 @@ def parse_response(data: Any) -> ResponseBody:
         errors.append(FieldError("scheduled", "is not allowed with a REJECT response"))
     if response.type == REJECT and response.empties is not None:
         errors.append(FieldError("empties", "is not allowed with a REJECT response"))
+    if response.type == REJECT and response.substitutions is not None:
+        errors.append(FieldError("substitutions", "is not allowed with a REJECT response"))
     if errors:
         raise ValidationFailed(errors)
     return response
@@ -262,7 +286,11 @@ def response_items(body: ResponseBody, request_items: list[dict]) -> list[dict] 
 
 
 def build_response(
-    body: ResponseBody, items: list[dict] | None, now: dt.datetime, empties: list[dict] | None = None
+    body: ResponseBody,
+    items: list[dict] | None,
+    now: dt.datetime,
+    empties: list[dict] | None = None,
+    substitutions: list[dict] | None = None,
 ) -> dict:
     """The response as the delivery stores it; its timestamp is the server's."""
     response = {"type": body.type, "timestamp": timestamp(now)}
@@ -278,6 +306,8 @@ def build_response(
         response["message"] = body.message
     if empties is not None:
         response["empties"] = empties
+    if substitutions is not None:
+        response["substitutions"] = substitutions
     return response
 
 

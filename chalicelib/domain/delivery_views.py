@@ -82,6 +82,17 @@ class ResponseItem(Shape):
     reason: literal(ResponseReason) | None = None
 
 
+class Substitution(Shape):
+    """A substitute as a response or the delivery note shows it (decisions §18)."""
+
+    for_: str = Field(alias="for", description="The line it replaces")
+    id: str = Field(description="The product delivered instead")
+    count: float
+    bundle: ItemBundle | None
+    vessel_count: float
+    price: int | None = Field(description="Unit price in cents; null when no price applies")
+
+
 class DeliveryResponse(Shape):
     type: literal(ResponseType)
     timestamp: str
@@ -91,6 +102,7 @@ class DeliveryResponse(Shape):
     user: User | None = None
     message: str | None = None
     empties: list[DepositEntry] | None = None
+    substitutions: list[Substitution] | None = None
 
 
 class CustomerAction(Shape):

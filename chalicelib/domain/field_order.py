@@ -172,9 +172,16 @@ DELIVERY_REQUEST = Record(
     },
 )
 RESPONSE_ITEM = Record(("id", "count", "bundle", "vessel_count", "price", "reason"), {"bundle": BUNDLE})
+SUBSTITUTION = Record(("for", "id", "count", "bundle", "vessel_count", "price"), {"bundle": BUNDLE})  # decisions §18
 DELIVERY_RESPONSE = Record(
-    ("type", "timestamp", "reference", "scheduled", "items", "user", "message", "empties"),
-    {"scheduled": SCHEDULED, "items": RESPONSE_ITEM, "user": USER, "empties": DEPOSIT_ENTRY},
+    ("type", "timestamp", "reference", "scheduled", "items", "user", "message", "empties", "substitutions"),
+    {
+        "scheduled": SCHEDULED,
+        "items": RESPONSE_ITEM,
+        "user": USER,
+        "empties": DEPOSIT_ENTRY,
+        "substitutions": SUBSTITUTION,
+    },
 )
 DELIVERY_DEPOSITS = Record(("charged", "returned", "total"), {"charged": DEPOSIT_ENTRY, "returned": DEPOSIT_ENTRY})
 DELIVERY_CUSTOMER = Record(("id", "company", "address", "contact"), {"address": ADDRESS, "contact": CONTACT})
@@ -335,7 +342,19 @@ BY_MODEL: dict[str, Order] = {
         ("changes", "last_sequence", "max_sequence"),
         {
             "changes": Record(
-                ("sequence", "type", "resource", "id", "at", "status", "integration", "customer_id", "date", "data")
+                (
+                    "sequence",
+                    "type",
+                    "resource",
+                    "id",
+                    "at",
+                    "status",
+                    "by",  # decisions §18: delivery.delivered, who delivered
+                    "integration",
+                    "customer_id",
+                    "date",
+                    "data",
+                )
             )
         },
     ),
