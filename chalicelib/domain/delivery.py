@@ -232,7 +232,7 @@ def parse_response(data: Any) -> ResponseBody:
     return response
 
 
-def _bundle_errors(bundle: ItemBundle, path: str) -> list[FieldError]:
+def item_bundle_errors(bundle: ItemBundle, path: str) -> list[FieldError]:
     """A response names the bundle outright: a pallet must say what it stacks (nothing chooses it)."""
     return pallet_bundle_errors(bundle, path, required=True) + bundle_size_errors(bundle, path)
 
@@ -263,7 +263,7 @@ def response_items(body: ResponseBody, request_items: list[dict]) -> list[dict] 
             else:
                 item_errors += whole_count_errors(item.count, requested, f"{path}.count")
         if item.bundle is not None:
-            item_errors += _bundle_errors(item.bundle, f"{path}.bundle")
+            item_errors += item_bundle_errors(item.bundle, f"{path}.bundle")
         errors += item_errors
         if item_errors:
             continue

@@ -135,6 +135,39 @@ class Amendment(Shape):
     items: list[AmendedLine]
 
 
+class NoteLine(Shape):
+    """One line of the delivery as the delivery note says it was delivered (decisions §18)."""
+
+    id: str
+    bundle: ItemBundle | None = Field(description="As delivered: the note's, else the latest response's, else ordered")
+    ordered: float = Field(description="The count as the request now stands")
+    confirmed: float = Field(description="The count the latest response stated, else the one requested")
+    count: float = Field(description="The count delivered")
+    vessel_count: float
+    reason: literal(ResponseReason) | None = Field(default=None, description="Only where the note gave one")
+
+
+class Proof(Shape):
+    received_by: str | None = None
+    signature_url: str | None = None
+    photo_urls: list[str] | None = None
+    note: str | None = None
+
+
+class DeliveryNote(Shape):
+    """The driver's delivery note (decisions §18): what was delivered, line by line, and what came back."""
+
+    number: str
+    delivered_at: str = Field(description="RFC 3339 with the account's offset")
+    items: list[NoteLine] = Field(description="Every line of the delivery, in its order")
+    substitutions: list[Substitution] = Field(description="The substitutes delivered: the note's, else the responses'")
+    empties: list[DepositEntry] = Field(description="The empties collected, which count as returned (decisions §15)")
+    proof: Proof | None = None
+    message: str | None = None
+    user: User | None = None
+    timestamp: str = Field(description="When the note was received")
+
+
 class StandingOrderMark(Shape):
     """The standing order that placed the delivery, and the date it placed (decisions §17)."""
 
@@ -161,6 +194,7 @@ class _DeliveryFields(Shape):
 class _DeliveryInFull(_DeliveryFields):
     request: DeliveryRequest
     amendments: list[Amendment] | None = Field(default=None, description="What each amendment changed (decisions §16)")
+    delivery_note: DeliveryNote | None = Field(default=None, description="The driver's delivery note (decisions §18)")
     deposits: DeliveryDeposits | None = None
 
 

@@ -195,6 +195,18 @@ AMENDMENT = Record(  # extension (decisions §16)
         "items": Record(("id", "bundle", "action", "count_before", "count"), {"bundle": BUNDLE}),
     },
 )
+DELIVERY_NOTE = Record(  # extension (decisions §18)
+    ("number", "delivered_at", "items", "substitutions", "empties", "proof", "message", "user", "timestamp"),
+    {
+        "items": Record(
+            ("id", "bundle", "ordered", "confirmed", "count", "vessel_count", "reason"), {"bundle": BUNDLE}
+        ),
+        "substitutions": SUBSTITUTION,
+        "empties": DEPOSIT_ENTRY,
+        "proof": Record(("received_by", "signature_url", "photo_urls", "note")),
+        "user": USER,
+    },
+)
 DELIVERY = Record(
     (
         "id",
@@ -206,6 +218,7 @@ DELIVERY = Record(
         "cancelled",
         "received",
         "amendments",
+        "delivery_note",
         "deposits",
         "integration",
         "standing_order",
@@ -217,6 +230,7 @@ DELIVERY = Record(
         "cancelled": CUSTOMER_ACTION,
         "received": CUSTOMER_ACTION,  # extension
         "amendments": AMENDMENT,  # extension (decisions §16), single reads only
+        "delivery_note": DELIVERY_NOTE,  # extension (decisions §18), single reads only
         "deposits": DELIVERY_DEPOSITS,  # extension (decisions §15), single reads only
         "integration": INTEGRATION,  # extension, supplier reads only
         "standing_order": Record(("id", "date")),  # extension (decisions §17), the last field

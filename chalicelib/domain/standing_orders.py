@@ -17,6 +17,7 @@ from .customer import Address
 from .delivery import DELIVERY, DeliveryType, OrderBody, OrderItem, User
 from .deposit_types import Empties, ItemDeposit
 from .rendering import size_in_bytes
+from .timestamps import local_iso
 from .values import literal
 
 MAX_PER_CUSTOMER = 50
@@ -236,11 +237,6 @@ def status_of(
     if cutoff is not None and now > cutoff:
         return OccurrenceStatus.MISSED
     return OccurrenceStatus.PAUSED if paused else OccurrenceStatus.PLANNED
-
-
-def local_iso(moment: dt.datetime, zone_name: str) -> str:
-    """RFC 3339 with the account's offset, to the second."""
-    return moment.astimezone(ZoneInfo(zone_name)).replace(microsecond=0).isoformat()
 
 
 def occurrence(

@@ -185,7 +185,7 @@ def respond(
     # The types this response's own items charge are named before its empties (one price per type, §15).
     answered = {**stored.delivery, "responses": [*stored.delivery.get("responses", []), {"items": items}]}
     try:
-        empties = _collected(account, body, deposits.known_types(answered, stored.deposit_basis))
+        empties = collected(account, body, deposits.known_types(answered, stored.deposit_basis))
     except ValidationFailed as failed:
         errors += failed.errors
     if errors:  # every field problem at once (decisions §3)
@@ -218,7 +218,7 @@ def respond(
     )
 
 
-def _collected(account: str, body, known: dict) -> list[dict] | None:
+def collected(account: str, body, known: dict) -> list[dict] | None:
     """A response's empties, each type with the name and price the delivery first named it with, or as it is now
     when this response names it first (decisions §15); the types are read only when it has some."""
     if body.empties is None:

@@ -64,8 +64,7 @@ def _delivery_keys(account, entry):
 def _delivery(entry, items):
     if items[0] is None:
         return None
-    listed = items[1] or {}
-    stored = deliveries.from_summary(items[0], listed.get("items", []), listed.get(deliveries.AMENDMENTS))
+    stored = deliveries.from_summary(items[0], items[1] or {})
     return supplier_view(stored.delivery, stored.integration)  # as the supplier GET shows it
 
 
