@@ -232,6 +232,20 @@ def parse_response(data: Any) -> ResponseBody:
     return response
 
 
+def answered_line_errors(item, line: dict, path: str) -> list[FieldError]:
+    """What a response or a delivery note says of a line (`item.count`, `item.bundle`): a count of 0 or more, whole
+    unless by kg, and a bundle named outright."""
+    errors = []
+    if item.count is not None:
+        if item.count < 0:
+            errors.append(FieldError(f"{path}.count", "must be 0 or more"))
+        else:
+            errors += whole_count_errors(item.count, line, f"{path}.count")
+    if item.bundle is not None:
+        errors += item_bundle_errors(item.bundle, f"{path}.bundle")
+    return errors
+
+
 def item_bundle_errors(bundle: ItemBundle, path: str) -> list[FieldError]:
     """A response names the bundle outright: a pallet must say what it stacks (nothing chooses it)."""
     return pallet_bundle_errors(bundle, path, required=True) + bundle_size_errors(bundle, path)
@@ -257,13 +271,7 @@ def response_items(body: ResponseBody, request_items: list[dict]) -> list[dict] 
         if item.id in seen:
             item_errors.append(FieldError(f"{path}.id", "appears more than once in the response"))
         seen.add(item.id)
-        if item.count is not None:
-            if item.count < 0:
-                item_errors.append(FieldError(f"{path}.count", "must be 0 or more"))
-            else:
-                item_errors += whole_count_errors(item.count, requested, f"{path}.count")
-        if item.bundle is not None:
-            item_errors += item_bundle_errors(item.bundle, f"{path}.bundle")
+        item_errors += answered_line_errors(item, requested, path)
         errors += item_errors
         if item_errors:
             continue

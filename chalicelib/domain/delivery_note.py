@@ -14,16 +14,7 @@ from pydantic import AfterValidator, Field, Strict
 
 from . import deposit_orders, limits
 from .common import HttpsUrl, Number, Shape, ShortText, Text, dump
-from .delivery import (
-    DELIVERED,
-    FINAL,
-    Substitutions,
-    User,
-    item_bundle_errors,
-    timestamp,
-    vessel_count,
-    whole_count_errors,
-)
+from .delivery import DELIVERED, FINAL, Substitutions, User, answered_line_errors, timestamp, vessel_count
 from .delivery_status import ResponseReason
 from .deposit_types import Empties
 from .deposits import counted_responses, lines_now, substitutes_of
@@ -117,12 +108,7 @@ def _said(given, lines: dict) -> tuple[dict, list[FieldError]]:
             errors.append(FieldError(f"{path}.id", message))
             continue
         said[item.id] = (i, item)
-        if item.count < 0:
-            errors.append(FieldError(f"{path}.count", "must be 0 or more"))
-        else:
-            errors += whole_count_errors(item.count, line, f"{path}.count")
-        if item.bundle is not None:
-            errors += item_bundle_errors(item.bundle, f"{path}.bundle")
+        errors += answered_line_errors(item, line, path)
     return said, errors
 
 

@@ -3,8 +3,6 @@ exactly one commits first, and the other is checked again against what it left, 
 Concurrent writers from threads (each outcome any interleaving may give is checked), and each order forced once, so
 both sides of every race are shown. On that engine only: moto serialises every request, so it cannot race."""
 
-import threading
-
 import pytest
 
 from chalicelib.domain.errors import InvalidTransition, PreconditionFailed, ValidationFailed
@@ -20,6 +18,7 @@ from chalicelib.service import (
 from chalicelib.service import deposits as deposit_service
 from chalicelib.store import deliveries as delivery_store
 from chalicelib.store import keys, table
+from tests.store.test_amendment_concurrency import fire
 
 ACCOUNT, CUSTOMER = "acme", "c1"
 USER = {"name": "Olli", "email": "olli@example.com"}
@@ -51,26 +50,6 @@ def place(count: int = 10) -> int:
     body = {"items": [{"id": "lager", "count": count}, {"id": "cider", "count": 1}], "user": USER, "scheduled": DATE}
     (delivery,) = ordering.place_order(ACCOUNT, CUSTOMER, body)
     return delivery["id"]
-
-
-def fire(calls: list) -> list:
-    """Run every call at once from its own thread: each one's result, or the error it raised."""
-    results: list = [None] * len(calls)
-    start = threading.Barrier(len(calls))
-
-    def run(i, call):
-        start.wait()
-        try:
-            results[i] = call()
-        except Exception as error:  # noqa: BLE001 - the test reads it
-            results[i] = error
-
-    threads = [threading.Thread(target=run, args=(i, call)) for i, call in enumerate(calls)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    return results
 
 
 def _note(delivery_id: int, body: dict | None = None, if_match: str | None = None):
