@@ -8,23 +8,10 @@ import datetime as dt
 from decimal import Decimal
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, Field, Strict, model_validator
+from pydantic import AfterValidator, Field, Strict
 
 from . import limits
-from .common import (
-    BundleCode,
-    Cents,
-    FieldError,
-    Number,
-    PositiveNumber,
-    Shape,
-    ShortText,
-    Text,
-    ValidationFailed,
-    dump,
-    is_whole,
-    parse,
-)
+from .common import Cents, FieldError, Number, Shape, ShortText, Text, ValidationFailed, dump, is_whole, parse
 from .customer import Address
 
 # The status machine has its own module; its names stay importable from here.
@@ -73,6 +60,7 @@ from .delivery_views import (  # noqa: F401
 )
 from .deposit_types import Empties
 from .identifiers import DELIVERY_ID_DIGITS
+from .item_shapes import SUBSTITUTIONS_DESCRIPTION, BundleChoice, SubstitutionBody, Substitutions  # noqa: F401
 from .product import ItemBundle, bundle_size_errors, pallet_bundle_errors
 from .product import vessel_count as product_vessel_count
 from .rendering import size_in_bytes
@@ -82,20 +70,6 @@ from .values import is_by_kg, literal
 # --- shared value shapes ---
 
 # --- request bodies ---
-
-
-class BundleChoice(Shape):
-    """One of the product's bundles, named by its id or by type and size."""
-
-    id: ShortText | None = None
-    type: BundleCode | None = None
-    size: PositiveNumber | None = None
-
-    @model_validator(mode="after")
-    def _named(self):
-        if self.id is None and (self.type is None or self.size is None):
-            raise ValueError("name the bundle by id, or by type and size")
-        return self
 
 
 # `substitute: true` is the default, kept as absent: an item shows `substitute` only when it is false (§18).
@@ -136,27 +110,6 @@ class ResponseItemBody(Shape):
     reason: literal(ResponseReason) | None = Field(
         default=None, description="Why the line differs from the order (decisions §16)"
     )
-
-
-class SubstitutionBody(Shape):
-    """A substitute (decisions §18; domain/substitutions.py checks it): `for` the line it replaces, `id` the product
-    delivered instead."""
-
-    for_: ShortText = Field(
-        alias="for", description="The line it replaces: an item of the delivery, by the id it shows"
-    )
-    id: ShortText = Field(description="The product delivered instead: not INACTIVE, not a line of the delivery")
-    count: Number = Field(description="Bundles, vessels or kilos of it, checked as an order's item")
-    bundle: BundleChoice | None = Field(default=None, description="One of the product's bundles, as an order names it")
-    price: Cents | None = Field(
-        default=None, description="Unit price in cents; by default the price that applies to the customer (§6)"
-    )
-
-
-Substitutions = Annotated[list[SubstitutionBody], Field(max_length=limits.ORDER_ITEMS)]
-SUBSTITUTIONS_DESCRIPTION = (
-    "ACCEPT and UPDATE: products delivered in place of lines (decisions §18), replacing those of earlier responses"
-)
 
 
 class ResponseBody(Shape):

@@ -218,12 +218,15 @@ def respond(
     )
 
 
-def collected(account: str, body, known: dict) -> list[dict] | None:
+def collected(account: str, body, known: dict, usable: dict | None = None) -> list[dict] | None:
     """A response's empties, each type with the name and price the delivery first named it with, or as it is now
-    when this response names it first (decisions §15); the types are read only when it has some."""
+    when this response names it first (decisions §15); the types are read only when it has some (`usable`: the
+    account's types that may be named, when the caller read them already)."""
     if body.empties is None:
         return None
-    types = deposit_store.read_types(account, usable_only=True) if body.empties else {}
+    if usable is None:
+        usable = deposit_store.read_types(account, usable_only=True) if body.empties else {}
+    types = usable
     errors = deposit_shapes.empties_errors(body.empties, types, "empties", 0)
     if errors:
         raise ValidationFailed(errors)

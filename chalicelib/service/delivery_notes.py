@@ -32,7 +32,8 @@ def deliver(
     substitutes = substitute_reads.read(account, stored.delivery, body.substitutions, always=True)
     empties, empties_errors = None, []
     try:
-        empties = collected(account, body, deposits.known_types(stored.delivery, stored.deposit_basis))
+        known = deposits.known_types(stored.delivery, stored.deposit_basis)
+        empties = collected(account, body, known, substitutes.context.deposit_types)  # read with the rest
     except ValidationFailed as failed:
         empties_errors = failed.errors
     guards = new_empties_check(account, body.empties, stored.delivery, stored.deposit_basis)

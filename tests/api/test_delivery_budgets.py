@@ -223,3 +223,21 @@ def test_a_delivery_note_takes_a_receive_s_requests_and_one_read_more(shop, requ
     with requests:  # a second note is refused after the one read
         assert shop.post(f"/deliveries/{noted['id']}/delivery-note", {"number": "LS-1"}).status_code == 400
     assert requests == ["BatchGetItem"]
+
+
+def test_a_note_with_empties_and_a_substitute_takes_no_request_more(shop, requests):
+    """The deposit types its empties name are read with the rest of what it is checked against (one BatchGetItem);
+    the balances, the statement record and the substitute's pinned revision join the one transaction."""
+    from .note_support import CRATE, bottled
+
+    bottled(shop)
+    delivery = place(shop, [{"id": "lager", "count": 2, "bundle": CRATE}])
+    body = {
+        "number": "LS-1",
+        "substitutions": [{"for": "lager", "id": "helles", "count": 1, "bundle": CRATE}],
+        "empties": [{"id": "crate", "count": 2}],
+    }
+    with requests:
+        response = shop.post(f"/deliveries/{delivery['id']}/delivery-note", body)
+        assert response.status_code == 200, response.data
+    assert requests == ["BatchGetItem", "BatchGetItem", "TransactWriteItems"]
