@@ -24,6 +24,11 @@ class ChangeEntry(BaseModel):
     )
     at: str = Field(description="When the change was committed (ISO 8601, UTC).")
     status: str | None = Field(None, description="Deliveries: the status after the change.")
+    by: Literal["supplier", "customer"] | None = Field(
+        None,
+        description="delivery.delivered entries: who delivered it, the supplier's delivery note or the customer's "
+        "receive (decisions §18).",
+    )
     integration: str | None = Field(
         None,
         description="delivery.integration entries: the delivery's new integration status (PENDING, IMPORTED, FAILED).",

@@ -118,7 +118,7 @@ def _head_update(head: Head, account: str, moved: Head) -> dict:
     return {"Update": update}
 
 
-def _event_type(change_type: str, selected) -> str | None:
+def _event_type(change_type: str, selected, by: str | None = None) -> str | None:
     """The event an entry makes. A type this code does not know (written by a newer release during a deploy) is
     numbered as it is and makes no event: it never blocks its account's numbering."""
     try:
@@ -127,7 +127,7 @@ def _event_type(change_type: str, selected) -> str | None:
         if change_type != UNREADABLE_TYPE:
             log.warning("feed change type %r unknown to this release: numbered without an event", change_type)
         return None
-    return event_type_of(known, selected)
+    return event_type_of(known, selected, by)
 
 
 def _plan(account: str, records: list[Marked], head: Head, selected) -> tuple[list[dict], Head, list[Marked]]:
@@ -142,7 +142,7 @@ def _plan(account: str, records: list[Marked], head: Head, selected) -> tuple[li
     taken: list[Marked] = []
     for record in records:
         said = _said(record)
-        kinds = [_event_type(change["type"], selected) for change in said]
+        kinds = [_event_type(change["type"], selected, change.get("by")) for change in said]
         cost = 1 + sum(1 + (kind is not None) for kind in kinds)
         if cost > room:
             break
