@@ -22,10 +22,11 @@ QUEUE_RETENTION_SECONDS = 14 * 86400  # SQS's most
 # second numbering while a retried first one still runs.
 FEED_VISIBILITY_SECONDS = 6 * LAMBDA_TIMEOUT_SECONDS
 # Numberings at once (each one account's messages). It bounds the numbering's DynamoDB writes: an account is numbered
-# by one at a time, at most a few hundred changes a second (one transaction per ~49 changes, its entries on one
-# partition), ~2,000 write units a second each, so 10 stay under 20,000 of on-demand's 40,000 a table by default and
-# leave the API the rest. Reserved, the same 10 are always there for it however busy the API's functions are (and
-# the event source never starts more than the function may run, which would throttle and count hand-overs).
+# by one at a time, at most ~500 changes a second (its entries share a partition key: 1,000 units a second, two a
+# transactional write), each change at most 6 units (its entry, record item and event, in a transaction), so 10 write
+# at most ~30,000 units a second, under the 40,000 a table takes by default, and leave the API the rest. Reserved, the
+# same 10 are always there for it however busy the API's functions are (and the event source never starts more than
+# the function may run: a throttled hand-over would count towards the dead letters).
 NUMBERING_CONCURRENCY = 10
 # A table_stream batch whose work keeps failing is retried this often (halved each time, only from its first failed
 # record), then its description goes to the on-failure queue and the shard moves on; the one-minute schedule sends

@@ -184,6 +184,12 @@ def merge_template() -> dict:
                 "Value": {"Ref": FEED_DEAD_LETTERS},
             },
             "FeedDeadLettersArn": {"Value": FEED_DEAD_LETTERS_ARN},
+            # Whose logs an operator reads when the feed's alarms fire (docs/deploy.md).
+            "TableFeedName": {"Description": "The stream's forwarder", "Value": {"Ref": deploy_stream.FEED_FUNCTION}},
+            "FeedNumberingName": {
+                "Description": "The feed's numbering",
+                "Value": {"Ref": deploy_stream.NUMBERING_FUNCTION},
+            },
         },
     }
 

@@ -159,6 +159,8 @@ def test_the_forwarder_and_the_numbering_know_the_feed_queue_and_no_other_functi
     assert (outputs["FeedQueueUrl"]["Value"], outputs["FeedQueueArn"]["Value"]) == (FEED_QUEUE_URL, FEED_QUEUE_ARN)
     dead_letters = ({"Ref": "FeedDeadLetters"}, {"Fn::GetAtt": ["FeedDeadLetters", "Arn"]})
     assert (outputs["FeedDeadLettersUrl"]["Value"], outputs["FeedDeadLettersArn"]["Value"]) == dead_letters
+    functions = (outputs["TableFeedName"]["Value"], outputs["FeedNumberingName"]["Value"])
+    assert functions == ({"Ref": "TableFeed"}, {"Ref": "FeedNumbering"})
 
 
 def test_the_feed_queue_is_a_high_throughput_fifo_queue_whose_failures_go_to_fifo_dead_letters(template):
