@@ -195,7 +195,7 @@ def merge_template() -> dict:
 
 
 def policy() -> dict:
-    """The role policy of every function: only this stack's table, its indexes, its stream, its two queues the
+    """The role policy of every function: only this stack's table, its indexes, its stream, the two queues the
     functions use (the feed queue, the stream's on-failure queue) and log groups."""
     return {
         "Version": "2012-10-17",
