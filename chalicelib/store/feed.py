@@ -38,9 +38,9 @@ def head_of(item: dict | None) -> Head:
     )
 
 
-def read_head(account: str) -> Head:
+def read_head(account: str, consistent: bool = True) -> Head:
     response = table.client().get_item(
-        TableName=table.name(), Key=table.to_item(keys.feed_head_key(account)), ConsistentRead=True
+        TableName=table.name(), Key=table.to_item(keys.feed_head_key(account)), ConsistentRead=consistent
     )
     return head_of(table.from_item(response["Item"]) if "Item" in response else None)
 

@@ -182,7 +182,9 @@ def number(account: str, records: list[Marked], sleep: Callable[[float], None] |
             seen.add(record.id)
             todo.append(record)
     numbered, lost, done = 0, 0, set()
-    head = read_head(account)
+    # Half the capacity of a consistent read: a stale head only loses the transaction's condition on its sequence,
+    # and then it is read again consistently.
+    head = read_head(account, consistent=False)
     selected = _selection(account) if todo else None
     while todo:
         items, moved, taken = _plan(account, todo, head, selected)

@@ -212,6 +212,25 @@ def test_a_numbering_raced_by_another_reads_the_head_again_and_numbers_after_it(
     assert ids() == ["b0", "b1", "a0", "a1", "a2"]
 
 
+def test_the_head_is_read_eventually_consistent_and_a_stale_one_is_read_again_consistently(engine, monkeypatch):
+    """Half a read unit per numbering: a stale head only loses the condition on its sequence (issue 43's cost)."""
+    waits = no_pauses(monkeypatch)
+    number(ACCOUNT, [marked(1, category("x")), marked(2, category("y"))])
+    stale = feed.read_head(ACCOUNT)
+    number(ACCOUNT, [marked(3, category("z"))])
+    reads: list[bool] = []
+
+    def read_head(account, consistent=True):
+        reads.append(consistent)
+        return stale if len(reads) == 1 else feed.read_head(account, consistent)
+
+    monkeypatch.setattr(feed_numbering, "read_head", read_head)
+    outcome = number(ACCOUNT, [marked(4, category("w"))])
+    assert reads == [False, True]
+    assert (outcome.count, outcome.head.sequence, len(waits)) == (1, 4, 1)
+    assert ids() == ["x", "y", "z", "w"]
+
+
 def test_a_numbering_that_keeps_losing_leaves_the_rest_and_the_next_numbers_it(engine, monkeypatch):
     number(ACCOUNT, [marked(1, category("x"))])
     waits = no_pauses(monkeypatch)
