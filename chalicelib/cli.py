@@ -6,8 +6,11 @@
     python -m chalicelib.cli revoke-token --account ID --token-id ID
     python -m chalicelib.cli migrate-integration --account ID [--status PENDING|IMPORTED]
     python -m chalicelib.cli migrate-deposits --account ID
+    python -m chalicelib.cli replay-feed [--since ISO-TIME] [--account ID]
+    python -m chalicelib.cli mark-feed-numbered
 
-create-account and create-token print the new token as their last line.
+create-account and create-token print the new token as their last line. replay-feed and mark-feed-numbered read the
+table's stream from its start and print a line per account (docs/deploy.md "Replaying the feed", "Upgrading").
 """
 
 import argparse
@@ -17,7 +20,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from .domain.errors import ServiceError
 from .domain.integration_status import IMPORTED, PENDING
-from .service import accounts, migrations
+from .domain.timestamps import parse_iso
+from .service import accounts, feed_replay, migrations
 from .store import table
 
 
@@ -43,7 +47,42 @@ def _parser() -> argparse.ArgumentParser:
         "migrate-deposits", help="give deposit types stored before they had an item of their own that item (once)"
     )
     deposits.add_argument("--account", required=True)
+    replay = commands.add_parser(
+        "replay-feed", help="number every change the table's stream holds that the feed is missing (nothing twice)"
+    )
+    replay.add_argument("--since", type=_time, help="only changes written at or after this time (ISO 8601, with zone)")
+    replay.add_argument("--account", help="only this account's changes")
+    commands.add_parser(
+        "mark-feed-numbered",
+        help="count every change the table's stream holds as numbered, without numbering it (upgrading from the "
+        "release before the feed queue, once its numbering has drained)",
+    )
     return parser
+
+
+def _time(text: str):
+    try:
+        moment = parse_iso(text)
+    except ValueError:
+        moment = None
+    if moment is None or moment.tzinfo is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a time with its zone, e.g. 2026-05-04T09:30:00Z")
+    return moment
+
+
+def _tallies(tallies: dict[str, feed_replay.Tally], now: str) -> int:
+    """One line per account and one for them all; 1 when an account's changes were left unnumbered."""
+    total = feed_replay.Tally()
+    for account, tally in sorted(tallies.items()):
+        line = f"{account}: {tally.read} records read, {tally.now} {now}, {tally.before} numbered before"
+        print(line + (f", {tally.left} left ({tally.error})" if tally.error else ""))
+        for name in ("read", "now", "before", "left"):
+            setattr(total, name, getattr(total, name) + getattr(tally, name))
+    print(f"{len(tallies)} accounts: {total.read} records read, {total.now} {now}, {total.before} numbered before")
+    if not total.left:
+        return 0
+    print(f"error: {total.left} changes left unnumbered; fix the cause and run replay-feed again", file=sys.stderr)
+    return 1
 
 
 def run(argv: list[str]) -> int:
@@ -69,6 +108,10 @@ def run(argv: list[str]) -> int:
     elif args.command == "migrate-deposits":
         migrated = migrations.migrate_deposits(args.account)
         print(f"{migrated} deposit types of {args.account} given their own item")
+    elif args.command == "replay-feed":
+        return _tallies(feed_replay.replay(args.since, args.account), "numbered now")
+    elif args.command == "mark-feed-numbered":
+        return _tallies(feed_replay.mark_numbered(), "marked numbered now")
     return 0
 
 

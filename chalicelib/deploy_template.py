@@ -2,10 +2,10 @@
 
 `chalice package --merge-template .chalice/resources.json` merges resources.json into Chalice's SAM template:
 the DynamoDB table (keys and indexes from store.table.table_definition, on-demand, point-in-time recovery, the
-stream), the event sources and alarms of the two functions that read the stream (deploy_stream.py), the
-environment of every function, and problem+json bodies for the errors API Gateway answers itself.
-.chalice/policy-<stage>.json is the policy Chalice attaches to every function's role: the table, its indexes, its
-stream and the functions' own log groups, named by CloudFormation reference.
+stream), the feed queue and the event sources, concurrency and alarms of the functions that move changes
+(deploy_stream.py), the environment of every function, and problem+json bodies for the errors API Gateway answers
+itself. .chalice/policy-<stage>.json is the policy Chalice attaches to every function's role: the table, its indexes,
+its stream, the two queues the functions use and the functions' own log groups, named by CloudFormation reference.
 
     python -m chalicelib.deploy_template write                            # regenerate both files
     python -m chalicelib.deploy_template check                            # exit 1 when they are stale
@@ -25,7 +25,14 @@ import zipfile
 from pathlib import Path
 
 from . import deploy_stream
-from .deploy_stream import STREAM_FAILURES, STREAM_FAILURES_ARN
+from .deploy_stream import (
+    FEED_DEAD_LETTERS,
+    FEED_DEAD_LETTERS_ARN,
+    FEED_QUEUE_ARN,
+    FEED_QUEUE_URL,
+    STREAM_FAILURES,
+    STREAM_FAILURES_ARN,
+)
 from .domain.problems import ProblemType
 from .http.bodies import MAX_BODY_BYTES
 from .store import table
@@ -54,6 +61,14 @@ DATA_ACTIONS = [
     "dynamodb:ConditionCheckItem",
 ]
 STREAM_ACTIONS = ["dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"]
+# What the numbering's event source does to the feed queue with the function's role, and the numbering's postponing
+# of a failed message (ChangeMessageVisibility). Sending is the forwarder's (SendMessage covers SendMessageBatch).
+FEED_QUEUE_ACTIONS = [
+    "sqs:ReceiveMessage",
+    "sqs:DeleteMessage",
+    "sqs:ChangeMessageVisibility",
+    "sqs:GetQueueAttributes",
+]
 LOG_ACTIONS = ["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"]
 # Functions get CloudFormation names "<stack>-<logical id>-<suffix>", so their log groups share this prefix.
 LOG_GROUPS = "arn:${AWS::Partition}:logs:${AWS::Region}:${AWS::AccountId}:log-group:/aws/lambda/${AWS::StackName}-*"
@@ -162,12 +177,26 @@ def merge_template() -> dict:
             "TableName": {"Description": "TABLE_NAME for the admin command line", "Value": {"Ref": TABLE}},
             "TableStreamArn": {"Value": STREAM_ARN},
             "StreamFailuresQueue": {"Description": "Stream batches given up on", "Value": {"Ref": STREAM_FAILURES}},
+            "FeedQueueUrl": {"Description": "The feed queue (FIFO, a group per account)", "Value": FEED_QUEUE_URL},
+            "FeedQueueArn": {"Value": FEED_QUEUE_ARN},
+            "FeedDeadLettersUrl": {
+                "Description": "Feed messages set aside after failing their numbering",
+                "Value": {"Ref": FEED_DEAD_LETTERS},
+            },
+            "FeedDeadLettersArn": {"Value": FEED_DEAD_LETTERS_ARN},
+            # Whose logs an operator reads when the feed's alarms fire (docs/deploy.md).
+            "TableFeedName": {"Description": "The stream's forwarder", "Value": {"Ref": deploy_stream.FEED_FUNCTION}},
+            "FeedNumberingName": {
+                "Description": "The feed's numbering",
+                "Value": {"Ref": deploy_stream.NUMBERING_FUNCTION},
+            },
         },
     }
 
 
 def policy() -> dict:
-    """The role policy of every function: only this stack's table, its indexes, its stream and log groups."""
+    """The role policy of every function: only this stack's table, its indexes, its stream, the two queues the
+    functions use (the feed queue, the stream's on-failure queue) and log groups."""
     return {
         "Version": "2012-10-17",
         "Statement": [
@@ -178,13 +207,15 @@ def policy() -> dict:
                 "Resource": [TABLE_ARN, {"Fn::Sub": "${%s.Arn}/index/*" % TABLE}],
             },
             {"Sid": "TableStream", "Effect": "Allow", "Action": STREAM_ACTIONS, "Resource": [STREAM_ARN]},
-            # The stream's trigger sends what it gives up on with the function's role.
+            # The forwarder sends to the feed queue; the stream's triggers send what they give up on with the
+            # function's role. Nothing sends to the dead letters but SQS itself.
             {
-                "Sid": "StreamFailures",
+                "Sid": "QueueSend",
                 "Effect": "Allow",
                 "Action": ["sqs:SendMessage"],
-                "Resource": [STREAM_FAILURES_ARN],
+                "Resource": [FEED_QUEUE_ARN, STREAM_FAILURES_ARN],
             },
+            {"Sid": "FeedQueueReceive", "Effect": "Allow", "Action": FEED_QUEUE_ACTIONS, "Resource": [FEED_QUEUE_ARN]},
             {
                 "Sid": "TableStreamList",
                 "Effect": "Allow",

@@ -39,7 +39,8 @@ def _on_moto() -> bool:
 
 
 def _key() -> tuple:
-    return (id(table.client()), table.name())
+    client = table.client()
+    return (id(getattr(client, "_real", client)), table.name())
 
 
 def poller() -> local_queue.QueuePoller:
@@ -93,6 +94,14 @@ def drain(handler=_forward_only, polls: int = 20) -> int:
         if not count and not numbered:
             break
     return handed
+
+
+def lose_queue() -> None:
+    """The feed queue and all it held gone, as make run's in-memory queue is after a kill -9."""
+    found = _pollers.get(_key())
+    if found is not None:
+        found.sqs.delete_queue(QueueUrl=found.queue_url)
+    _pollers.clear()
 
 
 def forget() -> None:

@@ -88,77 +88,152 @@ def test_every_function_runs_on_arm64_with_the_memory_for_a_short_cold_start(tem
 
 
 ON_FAILURE = {"OnFailure": {"Type": "SQS", "Destination": {"Fn::GetAtt": ["StreamFailures", "Arn"]}}}
+FEED_QUEUE_ARN = {"Fn::GetAtt": ["FeedQueue", "Arn"]}
+FEED_QUEUE_URL = {"Ref": "FeedQueue"}
+STREAM_FAILURES_ARN = {"Fn::GetAtt": ["StreamFailures", "Arn"]}
 
 
-def stream_sources(template) -> dict:
-    """The stream event source of each function that has one, by function."""
+def event_sources(template, kind: str) -> dict:
+    """The event source of type `kind` (DynamoDB, SQS) of each function that has one, by function."""
     found = {}
     for name, function in resources(template, "AWS::Serverless::Function").items():
         for event in function["Properties"].get("Events", {}).values():
-            if event["Type"] == "DynamoDB":
+            if event["Type"] == kind:
                 assert name not in found, name
                 found[name] = event["Properties"]
     return found
 
 
-def test_two_functions_read_the_table_stream_within_the_configured_timeout(template):
+def stream_sources(template) -> dict:
+    return event_sources(template, "DynamoDB")
+
+
+def test_the_stream_and_the_feed_queue_drive_three_functions_within_the_configured_timeout(template):
     from chalicelib.jobs import budget
 
     functions = resources(template, "AWS::Serverless::Function")
     sources = stream_sources(template)
-    assert sources.keys() == {"TableFeed", "TableStream"}  # the numbering; events, images and imports
+    assert sources.keys() == {"TableFeed", "TableStream"}  # the forwarder; events, images and imports
+    assert event_sources(template, "SQS").keys() == {"FeedNumbering"}
+    handlers = {name: functions[name]["Properties"]["Handler"] for name in ("TableFeed", "FeedNumbering")}
+    assert handlers == {
+        "TableFeed": "chalicelib.jobs.triggers.forward_changes",
+        "FeedNumbering": "chalicelib.jobs.triggers.number_changes",
+    }
     for name, source in sources.items():
         assert source["Stream"] == STREAM_ARN, name
         assert source["FunctionResponseTypes"] == ["ReportBatchItemFailures"], name
         assert source["DestinationConfig"] == ON_FAILURE, name
-    for name in ("TableFeed", "TableStream", "BackgroundSchedule"):
+    for name in ("TableFeed", "FeedNumbering", "TableStream", "BackgroundSchedule"):
         assert functions[name]["Properties"]["Timeout"] == budget.LAMBDA_TIMEOUT_SECONDS, name
 
 
-def test_the_numbering_takes_a_shard_in_order_and_retries_its_failed_accounts_for_six_hours(template):
-    """One batch of a shard at a time (the head keeps a position per shard), each batch with its shardId (only the
-    tumbling window gives it), no retry limit but the record's age, no bisection: a failure is an account's, its
-    records handed over again whole."""
+def test_the_forwarder_never_gives_a_record_up_while_the_stream_holds_it(template):
+    """From the stream's start, ten batches of a shard at once (split by partition key: one item's records stay in
+    order), no retry or age limit and no bisection (only the queue refusing fails a record, handed over again from
+    it), no tumbling window (its final invoke may come without records), the on-failure queue kept."""
     source = stream_sources(template)["TableFeed"]
     assert source == {
         "Stream": STREAM_ARN,
         "BatchSize": 1000,
         "StartingPosition": "TRIM_HORIZON",
         "MaximumBatchingWindowInSeconds": 0,
-        "ParallelizationFactor": 1,
-        "TumblingWindowInSeconds": 900,
+        "ParallelizationFactor": 10,
         "MaximumRetryAttempts": -1,
-        "MaximumRecordAgeInSeconds": 21600,
+        "MaximumRecordAgeInSeconds": -1,
         "BisectBatchOnFunctionError": False,
         "FunctionResponseTypes": ["ReportBatchItemFailures"],
         "DestinationConfig": ON_FAILURE,
     }
 
 
-def test_a_batch_handed_over_again_as_late_as_the_numbering_source_allows_is_numbered_once(ddb):
-    """The numbering's source hands a record over again until it is FEED_RECORD_AGE_SECONDS old: the head still
-    knows the shard's position then, though the account's changes in another shard have moved its clock on."""
-    import datetime as dt
+def test_the_forwarder_and_the_numbering_know_the_feed_queue_and_no_other_function_does(template):
+    """The forwarder sends to FEED_QUEUE_URL; the numbering postpones a failed message there."""
+    shared = template["Globals"]["Function"]["Environment"]["Variables"]
+    assert "FEED_QUEUE_URL" not in shared
+    for name, function in resources(template, "AWS::Serverless::Function").items():
+        variables = function["Properties"].get("Environment", {}).get("Variables", {})
+        expected = FEED_QUEUE_URL if name in ("TableFeed", "FeedNumbering") else None
+        assert variables.get("FEED_QUEUE_URL") == expected, name
+    outputs = template["Outputs"]
+    assert (outputs["FeedQueueUrl"]["Value"], outputs["FeedQueueArn"]["Value"]) == (FEED_QUEUE_URL, FEED_QUEUE_ARN)
+    dead_letters = ({"Ref": "FeedDeadLetters"}, {"Fn::GetAtt": ["FeedDeadLetters", "Arn"]})
+    assert (outputs["FeedDeadLettersUrl"]["Value"], outputs["FeedDeadLettersArn"]["Value"]) == dead_letters
+    functions = (outputs["TableFeedName"]["Value"], outputs["FeedNumberingName"]["Value"])
+    assert functions == ({"Ref": "TableFeed"}, {"Ref": "FeedNumbering"})
 
-    from chalicelib.domain.feed import Change, ChangeType
-    from chalicelib.store import feed, feed_marks, feed_numbering
 
-    age = deploy_stream.FEED_RECORD_AGE_SECONDS
-    assert age == 21600
-    start = dt.datetime(2026, 5, 4, 9, 30, tzinfo=dt.timezone.utc)
+def test_the_feed_queue_is_a_high_throughput_fifo_queue_whose_failures_go_to_fifo_dead_letters(template):
+    from chalicelib.adapters import feed_queue
 
-    def record(sequence_number: str, at: dt.datetime, product_id: str):
-        said = [feed_marks.said(Change(ChangeType.PRODUCT_UPDATED, product_id), at)]
-        return feed_numbering.Marked(sequence_number, int(at.timestamp()), said)
+    queues = resources(template, "AWS::SQS::Queue")
+    assert queues.keys() == {"StreamFailures", "FeedQueue", "FeedDeadLetters"}
+    numbering_timeout = template["Resources"]["FeedNumbering"]["Properties"]["Timeout"]
+    queue = queues["FeedQueue"]["Properties"]
+    assert queue == {
+        "FifoQueue": True,
+        "ContentBasedDeduplication": False,  # the forwarder's ids: the records a message holds
+        "DeduplicationScope": "messageGroup",
+        "FifoThroughputLimit": "perMessageGroupId",
+        "VisibilityTimeout": 180,
+        "MessageRetentionPeriod": 14 * 86400,
+        "SqsManagedSseEnabled": True,
+        "RedrivePolicy": {
+            "deadLetterTargetArn": {"Fn::GetAtt": ["FeedDeadLetters", "Arn"]},
+            "maxReceiveCount": feed_queue.MAX_RECEIVES,
+        },
+    }
+    assert queue["VisibilityTimeout"] >= 6 * numbering_timeout
+    assert queues["FeedDeadLetters"]["Properties"] == {
+        "FifoQueue": True,  # a FIFO queue's dead letters are a FIFO queue
+        "MessageRetentionPeriod": 14 * 86400,
+        "SqsManagedSseEnabled": True,
+    }
 
-    first = record("100", start, "a")
-    assert feed_numbering.number("acme", "shard-a", [first]).count == 1
-    latest = start + dt.timedelta(seconds=age)
-    assert feed_numbering.number("acme", "shard-b", [record("100", latest, "b")]).count == 1
-    again = feed_numbering.number("acme", "shard-a", [first])
-    assert (again.count, again.done) == (0, True)
-    read = feed.read("acme", 0, 10, latest)
-    assert [(entry["sequence"], entry["id"]) for entry in read.entries] == [(1, "a"), (2, "b")]
+
+def test_make_run_redrives_its_feed_queue_as_the_deploy_template_does(template):
+    """One constant for both: make run's queue (localdev/queue.py) gives a message up after as many hand-overs."""
+    from moto import mock_aws
+
+    from chalicelib.localdev import queue as local_queue
+
+    deployed = template["Resources"]["FeedQueue"]["Properties"]["RedrivePolicy"]["maxReceiveCount"]
+    with mock_aws():
+        import boto3
+
+        sqs = boto3.client("sqs", region_name="us-east-1")
+        url = local_queue.create_queues(sqs, "feed.fifo")
+        attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
+    assert json.loads(attributes["RedrivePolicy"])["maxReceiveCount"] == deployed == 400
+    assert (attributes["FifoQueue"], attributes["ContentBasedDeduplication"]) == ("true", "false")
+
+
+def test_the_numbering_takes_up_to_ten_messages_from_the_feed_queue_with_its_concurrency_reserved(template):
+    """Chalice's placeholder queue ARN (config.FEED_QUEUE_PLACEHOLDER) is replaced by the stack's queue; the event
+    source starts at most as many numberings as the function has reserved, so none is throttled (and counted as a
+    hand-over towards the dead letters)."""
+    from chalicelib import config
+
+    source = event_sources(template, "SQS")["FeedNumbering"]
+    assert source == {
+        "Queue": FEED_QUEUE_ARN,
+        "BatchSize": 10,
+        "MaximumBatchingWindowInSeconds": 0,
+        "FunctionResponseTypes": ["ReportBatchItemFailures"],
+        "ScalingConfig": {"MaximumConcurrency": deploy_stream.NUMBERING_CONCURRENCY},
+    }
+    numbering = template["Resources"]["FeedNumbering"]["Properties"]
+    assert numbering["ReservedConcurrentExecutions"] == deploy_stream.NUMBERING_CONCURRENCY == 10
+    # Only the numbering reserves concurrency: the API's functions share the rest.
+    reserved = [
+        name
+        for name, function in resources(template, "AWS::Serverless::Function").items()
+        if "ReservedConcurrentExecutions" in function["Properties"]
+    ]
+    assert reserved == ["FeedNumbering"]
+    text = json.dumps(template)
+    assert config.FEED_QUEUE_PLACEHOLDER not in text and config.TABLE_STREAM_PLACEHOLDER not in text
+    assert "000000000000" not in text
 
 
 def test_a_failing_stream_batch_is_retried_a_few_times_bisected_then_sent_to_a_queue(template):
@@ -181,19 +256,64 @@ def test_a_failing_stream_batch_is_retried_a_few_times_bisected_then_sent_to_a_q
     assert "BackgroundSchedule" in resources(template, "AWS::Serverless::Function")
 
 
-def test_a_batch_given_up_on_and_a_stream_function_falling_behind_raise_alarms(template):
-    assert resources(template, "AWS::SQS::Queue").keys() == {"StreamFailures"}
+def alarm_of(template, name) -> tuple:
+    """What an alarm watches and when it fires: (namespace, metric, dimensions, statistic, period, periods,
+    threshold, comparison, missing data)."""
+    p = template["Resources"][name]["Properties"]
+    return (
+        p["Namespace"],
+        p["MetricName"],
+        p["Dimensions"],
+        p["Statistic"],
+        p["Period"],
+        p["EvaluationPeriods"],
+        p["Threshold"],
+        p["ComparisonOperator"],
+        p["TreatMissingData"],
+    )
+
+
+def queue_name(queue: str) -> list[dict]:
+    return [{"Name": "QueueName", "Value": {"Fn::GetAtt": [queue, "QueueName"]}}]
+
+
+def function_name(function: str) -> list[dict]:
+    return [{"Name": "FunctionName", "Value": {"Ref": function}}]
+
+
+def test_the_feed_falling_behind_a_message_set_aside_and_a_batch_given_up_on_raise_alarms(template):
     alarms = resources(template, "AWS::CloudWatch::Alarm")
-    assert alarms.keys() == {"StreamFailuresAlarm", "FeedIteratorAgeAlarm", "StreamIteratorAgeAlarm"}
-    failures = alarms["StreamFailuresAlarm"]["Properties"]
-    assert failures["Dimensions"] == [{"Name": "QueueName", "Value": {"Fn::GetAtt": ["StreamFailures", "QueueName"]}}]
-    assert (failures["Threshold"], failures["ComparisonOperator"]) == (0, "GreaterThanThreshold")
-    # A function falling behind (before a batch is given up on) is seen too: its records over a minute old.
-    for alarm, function in (("FeedIteratorAgeAlarm", "TableFeed"), ("StreamIteratorAgeAlarm", "TableStream")):
-        behind = alarms[alarm]["Properties"]
-        assert (behind["Namespace"], behind["MetricName"]) == ("AWS/Lambda", "IteratorAge"), alarm
-        assert behind["Dimensions"] == [{"Name": "FunctionName", "Value": {"Ref": function}}], alarm
-        assert (behind["Threshold"], behind["ComparisonOperator"]) == (60_000, "GreaterThanThreshold"), alarm
+    assert alarms.keys() == {
+        "FeedQueueAgeAlarm",
+        "FeedDeadLettersAlarm",
+        "FeedIteratorAgeAlarm",
+        "StreamFailuresAlarm",
+        "StreamIteratorAgeAlarm",
+    }
+    when = ("Maximum", 60, 1)
+    above = ("GreaterThanThreshold", "notBreaching")
+    # The numbering behind, or an account's messages failing (their pauses let the oldest message age).
+    assert alarm_of(template, "FeedQueueAgeAlarm") == (
+        "AWS/SQS", "ApproximateAgeOfOldestMessage", queue_name("FeedQueue"), *when, 60, *above
+    )  # fmt: skip
+    # Any message set aside after MAX_RECEIVES hand-overs: changes not in the feed until it is moved back.
+    assert alarm_of(template, "FeedDeadLettersAlarm") == (
+        "AWS/SQS", "ApproximateNumberOfMessagesVisible", queue_name("FeedDeadLetters"), *when, 0, *above
+    )  # fmt: skip
+    # The forwarder behind (the queue refusing, the function failing): its records over a minute old.
+    assert alarm_of(template, "FeedIteratorAgeAlarm") == (
+        "AWS/Lambda", "IteratorAge", function_name("TableFeed"), *when, 60_000, *above
+    )  # fmt: skip
+    assert "forwarder" in alarms["FeedIteratorAgeAlarm"]["Properties"]["AlarmDescription"]
+    # TableStream's, as before: batches given up on, and its records over a minute old for five minutes.
+    assert alarm_of(template, "StreamFailuresAlarm") == (
+        "AWS/SQS", "ApproximateNumberOfMessagesVisible", queue_name("StreamFailures"), *when, 0, *above
+    )  # fmt: skip
+    assert alarm_of(template, "StreamIteratorAgeAlarm") == (
+        "AWS/Lambda", "IteratorAge", function_name("TableStream"), "Maximum", 60, 5, 60_000, *above
+    )  # fmt: skip
+    for name, alarm in alarms.items():
+        assert "docs/deploy.md" in alarm["Properties"]["AlarmDescription"], name
 
 
 def statements(template, role_name=None):
@@ -207,27 +327,34 @@ def statements(template, role_name=None):
             yield from policy["PolicyDocument"]["Statement"]
 
 
-def test_both_stream_functions_may_read_the_stream_and_send_to_the_failures_queue(template):
-    functions = resources(template, "AWS::Serverless::Function")
+def granted(template, function: str) -> set[tuple[str, str]]:
+    """(action, resource) pairs the function's role allows."""
+    role = resources(template, "AWS::Serverless::Function")[function]["Properties"]["Role"]["Fn::GetAtt"][0]
+    return {
+        (action, json.dumps(r)) for s in statements(template, role) for action in s["Action"] for r in s["Resource"]
+    }
+
+
+def test_the_stream_functions_may_read_the_stream_and_send_to_the_failures_queue(template):
     for name in ("TableFeed", "TableStream"):
-        role = functions[name]["Properties"]["Role"]["Fn::GetAtt"][0]
-        granted = {
-            (action, json.dumps(r)) for s in statements(template, role) for action in s["Action"] for r in s["Resource"]
-        }
+        allowed = granted(template, name)
         for action in ("dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"):
-            assert (action, json.dumps(STREAM_ARN)) in granted, (name, action)
-        assert ("dynamodb:ListStreams", json.dumps({"Fn::Sub": "${Table.Arn}/stream/*"})) in granted, name
-        assert ("sqs:SendMessage", json.dumps({"Fn::GetAtt": ["StreamFailures", "Arn"]})) in granted, name
+            assert (action, json.dumps(STREAM_ARN)) in allowed, (name, action)
+        assert ("dynamodb:ListStreams", json.dumps({"Fn::Sub": "${Table.Arn}/stream/*"})) in allowed, name
+        assert ("sqs:SendMessage", json.dumps(STREAM_FAILURES_ARN)) in allowed, name
 
 
-def is_table_resource(resource) -> bool:
-    if resource in (TABLE_ARN, STREAM_ARN):
-        return True
-    return isinstance(resource, dict) and resource.get("Fn::Sub", "").startswith("${Table.Arn}/")
+def test_the_forwarder_may_send_to_the_feed_queue_and_the_numbering_take_from_it(template):
+    assert ("sqs:SendMessage", json.dumps(FEED_QUEUE_ARN)) in granted(template, "TableFeed")
+    allowed = granted(template, "FeedNumbering")
+    for action in ("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes"):
+        assert (action, json.dumps(FEED_QUEUE_ARN)) in allowed, action
 
 
-def test_roles_reach_only_the_table_its_indexes_and_stream(template):
+def test_roles_reach_only_the_table_its_indexes_its_stream_and_two_queues(template):
+    """Chalice attaches the stage's one policy to every function: it names nothing more than they need together."""
     seen_actions = set()
+    queue_grants = set()
     for statement in statements(template):
         assert statement["Effect"] == "Allow"
         actions = statement["Action"]
@@ -235,15 +362,31 @@ def test_roles_reach_only_the_table_its_indexes_and_stream(template):
         assert not any("*" in action for action in actions)
         if all(action.startswith("dynamodb:") for action in actions):
             assert all(is_table_resource(r) for r in statement["Resource"]), statement
-        elif actions == ["sqs:SendMessage"]:  # the stream's on-failure queue, nothing else
-            assert statement["Resource"] == [{"Fn::GetAtt": ["StreamFailures", "Arn"]}]
+        elif all(action.startswith("sqs:") for action in actions):
+            queue_grants |= {(a, json.dumps(r)) for a in actions for r in statement["Resource"]}
         else:
             # Writing its own logs: only log groups of this stack's functions.
             assert all(action.startswith("logs:") for action in actions), statement
             for resource in statement["Resource"]:
                 assert resource["Fn::Sub"].startswith(LOG_GROUPS_OF_STACK)
+    feed, failures = json.dumps(FEED_QUEUE_ARN), json.dumps(STREAM_FAILURES_ARN)
+    # The feed queue: sent to, taken from; the on-failure queue: sent to; the dead letters: only SQS itself.
+    assert queue_grants == {
+        ("sqs:SendMessage", feed),
+        ("sqs:ReceiveMessage", feed),
+        ("sqs:DeleteMessage", feed),
+        ("sqs:ChangeMessageVisibility", feed),
+        ("sqs:GetQueueAttributes", feed),
+        ("sqs:SendMessage", failures),
+    }
     assert {"dynamodb:Query", "dynamodb:GetItem", "dynamodb:ConditionCheckItem", "dynamodb:GetRecords"} <= seen_actions
     assert not {"dynamodb:Scan", "dynamodb:DeleteTable", "dynamodb:CreateTable"} & seen_actions
+
+
+def is_table_resource(resource) -> bool:
+    if resource in (TABLE_ARN, STREAM_ARN):
+        return True
+    return isinstance(resource, dict) and resource.get("Fn::Sub", "").startswith("${Table.Arn}/")
 
 
 def test_api_gateway_own_errors_are_problem_json(template):

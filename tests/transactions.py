@@ -28,6 +28,8 @@ def intercept(monkeypatch, transact: Callable[..., dict], operation: str = "tran
     real = table.client()
 
     class Intercepted:
+        _real = real  # the client it stands in for (tests/stream.py keys its feeders by it)
+
         def __getattr__(self, name):
             attribute = getattr(real, name)
             if name != operation:

@@ -17,6 +17,9 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 MAX_MESSAGE_BYTES = 200_000  # under SQS's 256 KiB with room for the attributes
 SEND_BATCH = 10  # SendMessageBatch's most
+# The queue's redrive (the deploy template's and make run's): a message the numbering keeps failing goes to the dead
+# letters after this many hand-overs, days later with the numbering's pauses doubling up to 15 minutes.
+MAX_RECEIVES = 400
 _client = None
 _lock = threading.Lock()
 

@@ -1,24 +1,34 @@
 """The shapes of GET /changes (decisions §13), for the OpenAPI document; the feed's values come from feed.py."""
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from .feed import ChangeType, Resource
-from .values import literal
+from .feed import UNREADABLE_RESOURCE, UNREADABLE_TYPE, ChangeType, Resource
+
+ENTRY_TYPES = Literal[tuple(t.value for t in ChangeType) + (UNREADABLE_TYPE,)]
+ENTRY_RESOURCES = Literal[tuple(r.value for r in Resource) + (UNREADABLE_RESOURCE,)]
 
 
 class ChangeEntry(BaseModel):
     """One committed change to one resource."""
 
     sequence: int = Field(ge=1, description="Per account: 1, 2, 3, ... without gaps.")
-    type: literal(ChangeType)  # type: ignore[valid-type]
-    resource: literal(Resource)  # type: ignore[valid-type]
+    type: ENTRY_TYPES = Field(  # type: ignore[valid-type]
+        description="What changed; `feed.unreadable`: a change this service could not read (`reason` says why)."
+    )
+    resource: ENTRY_RESOURCES  # type: ignore[valid-type]
     id: str = Field(
-        description="The resource's id (a delivery's id as a string; `deliveries` or `webhooks` for settings)."
+        description="The resource's id (a delivery's id as a string; `deliveries` or `webhooks` for settings; the "
+        "stream record's for `feed.unreadable`)."
     )
     at: str = Field(description="When the change was committed (ISO 8601, UTC).")
     status: str | None = Field(None, description="Deliveries: the status after the change.")
+    by: Literal["supplier", "customer"] | None = Field(
+        None,
+        description="delivery.delivered entries: who delivered it, the supplier's delivery note or the customer's "
+        "receive (decisions §18).",
+    )
     integration: str | None = Field(
         None,
         description="delivery.integration entries: the delivery's new integration status (PENDING, IMPORTED, FAILED).",
@@ -29,6 +39,15 @@ class ChangeEntry(BaseModel):
         "standing orders: whose it is.",
     )
     date: str | None = Field(None, description="standing-order.failed entries: the date that could not be placed.")
+    by: str | None = Field(
+        None, description="delivery.delivered entries: `supplier` (a delivery note) or `customer` (a receive)."
+    )
+    reason: str | None = Field(None, description="feed.unreadable entries: why the change could not be read.")
+    unit: str | None = Field(
+        None,
+        description="The unit of work that made the change: the write's answer named it in its X-Feed-Unit header, "
+        "so a writer finds its own changes (absent on deletions and unreadable entries).",
+    )
     data: Any = Field(
         None,
         description="With include=data: the resource as its GET answers now, null when it no longer exists. "

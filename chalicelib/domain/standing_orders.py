@@ -17,6 +17,7 @@ from .customer import Address
 from .delivery import DELIVERY, DeliveryType, OrderBody, OrderItem, User
 from .deposit_types import Empties, ItemDeposit
 from .rendering import size_in_bytes
+from .timestamps import local_iso
 from .values import literal
 
 MAX_PER_CUSTOMER = 50
@@ -76,6 +77,7 @@ class StandingOrderLine(Shape):
     count: float
     bundle: StandingOrderBundle | None = None
     message: str | None = None
+    substitute: bool | None = Field(default=None, description="false: the line may not be substituted (decisions §18)")
 
 
 class StandingOrder(Shape):
@@ -235,11 +237,6 @@ def status_of(
     if cutoff is not None and now > cutoff:
         return OccurrenceStatus.MISSED
     return OccurrenceStatus.PAUSED if paused else OccurrenceStatus.PLANNED
-
-
-def local_iso(moment: dt.datetime, zone_name: str) -> str:
-    """RFC 3339 with the account's offset, to the second."""
-    return moment.astimezone(ZoneInfo(zone_name)).replace(microsecond=0).isoformat()
 
 
 def occurrence(

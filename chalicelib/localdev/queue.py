@@ -12,12 +12,11 @@ import logging
 import threading
 from typing import Callable
 
+from ..adapters.feed_queue import MAX_RECEIVES  # the deploy template's redrive too (deploy_stream.py)
+
 log = logging.getLogger("supplier-ordering.queue")
 
 QUEUE, DEAD_LETTERS = "feed.fifo", "feed-dead-letters.fifo"
-# As the deploy template sets them (deploy_stream.py): a message the numbering keeps failing goes to the dead
-# letters after this many hand-overs (days, with the pauses doubling up to 15 minutes).
-MAX_RECEIVES = 400
 VISIBILITY_SECONDS = 120  # a hand-over's time: the numbering's budget and more
 WORKERS = 2  # hand-overs at once (Lambda takes up to one per message group)
 POLL_SECONDS = 1.0  # without a bell, how often the poller looks for messages coming back after their pause

@@ -16,7 +16,6 @@ item's records are handed over in order. After a batch it reads again at once, a
 wrote the events that the next records bring.
 """
 
-import datetime as dt
 import functools
 import json
 import logging
@@ -26,6 +25,9 @@ from pathlib import Path
 from typing import Callable
 
 from botocore.exceptions import ClientError, ParamValidationError
+
+from ..store import stream_records
+from ..store.stream_records import lambda_record as _as_lambda_record
 
 log = logging.getLogger("supplier-ordering.stream")
 
@@ -42,16 +44,6 @@ RETRIES = 2  # immediate tries of a failed batch again before the next poll read
 SHARDS_EVERY = 20  # polls between two reads of the stream's shards
 # A kept place the stream cannot start after (trimmed: DynamoDB Local keeps 24 h too; not a sequence number).
 UNUSABLE_PLACE = {"TrimmedDataAccessException", "ValidationException", "invalid"}
-
-
-def _as_lambda_record(record: dict, stream_arn: str) -> dict:
-    """A GetRecords record as Lambda hands it over (the creation time in epoch seconds, the stream's ARN)."""
-    stream = dict(record["dynamodb"])
-    created = stream.get("ApproximateCreationDateTime")
-    if isinstance(created, dt.datetime):
-        stream["ApproximateCreationDateTime"] = created.timestamp()
-    stream.setdefault("ApproximateCreationDateTime", 0)
-    return {"eventSourceARN": stream_arn, **record, "dynamodb": stream}
 
 
 class Progress:
@@ -94,6 +86,7 @@ class StreamFeeder:
         self.tables, self.client = tables, streams  # a dynamodb client and a dynamodbstreams client
         self.table_name = table_name
         self.handler = handler or _lambda_handler
+        self.forwarded = _forwarded  # what of a batch the handler sends to the feed queue (its sequence numbers)
         self.iterators: dict[str, str] = {}
         self.polls = 0
         self.stream_arn: str | None = None
@@ -133,15 +126,11 @@ class StreamFeeder:
         if self.stream_arn is None:
             self.stream_arn = self.tables.describe_table(TableName=self.table_name)["Table"]["LatestStreamArn"]
             self._load()
-        shards = self.client.describe_stream(StreamArn=self.stream_arn)["StreamDescription"]["Shards"]
+        shards = stream_records.shards(self.client, self.stream_arn)
         self.listed = {shard["ShardId"] for shard in shards}
-        for shard in shards:
-            shard_id, parent = shard["ShardId"], shard.get("ParentShardId")
-            if shard_id in self.iterators or shard_id in self.closed:
-                continue
-            if parent in self.listed and parent not in self.closed:
-                continue  # a child after its parent, as Lambda reads them: one item's records stay in order
-            self.iterators[shard_id] = self._iterator(shard_id)
+        for shard_id in stream_records.ready(shards, self.closed):  # a child after its parent, as Lambda reads them
+            if shard_id not in self.iterators:
+                self.iterators[shard_id] = self._iterator(shard_id)
 
     def _iterator(self, shard_id: str, at: str | None = None) -> str:
         """At a record (`at`), after the shard's kept place, or from its start when it has none or the stream no
@@ -181,14 +170,15 @@ class StreamFeeder:
         for shard_id, iterator in list(self.iterators.items()):
             response = self.client.get_records(ShardIterator=iterator, Limit=BATCH)
             records = response.get("Records", [])
+            unsent = None
             if records:
                 batch = [_as_lambda_record(record, self.stream_arn) for record in records]
                 unsent = self.hand_over(batch, shard_id)
                 handed += len(records)
-                if unsent is not None:  # read again from there at the next poll: never skipped
-                    self.iterators[shard_id] = self._iterator(shard_id, at=unsent)
-                    continue
             self.keep(shard_id)
+            if records and unsent is not None:  # read again from there at the next poll: never skipped
+                self.iterators[shard_id] = self._iterator(shard_id, at=unsent)
+                continue
             if response.get("NextShardIterator"):
                 self.iterators[shard_id] = response["NextShardIterator"]
             else:  # the shard closed and is read to its end: its children are opened at the next poll
@@ -204,7 +194,7 @@ class StreamFeeder:
         numbers = [record["dynamodb"]["SequenceNumber"] for record in batch]
         sent = batch[: numbers.index(unsent)] if unsent is not None else batch
         if sent:
-            self.progress.handed(shard_id, sent[-1]["dynamodb"]["SequenceNumber"], _forwarded(sent))
+            self.progress.handed(shard_id, sent[-1]["dynamodb"]["SequenceNumber"], self.forwarded(sent))
         return unsent
 
     def numbered(self, bodies: list[str]) -> None:

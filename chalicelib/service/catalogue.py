@@ -123,7 +123,7 @@ def patch_product(account: str, product_id: str, patch, if_match: str | None) ->
 
 
 def delete_product(account: str, product_id: str, if_match: str | None) -> None:
-    from ..store import outcomes, pricing
+    from ..store import outcomes
 
     if not is_identifier(product_id):
         raise _product_gone(product_id)
@@ -136,7 +136,6 @@ def delete_product(account: str, product_id: str, if_match: str | None) -> None:
         raise PreconditionFailed(STALE_ETAG)
     if isinstance(refused, outcomes.Contended):
         raise Busy("the product is being changed by many requests at once; try again")
-    pricing.delete_all_of_product(account, product_id, clock.now)
 
 
 CATEGORY_ATTEMPTS = 5  # a category's write lost to others this many times in a row: Busy
@@ -147,11 +146,12 @@ DELETE_ATTEMPTS = 5
 
 def remove_product(account: str, product_id: str, expected_revision: str | None = None):
     """Delete an unused product with its feed entry; None when deleted, else why not (Gone, InUse, Stale). A product
-    whose packaging names deposit types gives their references back in the same transaction, conditional on the
-    revision read (a change meanwhile makes us read again, unless the caller named the revision)."""
+    whose packaging names deposit types gives their references back in the same transaction. The delete is
+    conditional on the revision read (a change meanwhile makes us read again, unless the caller named the revision),
+    so its pricing is retired afterwards as that very product's, never a product's created again since."""
     from ..domain import feed as changes
     from ..domain import product as product_rules
-    from ..store import outcomes
+    from ..store import outcomes, pricing
     from ..store.unit_of_work import unit_of_work
 
     for _ in range(DELETE_ATTEMPTS):
@@ -160,13 +160,17 @@ def remove_product(account: str, product_id: str, expected_revision: str | None 
             return outcomes.Gone()
         named = product_rules.deposits_named(current.data)
         with unit_of_work(account, clock.now()) as uow:
-            uow.add(
-                *products.deleting(
-                    account, product_id, expected_revision or (current.revision if named else None), named
-                )
-            )
+            uow.add(*products.deleting(account, product_id, expected_revision or current.revision, named))
             uow.record(changes.product_change("deleted", product_id))
             refused = uow.commit()
+        if refused is None:
+            for retiring in pricing.retiring_all_of_product(
+                account, product_id, current.born, int(clock.now().timestamp())
+            ):
+                with unit_of_work(account, clock.now()) as uow:
+                    uow.add(retiring)
+                    uow.commit()  # refused: it belongs to the product created again
+            return None
         if not isinstance(refused, outcomes.Contended) and not (
             isinstance(refused, outcomes.Stale) and expected_revision is None
         ):

@@ -16,7 +16,9 @@ from ..adapters import feed_queue
 from ..store import feed_marks
 from ..store.feed_marks import Marked
 
-MESSAGE_RECORDS = 500  # at most per message, beside the queue's size bound
+# At most per message, beside the queue's size bound: an account's turn when one hand-over holds several accounts
+# (service/feed_numbering.py), about four numbering transactions.
+MESSAGE_RECORDS = 200
 
 
 def marked(records) -> list[tuple[str, Marked]]:

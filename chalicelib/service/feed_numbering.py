@@ -62,22 +62,32 @@ def records_of(message: QueueMessage) -> list[Marked]:
 
 
 def number_messages(messages: list[QueueMessage], deadline: dt.datetime) -> set[str]:
-    """Number the messages' records, account by account, each account's in their order, until `deadline`: the ids of
-    the messages that are not done (failed, or left for lack of time), each account's from its first such one. They
-    are handed back to the queue with a pause that doubles with each hand-over (up to MAX_RETRY_PAUSE_SECONDS)."""
-    by_account: dict[str, list[QueueMessage]] = {}
+    """Number the messages' records, each account's in their order, the accounts taking turns of one message (so an
+    import's backlog in one hand-over holds another account's change for one message at most), until `deadline`: the
+    ids of the messages not done, each account's from its first. Those of an account whose numbering failed come
+    back after a pause that doubles with each hand-over (up to MAX_RETRY_PAUSE_SECONDS); those left for lack of time
+    come back at once."""
+    waiting: dict[str, list[QueueMessage]] = {}
     for message in messages:
-        by_account.setdefault(message.account, []).append(message)
-    left: set[str] = set()
-    for account, found in by_account.items():
-        for index, message in enumerate(found):
-            if clock.now() >= deadline or not _numbered(account, message):
-                left.update(later.id for later in found[index:])
-                break
-    pauses = [(m.receipt, min(2 ** (m.receive_count - 1), MAX_RETRY_PAUSE_SECONDS)) for m in messages if m.id in left]
-    if pauses:
+        waiting.setdefault(message.account, []).append(message)
+    failed: list[QueueMessage] = []
+    unstarted: list[QueueMessage] = []
+    while waiting:
+        for account in list(waiting):
+            message, rest = waiting[account][0], waiting[account][1:]
+            if clock.now() >= deadline:
+                unstarted += waiting.pop(account)
+            elif not _numbered(account, message):
+                failed += waiting.pop(account)
+            elif rest:
+                waiting[account] = rest
+            else:
+                del waiting[account]
+    pauses = [(m.receipt, min(2 ** (m.receive_count - 1), MAX_RETRY_PAUSE_SECONDS)) for m in failed]
+    pauses += [(m.receipt, 0) for m in unstarted]
+    if any(receipt for receipt, _ in pauses):
         feed_queue.postpone([pause for pause in pauses if pause[0]])
-    return left
+    return {m.id for m in failed + unstarted}
 
 
 def _numbered(account: str, message: QueueMessage) -> bool:

@@ -18,7 +18,6 @@ from ..store import deliveries, order_context, outcomes
 from ..store import deposits as deposit_store
 from . import clock, contention, delivery_writing
 from . import deposits as deposit_service
-from .deliveries import raise_for
 from .idempotency import IdempotencyClaim
 
 CONTENDED_ATTEMPTS = 30  # another transaction held the account's integration counts: each wait is short
@@ -128,4 +127,4 @@ def place_order(
         raise ValidationFailed([FieldError(path, message) for path in paths])
     if isinstance(outcome, outcomes.Stale):  # the ids were just allocated to us: only a broken counter gets here
         raise Busy("the new delivery ids were taken; try again")
-    raise_for(outcome)
+    delivery_writing.raise_for(outcome)

@@ -2,13 +2,13 @@
 change, not at once): every answer of a request that committed feed changes names their unit of work, and each of
 their entries carries it as `unit` (docs/sync.md "Reading your own write")."""
 
-from ..store import unit_of_work
+from ..store import committed_units
 
 
 def begin_request() -> None:
-    unit_of_work.forget_units()
+    committed_units.forget()
 
 
 def committed() -> list[str]:
     """The units of work with feed changes the request committed, in order."""
-    return unit_of_work.units_committed()
+    return committed_units.units()

@@ -4,7 +4,8 @@
   by every change, each conditional on it). GSI1 (by status) and GSI2 (by customer), newest first, let a list page
   read only the deliveries it shows, never their items;
 - the request items (`keys.delivery_items_key`), with `amendments` (JSON text; only an amendment rewrites them,
-  decisions §16), read only for the single-delivery view.
+  decisions §16) and `delivery_note` (JSON text, written once by the note, decisions §18), read only for the
+  single-delivery view.
 Ids come from a per-account counter.
 
 The integration state (decisions §14) sits beside `body`: `integration`, its JSON text as supplier reads show it
@@ -29,6 +30,7 @@ LEGACY = "doc"  # the summary's map before `body`
 DEPOSIT_BASIS = "deposit_basis"  # JSON text: what the delivery's deposits are counted from (decisions §15)
 INTEGRATION = "integration"  # the state, beside the document (never in it: customers' lists read the same text)
 AMENDMENTS = "amendments"  # JSON text on the items item: what each amendment changed (decisions §16)
+NOTE = "delivery_note"  # JSON text on the items item: the driver's delivery note (decisions §18)
 READ_NAMES = {"#body": rendered.BODY, "#doc": LEGACY}
 
 
@@ -65,16 +67,17 @@ def allocate_ids(account: str, count: int) -> list[int]:
     return list(range(last - count + 1, last + 1))
 
 
-def from_summary(summary: dict, items: list | None, amendments: str | None = None) -> StoredDelivery:
-    """The delivery of a summary item; read in full (with its items and `amendments`, decisions §16), with its
-    `deposits` (decisions §15)."""
+def from_summary(summary: dict, held: dict | None) -> StoredDelivery:
+    """The delivery of a summary item; read in full when `held` is its items item (its items, `amendments` of
+    decisions §16 and `delivery_note` of §18), with its `deposits` (decisions §15)."""
     delivery = rendered.document(summary, LEGACY)
     basis = json.loads(summary[DEPOSIT_BASIS]) if DEPOSIT_BASIS in summary else None
-    if items is not None:
-        delivery = {**delivery, "request": {**delivery["request"], "items": items}}
-        delivery = with_deposits(
-            {**delivery, "amendments": rendered.parse(amendments)} if amendments else delivery, basis
-        )
+    if held is not None:
+        delivery = {**delivery, "request": {**delivery["request"], "items": held.get("items", [])}}
+        for name in (AMENDMENTS, NOTE):
+            if held.get(name):
+                delivery[name] = rendered.parse(held[name])
+        delivery = with_deposits(delivery, basis)
     return StoredDelivery(
         delivery, int(summary["version"]), _state(summary), summary.get("integration_since"), deposit_basis=basis
     )
@@ -94,8 +97,7 @@ def get(account: str, delivery_id: int, consistent: bool = False) -> StoredDeliv
     summary = batch.pick(found, summary_key)
     if summary is None:
         return None
-    held = batch.pick(found, items_key) or {}
-    return from_summary(summary, held.get("items", []), held.get(AMENDMENTS))
+    return from_summary(summary, batch.pick(found, items_key) or {})
 
 
 def refresh(account: str, stored: StoredDelivery) -> StoredDelivery | None:

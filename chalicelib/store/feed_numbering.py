@@ -18,7 +18,7 @@ from typing import Callable
 
 from botocore.exceptions import ClientError
 
-from ..domain.feed import RETENTION_DAYS, ChangeType, event_type_of
+from ..domain.feed import RETENTION_DAYS, UNREADABLE_RESOURCE, UNREADABLE_TYPE, ChangeType, event_type_of
 from ..domain.retry import back_off
 from ..domain.timestamps import iso, parse_iso
 from . import events, keys, table
@@ -32,7 +32,6 @@ MAX_ATTEMPTS = 8  # moves of the head by another numbering, or conflicts, before
 # How long a record's item is kept, from the record's creation: longer than any hand-over can come (the stream keeps
 # a record 24 hours, the feed queue a message 14 days), so a record is never numbered twice.
 RECORD_KEPT_SECONDS = 16 * 86400
-UNREADABLE = "feed.unreadable"  # the entry of a record whose changes cannot be read (docs/feed.md)
 
 
 @dataclass(frozen=True)
@@ -70,7 +69,15 @@ def _said(record: Marked) -> list[dict]:
     if record.unreadable is None:
         return record.changes
     at = iso(dt.datetime.fromtimestamp(record.created, dt.timezone.utc))
-    return [{"type": UNREADABLE, "resource": "feed", "id": record.id, "at": at, "reason": record.unreadable}]
+    return [
+        {
+            "type": UNREADABLE_TYPE,
+            "resource": UNREADABLE_RESOURCE,
+            "id": record.id,
+            "at": at,
+            "reason": record.unreadable,
+        }
+    ]
 
 
 def _record_item(account: str, record: Marked, first_sequence: int) -> dict:
@@ -111,16 +118,16 @@ def _head_update(head: Head, account: str, moved: Head) -> dict:
     return {"Update": update}
 
 
-def _event_type(change_type: str, selected) -> str | None:
+def _event_type(change_type: str, selected, by: str | None = None) -> str | None:
     """The event an entry makes. A type this code does not know (written by a newer release during a deploy) is
     numbered as it is and makes no event: it never blocks its account's numbering."""
     try:
         known = ChangeType(change_type)
     except ValueError:
-        if change_type != UNREADABLE:
+        if change_type != UNREADABLE_TYPE:
             log.warning("feed change type %r unknown to this release: numbered without an event", change_type)
         return None
-    return event_type_of(known, selected)
+    return event_type_of(known, selected, by)
 
 
 def _plan(account: str, records: list[Marked], head: Head, selected) -> tuple[list[dict], Head, list[Marked]]:
@@ -135,7 +142,7 @@ def _plan(account: str, records: list[Marked], head: Head, selected) -> tuple[li
     taken: list[Marked] = []
     for record in records:
         said = _said(record)
-        kinds = [_event_type(change["type"], selected) for change in said]
+        kinds = [_event_type(change["type"], selected, change.get("by")) for change in said]
         cost = 1 + sum(1 + (kind is not None) for kind in kinds)
         if cost > room:
             break
@@ -164,7 +171,7 @@ def _plan(account: str, records: list[Marked], head: Head, selected) -> tuple[li
     return [_head_update(head, account, moved)] + written, moved, taken
 
 
-def number(account: str, records: list[Marked], sleep: Callable[[float], None] = time.sleep) -> Numbered:
+def number(account: str, records: list[Marked], sleep: Callable[[float], None] | None = None) -> Numbered:
     """Number the account's `records` (in the order the stream gave them) that were not numbered before: as many
     transactions as they need. `done` holds the longest run of them from the first that is numbered (now or before):
     the rest are left to a retry when the head kept moving under this numbering (another numbering of the account,
@@ -197,7 +204,7 @@ def number(account: str, records: list[Marked], sleep: Callable[[float], None] =
             lost += 1  # another numbering moved the head, or a conflict: read the head again
             if lost >= MAX_ATTEMPTS:
                 return Numbered(numbered, done, head)
-            back_off(lost, sleep, first=0.002, cap=0.05)
+            back_off(lost, sleep or time.sleep, first=0.002, cap=0.05)
             head = read_head(account)
             continue
         numbered += moved.sequence - head.sequence

@@ -106,9 +106,14 @@ def _delivery(entry, items):
 
     if items[0] is None:
         return None
-    listed = items[1] or {}
-    stored = deliveries.from_summary(items[0], listed.get("items", []), listed.get(deliveries.AMENDMENTS))
+    stored = deliveries.from_summary(items[0], items[1] or {})
     return supplier_view(stored.delivery, stored.integration)  # as the supplier GET shows it
+
+
+def _customer(entry, items):
+    from ..domain.values import with_substitution_policy
+
+    return with_substitution_policy(_data(entry, items))
 
 
 def _deposit(entry, items):
@@ -170,7 +175,9 @@ FEED_RESOURCES: dict[Resource, FeedResource] = {
         deleted=_category_deleted,
     ),
     Resource.CUSTOMER: FeedResource(
-        item=lambda a, c: keys.customer_key(a, c.id), reads=lambda a, e: [keys.customer_key(a, e["id"])], shown=_data
+        item=lambda a, c: keys.customer_key(a, c.id),
+        reads=lambda a, e: [keys.customer_key(a, e["id"])],
+        shown=_customer,
     ),
     Resource.CUSTOMER_PRICING: FeedResource(
         item=lambda a, c: keys.customer_pricing_key(a, c.id, c.customer_id),

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 
 from ..domain.values import DEFAULT_ORDER_BY
-from . import batch, customers, feed_marks, keys, table
+from . import batch, customers, keys, table
 from .operations import Operation
 from .outcomes import Gone, Stale
 from .products import BORN, StoredProduct, belongs, from_item
@@ -144,28 +144,42 @@ def deleting_customer_pricing(account: str, product_id: str, customer_id: str, r
 RETIRED = "retired"  # the `born` of a retired pricing item: no product is born so, so it belongs to none
 
 
-def delete_all_of_product(account: str, product_id: str, clock: batch.Clock) -> None:
+def retiring_all_of_product(account: str, product_id: str, born: str | None, now: int) -> list[Operation]:
     """Housekeeping after a product's delete: its customer pricing and price groups are left to the table's TTL.
     Nothing depends on it (a product created again with the id is born anew, so the old items no longer count:
-    `belongs`); it only frees their space. Each becomes a bare item of its key that expires now, keeping its feed
-    mark: the stream shows no change (a delete here would read as a `customer-pricing.deleted`, and TTL's expiry
-    is none: store/feed_marks.py). Pricing writes check the product exists, so none can slip in after."""
+    `belongs`); it only frees their space. Each is set to expire now, conditional on still belonging to the product
+    born `born` (a price written meanwhile for the product created again keeps it), and keeping its feed mark as it
+    is (the stream shows no change: an item with the TTL attribute is retired, and its expiry is no deletion:
+    store/feed_resources.py). One operation per item, each its own write; refused (Stale), it belongs to the product
+    created again. `now`: epoch seconds."""
     pk = keys.product_pricing_pk(account, product_id)
     request = {
         "TableName": table.name(),
         "KeyConditionExpression": "PK = :pk",
         "ExpressionAttributeValues": table.values(pk=pk),
-        "ProjectionExpression": "PK, SK, #mark",
-        "ExpressionAttributeNames": {"#mark": feed_marks.MARK},
+        "ProjectionExpression": "PK, SK, #born",
+        "ExpressionAttributeNames": {"#born": BORN},
     }
-    expiry = table.to_attr(int(clock().timestamp()))
+    operations = []
     while True:
         response = table.client().query(**request)
-        retired = [
-            {"PutRequest": {"Item": {**item, table.TTL_ATTRIBUTE: expiry, BORN: table.to_attr(RETIRED)}}}
-            for item in response.get("Items", [])
-        ]
-        batch.write_items(retired, clock)
+        for item in response.get("Items", []):
+            if table.from_item(item).get(BORN) in (born, None):
+                operations.append(_retiring({"PK": item["PK"], "SK": item["SK"]}, born, now))
         if "LastEvaluatedKey" not in response:
-            return
+            return operations
         request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+
+def _retiring(key: dict, born: str | None, now: int) -> Operation:
+    belongs_still = "#born = :born" if born is not None else "attribute_not_exists(#born)"
+    values = {"now": now, "retired": RETIRED, **({"born": born} if born is not None else {})}
+    update = {
+        "TableName": table.name(),
+        "Key": key,
+        "UpdateExpression": f"SET {table.TTL_ATTRIBUTE} = :now, #born = :retired",
+        "ConditionExpression": belongs_still,
+        "ExpressionAttributeNames": {"#born": BORN},
+        "ExpressionAttributeValues": table.values(**values),
+    }
+    return Operation({"Update": update}, Stale())

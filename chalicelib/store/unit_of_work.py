@@ -16,30 +16,19 @@ Contended, a lost claim LostClaim, a reason nobody declared table.WriteFailed.
 from __future__ import annotations
 
 import datetime as dt
-import threading
 import uuid
 from collections.abc import Callable
 
 from botocore.exceptions import ClientError
 
 from ..domain.feed import Change
-from . import feed_marks, table
+from . import committed_units, feed_marks, table
 from .operations import Operation
 from .outcomes import Contended, LostClaim, ProductsGone, Refusal, TooLarge
 
 # A single write's call by its kind: a commit of one operation and nothing else costs half a transaction.
 _SINGLE = {"Put": "put_item", "Update": "update_item", "Delete": "delete_item"}
 TOO_LARGE_CODE = "ValidationError"  # a transaction item's code when it would pass 400 KB
-_committed = threading.local()  # the units with changes this thread committed since `forget_units` (one request)
-
-
-def forget_units() -> None:
-    _committed.units = []
-
-
-def units_committed() -> list[str]:
-    """The units of work with feed changes committed since forget_units, in order: their entries carry `unit`."""
-    return list(getattr(_committed, "units", []))
 
 
 class UnitOfWork:
@@ -69,7 +58,8 @@ class UnitOfWork:
         """The Idempotency-Key answer (store/idempotency.Completion), written only if the claim is still ours."""
         from . import idempotency
 
-        self.add(Operation(idempotency.complete_operation(claim), LostClaim(), rank=-1))
+        record, *parts = idempotency.answer_items(claim)  # a long answer continues in parts of its own
+        self.add(Operation(record, LostClaim(), rank=-1), *map(Operation, parts))
 
     def commit(self) -> Refusal | None:
         """Write everything in one transaction (one single write when it is one item): None, or the outcome of the
@@ -84,7 +74,7 @@ class UnitOfWork:
         single = len(items) == 1 and next(iter(items[0])) in _SINGLE
         refused = self._single(items[0]) if single else self._transact(items)
         if refused is None and self.changes:
-            _committed.units = [*getattr(_committed, "units", []), self.unit]
+            committed_units.add(self.unit)
         return refused
 
     def _single(self, item: dict) -> Refusal | None:

@@ -271,7 +271,7 @@ def test_a_product_created_again_inherits_no_pricing_even_when_the_purge_never_r
     ready.patch("/customers/bar-1", {"price_group": "gold"})
     assert ready.put(PATH, {"price": 1200}).status_code == 200
     assert ready.put("/products/beer/price-groups", {"gold": {"price": 1100}}).status_code == 200
-    monkeypatch.setattr("chalicelib.store.pricing.delete_all_of_product", lambda account, product_id, clock=None: None)
+    monkeypatch.setattr("chalicelib.store.pricing.retiring_all_of_product", lambda *args: [])
     assert ready.delete("/products/beer").status_code == 204
     make_product(ready, "beer", price=250)
     head = ready.get("/changes?after=latest").data["max_sequence"]
@@ -290,6 +290,32 @@ def test_a_product_created_again_inherits_no_pricing_even_when_the_purge_never_r
     assert ready.get(PATH).data == {"price": 900}
     assert [(p["id"], p["price"]) for p in ready.get("/customer/products", token=token).data["products"]] == [
         ("beer", 900)
+    ]
+
+
+def test_a_price_of_the_product_created_again_outlives_the_deleted_products_pricing_retirement(ready, monkeypatch):
+    """Issue 43: a product deleted and created again, a customer price written for the new one between the delete
+    and the retirement of the old one's pricing (which read the old items before): the new price stays, and its
+    change is in the feed once, the retirement none."""
+    from chalicelib.store import pricing
+
+    assert ready.put(PATH, {"price": 1200}).status_code == 200
+    real = pricing.retiring_all_of_product
+
+    def meanwhile(account, product_id, born, now):
+        planned = real(account, product_id, born, now)  # the old items, read
+        make_product(ready, "beer", price=250)
+        assert ready.put(PATH, {"price": 900}).status_code == 200
+        return planned
+
+    monkeypatch.setattr(pricing, "retiring_all_of_product", meanwhile)
+    head = ready.get("/changes?after=latest").data["max_sequence"]
+    assert ready.delete("/products/beer").status_code == 204
+    assert ready.get(PATH).data == {"price": 900}
+    assert [(c["type"], c["id"]) for c in ready.get(f"/changes?after={head}").data["changes"]] == [
+        ("product.deleted", "beer"),
+        ("product.created", "beer"),
+        ("customer-pricing.updated", "beer"),
     ]
 
 

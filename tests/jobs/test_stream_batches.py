@@ -1,17 +1,27 @@
-"""Issue 34: the table stream's two functions. `table_feed` numbers what a batch's marks show and answers the
-records of accounts whose numbering failed (Powertools' batch utility), so the event source mapping hands those
-over again from the first of them instead of a failure being dropped or one account holding the others' shard.
+"""The feed's two functions (issue 43): `table_feed` forwards what a stream batch's marks show to the feed queue,
+each account's records in the stream's order to its own message group, and answers the records whose message the
+queue refused, so the event source mapping hands those over again; `feed_numbering` numbers what the queue hands
+over and answers each failed account's messages from its first, which the queue hands over again later, alone.
 `table_stream` sends the batch's new events and starts queued images and imports."""
 
 import datetime as dt
+import json
 
 import pytest
 
+from chalicelib.adapters import feed_queue
 from chalicelib.domain.feed import Change, ChangeType
 from chalicelib.service import clock
-from chalicelib.store import event_lists, feed, feed_marks, feed_numbering, keys, table
+from chalicelib.store import feed, feed_marks, feed_numbering, keys, table
+from tests import stream
 
-pytestmark = [pytest.mark.usefixtures("accounts_ready", "fake_clock"), pytest.mark.pending_feed]
+pytestmark = [pytest.mark.usefixtures("accounts_ready", "fake_clock", "feed_queue_made"), pytest.mark.pending_feed]
+
+
+@pytest.fixture
+def feed_queue_made():
+    """The feed queue of the test's table (tests/stream.py makes it on first use, as make run does at start)."""
+    stream.poller()
 
 
 def created(category: str, change_type: ChangeType = ChangeType.CATEGORY_CREATED) -> dict:
@@ -26,7 +36,7 @@ def marked_record(sequence_number: str, account: str = "acme", changes: list[dic
     key = keys.category_key(account, changes[0]["id"])
     mark = {"unit": f"{int(sequence_number):016x}", "account": account, "changes": changes}
     return {
-        "eventID": sequence_number,
+        "eventID": f"ev{sequence_number}",
         "eventName": "MODIFY",
         "eventSource": "aws:dynamodb",
         "awsRegion": "us-east-1",
@@ -43,13 +53,13 @@ def marked_record(sequence_number: str, account: str = "acme", changes: list[dic
     }
 
 
-def invoke(function: str, records: list[dict], shard: str = "shard-1") -> dict:
+def invoke(function: str, records: list[dict]) -> dict:
     from chalice.test import Client
 
     from app import app
 
     with Client(app) as client:
-        return client.lambda_.invoke(function, {"Records": records, "shardId": shard}).payload
+        return client.lambda_.invoke(function, {"Records": records}).payload
 
 
 def fed(account: str) -> list[tuple[int, str, str]]:
@@ -57,64 +67,144 @@ def fed(account: str) -> list[tuple[int, str, str]]:
     return [(entry["sequence"], entry["type"], entry["id"]) for entry in getattr(read, "entries", [])]
 
 
-def test_a_batch_numbers_the_changes_its_marks_show_and_answers_no_failure():
+def queued() -> list[dict]:
+    """What the feed queue holds now, received as its event source would (and hidden for the queue's visibility)."""
+    queue = stream.poller()
+    messages = []
+    while True:
+        found = queue.sqs.receive_message(QueueUrl=queue.queue_url, MaxNumberOfMessages=10, AttributeNames=["All"])
+        if not found.get("Messages"):
+            return messages
+        messages += found["Messages"]
+
+
+def groups(messages: list[dict]) -> dict[str, list[str]]:
+    """Per message group, the ids of the changes its messages carry, in order."""
+    found: dict[str, list[str]] = {}
+    for message in messages:
+        body = json.loads(message["Body"])
+        assert body["account"] == message["Attributes"]["MessageGroupId"]
+        found.setdefault(body["account"], []).extend(c["id"] for r in body["records"] for c in r["changes"])
+    return found
+
+
+def as_lambda(message: dict) -> dict:
+    from chalicelib.localdev.queue import _as_lambda_record
+
+    return _as_lambda_record(message)
+
+
+def test_a_stream_batch_forwards_each_accounts_records_in_order_to_its_own_message_group():
     records = [
-        marked_record("101", changes=[created("a"), created("a", ChangeType.CATEGORY_UPDATED)]),
-        marked_record("102", "other", [created("b")]),
-        marked_record("103", changes=[created("c")]),
+        marked_record("101", changes=[created("a1")]),
+        marked_record("102", account="other", changes=[created("b1")]),
+        marked_record("103", changes=[created("a2")]),
     ]
-    assert invoke("table_feed", records) == {"batchItemFailures": [], "state": {}}
-    assert fed("acme") == [(1, "category.created", "a"), (2, "category.updated", "a"), (3, "category.created", "c")]
-    assert fed("other") == [(1, "category.created", "b")]
-    assert feed.read_head("acme").positions == {"shard-1": {"seq": "103", "at": int(clock.now().timestamp())}}
+    assert invoke("table_feed", records) == {"batchItemFailures": []}
+    assert groups(queued()) == {"acme": ["a1", "a2"], "other": ["b1"]}
+    assert fed("acme") == []  # forwarding numbers nothing: the queue's numbering does
 
 
-def test_only_the_records_of_an_account_whose_numbering_failed_are_answered_and_numbered_once_when_handed_again(
+@pytest.mark.parametrize("records", [[], ["unmarked"]], ids=["empty", "no-marks"])
+def test_a_batch_with_nothing_to_forward_sends_nothing_and_answers_no_failure(records):
+    """A mapping may invoke with no record at all (a window's end): it must not fail, or the shard would stop."""
+    if records:
+        record = marked_record("301")
+        record["dynamodb"]["OldImage"] = record["dynamodb"]["NewImage"]  # a write that left the mark as it was
+        records = [record]
+    assert invoke("table_feed", records) == {"batchItemFailures": []}
+    assert queued() == []
+
+
+def test_the_records_of_a_message_the_queue_refused_are_answered_and_numbered_once_when_handed_over_again(monkeypatch):
+    real = feed_queue.client()
+    refusing = {"other"}
+
+    class Refusing:
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+        def send_message_batch(self, QueueUrl, Entries):
+            kept = [entry for entry in Entries if entry["MessageGroupId"] not in refusing]
+            answer = real.send_message_batch(QueueUrl=QueueUrl, Entries=kept) if kept else {}
+            failed = [{"Id": e["Id"], "Code": "Throttled", "SenderFault": False} for e in Entries if e not in kept]
+            return {"Successful": answer.get("Successful", []), "Failed": failed}
+
+    monkeypatch.setattr(feed_queue, "client", lambda: Refusing())
+    batch = [
+        marked_record("101", changes=[created("a1")]),
+        marked_record("102", account="other", changes=[created("b1")]),
+        marked_record("103", account="other", changes=[created("b2")]),
+        marked_record("104", changes=[created("a2")]),
+    ]
+    assert invoke("table_feed", batch) == {"batchItemFailures": [{"itemIdentifier": "102"}, {"itemIdentifier": "103"}]}
+    refusing.clear()
+    assert invoke("table_feed", batch[1:]) == {"batchItemFailures": []}  # from the first failed record, as Lambda does
+    messages = queued()
+    assert groups(messages) == {"acme": ["a1", "a2", "a2"], "other": ["b1", "b2"]}  # a2 again, in a new message
+    assert invoke("feed_numbering", [as_lambda(m) for m in messages]) == {"batchItemFailures": []}
+    assert [entry[2] for entry in fed("acme")] == ["a1", "a2"] and [entry[2] for entry in fed("other")] == ["b1", "b2"]
+
+
+def test_a_batch_handed_over_again_whole_is_taken_once_by_the_queue():
+    batch = [marked_record("101", changes=[created("a1")]), marked_record("102", changes=[created("a2")])]
+    assert invoke("table_feed", batch) == invoke("table_feed", batch) == {"batchItemFailures": []}
+    assert groups(queued()) == {"acme": ["a1", "a2"]}  # the same message within five minutes: deduplicated
+
+
+def test_a_queue_batch_numbers_each_account_in_order_and_answers_a_failing_accounts_messages_from_its_first(
     monkeypatch,
 ):
-    records = [
-        marked_record("101", changes=[created("a")]),
-        marked_record("102", "other", [created("b")]),
-        marked_record("103", changes=[created("c")]),
-        marked_record("104", "other", [created("d")]),
-    ]
-    real = feed_numbering.number
+    invoke("table_feed", [marked_record(str(100 + n), changes=[created(f"a{n}")]) for n in range(2)])
+    invoke("table_feed", [marked_record("200", account="other", changes=[created("b0")])])
+    invoke("table_feed", [marked_record("201", account="other", changes=[created("b1")])])
+    messages = queued()
+    assert [m["Attributes"]["MessageGroupId"] for m in messages] == ["acme", "other", "other"]
+    real, pauses = feed_numbering.number, []
 
-    def failing_for_acme(account, shard, turn):
-        if account == "acme":
-            raise RuntimeError("DynamoDB hiccup")
-        return real(account, shard, turn)
+    def failing(account, records, sleep=None):
+        if account == "other":
+            raise RuntimeError("the other account's numbering fails")
+        return real(account, records, sleep)
 
-    monkeypatch.setattr(feed_numbering, "number", failing_for_acme)
-    answer = invoke("table_feed", records)
-    assert answer == {"batchItemFailures": [{"itemIdentifier": "101"}, {"itemIdentifier": "103"}], "state": {}}
-    assert (fed("acme"), fed("other")) == ([], [(1, "category.created", "b"), (2, "category.created", "d")])
-
+    monkeypatch.setattr(feed_numbering, "number", failing)
+    monkeypatch.setattr(feed_queue, "postpone", pauses.extend)
+    answer = invoke("feed_numbering", [as_lambda(m) for m in messages])
+    assert answer == {"batchItemFailures": [{"itemIdentifier": m["MessageId"]} for m in messages[1:]]}
+    assert [seconds for _, seconds in pauses] == [1, 1]  # first hand-over: 1 s, doubling with each
+    assert fed("acme") == [(1, "category.created", "a0"), (2, "category.created", "a1")]
     monkeypatch.setattr(feed_numbering, "number", real)
-    # The mapping hands the batch over again from its first failed record (101), so other's 102 and 104 too.
-    assert invoke("table_feed", records) == {"batchItemFailures": [], "state": {}}
-    assert fed("acme") == [(1, "category.created", "a"), (2, "category.created", "c")]
-    assert fed("other") == [(1, "category.created", "b"), (2, "category.created", "d")]
+    again = [{**as_lambda(m), "attributes": {**m["Attributes"], "ApproximateReceiveCount": "3"}} for m in messages]
+    assert invoke("feed_numbering", again) == {"batchItemFailures": []}  # all of it again: nothing twice
+    assert fed("other") == [(1, "category.created", "b0"), (2, "category.created", "b1")]
+    assert len(fed("acme")) == 2
 
 
-def test_a_change_type_this_release_does_not_know_is_numbered_without_an_event_and_fails_nothing():
-    """A newer release wrote a change type this code does not know (a deploy in progress): its batch numbers it as
-    it is, and the known change behind it with its event, and reports no failure (no retries, no alarm)."""
-    from chalicelib.service import webhooks
+def test_a_failed_hand_over_pauses_doubling_with_each_up_to_fifteen_minutes(monkeypatch):
+    from chalicelib.service import feed_numbering as numbering
 
-    webhooks.put_settings("acme", {"url": "https://erp.example.com/hook", "events": ["category.created"]})
-    unknown = {**created("w1"), "type": "widget.created", "resource": "widget"}
-    records = [marked_record("201", changes=[unknown]), marked_record("202", changes=[created("c")])]
-    assert invoke("table_feed", records) == {"batchItemFailures": [], "state": {}}
-    assert fed("acme") == [(1, "widget.created", "w1"), (2, "category.created", "c")]
-    assert [event["sequence"] for event in event_lists.list_page("acme", 10, None).items] == [2]
+    invoke("table_feed", [marked_record("100")])
+    (message,) = queued()
+    pauses = []
+    monkeypatch.setattr(feed_numbering, "number", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("down")))
+    monkeypatch.setattr(feed_queue, "postpone", pauses.extend)
+    for count in (1, 2, 5, 11, 40):
+        handed = {**as_lambda(message), "attributes": {**message["Attributes"], "ApproximateReceiveCount": str(count)}}
+        invoke("feed_numbering", [handed])
+    assert [seconds for _, seconds in pauses] == [1, 2, 16, 900, 900] and numbering.MAX_RETRY_PAUSE_SECONDS == 900
 
 
-def test_a_batch_without_marks_numbers_nothing_and_answers_no_failure():
-    record = marked_record("301")
-    record["dynamodb"]["OldImage"] = record["dynamodb"]["NewImage"]  # a write that left the mark as it was
-    assert invoke("table_feed", [record]) == {"batchItemFailures": [], "state": {}}
-    assert feed.read_head("acme").exists is False
+def test_a_message_that_is_not_the_forwarders_is_one_unreadable_entry_of_its_account():
+    record = {
+        "messageId": "m1",
+        "receiptHandle": "",
+        "body": "not json",
+        "attributes": {"MessageGroupId": "acme", "ApproximateReceiveCount": "1", "MessageDeduplicationId": "d1"},
+    }
+    assert invoke("feed_numbering", [record]) == {"batchItemFailures": []}
+    assert fed("acme") == [(1, "feed.unreadable", "message.d1")]
+    assert invoke("feed_numbering", [record]) == {"batchItemFailures": []}  # handed over again: once
+    assert len(fed("acme")) == 1
 
 
 @pytest.fixture

@@ -2,8 +2,9 @@
 
     python -m tests.store.feed_worker writer <n> <count>    per line read from stdin, the next <count> categories:
                                                             create c<n>-<i>, then rename it; ends with stdin
-    python -m tests.store.feed_worker feeder <checkpoints>  number the table's stream (localdev/stream.py), keeping
-                                                            its place in the file, until killed
+    python -m tests.store.feed_worker feeder <checkpoints>  forward the table's stream to a feed queue of its own
+                                                            and number it (localdev/stream.py, localdev/queue.py),
+                                                            keeping its place in the file, until killed
 
 The endpoint and table come from AWS_ENDPOINT_URL_DYNAMODB and TABLE_NAME.
 """
@@ -14,7 +15,7 @@ from pathlib import Path
 
 from chalicelib.domain.errors import Busy
 from chalicelib.jobs.wakeups import Bells
-from chalicelib.localdev import stream
+from chalicelib.localdev import run
 from chalicelib.service import catalogue
 
 ACCOUNT = "acme"
@@ -36,8 +37,12 @@ def writer(n: int, count: int) -> None:
 
 
 def feeder(checkpoints: str) -> None:
-    """As make run runs it: both stream handlers, ringing loops (none listen here)."""
-    stream.feeder(Bells(), Path(checkpoints)).run_forever(threading.Event())
+    """As make run runs it: both stream handlers, ringing loops (none listen here but the feed queue's poller), the
+    feed queue in this process's memory (a kill -9 loses it, as it does make run's)."""
+    bells, stoppers, stop = Bells(), [], threading.Event()
+    forwarding, numbering = run.stream_loops(bells, stoppers, Path(checkpoints))
+    threading.Thread(target=numbering, args=(stop,), daemon=True).start()
+    forwarding(stop)
 
 
 if __name__ == "__main__":

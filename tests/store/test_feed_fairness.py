@@ -1,8 +1,9 @@
-"""Issue 34: numbering from the table's stream is fair. One stream batch holds what its shard brought: an
-account's import backlog (a record per imported row) does not keep the other accounts of the batch, or an
-order behind it, from being numbered (and so from their webhook events) in their first turn; events list newest
-first in sequence order; a change type this release does not know blocks nothing. The real stream on moto and
-DynamoDB Local (tests/stream.py), with the fake clock."""
+"""Issues 34 and 43: numbering is fair. The feed queue hands over one account's messages at a time, and one hand-over
+may hold several accounts: an account's import backlog (a record per imported row, many messages) does not keep the
+other accounts of the hand-over from being numbered (and so from their webhook events) after its first message; an
+account whose numbering fails holds no other account; events list newest first in sequence order; a change type this
+release does not know blocks nothing. The real stream and feed queue on moto and DynamoDB Local (tests/stream.py),
+with the fake clock."""
 
 import datetime as dt
 import uuid
@@ -11,14 +12,14 @@ import pytest
 
 from chalicelib.domain.feed import Change, ChangeType
 from chalicelib.service import catalogue, clock, webhooks
-from chalicelib.service import feed_numbering as numbering
-from chalicelib.store import batch, event_lists, feed, feed_marks, keys, table
-from tests.stream import drain
+from chalicelib.service import feed_forwarding as forwarding
+from chalicelib.store import batch, event_lists, feed, feed_marks, feed_numbering, keys, table
+from tests.stream import drain, poller
 from tests.transactions import intercept, record_changes
 
 pytestmark = pytest.mark.pending_feed
 
-IMPORT_ROWS = 3 * numbering.TURN_RECORDS
+IMPORT_ROWS = 3 * forwarding.MESSAGE_RECORDS
 OTHERS = [f"quiet-{n}" for n in range(5)]
 
 
@@ -75,9 +76,12 @@ def fed(account: str) -> list[tuple[str, str]]:
     return [(entry["type"], entry["id"]) for entry in read.entries]
 
 
-def test_an_import_backlog_in_a_batch_leaves_the_other_accounts_changes_to_their_first_turn(fake_clock, monkeypatch):
-    """The batch brings an account's 600 imported rows first, then one change of each of five other accounts. Each
-    of the others is numbered right after the import's first turn (200 records), before any more of the import."""
+def test_an_import_backlog_in_a_hand_over_leaves_the_other_accounts_changes_to_their_first_turn(
+    fake_clock, monkeypatch
+):
+    """The stream brings an account's 600 imported rows first (three messages of its group), then one change of
+    each of five other accounts. Each of the others is numbered right after the import's first message, before any
+    more of the import."""
     import_backlog("acme", IMPORT_ROWS)
     for account in OTHERS:
         catalogue.put_category(account, "mine", {"name": "Mine"})
@@ -91,37 +95,76 @@ def test_an_import_backlog_in_a_batch_leaves_the_other_accounts_changes_to_their
             acme_numbered += entries
         else:
             numbered_before[account] = acme_numbered
-    assert numbered_before == {account: numbering.TURN_RECORDS for account in OTHERS}
+    assert numbered_before == {account: forwarding.MESSAGE_RECORDS for account in OTHERS}
     assert acme_numbered == IMPORT_ROWS
     assert [fed(account) for account in OTHERS] == [[("category.created", "mine")]] * len(OTHERS)
     assert fed("acme") == [("product.created", f"p{n}") for n in range(IMPORT_ROWS)]
 
 
-def test_an_import_backlog_handed_over_again_after_a_deadline_is_numbered_once_in_order(fake_clock, monkeypatch):
-    """The batch's time (24 s of a 30 s invocation) runs out in the import's second turn: its records are answered
-    as failed, handed over again from the first of them and numbered from where the head says it stopped."""
+def test_an_import_backlog_left_for_lack_of_time_comes_back_at_once_and_is_numbered_once_in_order(
+    fake_clock, monkeypatch
+):
+    """The hand-over's time (30 s with make run; in AWS the function's remaining time, less a margin) runs out after
+    the import's first message and the other account's: the import's messages from there come back at once, handed
+    over again and numbered from where the head says it stopped."""
     import_backlog("acme", IMPORT_ROWS)
     catalogue.put_category("other", "mine", {"name": "Mine"})
 
     def slow(send, **request):
-        fake_clock.advance(dt.timedelta(seconds=5))  # a turn of the import (3 transactions) takes 15 s
+        fake_clock.advance(dt.timedelta(seconds=5))  # a message of the import (5 transactions) takes 25 s
         return send(**request)
 
     intercept(monkeypatch, slow)
     answers = []
 
     def numbering_answered(event):
-        from chalice.app import DynamoDBEvent
+        from chalice.app import SQSEvent
 
         from chalicelib.jobs import handlers
 
-        answers.append(handlers.number_changes(DynamoDBEvent(event, None)))
+        answers.append(handlers.number_changes(SQSEvent(event, None)))
         return answers[-1]
 
-    drain(numbering_answered)
-    assert [len(answer["batchItemFailures"]) for answer in answers[:2]] == [IMPORT_ROWS, 0]
+    poller().handler = numbering_answered
+    drain()
+    assert [len(answer["batchItemFailures"]) for answer in answers[:2]] == [2, 0]
     assert fed("other") == [("category.created", "mine")]
     assert fed("acme") == [("product.created", f"p{n}") for n in range(IMPORT_ROWS)]
+
+
+def test_an_account_whose_numbering_fails_holds_no_other_account_and_is_numbered_once_when_it_recovers(
+    fake_clock, monkeypatch
+):
+    real = feed_numbering.number
+    monkeypatch.setattr(
+        feed_numbering,
+        "number",
+        lambda account, *a, **k: (_ for _ in ()).throw(RuntimeError("down"))
+        if account == "acme"
+        else real(account, *a, **k),
+    )
+    catalogue.put_category("acme", "first", {"name": "First"})
+    for account in OTHERS:
+        catalogue.put_category(account, "mine", {"name": "Mine"})
+    drain()
+    assert [fed(account) for account in OTHERS] == [[("category.created", "mine")]] * len(OTHERS)
+    assert feed.read_head("acme").sequence == 0
+    catalogue.put_category("acme", "second", {"name": "Second"})
+    drain()
+    assert feed.read_head("acme").sequence == 0  # its messages wait behind the failed one: none out of order
+    monkeypatch.setattr(feed_numbering, "number", real)
+    _back_now(poller())
+    drain()
+    assert fed("acme") == [("category.created", "first"), ("category.created", "second")]
+
+
+def _back_now(queue) -> None:
+    """The failed messages' pause over: visible again (the queue's clock is the machine's, not the test's)."""
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.sqs.models import sqs_backends
+
+    for message in sqs_backends[DEFAULT_ACCOUNT_ID]["us-east-1"].queues[queue.queue_url.rsplit("/", 1)[1]]._messages:
+        message.change_visibility(0)
 
 
 def test_events_list_newest_first_in_sequence_order_within_a_numbering_and_across_numberings_clocks(fake_clock):

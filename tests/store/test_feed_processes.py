@@ -1,6 +1,7 @@
-"""Issue 34: writers in processes while make run's stream feeder (localdev/stream.py, keeping its place in a
-checkpoints file) numbers their changes; the feeder is killed with SIGKILL mid-run again and again and started
-afresh on the same file. The feed read whole then holds every committed change exactly once, with consecutive
+"""Issues 34 and 43: writers in processes while make run's stream feeder (localdev/stream.py, keeping its place in a
+checkpoints file) forwards their changes to its feed queue and its poller numbers them (localdev/queue.py, the queue
+in the process's memory); the process is killed with SIGKILL mid-run again and again and started afresh on the same
+file. The feed read whole then holds every committed change exactly once, with consecutive
 sequences, and each category's changes in the order they were made. On DynamoDB Local: its real stream.
 (tests/store/test_local_stream.py takes the feeder's restarts one at a time, in one process.)"""
 

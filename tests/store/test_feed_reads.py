@@ -58,3 +58,42 @@ def test_a_read_with_nothing_new_costs_one_unit_and_one_with_new_entries_two(wri
     metered.units = 0.0
     changes.read_changes(ACCOUNT, written - 2, 100, False)
     assert metered.units == 2.0
+
+
+def test_a_numbering_seen_in_part_by_a_read_ends_the_page_before_it_never_410(written, monkeypatch):
+    """A Query may see part of the transaction that moved the head last (DynamoDB's read-committed Query): the page
+    ends at the first entry it does not see yet, max_sequence with it, and the next read gets the rest. Only an
+    entry missing at or before where that move began is gone for good (410)."""
+    from chalicelib.domain.errors import FeedExpired
+    from chalicelib.store import feed, keys
+
+    from .test_feed_store import number_all as numbered
+
+    catalogue.put_category(ACCOUNT, "late", {"name": "Late"})
+    numbered()
+    head = feed.read_head(ACCOUNT)
+    assert (head.sequence, head.previous) == (31, 30)
+    real = table.client()
+
+    class InFlight:  # entry 31, of the head's last move, not yet seen by the Query
+        def __getattr__(self, name):
+            attribute = getattr(real, name)
+            if name != "query":
+                return attribute
+
+            def query(**request):
+                answer = attribute(**request)
+                last = keys.padded_id(31)
+                return {**answer, "Items": [item for item in answer["Items"] if item["SK"]["S"] != last]}
+
+            return query
+
+    monkeypatch.setattr(table, "client", lambda: InFlight())
+    page = changes.read_changes(ACCOUNT, 28, 100, False)
+    assert ([e["sequence"] for e in page["changes"]], page["last_sequence"], page["max_sequence"]) == ([29, 30], 30, 30)
+    assert changes.read_changes(ACCOUNT, 30, 100, False) == {"changes": [], "last_sequence": 30, "max_sequence": 30}
+    monkeypatch.setattr(table, "client", lambda: real)
+    assert [e["sequence"] for e in changes.read_changes(ACCOUNT, 30, 100, False)["changes"]] == [31]
+    table.client().delete_item(TableName=table.name(), Key=table.to_item(keys.feed_entry_key(ACCOUNT, 28)))
+    with pytest.raises(FeedExpired):  # at or before `previous`: gone for good
+        changes.read_changes(ACCOUNT, 27, 100, False)

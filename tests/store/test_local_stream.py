@@ -1,7 +1,9 @@
-"""Issue 34: `make run`'s stream feeder (localdev/stream.py) reads DynamoDB Local's table stream, hands each batch
-to the stream Lambdas' handlers, retries from the first failed record as the event source mapping does, and keeps
-its place in a checkpoints file, so a restarted feeder goes on where the last one finished and numbers nothing
-twice. (tests/store/test_feed_processes.py kills it with SIGKILL while writers write.)"""
+"""`make run`'s stream feeder (localdev/stream.py) reads DynamoDB Local's table stream, hands each batch to the
+stream Lambdas' handlers (the forwarder sends the changes to the feed queue, numbered by make run's queue poller),
+reads a batch the forwarder could not send again from its first failed record, never past it, and keeps its place in
+a checkpoints file only past records whose changes are numbered (the local queue is in memory), so a restarted
+feeder goes on where the numbering had got to and numbers nothing twice. (tests/store/test_feed_processes.py kills it
+with SIGKILL while writers write.)"""
 
 import json
 from pathlib import Path
@@ -12,7 +14,8 @@ from botocore.exceptions import ClientError
 from chalicelib.jobs.wakeups import Bells
 from chalicelib.localdev import stream
 from chalicelib.service import catalogue, clock
-from chalicelib.store import feed, table
+from chalicelib.store import feed, feed_numbering, table
+from tests import stream as test_stream
 
 pytestmark = pytest.mark.pending_feed
 
@@ -43,7 +46,8 @@ class Batches(list):
 
 
 def feeder(checkpoints: Path | None = None, handler=None) -> tuple[stream.StreamFeeder, Batches]:
-    """A feeder as make run starts it (both handlers, its loops' bells), recording its batches."""
+    """A feeder as make run starts it (both handlers, its loops' bells, the feed queue's poller telling it what is
+    numbered), recording its batches."""
     built, batches = stream.feeder(Bells(), checkpoints), Batches()
     handle = handler or built.handler
 
@@ -52,6 +56,7 @@ def feeder(checkpoints: Path | None = None, handler=None) -> tuple[stream.Stream
         return handle(event)
 
     built.handler = recording
+    test_stream.poller().numbered = built.numbered
     return built, batches
 
 
@@ -69,14 +74,20 @@ def created(*categories: str) -> list[tuple[int, str, str]]:
 
 
 def drained(a_feeder: stream.StreamFeeder) -> int:
-    """Poll until a poll hands nothing (the numbering's own records come in the poll after it); records handed."""
+    """Poll, and number what the feed queue holds, until neither has anything (the numbering's own records come in
+    the poll after it); records handed."""
     handed = 0
     for _ in range(10):
         count = a_feeder.poll_once()
-        if not count:
+        numbered = test_stream.poller().drain()
+        if not count and not numbered:
             return handed
         handed += count
     raise AssertionError("the stream never ran dry")
+
+
+def kept(a_feeder: stream.StreamFeeder, checkpoints: Path) -> dict:
+    return json.loads(checkpoints.read_text())[a_feeder.stream_arn]
 
 
 def test_a_write_is_numbered_by_the_feeder_which_keeps_its_place_in_the_checkpoints_file(local_table, tmp_path):
@@ -139,23 +150,62 @@ def test_without_a_readable_checkpoints_file_the_feeder_reads_from_the_start_and
     assert fed() == created("one", "two", "three")
 
 
-def test_a_batch_whose_handler_keeps_failing_is_retried_from_its_first_failed_record_then_passed(local_table):
+def test_a_batch_the_forwarder_keeps_failing_on_is_read_again_from_its_first_failed_record_never_passed(
+    local_table, tmp_path
+):
+    checkpoints = tmp_path / "stream-checkpoints.json"
     failed: list[str] = []
+    recovered = []
 
     def failing_on_the_second_record(event):
+        """The forwarder, refused by the queue from the first batch's second record on, until it recovers."""
         numbers = [record["dynamodb"]["SequenceNumber"] for record in event["Records"]]
-        failed[:] = failed or numbers[1:2]  # the first batch's second record, every time it comes
-        return {"batchItemFailures": [{"itemIdentifier": number} for number in numbers if number in failed]}
+        failed[:] = failed or numbers[1:2]
+        if recovered or failed[0] not in numbers:
+            return stream._lambda_handler(event)
+        sent = numbers.index(failed[0])
+        stream._lambda_handler({**event, "Records": event["Records"][:sent]})
+        return {"batchItemFailures": [{"itemIdentifier": number} for number in numbers[sent:]]}
 
-    failing, batches = feeder(handler=failing_on_the_second_record)
+    failing, batches = feeder(checkpoints, handler=failing_on_the_second_record)
     for name in ("one", "two", "three"):
         write(name)
     assert failing.poll_once() == 3
     first = batches[0]
     assert len(first) == 3  # a category's write is one record
     assert batches[1:] == [first[1:]] * stream.RETRIES  # from the failed record on, the records after it too
-    assert failing.poll_once() == 0  # passed: its place is kept after it (the on-failure destination's in AWS)
-    assert fed() == []
+    assert failing.poll_once() == 2 and batches[-1] == first[1:]  # the next poll reads it again: never skipped
+    test_stream.poller().drain()  # "one" is numbered
+    failing.poll_once()
+    assert list(kept(failing, checkpoints).values()) == [first[0]]  # its place: after "one", before "two"
+    recovered.append(True)
+    drained(failing)
+    assert fed() == created("one", "two", "three")
+    assert list(kept(failing, checkpoints).values()) == [batches[-1][-1]]
+
+
+def test_the_place_kept_never_passes_a_record_whose_changes_are_not_numbered(local_table, tmp_path, monkeypatch):
+    """make run's feed queue is in memory: a kill -9 loses what it held. A feeder that restarts from its kept place
+    forwards those records again, and the numbering skips what it had numbered."""
+    checkpoints = tmp_path / "stream-checkpoints.json"
+    first, before = feeder(checkpoints)
+    write("one")
+    drained(first)
+    place_after_one = kept(first, checkpoints)
+    real = feed_numbering.number
+    monkeypatch.setattr(feed_numbering, "number", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("down")))
+    write("two")
+    write("three")
+    first.poll_once()  # forwarded; the numbering fails: the messages wait in the queue
+    assert test_stream.poller().drain() == 1
+    first.poll_once()
+    assert kept(first, checkpoints) == place_after_one
+    monkeypatch.setattr(feed_numbering, "number", real)
+    test_stream.lose_queue()  # the kill -9: the queue and what it held are gone
+    second, after = feeder(checkpoints)
+    drained(second)
+    assert after.first() == before[-1][0]  # "two" and "three" forwarded again
+    assert fed() == created("one", "two", "three")
 
 
 class TwoShards:
@@ -174,6 +224,8 @@ class TwoShards:
         return {"StreamDescription": {"Shards": shards}}
 
     def get_shard_iterator(self, StreamArn, ShardId, ShardIteratorType, SequenceNumber=None):
+        if ShardIteratorType == "AT_SEQUENCE_NUMBER":  # a batch to read again
+            return {"ShardIterator": f"{ShardId}-0"}
         if SequenceNumber is not None:  # the places tests keep are all trimmed away
             raise ClientError({"Error": {"Code": "TrimmedDataAccessException"}}, "GetShardIterator")
         self.opened.append(ShardId)
@@ -192,7 +244,9 @@ def feeder_of(streams: TwoShards, checkpoints: Path | None = None) -> tuple[stre
     def handler(event):
         handed.append([record["dynamodb"]["SequenceNumber"] for record in event["Records"]])
 
-    return stream.StreamFeeder(streams, streams, "t", handler, checkpoints), handed
+    built = stream.StreamFeeder(streams, streams, "t", handler, checkpoints)
+    built.forwarded = lambda batch: set()  # nothing of the fake stream goes to the feed queue
+    return built, handed
 
 
 def test_a_child_shard_is_read_only_once_its_parent_is_read_to_its_end():
@@ -224,5 +278,9 @@ def test_a_failure_naming_no_record_of_the_batch_retries_it_whole():
         answers.append([record["dynamodb"]["SequenceNumber"] for record in event["Records"]])
         return {"batchItemFailures": [{"itemIdentifier": ""}]}
 
-    stream.StreamFeeder(streams, streams, "t", naming_nothing).poll_once()
+    built = stream.StreamFeeder(streams, streams, "t", naming_nothing)
+    built.forwarded = lambda batch: set()
+    built.poll_once()
     assert answers == [["1", "2"]] * (stream.RETRIES + 1)
+    built.poll_once()  # and again at the next poll, from its first record: never passed
+    assert answers == [["1", "2"]] * (stream.RETRIES + 1) * 2
