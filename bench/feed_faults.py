@@ -9,9 +9,10 @@ hands DynamoDB Local's stream to the forwarder, make run's queue poller hands th
    account's feed as GET /changes reads it (service/changes.py); a healthy change's lag is from its write's commit to
    the first read that shows it. Then the failing account's changes are awaited: numbered in full once it recovers,
    none lost or doubled.
-4. A day's records (DAY_ACCOUNTS accounts, DAY_CHANGES changes in all) numbered from the stream, then every record of
-   the stream handed over again from its start (a mapping made again at TRIM_HORIZON does this; the replay command of
-   issue 43 point 3 would hand them to the numbering directly): numbered again (target 0) and the time.
+4. A day's records (DAY_ACCOUNTS accounts, DAY_CHANGES changes in all) numbered from the stream, then handed over
+   again twice: every record of the stream from its start to the forwarder (a mapping made again at TRIM_HORIZON
+   does this), and the replay command's path (`cli replay-feed`: service/feed_replay.replay reads the stream from
+   its start and numbers what the feed is missing). Numbered again by each (target 0) and the time of each.
 """
 
 import datetime as dt
@@ -198,6 +199,7 @@ def failing_section() -> list[dict]:
 
 
 def replay_section() -> dict:
+    from chalicelib.service import feed_replay
     from chalicelib.store import feed
 
     accounts = [f"day-{n:02d}" for n in range(DAY_ACCOUNTS)]
@@ -219,8 +221,12 @@ def replay_section() -> dict:
         assert numbering.wait_for(2 * changes, WAIT_SECONDS), "the replay's records were not all handed over"
         replayed = time.perf_counter() - began
         handed_again = numbering.counts.records_handed - records_first
+        heads_forwarded = sum(feed.read_head(account).sequence for account in accounts)
     finally:
         numbering.stop()
+    began = time.perf_counter()
+    tallies = feed_replay.replay()
+    command_s = time.perf_counter() - began
     checks = [feed_sim.check(account, written[account]) for account in accounts]
     return {
         "accounts": DAY_ACCOUNTS,
@@ -230,8 +236,15 @@ def replay_section() -> dict:
         "numbered_first_s": round(numbered_first, 1),
         "stream_records_replayed": again,
         "records_handed_to_numbering_again": handed_again,
-        "numbered_again": sum(feed.read_head(account).sequence for account in accounts) - heads,
+        "numbered_again": heads_forwarded - heads,
         "replay_s": round(replayed, 1),
+        "command_records_read": sum(tally.read for tally in tallies.values()),
+        "command_numbered_before": sum(tally.before for tally in tallies.values()),
+        "command_numbered_again": sum(tally.now for tally in tallies.values()),
+        "command_left": sum(tally.left for tally in tallies.values()),
+        "command_numbered_again_by_heads": sum(feed.read_head(account).sequence for account in accounts)
+        - heads_forwarded,
+        "command_s": round(command_s, 1),
         "faultless": all(feed_sim.faultless(found) for found in checks),
     }
 
@@ -277,5 +290,11 @@ def print_tables(failing: list[dict], replay: dict) -> None:
         f"{replay['numbered_first_s']} s; the stream's {replay['stream_records_replayed']} records handed over again "
         f"from its start in {replay['replay_s']} s ({replay['records_handed_to_numbering_again']} records reached the "
         f"numbering); numbered again: {replay['numbered_again']} (target 0)"
+    )
+    print(
+        f"The replay command's path (cli replay-feed) on the same stream: {replay['command_records_read']} records "
+        f"read in {replay['command_s']} s, {replay['command_numbered_before']} found numbered before, numbered again: "
+        f"{replay['command_numbered_again']} by its tally, {replay['command_numbered_again_by_heads']} by the heads "
+        f"(target 0), {replay['command_left']} left"
         f"{'' if replay['faultless'] else '; FEED NOT AS WRITTEN'}"
     )
