@@ -19,7 +19,9 @@ tree's numbering does not run on theirs.
 """
 
 import json
+import math
 import os
+import statistics
 import sys
 from pathlib import Path
 
@@ -142,6 +144,15 @@ class Bench:
         self.account, self.token, self.customer = account, token, customer
         self.n = 0
         self.forwarding_requests = 0  # DynamoDB requests of the forwarder (none expected)
+        self.images: list[dict] = []  # the marked items as the stream handed them over (their new images)
+        forward = pipeline.feeder.handler
+
+        def keep_images(event: dict) -> dict:
+            found = (record["dynamodb"].get("NewImage") or {} for record in event["Records"])
+            self.images += [image for image in found if "feed_mark" in image]
+            return forward(event)
+
+        pipeline.feeder.handler = keep_images
 
     def _spent(self) -> dict:
         return {"reported": self.meter.reported, "recounted": self.meter.capacity}
@@ -175,8 +186,25 @@ class Bench:
         spent, parts, requests = self._spent(), dict(self.meter.parts), self.meter.requests
         return spent, parts, requests, self.sequence() - before
 
+    def mark(self) -> dict:
+        """What the mark adds to the items the writes since the last call marked: its bytes, and the KB the item
+        is billed by (a write costs per KB of the item on the table and each index it is in) with and without it."""
+        from bench import capacity
+
+        images, self.images = self.images, []
+        with_mark = [capacity.item_size(image) for image in images]
+        without = [capacity.item_size({n: v for n, v in image.items() if n != "feed_mark"}) for image in images]
+        return {
+            "mark_bytes": round(statistics.mean(w - o for w, o in zip(with_mark, without))),
+            "item_bytes": round(statistics.mean(with_mark)),
+            "item_kb_with_mark": max(math.ceil(size / 1024) for size in with_mark),
+            "item_kb_without_mark": max(math.ceil(size / 1024) for size in without),
+        }
+
     def kind(self, method: str, path: str, body, as_customer: bool) -> dict:
         writes, by_k = [], {}
+        self.drain()
+        self.images = []
         for k, batches in BATCHES.items():
             spent, parts, requests, changes = [], {}, 0, 0
             for _ in range(batches):
@@ -193,9 +221,11 @@ class Bench:
             assert changes == k * batches, (path, k, changes)  # one change per write, each numbered once
             by_k[k] = ({way: sum(s[way] for s in spent) / changes for way in WAYS}, requests / batches, parts, changes)
         write = {way: sum(w[way] for w in writes) / len(writes) for way in WAYS}
+        mark = self.mark()
         return {
             way: {
                 "write": round(write[way], 2),
+                "mark": mark,
                 **{
                     f"k={k}": {
                         "numbering": round(numbering[way], 2),
@@ -296,6 +326,15 @@ def print_table(found: dict) -> None:
                 + f" {kind[f'k={k}']['numbering']:>6}"
             )
     print(f"  the forwarder's DynamoDB requests in all: {found['forwarding_dynamodb_requests']}")
+    print()
+    print("The write's mark (on the item the write writes anyway): bytes, and the KB the item is billed by")
+    print(f"{'write kind':36} {'mark bytes':>10} {'item bytes':>10} {'KB with mark':>12} {'KB without':>10}")
+    for name, kind in found["recounted"]["kinds"].items():
+        mark = kind["mark"]
+        print(
+            f"{name:36} {mark['mark_bytes']:>10} {mark['item_bytes']:>10} {mark['item_kb_with_mark']:>12} "
+            f"{mark['item_kb_without_mark']:>10}"
+        )
 
 
 def main() -> int:
