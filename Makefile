@@ -5,7 +5,7 @@
 #   make bench-import  a 10,000-row CSV catalogue import against one PUT per product (bench/README.md)
 #   make bench-jobs  fairness of event sending: 50 accounts on DynamoDB Local with a fake clock
 #   make bench-starvation  a busy account and an import against quiet accounts' events, over make run (issue 34)
-#   make bench-feed  the feed's cost per change and the feed at scale alone (issue 43, ~15 min; part of make bench)
+#   make bench-feed  the feed's cost per change and the feed at scale alone (issue 43, ~8 min; part of make bench)
 #   make fuzz   contract fuzzing of the running service with many examples (docs/testing.md: Contract fuzzing)
 #   make clean  remove what the two install (.venv, node_modules, caches); local data in .data/ is kept
 
