@@ -266,7 +266,8 @@ def lag_summary(rows: list[dict]) -> list[str]:
             f"{row['failure']:18} {row['healthy_changes']:>7} {row['lag_p50_s']:>7} {row['lag_p99_s']:>7} "
             f"{row['lag_max_s']:>7} {row['failed_numberings']:>8} {row['failing_lag_max_s']:>9} "
             f"{row['failing_complete_s_after_writes']:>9} "
-            f"{row['failing_feed']['missing']:>4} {row['failing_feed']['doubled']:>7}  {'met' if met else 'MISSED'}"
+            f"{row['failing_feed']['missing']:>4} {row['failing_feed']['doubled']:>7} "
+            f"{row['failing_feed']['out_of_order']:>10}  {'met' if met else 'MISSED'}"
         )
     return lines
 
@@ -280,7 +281,8 @@ def print_tables(failing: list[dict], replay: dict) -> None:
     print(
         f"{'failure':18} {'changes':>7} {'p50':>7} {'p99':>7} {'max':>7} {'failures':>8} {'its max':>9} "
         f"{'complete':>9} "
-        f"{'lost':>4} {'doubled':>7}  target: max <= {LAG_TARGET_SECONDS:g} s, 0 lost or doubled"
+        f"{'lost':>4} {'doubled':>7} {'misordered':>10}  target: max <= {LAG_TARGET_SECONDS:g} s, 0 lost, doubled or "
+        "misordered (every account)"
     )
     for line in lag_summary(failing):
         print(line)
