@@ -35,12 +35,21 @@ LAG_TARGET_SECONDS = 5.0  # decisions §13
 
 
 class Live:
-    """make run's stream feeder (in a thread) forwarding to a queue of its own, numbered by make run's poller."""
+    """make run's stream feeder (in a thread) forwarding to a queue of its own, numbered by make run's poller. The
+    section's runs share one feeder, each going on where the last stopped: a feeder of its own would hand every
+    earlier run's records over again first, and the backlog would count in the run's lag."""
+
+    feeders: dict[str, object] = {}  # per table
 
     def __init__(self, queue_name: str):
+        from chalicelib.store import table
+
         self.numbering = feed_sim.Numbering(queue_name)
         self.stop_event = threading.Event()
-        self.feeder = harness.stream_feeder(self._forward)
+        if table.name() not in Live.feeders:
+            Live.feeders[table.name()] = harness.stream_feeder(self._forward)
+        self.feeder = Live.feeders[table.name()]
+        self.feeder.handler = self._forward
         self.numbering.poller.numbered = self.feeder.numbered
         self.thread = threading.Thread(target=self.feeder.run_forever, args=(self.stop_event,), daemon=True)
 
