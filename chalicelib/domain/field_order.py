@@ -367,6 +367,8 @@ BY_MODEL: dict[str, Order] = {
                     "integration",
                     "customer_id",
                     "date",
+                    "reason",  # feed.unreadable: why the record could not be numbered as it is
+                    "unit",  # the write's unit of work (X-Feed-Unit on its answer)
                     "data",
                 )
             )

@@ -73,6 +73,7 @@ def test_a_replacement_is_conditional_on_the_version_read(engine):
     assert store.get(ACCOUNT, "c1", "s").version == 2
 
 
+@pytest.mark.parametrize("engine", ["dynamodb-local"], indirect=True)  # moto serves threads without isolation
 def test_a_date_is_recorded_once_whatever_races(engine):
     results = []
     barrier = threading.Barrier(6)
