@@ -99,6 +99,9 @@ DELIVERED_AT_AHEAD_SECONDS = 300  # a note's delivered_at may be at most 5 minut
 CLAIMS = 10
 CLAIM_BYTES = 24_000
 CLAIM_ANSWER_BYTES = 12_000
+CLAIM_LINES = 100  # lines of a claim (and of its answer)
+CLAIM_EVIDENCE = 5  # evidence links of a claimed line (URL_LENGTH each)
+CLAIM_CREDIT = 100_000_000  # cents a line's answer may credit
 # A delivery's `deposits` on single reads: at most every deposit type of the account charged (an entry is at most
 # 520 bytes: a 64-character id, 64 characters of name at 6 bytes, price and count), and the returned empties.
 DEPOSIT_ENTRY_BYTES = 520

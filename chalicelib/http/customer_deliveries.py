@@ -86,14 +86,14 @@ def cancel_delivery(call: Call, delivery_id: str):
     "/customer/deliveries/{delivery_id}/receive",
     "POST",
     CUSTOMER,
-    body="domain.delivery:CustomerActionBody",
+    body="domain.claim_shapes:ReceiveBody",
     response="domain.delivery:Delivery",
 )
 def receive_delivery(call: Call, delivery_id: str):
-    """Confirm that a delivery arrived"""
-    from ..service import deliveries
+    """Confirm that a delivery arrived; with `items`, the issues found open claim 1 in the same write"""
+    from ..service import claims
 
-    return _customer_action(deliveries.receive, call, delivery_id)
+    return _customer_action(claims.receive, call, delivery_id)
 
 
 @endpoint(

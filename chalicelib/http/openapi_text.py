@@ -6,6 +6,7 @@ model (a file, a page) in RESPONSE_CONTENT.
 """
 
 from ..domain import feed
+from ..domain.claim_status import STATUSES as CLAIM_STATUSES
 from ..domain.delivery import STATUSES
 from ..domain.event_policy import EventType
 from ..domain.integration_status import STATUSES as INTEGRATION_STATUSES
@@ -53,6 +54,8 @@ TAGS = {
     "Deposits": "Deposit types of returnable packaging (bottles, crates, kegs, pallets) and each customer's "
     "balance of them.",
     "Changes": "The change feed: every change to the account's data, in order, to keep another system in step.",
+    "Claims": "The bar's claims on delivered goods (broken, short, wrong, expired), the supplier's answer line by "
+    "line, and the worklist of claims to answer.",
     "Service": "The service's own description: this document and its page for people.",
 }
 
@@ -65,8 +68,12 @@ TAG_OF_PATH = (
     ("/deposits", "Deposits"),
     ("/customers/{customer_id}/deposits", "Deposits"),
     ("/customers", "Customers"),
+    ("/customer/deliveries/{delivery_id}/claims", "Claims"),
     ("/customer/", "Customer ordering"),
+    ("/deliveries/{delivery_id}/claims", "Claims"),
     ("/deliveries", "Deliveries"),
+    ("/claims", "Claims"),
+    ("/account/claims", "Claims"),
     ("/account/integration", "Deliveries"),
     ("/account/settings/deliveries", "Account"),
     ("/account/settings/webhooks", "Webhooks"),
@@ -95,6 +102,7 @@ PATH_PARAMETERS = {
     "asset": "A file of the documentation page.",
     "standing_id": "The standing order's id (`[a-zA-Z0-9_-]`), unique per customer.",
     "date": "A date (YYYY-MM-DD) the standing order counts.",
+    "number": "The claim's number: 1, 2, ... per delivery.",
 }
 
 QUERY_PARAMETERS = {
@@ -148,6 +156,21 @@ QUERY_PARAMETERS = {
         "description": f"How many deliverable dates to list (1 to {MAX_DAYS}).",
         "schema": {"type": "integer", "minimum": 1, "maximum": MAX_DAYS, "default": DEFAULT_DAYS},
     },
+}
+
+# Query parameters that mean something else on one operation than QUERY_PARAMETERS says, by operation name.
+OPERATION_QUERY_PARAMETERS = {
+    "list_claims": {
+        "status": {
+            "description": "The worklist of claims in this status (default OPEN), oldest first by the time each "
+            "entered it.",
+            "schema": {"type": "string", "enum": list(CLAIM_STATUSES), "default": "OPEN"},
+        },
+        "customer_id": {
+            "description": "Only this customer's claims.",
+            "schema": {"type": "string", "pattern": "^[a-zA-Z0-9_-]{1,128}$"},
+        },
+    }
 }
 
 # What an operation's description adds, by operation name.

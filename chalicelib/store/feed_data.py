@@ -9,10 +9,11 @@ back as stored: the service keeps only what may travel.
 from dataclasses import dataclass
 from typing import Callable
 
+from ..domain.claim_status import claim_of
 from ..domain.feed import SETTINGS_DELIVERIES, Resource
 from ..domain.integration_status import supplier_view
 from ..domain.values import with_substitution_policy
-from . import batch, deliveries, deposits, keys, products, settings
+from . import batch, claim_keys, deliveries, deposits, keys, products, settings
 
 
 @dataclass(frozen=True)
@@ -58,13 +59,18 @@ def _settings(entry, items):
 
 
 def _delivery_keys(account, entry):
-    return [keys.delivery_key(account, int(entry["id"])), keys.delivery_items_key(account, int(entry["id"]))]
+    delivery_id = int(entry["id"].split(":")[0])  # a claim's id is "<delivery id>:<number>" (decisions §18)
+    return [
+        keys.delivery_key(account, delivery_id),
+        keys.delivery_items_key(account, delivery_id),
+        claim_keys.delivery_claims_key(account, delivery_id),
+    ]
 
 
 def _delivery(entry, items):
     if items[0] is None:
         return None
-    stored = deliveries.from_summary(items[0], items[1] or {})
+    stored = deliveries.from_summary(items[0], items[1] or {}, items[2])
     return supplier_view(stored.delivery, stored.integration)  # as the supplier GET shows it
 
 
@@ -105,6 +111,10 @@ READERS: dict[Resource, Reader] = {
     Resource.DEPOSIT: Reader(lambda a, e: [keys.deposit_types_key(a)], _deposit),
     Resource.CUSTOMER_DEPOSITS: Reader(lambda a, e: deposits.balances_keys(a, e["id"]), _customer_deposits),
     Resource.STANDING_ORDER: Reader(_standing_order_keys, _data),
+    # A claim's data is its delivery as the supplier's GET shows it; the claim's own (marked) entry is read beside it.
+    Resource.CLAIM: Reader(
+        lambda a, e: [*_delivery_keys(a, e), claim_keys.claim_key(a, *claim_of(e["id"]))], _delivery
+    ),
 }
 
 

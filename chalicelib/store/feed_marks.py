@@ -14,9 +14,10 @@ import datetime as dt
 import re
 import uuid
 
+from ..domain.claim_status import claim_of
 from ..domain.feed import SETTINGS_DELIVERIES, Change, ChangeType, Resource
 from ..domain.timestamps import iso
-from . import keys, table
+from . import claim_keys, keys, table
 
 MARK = "feed_mark"
 _SET = re.compile(r"(?<![#:\w])SET\s+", re.IGNORECASE)
@@ -53,6 +54,8 @@ def feed_item_key(account: str, change: Change) -> dict:
         return keys.standing_failed_key(account, change.customer_id, resource_id, change.date)
     if resource == Resource.STANDING_ORDER:
         return keys.standing_order_key(account, change.customer_id, resource_id)
+    if resource == Resource.CLAIM:  # the claim's own worklist entry (decisions §18)
+        return claim_keys.claim_key(account, *claim_of(resource_id))
     raise ValueError(f"no feed item for {resource}")
 
 

@@ -24,7 +24,10 @@ def test_every_change_type_has_a_feed_item_that_its_reader_reads():
     now = dt.datetime(2026, 5, 4, 9, 30, tzinfo=dt.timezone.utc)
     for change_type in ChangeType:
         date = "2031-01-02" if change_type == ChangeType.STANDING_ORDER_FAILED else None
-        change = Change(change_type, "7", status="REQUESTED", customer_id="c1", integration="PENDING", date=date)
+        resource_id = "7:1" if change_type.resource == Resource.CLAIM else "7"  # a claim's id: "<delivery>:<number>"
+        change = Change(
+            change_type, resource_id, status="REQUESTED", customer_id="c1", integration="PENDING", date=date
+        )
         item = feed_marks.feed_item_key("acme", change)
         assert item["PK"].startswith(keys.account_pk("acme")), change_type
         entry = {**feed_marks.said(change, now), "sequence": 1}
@@ -40,4 +43,8 @@ def test_every_change_type_has_a_feed_item_that_its_reader_reads():
 
 
 # Resources whose reader answers from another item first (whether the resource exists), the marked one beside.
-MARKED_BESIDE = {Resource.PRICE_GROUPS: "the product", Resource.CUSTOMER_DEPOSITS: "the customer"}
+MARKED_BESIDE = {
+    Resource.PRICE_GROUPS: "the product",
+    Resource.CUSTOMER_DEPOSITS: "the customer",
+    Resource.CLAIM: "the delivery",
+}
