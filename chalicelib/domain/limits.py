@@ -92,10 +92,9 @@ RECEIVED_BY_LENGTH = 200  # the note's proof: who signed for it
 URL_LENGTH = 2_000  # a proof or evidence link (https only: the service keeps links, not files)
 PROOF_PHOTOS = 5  # photo links of a note's proof (and evidence links of a claim's line, issue 47)
 DELIVERED_AT_AHEAD_SECONDS = 300  # a note's delivered_at may be at most 5 minutes in the future
-# Claims (issue 47), reserved here so the note leaves room for them: at most CLAIMS per delivery, each at most
-# CLAIM_BYTES as opened (1-100 lines with their messages and evidence links) and CLAIM_ANSWER_BYTES of its answer
-# (each line's accepted count, resolution, credit and reason; the answer's message and user). Ten of them take at
-# most 360,000 bytes: an item of their own, or ten.
+# Claims (decisions §18): at most CLAIMS per delivery, each at most CLAIM_BYTES as opened (1-100 lines with their
+# messages and evidence links) and CLAIM_ANSWER_BYTES of its answer (each line's accepted count, resolution, credit
+# and reason; the answer's message and user). Ten of them take at most 360,000 bytes: an item of their own.
 CLAIMS = 10
 CLAIM_BYTES = 24_000
 CLAIM_ANSWER_BYTES = 12_000

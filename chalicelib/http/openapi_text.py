@@ -196,6 +196,15 @@ OPERATION_NOTES = {
     "adjust_customer_deposits": "Adds `count` (non-zero, -100,000 to 100,000) to the customer's balance of one "
     "deposit type, for opening balances and corrections; a balance may go below 0. Answers the balances as the GET "
     "does; each adjustment is a movement of the statement, with its `message`. 409 while the type is being deleted.",
+    "receive_delivery": "With `items` (the lines of a claim), claim 1 opens in the same write (decisions §18); a "
+    "delivery the supplier's note made DELIVERED is a 400 `invalid-transition`, with or without them.",
+    "open_claim": "Only on a DELIVERED delivery of type DELIVERY, within the account's `claim_window_hours` after the "
+    "note's `delivered_at` or the receive (else 400 `invalid-transition`, after the window with `closed_at`). Each "
+    "line once, at most what was delivered less what claims that are not WITHDRAWN or DECLINED hold; at most 10 "
+    "claims per delivery (400 naming `items`). The integration state becomes PENDING; no balance moves.",
+    "answer_claim": "Every claimed line exactly once; `credit` defaults, for CREDIT, to the accepted count valued at "
+    "the line's price as delivered. The claim becomes ACCEPTED, PARTIALLY_ACCEPTED or DECLINED (which needs a "
+    "`message`); only an OPEN claim is answered (else 400 `invalid-transition`). The integration state stays.",
     "give_delivery_note": "Once, on a REQUESTED or ACCEPTED delivery of either type (else 400 `invalid-transition`): "
     "the delivery becomes DELIVERED and shows `delivery_note`, every line as ordered, confirmed and delivered (a line "
     "left out was delivered as the latest response confirmed it). Deposits are charged from what was delivered and "

@@ -1,7 +1,7 @@
 """Use cases that read claims (decisions §18), apart from service/claims.py (whose changes need pydantic): the
 claims worklist and its overview, exact at the time of the read."""
 
-from ..store import claims as claim_store
+from ..store import claim_reads as claim_store
 from ..store.paging import Page
 from .paging import paged
 

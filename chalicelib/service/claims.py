@@ -6,8 +6,9 @@ is checked again against what won, §16): the delivery's summary (its version, w
 customer's changes the integration state PENDING, §14), the claims item, the claim's worklist entry (carrying its
 feed change: a claim's own requests append no `delivery.*` entry) and the account's OPEN count. A receipt with issues
 is the receive's write (balances, statement, `delivery.delivered`) with claim 1 in it. No claim moves a balance.
-DynamoDB requests: the delivery (one BatchGetItem), what the claim is checked against (one BatchGetItem: the
-account's settings, and the products of the substitutes it names), and the transaction.
+DynamoDB requests: the delivery (one BatchGetItem), what the claim is checked against (one BatchGetItem: for a claim
+the account's settings, for any of them the products of the substitutes it names, so a receipt with issues and an
+answer naming none read nothing more), and the transaction.
 """
 
 from ..domain import claims as rules
@@ -27,12 +28,15 @@ from .deliveries import receive as plain_receive
 from .idempotency import IdempotencyClaim
 
 
-def _context(account: str, stored: StoredDelivery, ids) -> tuple[dict, dict[str, bool]]:
-    """The account's delivery settings, and whether each substitute among `ids` is ordered by kg (a substitute does
-    not show it; a product gone since counts whole)."""
+def _context(account: str, stored: StoredDelivery, ids, settings: bool = False) -> tuple[dict, dict[str, bool]]:
+    """With `settings`, the account's delivery settings (the claim window); and whether each substitute among `ids`
+    is ordered by kg (a substitute does not show it; a product gone since counts whole). One BatchGetItem, or none
+    when nothing is wanted."""
     substitutes = rules.substitutes_claimed(stored.delivery, stored.deposit_basis, ids)
-    settings, found = claim_store.context(account, substitutes)
-    return settings, {product_id: is_by_kg(product) for product_id, product in found.items()}
+    if not settings and not substitutes:
+        return {}, {}
+    found_settings, found = claim_store.context(account, substitutes)
+    return found_settings, {product_id: is_by_kg(product) for product_id, product in found.items()}
 
 
 def _written(account: str, current: StoredDelivery, changed: dict, claim: dict, opened: int) -> Written:
@@ -111,7 +115,7 @@ def open_claim(
     body = parse(ClaimBody, data)
     stored = delivery_reads.read(account, delivery_id, customer_id, consistent=True)
     require_version(stored, if_match)
-    settings, by_kg = _context(account, stored, [item.id for item in body.items])
+    settings, by_kg = _context(account, stored, [item.id for item in body.items], settings=True)
     hours, zone = int(settings["claim_window_hours"]), account_timezone(settings)
 
     def step(current: StoredDelivery, now) -> Written:

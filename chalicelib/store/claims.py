@@ -11,34 +11,13 @@
   the oldest OPEN claim's entry in one TransactGetItems (a serialisable snapshot: exact).
 """
 
-import time
-
-from ..domain import retry
-from ..domain.claim_status import OPEN
 from ..domain.field_order import BY_MODEL, ordered
 from ..domain.rendering import json_text
-from . import batch, claim_keys, keys, products, rendered, settings, table
-from .keys import GSI1, GSI2
-from .paging import Page, query_page
+from . import batch, claim_keys, keys, products, settings, table
+from .claim_reads import CLAIMS, ENTRY, SUMMARY_VERSION
 from .unit_of_work import Operation
 
-CLAIMS = "claims"  # the claims item's JSON text
-ENTRY = "entry"  # a worklist entry's JSON text
-SUMMARY_VERSION = "claims_version"  # on the delivery's summary: the version whose write last wrote the claims item
-OVERVIEW_ATTEMPTS = 10
 _ENTRY = BY_MODEL["ClaimList"].nested["claims"]
-
-
-def shown(claims_item: dict | None) -> list[dict] | None:
-    """The claims a delivery's single reads show (None while it has none)."""
-    if not claims_item or not claims_item.get(CLAIMS):
-        return None
-    return rendered.parse(claims_item[CLAIMS])
-
-
-def agree(summary: dict, claims_item: dict | None) -> bool:
-    """Whether a summary and a claims item were read at one version of the delivery."""
-    return summary.get(SUMMARY_VERSION) == (claims_item or {}).get("version")
 
 
 def summary_attributes(version: int) -> dict:
@@ -96,41 +75,3 @@ def context(account: str, product_ids: list[str]) -> tuple[dict, dict[str, dict]
     named = {pid: batch.pick(found, key) for pid, key in zip(product_ids, wanted[1:])}
     shown = {pid: products.from_item(item).data for pid, item in named.items() if item is not None}
     return settings.with_defaults(stored.get("data") if stored else None), shown
-
-
-def worklist_page(account: str, status: str, customer_id: str | None, limit: int, cursor: str | None) -> Page:
-    """One status's claims (of one customer, when given) in the order they entered it, oldest first, as the JSON
-    texts the worklist shows: full pages from the worklist's own index partition, no filter."""
-    index = GSI1 if customer_id is None else GSI2
-    return query_page(
-        account,
-        f"claims?status={status}&customer_id={customer_id or ''}",
-        limit,
-        cursor,
-        index=index,
-        decode=lambda item: item[ENTRY]["S"],
-        KeyConditionExpression=f"{index}PK = :pk",
-        ExpressionAttributeValues=table.values(pk=claim_keys.by_status_pk(account, status, customer_id)),
-        ProjectionExpression=f"PK, SK, {index}PK, {index}SK, #entry",
-        ExpressionAttributeNames={"#entry": ENTRY},
-        ScanIndexForward=True,
-    )
-
-
-def overview(account: str) -> tuple[int, dict | None]:
-    """(OPEN claims, the oldest OPEN claim's entry or None), exact at one moment: the counts' shards and the entry the
-    worklist's index shows first, read in one TransactGetItems. An index that still shows a claim answered or
-    withdrawn since, or not yet the first claim opened, is read again (a claim enters OPEN as the newest)."""
-    open_claims, first = 0, None
-    for attempt in range(OVERVIEW_ATTEMPTS):
-        if attempt:
-            retry.back_off(attempt - 1, time.sleep, first=0.01, cap=0.2)
-        first = table.first_in_index(GSI1, claim_keys.by_status_pk(account, OPEN))
-        wanted = claim_keys.counts_keys(account) + ([{"PK": first["PK"], "SK": first["SK"]}] if first else [])
-        read = table.read_together(wanted)
-        open_claims = sum(int(shard.get("open", 0)) for shard in read[: claim_keys.COUNT_SHARDS])
-        if first is None and open_claims == 0:
-            return 0, None
-        if first is not None and read[-1].get("status") == OPEN and read[-1].get("since") == first["since"]:
-            return open_claims, rendered.parse(first[ENTRY])
-    return open_claims, rendered.parse(first[ENTRY]) if first is not None else None

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from ..domain.deposits import with_deposits
 from . import batch, claim_keys, keys, rendered, table
-from . import claims as claim_store
+from . import claim_reads as claim_store
 
 COUNTER = "DELIVERY"
 LEGACY = "doc"  # the summary's map before `body`
