@@ -5,17 +5,12 @@ from chalice import Blueprint
 
 from .auth import CUSTOMER
 from .call import Call
+from .customer_changes import customer_change
 from .endpoint import endpoint
 from .etags import if_match
 from .responses import ok, page_of_texts
 
 bp = Blueprint(__name__)
-
-
-def _optional_body(call: Call):
-    """A withdrawal may be sent without a body."""
-    raw = call.request.raw_body or b""
-    return call.body() if raw.strip() else {}
 
 
 @endpoint(
@@ -30,16 +25,7 @@ def open_claim(call: Call, delivery_id: str):
     """Claim what arrived broken, short, wrong or expired, line by line, within the claim window after delivery"""
     from ..service import claims
 
-    return ok(
-        claims.open_claim(
-            call.account,
-            call.customer_id,
-            delivery_id,
-            call.body(),
-            call.idempotency,
-            if_match(call.header("if-match")),
-        )
-    )
+    return customer_change(claims.open_claim, call, delivery_id)
 
 
 @endpoint(
@@ -54,17 +40,7 @@ def withdraw_claim(call: Call, delivery_id: str, number: str):
     """Withdraw an OPEN claim"""
     from ..service import claims
 
-    return ok(
-        claims.withdraw(
-            call.account,
-            call.customer_id,
-            delivery_id,
-            number,
-            _optional_body(call),
-            call.idempotency,
-            if_match(call.header("if-match")),
-        )
-    )
+    return customer_change(claims.withdraw, call, delivery_id, number)
 
 
 @endpoint(

@@ -7,10 +7,11 @@ every request, so it cannot race."""
 import pytest
 
 from chalicelib.domain.errors import InvalidTransition, PreconditionFailed, ValidationFailed
-from chalicelib.service import claim_reads, claims, delivery_reads, delivery_writing, ordering
+from chalicelib.service import claim_reads, claims, delivery_reads, ordering
 from chalicelib.store import deliveries as delivery_store
 from tests.store.test_amendment_concurrency import fire
 from tests.store.test_delivery_concurrency import placed_delivery
+from tests.store.test_note_concurrency import _winner_first
 
 ACCOUNT, CUSTOMER = "acme", "c1"
 ROUNDS = 3
@@ -107,23 +108,9 @@ def test_a_claim_and_the_answer_of_another_at_once_apply_in_one_order(delivery_i
     assert_counts_exact(delivery_id)
 
 
-def _first(monkeypatch, winner) -> list:
-    """Run `winner` between the next change's read and its write (the change loses that race)."""
-    write, done = delivery_writing.change, []
-
-    def racing(*args, **kwargs):
-        if not done:
-            done.append("racing")  # before the winner runs: its own write passes straight through
-            done.append(winner())
-        return write(*args, **kwargs)
-
-    monkeypatch.setattr(delivery_writing, "change", racing)
-    return done
-
-
 def test_a_claim_that_lost_to_an_answer_keeps_the_answer(delivery_id, monkeypatch):
     claims.open_claim(ACCOUNT, CUSTOMER, str(delivery_id), {"items": [{"id": "beer", "issue": "SHORT", "count": 2}]})
-    raced = _first(monkeypatch, _answer(delivery_id, 1, 2))
+    raced = _winner_first(monkeypatch, _answer(delivery_id, 1, 2))
     opened = _claim(delivery_id, 3)()  # read while claim 1 was OPEN: written after it was answered, over the answer
     assert raced[1]["claims"][0]["status"] == "ACCEPTED"
     assert [(int(c["number"]), c["status"]) for c in opened["claims"]] == [(1, "ACCEPTED"), (2, "OPEN")]
@@ -132,7 +119,7 @@ def test_a_claim_that_lost_to_an_answer_keeps_the_answer(delivery_id, monkeypatc
 
 
 def test_a_claim_that_lost_to_another_claim_is_counted_against_it(delivery_id, monkeypatch):
-    _first(monkeypatch, _claim(delivery_id, 10))
+    _winner_first(monkeypatch, _claim(delivery_id, 10))
     with pytest.raises(ValidationFailed) as refused:
         _claim(delivery_id, 12)()  # 12 of 20 was left when it read; 10 when it wrote
     assert [e.path for e in refused.value.errors] == ["items[0].count"]
@@ -142,7 +129,7 @@ def test_a_claim_that_lost_to_another_claim_is_counted_against_it(delivery_id, m
 
 def test_an_answer_that_lost_to_a_claim_answers_what_it_read_and_keeps_the_new_claim(delivery_id, monkeypatch):
     claims.open_claim(ACCOUNT, CUSTOMER, str(delivery_id), {"items": [{"id": "beer", "issue": "SHORT", "count": 2}]})
-    _first(monkeypatch, _claim(delivery_id, 3))
+    _winner_first(monkeypatch, _claim(delivery_id, 3))
     answered = _answer(delivery_id, 1, 2)()
     assert [(int(c["number"]), c["status"]) for c in answered["claims"]] == [(1, "ACCEPTED"), (2, "OPEN")]
     assert answered["claims"][0]["items"][0]["credit"] == 2 * 150
@@ -152,7 +139,7 @@ def test_an_answer_that_lost_to_a_claim_answers_what_it_read_and_keeps_the_new_c
 def test_an_answer_with_if_match_never_answers_a_version_it_has_not_read(delivery_id, monkeypatch):
     claims.open_claim(ACCOUNT, CUSTOMER, str(delivery_id), {"items": [{"id": "beer", "issue": "SHORT", "count": 2}]})
     tag = delivery_reads.revision(delivery_store.get(ACCOUNT, delivery_id, consistent=True))
-    _first(monkeypatch, _claim(delivery_id, 3))
+    _winner_first(monkeypatch, _claim(delivery_id, 3))
     with pytest.raises(PreconditionFailed):
         _answer(delivery_id, 1, 2, if_match=tag)()
     assert [c["status"] for c in _stored_claims(delivery_id)] == ["OPEN", "OPEN"]
@@ -182,7 +169,7 @@ def test_whichever_of_a_withdrawal_and_an_answer_comes_second_finds_the_claim_se
     first, second = (_withdraw(delivery_id, 1), _answer(delivery_id, 1, 2))
     if winner == "answer":
         first, second = second, first
-    _first(monkeypatch, first)
+    _winner_first(monkeypatch, first)
     with pytest.raises(InvalidTransition, match="only an OPEN claim"):
         second()
     (claim,) = _stored_claims(delivery_id)
