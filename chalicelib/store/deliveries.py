@@ -24,8 +24,7 @@ import json
 from dataclasses import dataclass
 
 from ..domain.deposits import with_deposits
-from . import batch, claim_keys, keys, rendered, table
-from . import claim_reads as claim_store
+from . import batch, claim_keys, claim_reads, keys, rendered, table
 
 COUNTER = "DELIVERY"
 LEGACY = "doc"  # the summary's map before `body`
@@ -85,7 +84,7 @@ def from_summary(summary: dict, held: dict | None, claims_item: dict | None = No
         for name in (AMENDMENTS, NOTE):
             if held.get(name):
                 delivery[name] = rendered.parse(held[name])
-        claims = claim_store.shown(claims_item)
+        claims = claim_reads.shown(claims_item)
         if claims:
             delivery[CLAIMS] = claims
         delivery = with_deposits(delivery, basis)
@@ -113,7 +112,7 @@ def get(account: str, delivery_id: int, consistent: bool = False) -> StoredDeliv
         if summary is None:
             return None
         claims_item = batch.pick(found, claims_key)
-        if claim_store.agree(summary, claims_item):
+        if claim_reads.agree(summary, claims_item):
             return from_summary(summary, batch.pick(found, items_key) or {}, claims_item)
     raise KeptChanging(f"delivery {delivery_id} of {account}")
 
