@@ -13,6 +13,7 @@ from zoneinfo import available_timezones
 
 from pydantic import AfterValidator, BaseModel, Field, Strict
 
+from .claim_status import MAX_WINDOW_HOURS
 from .common import (
     DatesWithNoDelivery,
     DeliveryDateOverrides,
@@ -159,6 +160,7 @@ def _time_zone(value: str) -> str:
 
 TimeZoneName = Annotated[str, Strict(), Field(max_length=64), AfterValidator(_time_zone)]
 StrictBool = Annotated[bool, Strict()]
+ClaimWindowHours = Annotated[int, Strict(), Field(ge=0, le=MAX_WINDOW_HOURS)]  # 0: claims only with the receipt
 
 
 class AccountDeliverySettings(Shape):
@@ -170,6 +172,7 @@ class AccountDeliverySettings(Shape):
     delivery_date_overrides: DeliveryDateOverrides | None = None
     dates_with_no_delivery: DatesWithNoDelivery | None = None
     timezone: str
+    claim_window_hours: int = Field(description="How long after its delivery a delivery takes claims (decisions §18)")
 
 
 class AccountDeliverySettingsPatch(Shape):
@@ -182,9 +185,12 @@ class AccountDeliverySettingsPatch(Shape):
     delivery_days: DeliveryDays | None = None
     delivery_date_overrides: DeliveryDateOverrides | None = None
     dates_with_no_delivery: DatesWithNoDelivery | None = None
+    claim_window_hours: ClaimWindowHours | None = Field(
+        default=None, description="Hours after the note's delivered_at, or the receive, during which claims are taken"
+    )
 
 
-ACCOUNT_VALUED_FIELDS = ("timezone", "allow_delivery_comments", "allow_product_comments")
+ACCOUNT_VALUED_FIELDS = ("timezone", "allow_delivery_comments", "allow_product_comments", "claim_window_hours")
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,11 @@ class Call:
     def body(self) -> Any:
         return bodies.parse(self.request.raw_body)
 
+    def optional_body(self) -> Any:
+        """The body of a POST that may come without one (cancel, receive, withdraw): {} when empty."""
+        raw = self.request.raw_body or b""
+        return self.body() if raw.strip() else {}
+
     @property
     def queries(self) -> Mapping[str, str]:
         """The query parameters, to parse with http/params.py."""

@@ -8,7 +8,7 @@ from ..domain.rendering import json_text
 from ..store import feed, feed_data, outcomes
 from . import clock
 
-DATA_CHUNK = 50  # entries whose resources one BatchGetItem reads (at most two keys each: 100 keys)
+DATA_CHUNK = 50  # entries whose resources a chunk reads (at most four keys each, a claim's: get_items splits by 100)
 ENVELOPE_BYTES = 1024  # room for {"changes": [...], "last_sequence", "max_sequence"} around the entries
 
 

@@ -58,12 +58,14 @@ def _repended(stored: deliveries.StoredDelivery, now) -> deliveries.IntegrationW
 
 @dataclass(frozen=True)
 class Written:
-    """What one attempt of a change writes: the delivery, its deposit basis (stored again when it changes), and more
-    operations of the same write (a note's record beside the items, a substitute's product pinned as read)."""
+    """What one attempt of a change writes: the delivery, its deposit basis (stored again when it changes), more
+    operations of the same write (a note's record beside the items, a substitute's product pinned as read, a claim's
+    items), and attributes its summary keeps beside the document (`summary`: which version wrote the claims)."""
 
     delivery: dict
     basis: dict | None
     also: tuple = ()
+    summary: dict | None = None
 
 
 def _change(
@@ -79,12 +81,14 @@ def _change(
     empties=None,
     by: str | None = None,
     read_again: Callable[[], None] | None = None,
+    entries: Callable[[dict], list[Change]] | None = None,
 ) -> dict:
     """Apply `change(stored, now)` (which raises when the state machine forbids it) until it is written; the
     answer is `view` of the written delivery. A customer's change also makes the integration state PENDING, in
     the same write. With `if_match`, only the version it names is changed: a lost race re-reads and answers 412.
     `by`: who made the change, as the feed entry says (decisions §18); `read_again`: what to read again when a
-    product the change was pinned to changed meanwhile (outcomes.Changed)."""
+    product the change was pinned to changed meanwhile (outcomes.Changed); `entries`: the feed changes of the
+    written delivery, when they are not its one `change_type` entry (a claim's, decisions §18)."""
     for attempt in _attempts():
         require_version(stored, if_match)
         now = clock.now()
@@ -100,17 +104,18 @@ def _change(
         )
         claim = idempotency.completion(view(written)) if idempotency is not None else None
         # One entry for the whole change, a re-pended integration state included (decisions §13).
-        entry = delivery_change(change_type, changed, by=by)
+        recorded = entries(changed) if entries is not None else [delivery_change(change_type, changed, by=by)]
+        extra = {deliveries.DEPOSIT_BASIS: json_text(step.basis)} if step.basis != stored.deposit_basis else {}
         outcome = delivery_writing.change(
             account,
             changed,
             stored.version,
             integration,
             claim,
-            changes=[entry],
+            changes=recorded,
             now=now,
-            also=_balances_moved(account, changed, now) + list(guards) + list(step.also),
-            extra={deliveries.DEPOSIT_BASIS: json_text(step.basis)} if step.basis != stored.deposit_basis else None,
+            also=_balances_moved(account, stored.delivery, changed, now) + list(guards) + list(step.also),
+            extra={**extra, **(step.summary or {})} or None,
         )
         if outcome is None:
             return view(written)
@@ -143,11 +148,11 @@ def again_after(account: str, stored: deliveries.StoredDelivery, outcome, attemp
     return fresh
 
 
-def _balances_moved(account: str, changed: dict, now) -> list:
+def _balances_moved(account: str, before: dict, changed: dict, now) -> list:
     """A delivery that becomes DELIVERED moves its customer's deposit balances, and records the move in the
-    customer's statement, in the same write (decisions §15)."""
+    customer's statement, in the same write (decisions §15); a claim on a delivered one moves none (§18)."""
     customer_id = changed["request"].get("customer_id")
-    if changed["status"] != delivery.DELIVERED or customer_id is None:
+    if changed["status"] != delivery.DELIVERED or before["status"] == delivery.DELIVERED or customer_id is None:
         return []
     moves = statement.receive_moves(changed.get("deposits"))
     if not moves:

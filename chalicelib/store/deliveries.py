@@ -5,7 +5,8 @@
   read only the deliveries it shows, never their items;
 - the request items (`keys.delivery_items_key`), with `amendments` (JSON text; only an amendment rewrites them,
   decisions §16) and `delivery_note` (JSON text, written once by the note, decisions §18), read only for the
-  single-delivery view.
+  single-delivery view;
+- the claims (decisions §18), an item of their own (store/claims.py), read with the other two.
 Ids come from a per-account counter.
 
 The integration state (decisions §14) sits beside `body`: `integration`, its JSON text as supplier reads show it
@@ -23,7 +24,7 @@ import json
 from dataclasses import dataclass
 
 from ..domain.deposits import with_deposits
-from . import batch, keys, rendered, table
+from . import batch, claim_keys, claim_reads, keys, rendered, table
 
 COUNTER = "DELIVERY"
 LEGACY = "doc"  # the summary's map before `body`
@@ -31,7 +32,13 @@ DEPOSIT_BASIS = "deposit_basis"  # JSON text: what the delivery's deposits are c
 INTEGRATION = "integration"  # the state, beside the document (never in it: customers' lists read the same text)
 AMENDMENTS = "amendments"  # JSON text on the items item: what each amendment changed (decisions §16)
 NOTE = "delivery_note"  # JSON text on the items item: the driver's delivery note (decisions §18)
+CLAIMS = "claims"  # the claims of decisions §18, from their own item
 READ_NAMES = {"#body": rendered.BODY, "#doc": LEGACY}
+READ_ATTEMPTS = 10
+
+
+class KeptChanging(Exception):
+    """A delivery's items were read apart READ_ATTEMPTS times in a row (claims kept committing between the reads)."""
 
 
 @dataclass(frozen=True)
@@ -67,9 +74,9 @@ def allocate_ids(account: str, count: int) -> list[int]:
     return list(range(last - count + 1, last + 1))
 
 
-def from_summary(summary: dict, held: dict | None) -> StoredDelivery:
+def from_summary(summary: dict, held: dict | None, claims_item: dict | None = None) -> StoredDelivery:
     """The delivery of a summary item; read in full when `held` is its items item (its items, `amendments` of
-    decisions §16 and `delivery_note` of §18), with its `deposits` (decisions §15)."""
+    decisions §16 and `delivery_note` of §18) and `claims_item` its claims (§18), with its `deposits` (§15)."""
     delivery = rendered.document(summary, LEGACY)
     basis = json.loads(summary[DEPOSIT_BASIS]) if DEPOSIT_BASIS in summary else None
     if held is not None:
@@ -77,6 +84,9 @@ def from_summary(summary: dict, held: dict | None) -> StoredDelivery:
         for name in (AMENDMENTS, NOTE):
             if held.get(name):
                 delivery[name] = rendered.parse(held[name])
+        claims = claim_reads.shown(claims_item)
+        if claims:
+            delivery[CLAIMS] = claims
         delivery = with_deposits(delivery, basis)
     return StoredDelivery(
         delivery, int(summary["version"]), _state(summary), summary.get("integration_since"), deposit_basis=basis
@@ -90,14 +100,21 @@ def _state(summary: dict) -> dict | None:
 
 
 def get(account: str, delivery_id: int, consistent: bool = False) -> StoredDelivery | None:
-    """The delivery in full: summary and items in one BatchGetItem."""
+    """The delivery in full: summary, items and claims in one BatchGetItem, of one version (decisions §16: a single
+    read's ETag and body go together). A summary and claims read apart (a claim's write committed between the reads
+    of the two) are read again, consistently."""
     summary_key = keys.delivery_key(account, delivery_id)
     items_key = keys.delivery_items_key(account, delivery_id)
-    found = batch.get_items([summary_key, items_key], consistent=consistent)
-    summary = batch.pick(found, summary_key)
-    if summary is None:
-        return None
-    return from_summary(summary, batch.pick(found, items_key) or {})
+    claims_key = claim_keys.delivery_claims_key(account, delivery_id)
+    for attempt in range(READ_ATTEMPTS):
+        found = batch.get_items([summary_key, items_key, claims_key], consistent=consistent or attempt > 0)
+        summary = batch.pick(found, summary_key)
+        if summary is None:
+            return None
+        claims_item = batch.pick(found, claims_key)
+        if claim_reads.agree(summary, claims_item):
+            return from_summary(summary, batch.pick(found, items_key) or {}, claims_item)
+    raise KeptChanging(f"delivery {delivery_id} of {account}")
 
 
 def refresh(account: str, stored: StoredDelivery) -> StoredDelivery | None:

@@ -7,7 +7,12 @@ from tests.api.customer_support import customer_token, dynamodb_calls, make_cust
 from tests.conftest import OTHER_TOKEN, problem_paths
 
 PATH = "/account/settings/deliveries"
-DEFAULTS = {"timezone": "UTC", "allow_delivery_comments": False, "allow_product_comments": False}
+DEFAULTS = {
+    "timezone": "UTC",
+    "allow_delivery_comments": False,
+    "allow_product_comments": False,
+    "claim_window_hours": 72,  # decisions §18
+}
 RULE = {"lead_days": 1, "cutoff": "12:00"}
 
 
@@ -37,6 +42,7 @@ def test_patch_sets_every_field_and_returns_the_settings_as_get_shows_them(api):
         "delivery_days": {"1": RULE, "3": {"lead_days": 0}},
         "delivery_date_overrides": {"2026-12-24": {"lead_days": 2}},
         "dates_with_no_delivery": ["2026-12-25"],
+        "claim_window_hours": 48,
     }
     response = api.patch(PATH, body)
     assert response.status_code == 200
@@ -52,6 +58,7 @@ def test_patch_changes_only_the_fields_given(api):
         "allow_delivery_comments": True,
         "allow_product_comments": False,
         "dates_with_no_delivery": ["2026-07-04"],
+        "claim_window_hours": 72,
     }
 
 
@@ -76,13 +83,23 @@ def test_null_clears_a_rule_field(api, field, value):
     assert api.get(PATH).data == DEFAULTS
 
 
-@pytest.mark.parametrize("field", ["timezone", "allow_delivery_comments", "allow_product_comments"])
+@pytest.mark.parametrize(
+    "field", ["timezone", "allow_delivery_comments", "allow_product_comments", "claim_window_hours"]
+)
 def test_null_is_refused_for_fields_that_always_have_a_value(api, field):
     api.patch(PATH, {"timezone": "Europe/Helsinki", "allow_delivery_comments": True, "allow_product_comments": True})
     response = api.patch(PATH, {field: None})
     assert response.status_code == 400
     assert problem_paths(response) == [field]
     assert api.get(PATH).data[field] is not None
+
+
+@pytest.mark.parametrize("hours", [0, 1, 2160])
+def test_the_claim_window_takes_0_to_2160_hours(api, hours):
+    response = api.patch(PATH, {"claim_window_hours": hours})
+    assert response.status_code == 200
+    assert response.data == {**DEFAULTS, "claim_window_hours": hours}
+    assert api.get(PATH).data == {**DEFAULTS, "claim_window_hours": hours}
 
 
 def test_empty_delivery_days_is_kept(api):
@@ -139,6 +156,11 @@ def test_iana_timezones_are_accepted(api, timezone):
         ({"price_group": "gold"}, ["price_group"]),
         ({"webhook": "x"}, ["webhook"]),
         ({"timezone": "Mars/Base", "allow_product_comments": "no"}, ["timezone", "allow_product_comments"]),
+        ({"claim_window_hours": -1}, ["claim_window_hours"]),
+        ({"claim_window_hours": 2161}, ["claim_window_hours"]),
+        ({"claim_window_hours": 1.5}, ["claim_window_hours"]),
+        ({"claim_window_hours": "72"}, ["claim_window_hours"]),
+        ({"claim_window_hours": True}, ["claim_window_hours"]),
     ],
 )
 def test_patch_validation(api, body, paths):
