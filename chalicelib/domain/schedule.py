@@ -12,9 +12,10 @@ days are evaluated on the wall clock of the account's time zone.
 from __future__ import annotations
 
 import datetime as dt
+from functools import lru_cache
 from itertools import islice
 from typing import Mapping, Sequence
-from zoneinfo import ZoneInfo
+from zoneinfo import ZoneInfo, available_timezones
 
 from .limits import MAX_DAYS
 
@@ -90,6 +91,19 @@ def next_deliverable_dates(
     candidates = (today + dt.timedelta(days=offset) for offset in range(SCAN_HORIZON_DAYS))
     deliverable = (d for d in candidates if order_deliverable_on(d, now, products, customer, account))
     return list(islice(deliverable, days))
+
+
+TIME_ZONE_RULE = "must be an IANA time zone name, such as Europe/Helsinki or UTC"
+
+
+@lru_cache(maxsize=1)
+def _time_zones() -> frozenset[str]:
+    return frozenset(available_timezones())
+
+
+def is_time_zone(name: str) -> bool:
+    """A set lookup, so junk such as "../../etc/passwd" never reaches the zoneinfo file loader."""
+    return name in _time_zones()
 
 
 def account_timezone(account: Mapping) -> str:
