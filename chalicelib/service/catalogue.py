@@ -192,14 +192,33 @@ def put_category(account: str, category_id: str, body) -> dict:
             return current  # the same name again writes nothing (and appends no feed entry)
         with unit_of_work(account, clock.now()) as uow:
             if current is None:
-                uow.add(categories.creating(account, category_id, category.name))
+                uow.add(categories.creating(account, category_id, category.name), _counted_one(account))
                 uow.record(Change(ChangeType.CATEGORY_CREATED, category_id))
             else:
                 uow.add(categories.renaming(account, category_id, category.name))
                 uow.record(Change(ChangeType.CATEGORY_UPDATED, category_id))
-            if uow.commit() is None:
-                return {"id": category_id, "name": category.name}
+            refused = uow.commit()
+        _raise_if_full(refused)
+        if refused is None:
+            return {"id": category_id, "name": category.name}
     raise Busy(contention.ACCOUNT_BUSY)  # others kept changing it between our read and our write
+
+
+def _counted_one(account: str):
+    """A new category's step of the account's count (decisions §4), or Full now."""
+    from ..store import categories
+
+    step = categories.counting(account, 1)
+    _raise_if_full(step)
+    return step
+
+
+def _raise_if_full(refused) -> None:
+    from ..domain.limits import CATEGORIES
+    from ..store import outcomes
+
+    if isinstance(refused, outcomes.Full):
+        raise invalid("id", f"an account holds at most {CATEGORIES:,} categories; delete one first")
 
 
 def create_category(account: str, body) -> dict:
@@ -212,15 +231,22 @@ def create_category(account: str, body) -> dict:
 
     category = shapes.parse(category_shapes.NewCategory, body)
     for _ in range(CATEGORY_ATTEMPTS):
+        if categories.read_for_write(account, category.id) is not None:
+            raise _category_exists(category.id)  # before the count: a sync client's second run POSTs what exists
         with unit_of_work(account, clock.now()) as uow:
-            uow.add(categories.creating(account, category.id, category.name))
+            uow.add(categories.creating(account, category.id, category.name), _counted_one(account))
             uow.record(Change(ChangeType.CATEGORY_CREATED, category.id))
             refused = uow.commit()
         if isinstance(refused, outcomes.Taken):
-            raise Conflict(f"category {category.id} already exists; use PUT to replace it")
+            raise _category_exists(category.id)
+        _raise_if_full(refused)
         if refused is None:
             return {"id": category.id, "name": category.name}
     raise Busy(contention.ACCOUNT_BUSY)
+
+
+def _category_exists(category_id: str) -> Conflict:
+    return Conflict(f"category {category_id} already exists; use PUT to replace it")
 
 
 def _category_gone(category_id: str) -> NotFound:
@@ -253,7 +279,7 @@ def delete_category(account: str, category_id: str) -> None:
         raise Conflict(f"category {category_id} is used by products and cannot be deleted")
     for _ in range(CATEGORY_ATTEMPTS):
         with unit_of_work(account, clock.now()) as uow:
-            uow.add(categories.deleting(account, category_id))
+            uow.add(categories.deleting(account, category_id), categories.counting(account, -1))
             uow.record(Change(ChangeType.CATEGORY_DELETED, category_id))
             refused = uow.commit()
         if isinstance(refused, outcomes.Gone):

@@ -1,7 +1,9 @@
-"""Categories: small items under the account partition."""
+"""Categories: small items under the account partition, and their count (decisions §4: at most
+limits.CATEGORIES an account), moved in the same transaction as every creation and delete."""
 
+from ..domain.limits import CATEGORIES
 from . import batch, keys, table
-from .outcomes import Gone, NoCategory, Stale, Taken
+from .outcomes import Full, Gone, NoCategory, Stale, Taken
 from .paging import Page, query_page
 from .unit_of_work import Operation
 
@@ -95,3 +97,72 @@ def all_names(account: str) -> dict[str, str]:
         if "LastEvaluatedKey" not in response:
             return found
         request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+
+COUNT = "categories"  # the count item's attribute
+
+
+def _held(account: str) -> int | None:
+    """The count as stored, read consistently; None for an account whose categories were made before it was kept."""
+    response = table.client().get_item(
+        TableName=table.name(), Key=table.to_item(keys.category_count_key(account)), ConsistentRead=True
+    )
+    return int(response["Item"][COUNT]["N"]) if "Item" in response else None
+
+
+def _counted(account: str) -> int:
+    """The categories there are, counted with a Query (only for an account without its count item yet)."""
+    request = {
+        "TableName": table.name(),
+        "KeyConditionExpression": "PK = :pk AND begins_with(SK, :prefix)",
+        "ExpressionAttributeValues": table.values(pk=keys.account_pk(account), prefix=keys.CATEGORY_PREFIX),
+        "Select": "COUNT",
+        "ConsistentRead": True,
+    }
+    total = 0
+    while True:
+        response = table.client().query(**request)
+        total += response["Count"]
+        if "LastEvaluatedKey" not in response:
+            return total
+        request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+
+def held(account: str) -> int:
+    """How many categories the account holds now."""
+    stored = _held(account)
+    return _counted(account) if stored is None else stored
+
+
+def counting(account: str, step: int) -> Operation | Full:
+    """The count moved by `step` (categories created, or deleted when negative) in their write: Full at once, or
+    when the write commits, if it would pass CATEGORIES; Stale when the count changed in a way the write could not
+    follow (made meanwhile for an account that had none: read again). The count of an account whose categories
+    were made before it was kept is written whole, from a Query, by its first such write."""
+    stored = _held(account)
+    key = table.to_item(keys.category_count_key(account))
+    if stored is None:
+        total = _counted(account) + step
+        if step > 0 and total > CATEGORIES:
+            return Full()
+        item = {**keys.category_count_key(account), COUNT: max(total, 0)}
+        put = {
+            "TableName": table.name(),
+            "Item": table.to_item(item),
+            "ConditionExpression": "attribute_not_exists(PK)",
+        }
+        return Operation({"Put": put}, Stale())
+    if step > 0 and stored + step > CATEGORIES:
+        return Full()
+    update = {
+        "TableName": table.name(),
+        "Key": key,
+        "UpdateExpression": "ADD #count :step",
+        "ExpressionAttributeNames": {"#count": COUNT},
+    }
+    if step > 0:  # the bound holds however many create at once
+        update["ConditionExpression"] = "#count <= :most"
+        update["ExpressionAttributeValues"] = table.values(step=step, most=CATEGORIES - step)
+        return Operation({"Update": update}, Full())
+    update["ExpressionAttributeValues"] = table.values(step=step)
+    return Operation({"Update": update})

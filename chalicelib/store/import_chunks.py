@@ -87,8 +87,11 @@ def fitting(claimed: ClaimedImport, rows: list[ChunkRow]) -> int:
     # named its reference count (store/deposits.py).
     items, size, seen, listed, error_bytes = 1, 0, set(), claimed.counts.get("error_count", 0), 0
     referenced: set[str] = set()
+    creates = False  # the account's category count moves once, with the chunk's first category created
     for count, row in enumerate(rows):
         extra_items, extra_size, types = 0, 0, set()
+        if row.new_category is not None and not creates:
+            extra_items, extra_size = 1, CATEGORY_ITEM_BYTES
         if row.write is not None:
             extra_items, extra_size = 1, row.write.size + feed_marks.BYTES_PER_CHANGE
             types = (row.write.deposits_before | deposits_named(row.write.data)) - referenced
@@ -106,6 +109,7 @@ def fitting(claimed: ClaimedImport, rows: list[ChunkRow]) -> int:
         ):
             return count
         items, size, error_bytes = items + extra_items, size + extra_size, new_error_bytes
+        creates = creates or row.new_category is not None
         listed += len(row.errors)
         referenced |= types
         if row.write is not None and row.write.data.get("category") is not None:

@@ -66,6 +66,11 @@ def category_id_of(item: dict) -> str:
     return item["SK"].removeprefix(CATEGORY_PREFIX)
 
 
+def category_count_key(account: str) -> dict:
+    """How many categories the account holds (decisions §4 bounds them); its sort key does not begin CATEGORY#."""
+    return {"PK": account_pk(account), "SK": "CATEGORIES"}
+
+
 def customer_key(account: str, customer_id: str) -> dict:
     return {"PK": account_pk(account), "SK": f"{CUSTOMER_PREFIX}{customer_id}"}
 

@@ -16,14 +16,9 @@ from botocore.exceptions import ClientError
 from ..domain.standing_orders import MAX_PER_CUSTOMER
 from ..domain.timestamps import iso
 from . import keys, table
-from .outcomes import Contended, Refusal, Stale, Taken
+from .outcomes import Contended, Full, Stale, Taken
 from .paging import Page, query_page
 from .unit_of_work import Operation
-
-
-@dataclass(frozen=True)
-class Full(Refusal):
-    """The customer already has MAX_PER_CUSTOMER standing orders."""
 
 
 @dataclass(frozen=True)
