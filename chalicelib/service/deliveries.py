@@ -66,22 +66,24 @@ def _repended(stored: deliveries.StoredDelivery, now) -> deliveries.IntegrationW
 def _change(
     account: str,
     stored: deliveries.StoredDelivery,
-    change: Callable[[dict, object], dict],
+    change: Callable[[deliveries.StoredDelivery, object], dict],
     change_type: ChangeType,
     idempotency: IdempotencyClaim | None = None,
     view: Callable[[deliveries.StoredDelivery], dict] = _customer_view,
     by_customer: bool = False,
     if_match: str | None = None,
-    guards: list = (),
+    guards: Callable[[deliveries.StoredDelivery], list] = lambda current: [],
     empties=None,
 ) -> dict:
-    """Apply `change(delivery, now)` (which raises when the state machine forbids it) until it is written; the
-    answer is `view` of the written delivery. A customer's change also makes the integration state PENDING, in
-    the same write. With `if_match`, only the version it names is changed: a lost race re-reads and answers 412."""
+    """Apply `change(stored, now)` (which raises when the state machine or a check forbids it) until it is written,
+    with `guards(stored)`: checks made of the delivery as it is then, so a request that lost a race is checked again
+    against what the winner left (decisions §16). The answer is `view` of the written delivery. A customer's change
+    also makes the integration state PENDING, in the same write. With `if_match`, only the version it names is
+    changed: a lost race re-reads and answers 412."""
     for attempt in _attempts():
         require_version(stored, if_match)
         now = clock.now()
-        changed = deposits.with_deposits(change(stored.delivery, now), stored.deposit_basis)
+        changed = deposits.with_deposits(change(stored, now), stored.deposit_basis)
         integration = _repended(stored, now) if by_customer else None
         written = deliveries.StoredDelivery(
             changed,
@@ -101,7 +103,7 @@ def _change(
             claim,
             changes=[entry],
             now=now,
-            also=_balances_moved(account, changed, now) + list(guards),
+            also=_balances_moved(account, changed, now) + list(guards(stored)),
         )
         if outcome is None:
             return view(written)
@@ -153,10 +155,41 @@ def _back_off(attempt: int) -> None:
 def respond(
     account: str, delivery_id: str, data, idempotency: IdempotencyClaim | None = None, if_match: str | None = None
 ) -> dict:
-    """Append a supplier response and move the status per decisions §8; the delivery in full."""
+    """Append a supplier response and move the status per decisions §8; the delivery in full. Its items and empties
+    are checked against the delivery as it stands when the response is written: after a lost race (an amendment
+    that changed the lines), against what won."""
     body = delivery.parse_response(data)
     stored = _read(account, delivery_id, consistent=True)
     require_version(stored, if_match)
+    checked: dict[int, tuple] = {}
+
+    def checked_against(current: deliveries.StoredDelivery) -> tuple:
+        if current.version not in checked:
+            checked[current.version] = _response_checked(account, body, current)
+        return checked[current.version]
+
+    checked_against(stored)  # every field problem at once before anything else (decisions §3)
+
+    def answered(current: deliveries.StoredDelivery, now) -> dict:
+        items, empties, _ = checked_against(current)
+        return delivery.respond(current.delivery, delivery.build_response(body, items, now, empties))
+
+    return _change(
+        account,
+        stored,
+        answered,
+        RESPONSE_CHANGE[body.type],
+        idempotency=idempotency,
+        view=_supplier_view,
+        if_match=if_match,
+        guards=lambda current: checked_against(current)[2],
+        empties=body.empties,
+    )
+
+
+def _response_checked(account: str, body, stored: deliveries.StoredDelivery) -> tuple[list | None, list | None, list]:
+    """A response's items and empties as the delivery `stored` takes them, and the guard its new empties need in the
+    write; ValidationFailed naming every problem."""
     items, empties, errors = None, None, []
     try:
         items = delivery.response_items(body, stored.delivery["request"]["items"])
@@ -175,18 +208,7 @@ def respond(
         raise ValidationFailed(errors)
     from .deposits import new_empties_check
 
-    guards = new_empties_check(account, body.empties, stored.delivery, stored.deposit_basis)
-    return _change(
-        account,
-        stored,
-        lambda current, now: delivery.respond(current, delivery.build_response(body, items, now, empties)),
-        RESPONSE_CHANGE[body.type],
-        idempotency=idempotency,
-        view=_supplier_view,
-        if_match=if_match,
-        guards=guards,
-        empties=body.empties,
-    )
+    return items, empties, new_empties_check(account, body.empties, stored.delivery, stored.deposit_basis)
 
 
 def _collected(account: str, body, known: dict) -> list[dict] | None:
@@ -208,7 +230,8 @@ def _collected(account: str, body, known: dict) -> list[dict] | None:
 def _customer_action(field: str, next_status: Callable[[str], str], change_type: ChangeType):
     """A customer's cancel or receive (decisions §8): the same read, check and write; only the step differs."""
 
-    def step(current: dict, now, body: CustomerActionBody) -> dict:
+    def step(stored: deliveries.StoredDelivery, now, body: CustomerActionBody) -> dict:
+        current = stored.delivery
         status = next_status(current["status"])
         action = delivery.customer_action(now, body, current["customer"].get("contact"))
         return delivery.close(current, field, status, action)

@@ -29,6 +29,13 @@ LEGACY = "doc"  # the summary's map before `body`
 DEPOSIT_BASIS = "deposit_basis"  # JSON text: what the delivery's deposits are counted from (decisions §15)
 INTEGRATION = "integration"  # the state, beside the document (never in it: customers' lists read the same text)
 AMENDMENTS = "amendments"  # JSON text on the items item: what each amendment changed (decisions §16)
+# The version both parties' reads show (the ETag, decisions §16): every change moves it but a new integration state,
+# which only the supplier sees. A summary without one (written before) shows its `version`.
+REVISION = "revision"
+# The version whose write last wrote the items item, on the summary and (as `version`) on the items item: a read of
+# the two that finds them apart read them across an amendment, and reads them again.
+ITEMS_VERSION = "items_version"
+READ_ATTEMPTS = 10
 READ_NAMES = {"#body": rendered.BODY, "#doc": LEGACY}
 
 
@@ -39,6 +46,17 @@ class StoredDelivery:
     integration: dict | None = None  # None: stored before integration states existed (decisions §14)
     integration_since: str | None = None
     deposit_basis: dict | None = None  # what its deposits are counted from (domain/deposits.py), beside the document
+    revision: int | None = None  # REVISION; None: the summary has none yet, and shows its version
+
+    @property
+    def shown_version(self) -> int:
+        """The version of what both parties' reads show (decisions §16)."""
+        return self.version if self.revision is None else self.revision
+
+
+class KeptChanging(Exception):
+    """A delivery's summary and items were read apart READ_ATTEMPTS times in a row (amendments kept committing
+    between the reads of the two)."""
 
 
 @dataclass(frozen=True)
@@ -75,8 +93,14 @@ def from_summary(summary: dict, items: list | None, amendments: str | None = Non
         delivery = with_deposits(
             {**delivery, "amendments": rendered.parse(amendments)} if amendments else delivery, basis
         )
+    revision = int(summary[REVISION]) if REVISION in summary else None
     return StoredDelivery(
-        delivery, int(summary["version"]), _state(summary), summary.get("integration_since"), deposit_basis=basis
+        delivery,
+        int(summary["version"]),
+        _state(summary),
+        summary.get("integration_since"),
+        deposit_basis=basis,
+        revision=revision,
     )
 
 
@@ -87,15 +111,20 @@ def _state(summary: dict) -> dict | None:
 
 
 def get(account: str, delivery_id: int, consistent: bool = False) -> StoredDelivery | None:
-    """The delivery in full: summary and items in one BatchGetItem."""
+    """The delivery in full: summary and items in one BatchGetItem, of one version (decisions §16: a single read's
+    ETag and body go together). Two items read apart (an eventually consistent read, or an amendment committing
+    between the two reads) are read again, consistently."""
     summary_key = keys.delivery_key(account, delivery_id)
     items_key = keys.delivery_items_key(account, delivery_id)
-    found = batch.get_items([summary_key, items_key], consistent=consistent)
-    summary = batch.pick(found, summary_key)
-    if summary is None:
-        return None
-    held = batch.pick(found, items_key) or {}
-    return from_summary(summary, held.get("items", []), held.get(AMENDMENTS))
+    for attempt in range(READ_ATTEMPTS):
+        found = batch.get_items([summary_key, items_key], consistent=consistent or attempt > 0)
+        summary = batch.pick(found, summary_key)
+        if summary is None:
+            return None
+        held = batch.pick(found, items_key) or {}
+        if summary.get(ITEMS_VERSION) == held.get("version"):
+            return from_summary(summary, held.get("items", []), held.get(AMENDMENTS))
+    raise KeptChanging(f"delivery {delivery_id} of {account}")
 
 
 def refresh(account: str, stored: StoredDelivery) -> StoredDelivery | None:

@@ -11,7 +11,7 @@ from ..domain.field_order import DELIVERY
 from ..domain.integration_status import state_text
 from ..domain.rendering import json_text
 from . import keys, rendered, table
-from .deliveries import DEPOSIT_BASIS, INTEGRATION, LEGACY, IntegrationWrite
+from .deliveries import DEPOSIT_BASIS, INTEGRATION, LEGACY, REVISION, IntegrationWrite
 from .outcomes import ProductsGone, Stale, Taken
 from .unit_of_work import Operation
 
@@ -152,13 +152,23 @@ def updating(
     names = {f"#a{i}": name for i, name in enumerate(changes)}
     values = {f"a{i}": value for i, value in enumerate(changes.values())}
     sets = ", ".join(f"#a{i} = :a{i}" for i in range(len(changes)))
+    # A summary without a revision yet showed its version: it starts from there.
+    revision = "if_not_exists(#revision, :expected)" + (" + :one" if delivery is not None else "")
     update = {
         "TableName": table.name(),
         "Key": table.to_item(keys.delivery_key(account, delivery_id)),
-        "UpdateExpression": f"SET {sets}, #version = :next" + (" REMOVE #doc" if delivery is not None else ""),
+        "UpdateExpression": f"SET {sets}, #version = :next, #revision = {revision}"
+        + (" REMOVE #doc" if delivery is not None else ""),
         "ConditionExpression": "#version = :expected",
-        "ExpressionAttributeNames": {**names, "#version": "version", **({"#doc": LEGACY} if delivery else {})},
-        "ExpressionAttributeValues": table.values(**values, next=expected_version + 1, expected=expected_version),
+        "ExpressionAttributeNames": {
+            **names,
+            "#version": "version",
+            "#revision": REVISION,
+            **({"#doc": LEGACY} if delivery else {}),
+        },
+        "ExpressionAttributeValues": table.values(
+            **values, next=expected_version + 1, expected=expected_version, **({"one": 1} if delivery else {})
+        ),
     }
     counts = counting(account, delivery_id, integration.counts) if integration is not None else None
     return [Operation({"Update": update}, Stale(), rank=3), *([counts] if counts is not None else [])]
@@ -174,9 +184,16 @@ def adding_integration(account: str, delivery_id: int, integration: IntegrationW
     update = {
         "TableName": table.name(),
         "Key": table.to_item(keys.delivery_key(account, delivery_id)),
-        "UpdateExpression": "SET " + ", ".join(f"#a{i} = :a{i}" for i in range(len(attributes))) + " ADD #version :one",
+        "UpdateExpression": "SET "
+        + ", ".join(f"#a{i} = :a{i}" for i in range(len(attributes)))
+        + ", #revision = if_not_exists(#revision, #version) ADD #version :one",
         "ConditionExpression": "attribute_exists(PK) AND attribute_not_exists(#integration)",
-        "ExpressionAttributeNames": {**names, "#integration": "integration", "#version": "version"},
+        "ExpressionAttributeNames": {
+            **names,
+            "#integration": "integration",
+            "#version": "version",
+            "#revision": REVISION,
+        },
         "ExpressionAttributeValues": table.values(**values, one=1),
     }
     counts = counting(account, delivery_id, integration.counts)
