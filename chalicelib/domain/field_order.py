@@ -287,7 +287,10 @@ STANDING_ORDER = Record(
         "user": USER,
     },
 )
-OCCURRENCE = Record(("date", "status", "place_at", "delivery_ids", "errors"), {"errors": Record(("path", "message"))})
+OCCURRENCE = Record(
+    ("date", "status", "place_at", "delivery_ids", "left_out", "errors"),
+    {"left_out": Record(("id", "reason")), "errors": Record(("path", "message"))},
+)
 
 
 def page(name: str, item: Order) -> Record:

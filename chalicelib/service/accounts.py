@@ -3,7 +3,6 @@
 from .. import config
 from ..domain.errors import Conflict, NotFound, ValidationFailed, invalid
 from ..domain.identifiers import ID_RULE, is_identifier
-from ..domain.schedule import TIME_ZONE_RULE, is_time_zone
 from ..domain.token_secret import SECRET_RULE, is_secret
 from ..domain.values import Role
 from ..store import accounts, outcomes, settings, tokens
@@ -23,6 +22,8 @@ def create_account(account_id: str, name: str | None = None, supplier_token: str
         raise invalid("id", ID_RULE)
     if supplier_token is not None and not is_secret(supplier_token):
         raise invalid("token", SECRET_RULE)  # authentication would refuse it: it could never log in
+    from ..domain.schedule import TIME_ZONE_RULE, is_time_zone  # (zoneinfo: not on a cold read's path)
+
     zone = config.default_timezone()
     if not is_time_zone(zone):
         raise ValidationFailed([], detail=f"TIMEZONE {zone!r} {TIME_ZONE_RULE}")

@@ -9,6 +9,7 @@ from ..store import products
 from ..store.paging import Page
 from . import clock, contention
 from .paging import paged
+from .standing_rules import standing_rules_changed
 
 # Validation (pydantic) and the category and pricing stores are imported where they are used: a cold GET of a
 # product loads none of them.
@@ -77,6 +78,7 @@ def _write(account: str, product_id: str, build, if_match: str | None, create_on
         )
         with unit_of_work(account, now) as uow:
             uow.add(saving.operation, *products.checks(account, data, before))
+            uow.add(*standing_rules_changed(account, current.data if current is not None else None, data))
             uow.record(changes.product_change("updated" if current is not None else "created", product_id))
             saved = uow.commit()
         if isinstance(saved, outcomes.NoCategory):

@@ -28,8 +28,9 @@ from ..domain.field_order import IMPORT_SUMMARY_FIELDS
 from ..domain.identifiers import is_identifier
 from ..domain.limits import CATEGORIES, IMPORT_CHUNK_SECONDS
 from ..domain.product import deposits_named, validate_product
+from ..domain.standing_calendar import moves_moments
 from ..domain.timestamps import iso
-from ..store import categories, import_chunks, import_items, outcomes, product_images
+from ..store import categories, import_chunks, import_items, outcomes, product_images, standing_orders
 from ..store.paging import Page
 from ..store.unit_of_work import unit_of_work
 from . import clock, contention
@@ -301,7 +302,11 @@ def _evaluate(claimed: import_items.ClaimedImport, stored_rows: list, now: dt.da
             continue
         before = frozenset(deposits_named(current.product.data)) if current else frozenset()
         write = import_chunks.ProductWrite(
-            data, current.product.revision if current else None, _image_due(data, current, now), deposits_before=before
+            data,
+            current.product.revision if current else None,
+            _image_due(data, current, now),
+            deposits_before=before,
+            rules_changed=moves_moments(current.product.data if current else None, data),
         )
         results.append(import_chunks.ChunkRow(outcome.value, write=write, new_category=new_category))
     return results
@@ -355,8 +360,10 @@ def commit_chunk(
     counted = categories.counting(claimed.account, len(chunk.new_categories)) if chunk.new_categories else None
     if isinstance(counted, outcomes.Full):  # evaluated with room that another write has taken since
         return outcomes.Stale()
+    rechecking = [row for row in chunk.rows if row.write is not None and row.write.rules_changed]
     with unit_of_work(claimed.account, now) as uow:
         uow.add(*chunk.operations, counted)
+        uow.add(*([standing_orders.rechecking(claimed.account, now)] if rechecking else []))
         uow.record(*chunk_changes(chunk))
         refused = uow.commit()
     if refused is None:

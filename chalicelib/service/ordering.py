@@ -59,12 +59,12 @@ def names_unknown_deposits(context: order_context.OrderContext) -> bool:
 PLAN_ATTEMPTS = 3
 
 
-def _written(account: str, customer_id: str, body: OrderBody, idempotency, standing_order, consistent: bool):
+def _written(account: str, customer_id: str, body: OrderBody, idempotency, standing_order, consistent: bool, kept):
     """Read, plan and write the order once: (the store's outcome, the answer, the products pinned to their
-    revision as read: those whose packaging charges deposits)."""
+    revision as read: those whose packaging charges deposits). `kept`: more the Idempotency-Key answer keeps."""
     now = clock.now()
     context = load_context(account, customer_id, [item.id for item in body.items], consistent)
-    order = plan_order(body, customer_id, context, now)
+    order = plan_order(body, customer_id, context, now, split=standing_order is None)  # §17: one delivery per date
     if standing_order is not None:
         for delivery in order.deliveries:
             delivery["standing_order"] = standing_order
@@ -72,7 +72,7 @@ def _written(account: str, customer_id: str, body: OrderBody, idempotency, stand
     ids = deliveries.allocate_ids(account, len(order.deliveries))
     placed = [{"id": delivery_id, **delivery} for delivery_id, delivery in zip(ids, order.deliveries)]
     answer = [with_deposits(delivery, basis) for delivery, basis in zip(placed, bases)]
-    claim = idempotency.completion({"deliveries": answer}) if idempotency is not None else None
+    claim = idempotency.completion({"deliveries": answer, **kept}) if idempotency is not None else None
     # Each new delivery is PENDING (decisions §14), counted in the same transaction.
     counts = {name: n * len(placed) for name, n in integration.count_changes(None, integration.PENDING).items()}
     changes = [delivery_change(ChangeType.DELIVERY_REQUESTED, delivery) for delivery in placed]
@@ -108,12 +108,16 @@ def place_order(
     data,
     idempotency: IdempotencyClaim | None = None,
     standing_order: dict | None = None,
+    left_out: list[dict] = (),
 ) -> list[dict]:
     """The deliveries created, in full; ValidationFailed with one error per problem. `standing_order`: the
-    {id, date} a standing order's placing marks its deliveries with (decisions §17)."""
+    {id, date} a standing order's placing marks its deliveries with (decisions §17); it places one delivery, never
+    a second one "as soon as possible" for OUT_OF_STOCK items (refused naming them), and its key's answer keeps the
+    lines it `left_out`."""
     body = parse(OrderBody, data)
     for plan in range(PLAN_ATTEMPTS):
-        outcome, answer, pinned = _written(account, customer_id, body, idempotency, standing_order, plan > 0)
+        kept = {"left_out": list(left_out)} if left_out else {}
+        outcome, answer, pinned = _written(account, customer_id, body, idempotency, standing_order, plan > 0, kept)
         # A product whose packaging charges deposits changed between the read and the write (it may no longer name
         # a type being deleted, decisions §15): plan the order again from a consistent read.
         if not (isinstance(outcome, outcomes.ProductsGone) and outcome.product_ids & pinned):

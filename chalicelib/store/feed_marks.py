@@ -49,9 +49,7 @@ def feed_item_key(account: str, change: Change) -> dict:
         return keys.deposit_types_key(account)
     if resource == Resource.CUSTOMER_DEPOSITS:
         return keys.deposit_balance_key(account, resource_id)
-    if resource == Resource.STANDING_ORDER and change.date:
-        return keys.standing_failed_key(account, change.customer_id, resource_id, change.date)
-    if resource == Resource.STANDING_ORDER:
+    if resource == Resource.STANDING_ORDER:  # standing-order.failed too: in order with its other changes
         return keys.standing_order_key(account, change.customer_id, resource_id)
     raise ValueError(f"no feed item for {resource}")
 

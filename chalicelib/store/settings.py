@@ -2,8 +2,7 @@
 
 from botocore.exceptions import ClientError
 
-from ..domain.delivery_settings import default_delivery_settings
-from ..domain.schedule import DEFAULT_TIMEZONE
+from ..domain.delivery_settings import DEFAULT_TIMEZONE, default_delivery_settings
 from . import documents, keys, table
 
 DELIVERIES = "DELIVERIES"

@@ -232,10 +232,14 @@ def test_read_is_one_dynamodb_request_with_or_without_stored_settings(api):
 def test_patch_of_stored_settings_reads_then_writes_one_item_marked_for_the_feed(api):
     api.patch(PATH, {"allow_delivery_comments": True})
     with dynamodb_calls() as calls:
-        assert api.patch(PATH, {"timezone": "Europe/Oslo", "delivery_days": None}).status_code == 200
+        assert api.patch(PATH, {"allow_product_comments": True, "delivery_days": None}).status_code == 200
     # One item changed: its write carries the change's feed mark (store/feed_marks.py), so it is one UpdateItem,
     # no transaction; the stream's numbering writes the entry later.
     assert calls == ["BatchGetItem", "UpdateItem"]
+    # A change of the rules or the zone also puts the standing orders' look again in the write (decisions §17).
+    with dynamodb_calls() as calls:
+        assert api.patch(PATH, {"timezone": "Europe/Oslo"}).status_code == 200
+    assert calls == ["BatchGetItem", "TransactWriteItems"]
 
 
 def test_customer_tokens_are_forbidden(api):

@@ -131,17 +131,18 @@ def test_the_one_minute_schedule_places_due_dates(shop):
 
 
 def test_make_run_runs_the_placing_loop():
-    """`make run` gives every phase of jobs/handlers.py a loop; this one looks every 5 seconds, or every 10 beside
-    the table's stream (issue 34: an idle make run reads its queues seldom), well within §17's minute."""
-    from chalicelib.jobs import standing_order_turns
+    """`make run` gives every phase of jobs/handlers.py a loop; this one runs its rounds every 10 seconds (issue 34:
+    an idle make run reads its queues seldom), well within §17's minute."""
+    from chalicelib.jobs import budget, standing_order_turns
     from chalicelib.jobs.wakeups import Bells
     from chalicelib.localdev import run
 
     phases = [loop.args[0] for loop in run.background_loops()]
     assert standing_order_turns.PHASE in phases
-    assert standing_order_turns.PHASE.pause <= 5
+    assert standing_order_turns.PHASE.loop is standing_order_turns.run_forever
+    assert standing_order_turns.PAUSE_SECONDS <= 10
     (streamed,) = [loop for loop in run.background_loops(Bells()) if loop.args[0] is standing_order_turns.PHASE]
-    assert streamed.keywords["interval"] <= 10
+    assert streamed.func is budget.loop_forever
 
 
 def test_a_skip_written_while_a_turn_runs_is_honoured(shop, monkeypatch):
@@ -166,8 +167,8 @@ def test_a_skip_written_while_a_turn_runs_is_honoured(shop, monkeypatch):
 
 
 def test_an_account_with_many_dates_due_at_once_holds_up_no_other_account_of_its_shard(monkeypatch):
-    """The due queue is oldest first: a run reads READ entries of each shard and takes at most PER_ACCOUNT of each
-    account, so a wholesaler whose bars share one cutoff takes its turns run after run beside the others."""
+    """The due queue is oldest first: a round takes at most PER_ACCOUNT entries of each account, and the run goes
+    round after round, so a wholesaler whose bars share one cutoff is placed in one run beside the others."""
     from chalicelib.jobs import standing_order_turns as turns
     from chalicelib.service import standing_placing as placing
 
@@ -179,13 +180,13 @@ def test_an_account_with_many_dates_due_at_once_holds_up_no_other_account_of_its
         placed, failed, busy = 1, 0, 0
 
     monkeypatch.setattr(placing, "due", lambda limit: [item for item in queue if item not in placed][:limit])
-    monkeypatch.setattr(placing, "place_due", lambda item: placed.append(item) or Turn())
+    monkeypatch.setattr(placing, "take_turn", lambda item: placed.append(item) or Turn())
     monkeypatch.setattr(turns, "PER_ACCOUNT", 3)
     monkeypatch.setattr(turns, "READ", 5)  # a shard's read window smaller than the busy account's backlog...
-    first = turns.place_due(clock.after(60))
-    assert [item.account for item in placed] == ["busy"] * 3  # ...hides the quiet account in the first run
-    assert first["left"] == 2 and turns.PHASE.busy(first)  # so the loop goes again at once
+    run = turns.place_due(clock.after(60))
+    assert [item.account for item in placed] == ["busy"] * 7 + ["quiet", "busy"]  # ...shows the quiet one in round 3
+    assert (run["due"], run["left"], run["placed"]) == (5, 0, 9)
     monkeypatch.setattr(turns, "READ", 1000)
     placed.clear()
     turns.place_due(clock.after(60))
-    assert [item.account for item in placed] == ["busy", "quiet", "busy", "busy"]  # turns, 3 of the busy at most
+    assert [item.account for item in placed] == ["busy", "quiet", "busy", "busy"] + ["busy"] * 5  # turns, then rounds
