@@ -18,7 +18,7 @@ import datetime as dt
 import logging
 import math
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
 from .. import config
 from ..service import clock
@@ -30,8 +30,8 @@ log = logging.getLogger("supplier-ordering.standing-orders")
 READ = 1000  # due entries read from each queue shard in one round (each is small: one page of at most 1 MB)
 # Entries of one account a round takes: an account with hundreds due at one moment (bars sharing a cutoff) takes
 # its turns round after round beside the other accounts of its shard, never ahead of all of them.
-PER_ACCOUNT = 10
-STEP_SECONDS = 10.0  # the longest one turn may take: a few reads, and up to three orders placed
+PER_ACCOUNT = 25
+STEP_SECONDS = 5.0  # the longest one turn may take: a few reads, and up to three orders placed
 POLL_SECONDS = 5.0  # AWS: the queue read again this often while the schedule's invocation may start turns
 PAUSE_SECONDS = 10.0  # make run: between runs that left nothing due
 # Turns at once. Each is a few requests waiting on DynamoDB: 300 bars sharing a moment are placed in seconds, not
@@ -42,31 +42,41 @@ WORKERS = 8
 
 def place_due(deadline: dt.datetime, polls: int = 0) -> dict:
     """Rounds of turns until nothing due is left that this run has not taken, or the deadline; then, `polls` times,
-    wait POLL_SECONDS and look again. The counts of the run: `due` the entries the first round found, `left` those
-    still due and untaken when it ended."""
+    wait POLL_SECONDS and look again. A round is read again as soon as half the workers are free, so the pool stays
+    busy. The counts of the run: `due` the entries the first round found, `left` those still due and untaken when it
+    ended."""
     from ..service import standing_placing as placing
 
     summary = {"due": 0, "left": 0, "placed": 0, "failed": 0, "busy": 0, "crashed": 0}
     taken: set = set()  # (entry, due moment): a turn moves an entry on, so an entry seen again unmoved is not retaken
-    first = True
-    with ThreadPoolExecutor(
-        max_workers=config.standing_order_workers(WORKERS), thread_name_prefix="standing-order"
-    ) as pool:
+    first, pending = True, set()
+    size = config.standing_order_workers(WORKERS)
+
+    def collect(done) -> None:
+        for turn in done:
+            for name, count in turn.result().items():
+                summary[name] += count
+
+    with ThreadPoolExecutor(max_workers=size, thread_name_prefix="standing-order") as pool:
         while clock.now() < deadline:
             fresh = [item for item in placing.due(READ) if item not in taken]
             if first:
                 summary["due"], first = len(fresh), False
-            if not fresh:
+            if fresh:
+                chosen = shares(fresh, PER_ACCOUNT)
+                taken.update(chosen)
+                pending |= {
+                    pool.submit(_turn, placing, item, deadline) for item in in_turns(chosen, lambda q: q.account)
+                }
+            elif not pending:
                 if polls <= 0 or clock.current().wait(POLL_SECONDS, threading.Event()):
                     break
                 polls -= 1
                 continue
-            chosen = shares(fresh, PER_ACCOUNT)
-            taken.update(chosen)
-            turns = [pool.submit(_turn, placing, item, deadline) for item in in_turns(chosen, lambda q: q.account)]
-            for turn in turns:
-                for name, count in turn.result().items():
-                    summary[name] += count
+            while pending and (len(pending) > size // 2 or not fresh):  # nothing new: what runs may queue more
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                collect(done)
+        collect(pending)
         summary["left"] = (
             len([item for item in placing.due(READ) if item not in taken]) if clock.now() >= deadline else 0
         )

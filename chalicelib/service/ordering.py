@@ -4,6 +4,8 @@ TransactWriteItems creating the deliveries, their feed entries (which make their
 integration counts and the products' "used" flags together; the feed adds one GetItem of the account's feed head.
 """
 
+from dataclasses import dataclass, field
+
 from ..domain import integration
 from ..domain.common import FieldError, ValidationFailed, parse
 from ..domain.delivery import OrderBody
@@ -22,6 +24,17 @@ from .deliveries import raise_for
 from .idempotency import IdempotencyClaim
 
 CONTENDED_ATTEMPTS = 30  # another transaction held the account's integration counts: each wait is short
+
+
+@dataclass(frozen=True)
+class Placing:
+    """What a standing order's placing brings to its order (decisions §17): the {id, date} its delivery is marked
+    with, the lines it left out (kept in the key's answer too), and what the placer read the order against (its
+    first plan uses it)."""
+
+    standing_order: dict
+    left_out: list = field(default_factory=list)
+    context: object = None
 
 
 def load_context(
@@ -59,15 +72,20 @@ def names_unknown_deposits(context: order_context.OrderContext) -> bool:
 PLAN_ATTEMPTS = 3
 
 
-def _written(account: str, customer_id: str, body: OrderBody, idempotency, standing_order, consistent: bool, kept):
+def _written(account: str, customer_id: str, body: OrderBody, idempotency, placing: Placing | None, consistent: bool):
     """Read, plan and write the order once: (the store's outcome, the answer, the products pinned to their
-    revision as read: those whose packaging charges deposits). `kept`: more the Idempotency-Key answer keeps."""
+    revision as read: those whose packaging charges deposits)."""
     now = clock.now()
-    context = load_context(account, customer_id, [item.id for item in body.items], consistent)
-    order = plan_order(body, customer_id, context, now, split=standing_order is None)  # §17: one delivery per date
-    if standing_order is not None:
+    if placing is not None and placing.context is not None and not consistent:
+        context = placing.context
+    else:
+        context = load_context(account, customer_id, [item.id for item in body.items], consistent)
+    order = plan_order(body, customer_id, context, now, split=placing is None)  # §17: one delivery per date
+    kept = {}
+    if placing is not None:
         for delivery in order.deliveries:
-            delivery["standing_order"] = standing_order
+            delivery["standing_order"] = placing.standing_order
+        kept = {"left_out": list(placing.left_out)} if placing.left_out else {}
     bases = [delivery.pop(BASIS, None) for delivery in order.deliveries]
     ids = deliveries.allocate_ids(account, len(order.deliveries))
     placed = [{"id": delivery_id, **delivery} for delivery_id, delivery in zip(ids, order.deliveries)]
@@ -103,21 +121,14 @@ def _written(account: str, customer_id: str, body: OrderBody, idempotency, stand
 
 
 def place_order(
-    account: str,
-    customer_id: str,
-    data,
-    idempotency: IdempotencyClaim | None = None,
-    standing_order: dict | None = None,
-    left_out: list[dict] = (),
+    account: str, customer_id: str, data, idempotency: IdempotencyClaim | None = None, placing: Placing | None = None
 ) -> list[dict]:
-    """The deliveries created, in full; ValidationFailed with one error per problem. `standing_order`: the
-    {id, date} a standing order's placing marks its deliveries with (decisions §17); it places one delivery, never
-    a second one "as soon as possible" for OUT_OF_STOCK items (refused naming them), and its key's answer keeps the
-    lines it `left_out`."""
+    """The deliveries created, in full; ValidationFailed with one error per problem. `placing`: a standing order's
+    (decisions §17): it places one delivery, never a second one "as soon as possible" for OUT_OF_STOCK items
+    (refused naming them)."""
     body = parse(OrderBody, data)
     for plan in range(PLAN_ATTEMPTS):
-        kept = {"left_out": list(left_out)} if left_out else {}
-        outcome, answer, pinned = _written(account, customer_id, body, idempotency, standing_order, plan > 0, kept)
+        outcome, answer, pinned = _written(account, customer_id, body, idempotency, placing, plan > 0)
         # A product whose packaging charges deposits changed between the read and the write (it may no longer name
         # a type being deleted, decisions §15): plan the order again from a consistent read.
         if not (isinstance(outcome, outcomes.ProductsGone) and outcome.product_ids & pinned):

@@ -24,7 +24,7 @@ from ..domain.feed import Change, ChangeType
 from ..domain.rendering import json_text
 from ..domain.timestamps import iso
 from ..domain.values import ProductStatus
-from ..store import order_context, outcomes
+from ..store import outcomes
 from ..store import standing_orders as store
 from ..store.unit_of_work import unit_of_work
 from . import clock, idempotency, ordering
@@ -77,8 +77,7 @@ def place_due(item: store.Due) -> Turn:
     now = clock.now()
     if stored is None or stored.due is None or stored.due > iso(now):
         return Turn()  # deleted, paused or moved on by another placer or a write since the queue was read
-    ids = [line["id"] for line in stored.data["items"]]
-    context = order_context.load(item.account, item.customer_id, ids, read_pricing=False)
+    context = _context(item, stored)
     calendar = calendar_of(item.account, item.customer_id, stored.data, stored.first_day, context)
     recorded = store.records(item.account, item.customer_id, item.standing_id, *horizon(calendar, now))
     skips = set(stored.skips)
@@ -108,6 +107,11 @@ def place_due(item: store.Due) -> Turn:
     return Turn(counts[PLACED], counts[FAILED], counts["busy"])
 
 
+def _context(item: store.Due, stored: store.Stored):
+    """What the dates are placed against, read once for the turn (its orders are planned with it)."""
+    return ordering.load_context(item.account, item.customer_id, [line["id"] for line in stored.data["items"]])
+
+
 def _key(item: store.Due, date: dt.date) -> str:
     """Per customer, standing order id and date: not per creation (decisions §17)."""
     return hashlib.sha256(f"{item.customer_id}/{item.standing_id}/{date.isoformat()}".encode()).hexdigest()
@@ -123,9 +127,10 @@ def place_date(item: store.Due, stored: store.Stored, date: dt.date, context, ca
     if isinstance(claim, idempotency.Replay):
         outcome = _replayed(claim)
     else:
-        # A skip, pause or replacement written since the turn read the standing order: the next turn decides.
+        # A skip, pause or replacement written since the turn read the standing order: the next turn decides (a
+        # placer that only moved its place in the queue changed nothing that counts).
         fresh = store.get(item.account, item.customer_id, item.standing_id)
-        if fresh is None or fresh.version != stored.version:
+        if fresh is None or (fresh.data, fresh.skips) != (stored.data, stored.skips):
             idempotency.abandon(claim)
             return None
         outcome = _placed(item, stored, date, context, calendar, claim)
@@ -205,16 +210,13 @@ def _placed(item: store.Due, stored: store.Stored, date: dt.date, context, calen
         if not standing["items"] and not (standing.get("empties") and standing["type"] == "RETURN"):
             return _failed(claim, [NOTHING_LEFT], left_out)
         body = dump(rules.order_body(standing, date))
-        marker = {"id": item.standing_id, "date": date.isoformat()}
+        placing = ordering.Placing({"id": item.standing_id, "date": date.isoformat()}, left_out, context)
         try:
-            placed = ordering.place_order(
-                item.account, item.customer_id, body, claim, standing_order=marker, left_out=left_out
-            )
+            placed = ordering.place_order(item.account, item.customer_id, body, claim, placing)
         except ValidationFailed as failed:
             lines_changed = all(error.path.endswith("].id") for error in failed.errors)
             if lines_changed and attempt == 0:
-                ids = [line["id"] for line in stored.data["items"]]
-                context = order_context.load(item.account, item.customer_id, ids, read_pricing=False)
+                context = _context(item, stored)
                 continue
             return _failed(claim, [_renumbered(error, positions) for error in failed.errors], left_out)
         except Exception:  # noqa: BLE001 - busy or a store fault: the date waits for the next turn

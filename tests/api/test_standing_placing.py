@@ -85,10 +85,10 @@ def test_one_standing_order_failing_holds_up_no_other(shop, monkeypatch):
     put_standing(shop, "fine")
     original = ordering.place_order
 
-    def place_order(account, customer_id, data, *args, **kwargs):
-        if kwargs.get("standing_order", {}).get("id") == "broken":
+    def place_order(account, customer_id, data, claim=None, placing=None):
+        if placing.standing_order["id"] == "broken":
             raise RuntimeError("a store fault")
-        return original(account, customer_id, data, *args, **kwargs)
+        return original(account, customer_id, data, claim, placing)
 
     monkeypatch.setattr(ordering, "place_order", place_order)
     summary = run_placer()
