@@ -5,6 +5,7 @@ integration counts and the products' "used" flags together; the feed adds one Ge
 """
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 from ..domain import integration
 from ..domain.common import FieldError, ValidationFailed, parse
@@ -29,12 +30,14 @@ CONTENDED_ATTEMPTS = 30  # another transaction held the account's integration co
 @dataclass(frozen=True)
 class Placing:
     """What a standing order's placing brings to its order (decisions §17): the {id, date} its delivery is marked
-    with, the lines it left out (kept in the key's answer too), and what the placer read the order against (its
-    first plan uses it)."""
+    with, the lines it left out (kept in the key's answer too), what the placer read the order against (its first
+    plan uses it), and `also(delivery ids)`: the operations its write holds too (the standing order still as read,
+    the date's outcome recorded)."""
 
     standing_order: dict
     left_out: list = field(default_factory=list)
     context: object = None
+    also: Callable[[list[int]], list] = lambda ids: []
 
 
 def load_context(
@@ -95,6 +98,7 @@ def _written(account: str, customer_id: str, body: OrderBody, idempotency, placi
     counts = {name: n * len(placed) for name, n in integration.count_changes(None, integration.PENDING).items()}
     changes = [delivery_change(ChangeType.DELIVERY_REQUESTED, delivery) for delivery in placed]
     guards = deposit_store.usable_check(account, [empty.id for empty in body.empties or []])  # against a DELETE
+    guards += placing.also([delivery["id"] for delivery in placed]) if placing is not None else []
     pinned = pinned_products(context, order.product_ids)
     for attempt in contention.attempts(CONTENDED_ATTEMPTS, seconds=0):
         # The worklist's `since` is the time of the attempt that commits (decisions §14: nothing behind a reader).
@@ -143,4 +147,6 @@ def place_order(
         raise ValidationFailed([FieldError(path, message) for path in paths])
     if isinstance(outcome, outcomes.Stale):  # the ids were just allocated to us: only a broken counter gets here
         raise Busy("the new delivery ids were taken; try again")
+    if isinstance(outcome, (outcomes.Changed, outcomes.Taken)):  # a placing's: its standing order changed, or the
+        raise Busy("the standing order's date changed while it was placed; its next turn decides")  # date recorded
     raise_for(outcome)

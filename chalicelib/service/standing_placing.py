@@ -118,7 +118,8 @@ def _key(item: store.Due, date: dt.date) -> str:
 
 
 def place_date(item: store.Due, stored: store.Stored, date: dt.date, context, calendar) -> dict | None:
-    """Place one date and record its outcome; None when another placer holds it right now."""
+    """Place one date and record its outcome; None when another placer holds it right now, or the standing order
+    changed since the turn read it (a skip, pause or replacement: the next turn decides)."""
     key = _key(item, date)
     try:
         claim = idempotency.begin(item.account, SCOPE, key, key)
@@ -127,15 +128,15 @@ def place_date(item: store.Due, stored: store.Stored, date: dt.date, context, ca
     if isinstance(claim, idempotency.Replay):
         outcome = _replayed(claim)
     else:
-        # A skip, pause or replacement written since the turn read the standing order: the next turn decides (a
-        # placer that only moved its place in the queue changed nothing that counts).
-        fresh = store.get(item.account, item.customer_id, item.standing_id)
-        if fresh is None or (fresh.data, fresh.skips) != (stored.data, stored.skips):
-            idempotency.abandon(claim)
-            return None
         outcome = _placed(item, stored, date, context, calendar, claim)
-        if outcome is None:
-            return None
+        if outcome is None or outcome["status"] == PLACED:
+            return outcome  # a placed date's outcome is recorded in the order's own write
+    return _recorded(item, date, calendar, outcome)
+
+
+def _recorded(item: store.Due, date: dt.date, calendar, outcome: dict) -> dict | None:
+    """Record a failed date (with its `standing-order.failed` entry), or one an earlier placer left in its key's
+    answer; None when the write was contended (the next turn records it)."""
     changes, shown, day = [], None, date.isoformat()
     if outcome["status"] == FAILED:
         changes = [Change(ChangeType.STANDING_ORDER_FAILED, item.standing_id, customer_id=item.customer_id, date=day)]
@@ -210,7 +211,18 @@ def _placed(item: store.Due, stored: store.Stored, date: dt.date, context, calen
         if not standing["items"] and not (standing.get("empties") and standing["type"] == "RETURN"):
             return _failed(claim, [NOTHING_LEFT], left_out)
         body = dump(rules.order_body(standing, date))
-        placing = ordering.Placing({"id": item.standing_id, "date": date.isoformat()}, left_out, context)
+        day = date.isoformat()
+
+        def also(ids: list[int]) -> list:
+            """The standing order still as the turn read it, and the date's outcome, in the order's own write."""
+            placed = _with_left_out({"status": PLACED, "delivery_ids": ids}, left_out)
+            unchanged = store.unchanged_check(item.account, item.customer_id, item.standing_id, stored)
+            return [
+                unchanged,
+                *store.recording(item.account, item.customer_id, item.standing_id, day, placed, clock.now()),
+            ]
+
+        placing = ordering.Placing({"id": item.standing_id, "date": day}, left_out, context, also)
         try:
             placed = ordering.place_order(item.account, item.customer_id, body, claim, placing)
         except ValidationFailed as failed:

@@ -17,7 +17,7 @@ from botocore.exceptions import ClientError
 from ..domain.standing_orders import MAX_PER_CUSTOMER
 from ..domain.timestamps import iso
 from . import keys, table
-from .outcomes import Contended, Full, Gone, Stale, Taken
+from .outcomes import Changed, Contended, Full, Gone, Stale, Taken
 from .paging import Page, query_page
 from .unit_of_work import Operation
 
@@ -29,6 +29,11 @@ class Stored:
     skips: list[str]
     version: int
     due: str | None
+    content: int | None = None  # the version whose write last changed `data` or `skips` (None: this one)
+
+    @property
+    def content_version(self) -> int:
+        return self.version if self.content is None else self.content
 
 
 @dataclass(frozen=True)
@@ -47,8 +52,9 @@ class Due:
 
 
 def _stored(item: dict) -> Stored:
+    content = int(item["content"]) if "content" in item else None
     return Stored(
-        item["data"], item["first_day"], sorted(item.get("skips") or []), int(item["version"]), item.get("due")
+        item["data"], item["first_day"], sorted(item.get("skips") or []), int(item["version"]), item.get("due"), content
     )
 
 
@@ -81,6 +87,7 @@ def _item(account: str, customer_id: str, standing_id: str, stored: Stored) -> d
         "data": stored.data,
         "first_day": stored.first_day,
         "version": stored.version,
+        "content": stored.content_version,
     }
     if stored.skips:
         item["skips"] = list(stored.skips)
@@ -133,11 +140,24 @@ def deleting(account: str, customer_id: str, standing_id: str, previous: Stored)
     return [Operation({"Delete": delete_request}, Stale()), Operation(_count_update(account, customer_id, -1))]
 
 
+def unchanged_check(account: str, customer_id: str, standing_id: str, stored: Stored) -> Operation:
+    """In the write that places a date: the standing order's document and skips are still as read (a skip, pause or
+    replacement written meanwhile wins: Changed); its place in the queue may have moved."""
+    check = {
+        "TableName": table.name(),
+        "Key": table.to_item(keys.standing_order_key(account, customer_id, standing_id)),
+        "ConditionExpression": "content = :content",
+        "ExpressionAttributeValues": table.values(content=stored.content_version),
+    }
+    return Operation({"ConditionCheck": check}, Changed())
+
+
 def update(
     account: str, customer_id: str, standing_id: str, previous: Stored, skips: list[str], due: str | None
 ) -> Stored | Stale | Contended:
     """Its skips and its place in the due queue (nothing a feed reader sees), conditional on the version read."""
-    changed = Stored(previous.data, previous.first_day, skips, previous.version + 1, due)
+    content = previous.version + 1 if sorted(skips) != sorted(previous.skips) else previous.content_version
+    changed = Stored(previous.data, previous.first_day, skips, previous.version + 1, due, content)
     request = {"TableName": table.name(), "Item": table.to_item(_item(account, customer_id, standing_id, changed))}
     request.update(_version_condition(previous))
     request["ConditionExpression"] = "attribute_exists(PK) AND " + request["ConditionExpression"]

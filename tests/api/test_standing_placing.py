@@ -41,21 +41,42 @@ def test_two_placing_loops_racing_place_a_date_once(shop, monkeypatch):
     assert first_occurrence(shop)["delivery_ids"] == [1]
 
 
-def test_a_crash_between_placing_and_recording_records_the_placed_delivery_once(shop, monkeypatch):
+def test_a_placed_date_is_recorded_in_the_orders_own_write_so_a_crash_after_it_places_nothing_twice(shop, monkeypatch):
     put_standing(shop)
-    original = store.recording
+    original = store.update
 
     def crash(*args, **kwargs):
-        raise RuntimeError("the process died after placing")
+        raise RuntimeError("the process died after placing, before the standing order was queued again")
 
-    monkeypatch.setattr(store, "recording", crash)
+    monkeypatch.setattr(store, "update", crash)
     assert run_placer()["crashed"] == 1
     assert own_deliveries(shop) == [1]
-    assert first_occurrence(shop)["status"] == "PLANNED"  # placed, not yet recorded
-    monkeypatch.setattr(store, "recording", original)
-    assert run_placer()["placed"] == 1  # the key's answer names the delivery: recorded, not placed again
+    assert first_occurrence(shop)["delivery_ids"] == [1]  # recorded with the order
+    monkeypatch.setattr(store, "update", original)
+    clock.current().advance(10)
+    assert run_placer()["placed"] == 0
     assert own_deliveries(shop) == [1]
-    assert first_occurrence(shop)["delivery_ids"] == [1]
+
+
+def test_a_crash_between_failing_and_recording_records_the_failure_once(shop, monkeypatch):
+    from chalicelib.service import standing_placing
+
+    put_standing(shop)
+    shop.put("/products/beer", body={"status": "INACTIVE", "category": "drinks", "name": "Pale Ale"})
+    original = standing_placing._recorded
+
+    def crash(*args, **kwargs):
+        raise RuntimeError("the process died after failing the date")
+
+    monkeypatch.setattr(standing_placing, "_recorded", crash)
+    assert run_placer()["crashed"] == 1
+    assert first_occurrence(shop)["status"] == "PLANNED"  # failed, not yet recorded
+    monkeypatch.setattr(standing_placing, "_recorded", original)
+    assert run_placer()["failed"] == 1  # the key's answer holds the failure: recorded from it, not tried again
+    first = first_occurrence(shop)
+    assert first["status"] == "FAILED" and first["left_out"] == [{"id": "beer", "reason": "INACTIVE"}]
+    failed = [e for e in shop.get("/changes?after=0&limit=1000").json_body["changes"] if e["type"].endswith(".failed")]
+    assert len(failed) == 1
 
 
 def test_a_placer_that_died_holding_its_claim_is_taken_over_after_it_goes_stale(shop, monkeypatch):
