@@ -4,7 +4,7 @@ TransactWriteItems creating the deliveries, their feed entries (which make their
 integration counts and the products' "used" flags together; the feed adds one GetItem of the account's feed head.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 from ..domain import integration
@@ -30,12 +30,10 @@ CONTENDED_ATTEMPTS = 30  # another transaction held the account's integration co
 @dataclass(frozen=True)
 class Placing:
     """What a standing order's placing brings to its order (decisions §17): the {id, date} its delivery is marked
-    with, the lines it left out (kept in the key's answer too), what the placer read the order against (its first
-    plan uses it), and `also(delivery ids)`: the operations its write holds too (the standing order still as read,
-    the date's outcome recorded)."""
+    with, what the placer read the order against (its first plan uses it), and `also(delivery ids)`: the operations
+    its write holds too (the standing order still as read, the date's outcome recorded)."""
 
     standing_order: dict
-    left_out: list = field(default_factory=list)
     context: object = None
     also: Callable[[list[int]], list] = lambda ids: []
 
@@ -84,16 +82,14 @@ def _written(account: str, customer_id: str, body: OrderBody, idempotency, placi
     else:
         context = load_context(account, customer_id, [item.id for item in body.items], consistent)
     order = plan_order(body, customer_id, context, now, split=placing is None)  # §17: one delivery per date
-    kept = {}
     if placing is not None:
         for delivery in order.deliveries:
             delivery["standing_order"] = placing.standing_order
-        kept = {"left_out": list(placing.left_out)} if placing.left_out else {}
     bases = [delivery.pop(BASIS, None) for delivery in order.deliveries]
     ids = deliveries.allocate_ids(account, len(order.deliveries))
     placed = [{"id": delivery_id, **delivery} for delivery_id, delivery in zip(ids, order.deliveries)]
     answer = [with_deposits(delivery, basis) for delivery, basis in zip(placed, bases)]
-    claim = idempotency.completion({"deliveries": answer, **kept}) if idempotency is not None else None
+    claim = idempotency.completion({"deliveries": answer}) if idempotency is not None else None
     # Each new delivery is PENDING (decisions §14), counted in the same transaction.
     counts = {name: n * len(placed) for name, n in integration.count_changes(None, integration.PENDING).items()}
     changes = [delivery_change(ChangeType.DELIVERY_REQUESTED, delivery) for delivery in placed]

@@ -222,7 +222,7 @@ def _placed(item: store.Due, stored: store.Stored, date: dt.date, context, calen
                 *store.recording(item.account, item.customer_id, item.standing_id, day, placed, clock.now()),
             ]
 
-        placing = ordering.Placing({"id": item.standing_id, "date": day}, left_out, context, also)
+        placing = ordering.Placing({"id": item.standing_id, "date": day}, context, also)
         try:
             placed = ordering.place_order(item.account, item.customer_id, body, claim, placing)
         except ValidationFailed as failed:
