@@ -85,7 +85,7 @@ def place_due(deadline: dt.datetime, polls: int = 0) -> dict:
 
 def _turn(placing, item, deadline: dt.datetime) -> dict:
     if clock.now() >= deadline:
-        return {}
+        return {"left": 1}  # taken, but not started: the next run takes it
     try:
         turn = placing.take_turn(item)
     except Exception:  # noqa: BLE001 - the standing order stays due and is tried in the next round or run

@@ -74,8 +74,8 @@ PLAN_ATTEMPTS = 3
 
 
 def _written(account: str, customer_id: str, body: OrderBody, idempotency, placing: Placing | None, consistent: bool):
-    """Read, plan and write the order once: (the store's outcome, the answer, the products pinned to their
-    revision as read: those whose packaging charges deposits)."""
+    """Read, plan and write the order once: (the store's outcome, the answer, the products the write was conditional
+    on as read: those whose packaging charges deposits, pinned to their revision, and those read as used)."""
     now = clock.now()
     if placing is not None and placing.context is not None and not consistent:
         context = placing.context
@@ -111,11 +111,12 @@ def _written(account: str, customer_id: str, body: OrderBody, idempotency, placi
             bases=bases,
             guards=guards,
             pinned=pinned,
+            used_already=context.used,
         )
         if isinstance(outcome, deposit_store.Unusable):
             raise deposit_service.empties_refused(account, body.empties)
         if not isinstance(outcome, outcomes.Contended):
-            return outcome, answer, set(pinned)
+            return outcome, answer, set(pinned) | (set(context.used) & set(order.product_ids))
         contention.back_off(attempt)
     raise Busy("many orders and changes of this account are being written at once; try again")
 
@@ -130,7 +131,7 @@ def place_order(
     for plan in range(PLAN_ATTEMPTS):
         outcome, answer, pinned = _written(account, customer_id, body, idempotency, placing, plan > 0)
         # A product whose packaging charges deposits changed between the read and the write (it may no longer name
-        # a type being deleted, decisions §15): plan the order again from a consistent read.
+        # a type being deleted, decisions §15), or one read as used was made again: plan again from a consistent read.
         if not (isinstance(outcome, outcomes.ProductsGone) and outcome.product_ids & pinned):
             break
     else:

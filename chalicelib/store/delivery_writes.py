@@ -89,20 +89,25 @@ def _creating(
     ]
 
 
-def marking_used(account: str, product_id: str, revision: str | None = None) -> Operation:
+def marking_used(account: str, product_id: str, revision: str | None = None, already: bool = False) -> Operation:
     """Flag a product as used by a delivery (so it can no longer be deleted); with `revision`, only while the
-    product is still as read. ProductsGone naming it otherwise (the unit of work names them all), answered first."""
+    product is still as read. ProductsGone naming it otherwise (the unit of work names them all), answered first.
+    `already`: it was read flagged: a check that it still is (no write, so orders of one product placed at once do
+    not contend for its item; a product deleted and made again meanwhile has no flag, and the order plans again)."""
     condition, values = "attribute_exists(PK)", {"true": True}
     if revision is not None:
         condition, values = "rev = :rev", {**values, "rev": revision}
-    update = {
+    request = {
         "TableName": table.name(),
         "Key": table.to_item(keys.product_key(account, product_id)),
-        "UpdateExpression": "SET used = :true",
-        "ConditionExpression": condition,
+        "ConditionExpression": condition + (" AND used = :true" if already else ""),
         "ExpressionAttributeValues": table.values(**values),
     }
-    return Operation({"Update": update}, ProductsGone(frozenset({product_id})), rank=2)
+    if already:
+        return Operation({"ConditionCheck": request}, ProductsGone(frozenset({product_id})), rank=2)
+    return Operation(
+        {"Update": {**request, "UpdateExpression": "SET used = :true"}}, ProductsGone(frozenset({product_id})), rank=2
+    )
 
 
 def placing(
@@ -113,17 +118,19 @@ def placing(
     *,
     bases: list[dict | None] | None = None,
     pinned: dict[str, str] | None = None,
+    used_already: frozenset = frozenset(),
 ) -> list[Operation]:
     """Create the deliveries of one order with the "used" flags of their products and the integration counts.
     `integration` is each new delivery's state, its `counts` those of the whole order; `pinned`: products
-    (id -> revision) that must still be as read (ProductsGone names them otherwise)."""
+    (id -> revision) that must still be as read (ProductsGone names them otherwise); `used_already`: products read
+    with their flag set (checked, not written)."""
     bases = bases or [None] * len(deliveries)
     creates = [
         op for delivery, basis in zip(deliveries, bases) for op in _creating(account, delivery, integration, basis)
     ]
     counts = counting(account, deliveries[0]["id"], integration.counts) if integration is not None else None
     pinned = pinned or {}
-    used = [marking_used(account, pid, pinned.get(pid)) for pid in used_products]
+    used = [marking_used(account, pid, pinned.get(pid), pid in used_already) for pid in used_products]
     return creates + ([counts] if counts is not None else []) + used
 
 
