@@ -75,17 +75,6 @@ def test_delete_does_not_reach_another_accounts_category(engine):
     assert categories.get("other", "drinks") == {"id": "drinks", "name": "Drinks"}
 
 
-def _seed(count: int, counted: bool) -> None:
-    from chalicelib.store import keys, table
-
-    items = [{**keys.category_key(ACCOUNT, f"c{n:04d}"), "name": f"C{n}"} for n in range(count)]
-    if counted:
-        items.append({**keys.category_count_key(ACCOUNT), "categories": count})
-    for start in range(0, len(items), 25):
-        requests = [{"PutRequest": {"Item": table.to_item(item)}} for item in items[start : start + 25]]
-        table.client().batch_write_item(RequestItems={table.name(): requests})
-
-
 @pytest.mark.parametrize("counted", [True, False], ids=["counted", "made-before-the-count"])
 def test_creates_racing_at_the_bound_never_pass_1000(engine, counted):
     """Eight creates at once with room for two (decisions §4): two succeed, six are refused naming id; an account
@@ -97,7 +86,9 @@ def test_creates_racing_at_the_bound_never_pass_1000(engine, counted):
 
     if engine == "moto":
         pytest.skip("moto's transactions are not thread-safe; DynamoDB Local's are")
-    _seed(CATEGORIES - 2, counted)
+    from tests.api.test_category_bound import seed
+
+    seed(CATEGORIES - 2, counted, ACCOUNT)
     results, barrier = [], threading.Barrier(8)
 
     def create(n):

@@ -19,6 +19,20 @@ def _amend(delivery_id, items):
     return amendments.amend(ACCOUNT, "c1", str(delivery_id), {"items": items, "user": USER})
 
 
+def amendment_first(monkeypatch, delivery_id: int, items: list) -> None:
+    """The next write of the delivery finds the customer's amendment (to `items`) committed before it: it loses the
+    race, reads again and is checked again."""
+    write, raced = delivery_writing.change, []
+
+    def amended_then_written(*args, **kwargs):
+        if not raced:
+            raced.append(True)
+            _amend(delivery_id, items)
+        return write(*args, **kwargs)
+
+    monkeypatch.setattr(delivery_writing, "change", amended_then_written)
+
+
 def _water():
     from chalicelib.service import catalogue
 
@@ -63,15 +77,7 @@ def test_a_response_that_loses_to_an_amendment_is_checked_against_the_amended_or
     the response, written again after its lost race, is refused naming the line the order no longer holds."""
     delivery_id = placed_delivery(scheduled=DATE)
     _water()
-    write, raced = delivery_writing.change, []
-
-    def amendment_first(*args, **kwargs):
-        if not raced:
-            raced.append(True)
-            _amend(delivery_id, [{"id": "water", "count": 3}])
-        return write(*args, **kwargs)
-
-    monkeypatch.setattr(delivery_writing, "change", amendment_first)
+    amendment_first(monkeypatch, delivery_id, [{"id": "water", "count": 3}])
     with pytest.raises(ValidationFailed) as refused:
         deliveries.respond(ACCOUNT, str(delivery_id), {"type": "ACCEPT", "items": [{"id": "beer", "count": 5}]})
     assert [e.path for e in refused.value.errors] == ["items[0].id"]
@@ -82,15 +88,7 @@ def test_a_response_that_loses_to_an_amendment_is_checked_against_the_amended_or
 
 def test_a_response_that_loses_to_an_amendment_it_still_fits_is_appended_to_the_amended_order(engine, monkeypatch):
     delivery_id = placed_delivery(scheduled=DATE)
-    write, raced = delivery_writing.change, []
-
-    def amendment_first(*args, **kwargs):
-        if not raced:
-            raced.append(True)
-            _amend(delivery_id, [{"id": "beer", "count": 12}])
-        return write(*args, **kwargs)
-
-    monkeypatch.setattr(delivery_writing, "change", amendment_first)
+    amendment_first(monkeypatch, delivery_id, [{"id": "beer", "count": 12}])
     answered = deliveries.respond(ACCOUNT, str(delivery_id), {"type": "ACCEPT", "items": [{"id": "beer", "count": 11}]})
     assert answered["status"] == "ACCEPTED"
     assert answered["request"]["items"][0]["count"] == 12 and answered["responses"][0]["items"][0]["count"] == 11
