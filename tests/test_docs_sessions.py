@@ -32,8 +32,8 @@ def session(doc: str) -> str:
     return "".join(blocks)
 
 
-def run_on_fresh_make_run(doc: str, tmp_path: Path) -> list[str]:
-    env = {**runner_env(LOCAL_DATA_DIR=str(tmp_path)), "TABLE_NAME": f"docs-{doc.split('.')[0]}"}
+def run_on_fresh_make_run(doc: str, tmp_path: Path, **extra) -> list[str]:
+    env = {**runner_env(LOCAL_DATA_DIR=str(tmp_path)), "TABLE_NAME": f"docs-{doc.split('.')[0]}", **extra}
     runner, base_url = start(env)
     try:
         shell = {**os.environ, "BASE": base_url, "SUPPLIER_TOKEN": TOKEN}
@@ -55,9 +55,11 @@ def parsed(line: str):
 
 
 def test_the_amendments_session_runs_as_written(tmp_path):
-    out = [parsed(line) for line in run_on_fresh_make_run("amendments.md", tmp_path)]
+    """make run started with TIMEZONE gives its demo account that zone (decisions §7), as create-account does."""
+    out = [parsed(line) for line in run_on_fresh_make_run("amendments.md", tmp_path, TIMEZONE="America/New_York")]
     settings, category, ale, cider, customer, order, etag_read, accepted = out[:8]
     assert settings["allow_delivery_comments"] is True and category == {"id": "kegs", "name": "Kegs"}
+    assert settings["timezone"] == "America/New_York"
     assert (ale["id"], cider["id"], customer["id"]) == ("ale-keg", "cider-keg", "aurora")
     assert order["deliveries"][0]["status"] == "REQUESTED"
     assert (etag_read, accepted) == ("1-0", "ACCEPTED")  # the header's quotes read as JSON: a string
