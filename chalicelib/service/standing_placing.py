@@ -3,11 +3,11 @@
 Each date is placed as the customer would place it (service/ordering.place_order: the same checks, the prices
 of the moment), as one delivery: the lines that cannot go that day (their product INACTIVE, deleted, OUT_OF_STOCK,
 or not delivered that day) are left out and listed on the date, and a date with nothing left FAILS. It is placed
-under an Idempotency-Key of its own per customer, standing order id and date: the claim is taken before placing and
-the answer is recorded in the placing transaction, so whatever runs at once, crashes, restarts or is deleted and
-written again, a date is placed at most once. A placer that finds the key answered already (a crash between
-placing and recording) takes the delivery ids from that answer. The outcome is then recorded on the date once
-(PLACED, or FAILED with its errors and a `standing-order.failed` entry); a failed date is never moved to another day.
+under an Idempotency-Key of its own per customer, standing order id and date, claimed before placing; the order's
+own transaction holds the key's answer, the date's PLACED outcome and a check that the standing order is as the
+turn read it, so whatever runs at once, crashes, restarts or is deleted and written again, a date is placed at most
+once. A FAILED date is recorded after its key's answer, with its `standing-order.failed` entry (a placer that finds
+the answer left by one that crashed records it from there); a failed date is never moved to another day.
 """
 
 import datetime as dt
