@@ -5,7 +5,7 @@ from ..domain.errors import Conflict, NotFound, ValidationFailed, invalid
 from ..domain.identifiers import ID_RULE, is_identifier
 from ..domain.token_secret import SECRET_RULE, is_secret
 from ..domain.values import Role
-from ..store import accounts, outcomes, settings, tokens
+from ..store import accounts, categories, outcomes, settings, tokens
 from . import clock
 
 SUPPLIER, CUSTOMER = Role.SUPPLIER, Role.CUSTOMER
@@ -32,6 +32,7 @@ def create_account(account_id: str, name: str | None = None, supplier_token: str
         raise _token_taken(holder["account"])  # refused before the account is created; the token write checks too
     created = accounts.create(account_id, name or account_id, clock.now()) is None
     settings.create_defaults(account_id, zone)
+    categories.held(account_id)  # its count of categories kept from the start (decisions §4 bounds them)
     token_id, secret = issued(tokens.create(account_id, SUPPLIER, secret=supplier_token))
     return {"account": account_id, "created": created, "token_id": token_id, "token": secret}
 

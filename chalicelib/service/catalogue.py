@@ -194,33 +194,29 @@ def put_category(account: str, category_id: str, body) -> dict:
             return current  # the same name again writes nothing (and appends no feed entry)
         with unit_of_work(account, clock.now()) as uow:
             if current is None:
-                uow.add(categories.creating(account, category_id, category.name), _counted_one(account))
+                uow.add(categories.creating(account, category_id, category.name), categories.counting(account, 1))
                 uow.record(Change(ChangeType.CATEGORY_CREATED, category_id))
             else:
                 uow.add(categories.renaming(account, category_id, category.name))
                 uow.record(Change(ChangeType.CATEGORY_UPDATED, category_id))
             refused = uow.commit()
-        _raise_if_full(refused)
+        _counted(account, refused)
         if refused is None:
             return {"id": category_id, "name": category.name}
     raise Busy(contention.ACCOUNT_BUSY)  # others kept changing it between our read and our write
 
 
-def _counted_one(account: str):
-    """A new category's step of the account's count (decisions §4), or Full now."""
-    from ..store import categories
-
-    step = categories.counting(account, 1)
-    _raise_if_full(step)
-    return step
-
-
-def _raise_if_full(refused) -> None:
+def _counted(account: str, refused) -> None:
+    """A creation or delete of a category refused for the account's count of them (decisions §4): 400 naming `id`
+    when it is full; when it lost the race or the account keeps no count yet, one is kept and the caller writes
+    again."""
     from ..domain.limits import CATEGORIES
-    from ..store import outcomes
+    from ..store import categories, outcomes
 
     if isinstance(refused, outcomes.Full):
         raise invalid("id", f"an account holds at most {CATEGORIES:,} categories; delete one first")
+    if isinstance(refused, outcomes.Stale):
+        categories.held(account)
 
 
 def create_category(account: str, body) -> dict:
@@ -236,12 +232,12 @@ def create_category(account: str, body) -> dict:
         if categories.read_for_write(account, category.id) is not None:
             raise _category_exists(category.id)  # before the count: a sync client's second run POSTs what exists
         with unit_of_work(account, clock.now()) as uow:
-            uow.add(categories.creating(account, category.id, category.name), _counted_one(account))
+            uow.add(categories.creating(account, category.id, category.name), categories.counting(account, 1))
             uow.record(Change(ChangeType.CATEGORY_CREATED, category.id))
             refused = uow.commit()
         if isinstance(refused, outcomes.Taken):
             raise _category_exists(category.id)
-        _raise_if_full(refused)
+        _counted(account, refused)
         if refused is None:
             return {"id": category.id, "name": category.name}
     raise Busy(contention.ACCOUNT_BUSY)
@@ -286,6 +282,7 @@ def delete_category(account: str, category_id: str) -> None:
             refused = uow.commit()
         if isinstance(refused, outcomes.Gone):
             raise _category_gone(category_id)
+        _counted(account, refused)
         if refused is None:
             return
     raise Busy(contention.ACCOUNT_BUSY)

@@ -357,9 +357,9 @@ def commit_chunk(
     checkpoint's condition, our lease; Stale: a product or category they read changed meanwhile, or an item was
     busy (the caller evaluates the rows again and retries)."""
     chunk = import_chunks.chunk(claimed, rows)
+    # The account's count of categories: Full (evaluated with room another write has taken since) or Stale (no count
+    # kept yet: the evaluation keeps one) make the chunk evaluated again.
     counted = categories.counting(claimed.account, len(chunk.new_categories)) if chunk.new_categories else None
-    if isinstance(counted, outcomes.Full):  # evaluated with room that another write has taken since
-        return outcomes.Stale()
     rechecking = [row for row in chunk.rows if row.write is not None and row.write.rules_changed]
     with unit_of_work(claimed.account, now) as uow:
         uow.add(*chunk.operations, counted)

@@ -1,6 +1,8 @@
 """Categories: small items under the account partition, and their count (decisions §4: at most
 limits.CATEGORIES an account), moved in the same transaction as every creation and delete."""
 
+from botocore.exceptions import ClientError
+
 from ..domain.limits import CATEGORIES
 from . import batch, keys, table
 from .outcomes import Full, Gone, NoCategory, Stale, Taken
@@ -129,40 +131,42 @@ def _counted(account: str) -> int:
 
 
 def held(account: str) -> int:
-    """How many categories the account holds now."""
+    """How many categories the account holds now (counted with a Query, and kept, for an account made before the
+    count was kept)."""
     stored = _held(account)
-    return _counted(account) if stored is None else stored
+    return count_from_scratch(account) if stored is None else stored
 
 
-def counting(account: str, step: int) -> Operation | Full:
-    """The count moved by `step` (categories created, or deleted when negative) in their write: Full at once, or
-    when the write commits, if it would pass CATEGORIES; Stale when the count changed in a way the write could not
-    follow (made meanwhile for an account that had none: read again). The count of an account whose categories
-    were made before it was kept is written whole, from a Query, by its first such write."""
-    stored = _held(account)
-    key = table.to_item(keys.category_count_key(account))
-    if stored is None:
-        total = _counted(account) + step
-        if step > 0 and total > CATEGORIES:
-            return Full()
-        item = {**keys.category_count_key(account), COUNT: max(total, 0)}
-        put = {
-            "TableName": table.name(),
-            "Item": table.to_item(item),
-            "ConditionExpression": "attribute_not_exists(PK)",
-        }
-        return Operation({"Put": put}, Stale())
-    if step > 0 and stored + step > CATEGORIES:
-        return Full()
+def count_from_scratch(account: str) -> int:
+    """Keep the count of an account that has none yet: its categories counted with a Query. While it has none, no
+    creation or delete of a category commits (their count's condition), so the Query counts them all."""
+    total = _counted(account)
+    item = {**keys.category_count_key(account), COUNT: total}
+    try:
+        table.client().put_item(
+            TableName=table.name(), Item=table.to_item(item), ConditionExpression="attribute_not_exists(PK)"
+        )
+    except ClientError as error:
+        if not table.is_conditional_failure(error):
+            raise
+        return held(account)  # another process kept it first
+    return total
+
+
+def counting(account: str, step: int) -> Operation:
+    """The count moved by `step` (categories created, or deleted when negative) in their write: Full when it would
+    pass CATEGORIES (however many create at once); Stale when the account has no count yet (`held` keeps one: then
+    write again)."""
     update = {
         "TableName": table.name(),
-        "Key": key,
+        "Key": table.to_item(keys.category_count_key(account)),
         "UpdateExpression": "ADD #count :step",
+        "ConditionExpression": "attribute_exists(#count)",
         "ExpressionAttributeNames": {"#count": COUNT},
+        "ExpressionAttributeValues": table.values(step=step),
     }
-    if step > 0:  # the bound holds however many create at once
-        update["ConditionExpression"] = "#count <= :most"
-        update["ExpressionAttributeValues"] = table.values(step=step, most=CATEGORIES - step)
-        return Operation({"Update": update}, Full())
-    update["ExpressionAttributeValues"] = table.values(step=step)
-    return Operation({"Update": update})
+    if step <= 0:
+        return Operation({"Update": update}, Stale())
+    update["ConditionExpression"] += " AND #count <= :most"
+    update["ExpressionAttributeValues"] = table.values(step=step, most=CATEGORIES - step)
+    return Operation({"Update": update}, lambda: Full() if _held(account) is not None else Stale())

@@ -82,9 +82,16 @@ def _customer_deposits(entry, items):
 
 
 def _standing_order_keys(account, entry):
-    if entry.get("date"):  # standing-order.failed: the date as its occurrence shows it (decisions §17)
-        return [keys.standing_failed_key(account, entry["customer_id"], entry["id"], entry["date"])]
-    return [keys.standing_order_key(account, entry["customer_id"], entry["id"])]
+    """The standing order's item, which all its changes are marked on; for standing-order.failed, beside it the date
+    as its occurrence showed it (decisions §17), which the entry's data is."""
+    standing = keys.standing_order_key(account, entry["customer_id"], entry["id"])
+    if entry.get("date"):
+        return [standing, keys.standing_failed_key(account, entry["customer_id"], entry["id"], entry["date"])]
+    return [standing]
+
+
+def _standing_order(entry, items):
+    return _data(entry, items[1:] if entry.get("date") else items)
 
 
 READERS: dict[Resource, Reader] = {
@@ -102,7 +109,7 @@ READERS: dict[Resource, Reader] = {
     Resource.DELIVERY: Reader(_delivery_keys, _delivery),
     Resource.DEPOSIT: Reader(lambda a, e: [keys.deposit_types_key(a)], _deposit),
     Resource.CUSTOMER_DEPOSITS: Reader(lambda a, e: deposits.balances_keys(a, e["id"]), _customer_deposits),
-    Resource.STANDING_ORDER: Reader(_standing_order_keys, _data),
+    Resource.STANDING_ORDER: Reader(_standing_order_keys, _standing_order),
 }
 
 

@@ -19,6 +19,8 @@ def seed(count: int, counted: bool = True, account: str = "acme") -> None:
     items = [{**keys.category_key(account, f"c{n:04d}"), "name": f"Category {n}"} for n in range(count)]
     if counted:
         items.append({**keys.category_count_key(account), "categories": count})
+    else:  # (create-account keeps a count from the start)
+        table.client().delete_item(TableName=table.name(), Key=table.to_item(keys.category_count_key(account)))
     for start in range(0, len(items), 25):
         requests = [{"PutRequest": {"Item": table.to_item(item)}} for item in items[start : start + 25]]
         table.client().batch_write_item(RequestItems={table.name(): requests})
