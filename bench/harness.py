@@ -6,6 +6,7 @@ return its consumed capacity, so the numbers are what the deployed code would do
 
 import json
 import statistics
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -29,6 +30,7 @@ def attach(client, recount_transactions: bool = False) -> Meter:
     `recount_transactions`, a transaction counts what Local charges each of its items alone (bench/capacity.py)."""
     meter = Meter()
     recount = capacity.Recount(client) if recount_transactions else None
+    lock = threading.Lock()  # calls made from several threads at once (the standing-order job's turns) all count
 
     def ask_for_capacity(params, model, **_):
         if "ReturnConsumedCapacity" in model.input_shape.members:
@@ -37,8 +39,9 @@ def attach(client, recount_transactions: bool = False) -> Meter:
             recount.before(params["TransactItems"])
 
     def before(model, **_):
-        meter.requests += 1
-        meter.operations.append(model.name)
+        with lock:
+            meter.requests += 1
+            meter.operations.append(model.name)
 
     def after(parsed, model, **_):
         consumed = parsed.get("ConsumedCapacity")
@@ -46,8 +49,9 @@ def attach(client, recount_transactions: bool = False) -> Meter:
             float(entry.get("CapacityUnits", 0))
             for entry in (consumed if isinstance(consumed, list) else [consumed] if consumed else [])
         )
-        meter.reported += said
-        meter.capacity += recount.after() if recount and model.name == "TransactWriteItems" and consumed else said
+        with lock:
+            meter.reported += said
+            meter.capacity += recount.after() if recount and model.name == "TransactWriteItems" and consumed else said
 
     events = client.meta.events
     events.register("provide-client-params.dynamodb.*", ask_for_capacity)
