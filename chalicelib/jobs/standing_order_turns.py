@@ -34,10 +34,10 @@ PER_ACCOUNT = 25
 STEP_SECONDS = 5.0  # the longest one turn may take: a few reads, and up to three orders placed
 POLL_SECONDS = 5.0  # AWS: the queue read again this often while the schedule's invocation may start turns
 PAUSE_SECONDS = 10.0  # make run: between runs that left nothing due
-# Turns at once. Each is a few requests waiting on DynamoDB: 300 bars sharing a moment are placed in seconds, not
-# minutes (bench/standing_orders.py). STANDING_ORDER_WORKERS=1 takes them one after another (tests on moto, whose
-# in-process store is not safe for concurrent transactions).
-WORKERS = 8
+# Turns at once. Each is mostly eight requests waiting on DynamoDB (in AWS about 10 ms each), so a few at once place
+# 300 bars sharing a moment in seconds; more gain little where one machine runs the store too (bench/README.md).
+# STANDING_ORDER_WORKERS=1 takes them one after another (tests on moto: its transactions are not safe at once).
+WORKERS = 4
 
 
 def place_due(deadline: dt.datetime, polls: int = 0) -> dict:
