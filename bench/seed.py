@@ -105,6 +105,17 @@ def build(call, token: str) -> World:
     }
     plain_receipt = ordering.place_order(SMALL, "c1", order)[0]["id"]
     deposit_receipt = ordering.place_order(SMALL, "c1", deposit_order)[0]["id"]
+    # A delivery note beside a receive (decisions §18): a plain one, and one that moves balances (its delivered
+    # pallet, its empties) and delivers a substitute.
+    plain_note = ordering.place_order(SMALL, "c1", order)[0]["id"]
+    deposit_note = ordering.place_order(SMALL, "c1", deposit_order)[0]["id"]
+    deposit_note_body = {
+        "number": "LS-2",
+        "items": [{"id": "d0001", "count": 1}],
+        "substitutions": [{"for": "d0001", "id": "p0004", "count": 2}],
+        "empties": [{"id": "crate", "count": 8}],
+        "proof": {"received_by": "Anna", "photo_urls": ["https://photos.example/ls-2.jpg"]},
+    }
     # An amendment makes at most the requests of an order; a single read with its ETag no more than before (§16).
     to_amend = ordering.place_order(SMALL, "c1", order)[0]["id"]
     amendment = {"items": [{"id": "p0004", "count": 5}], "user": USER}
@@ -152,6 +163,20 @@ def build(call, token: str) -> World:
             {},
             3,
             as_customer,
+        ),
+        (
+            "POST /deliveries/:id/delivery-note",
+            "POST",
+            f"/deliveries/{plain_note}/delivery-note",
+            {"number": "LS-1"},
+            3,
+        ),
+        (
+            "POST /deliveries/:id/delivery-note (moves balances, a substitute)",
+            "POST",
+            f"/deliveries/{deposit_note}/delivery-note",
+            deposit_note_body,
+            3,
         ),
         ("GET /customer/deliveries/:id (with ETag)", "GET", f"/customer/deliveries/{to_amend}", None, 1, as_customer),
         (

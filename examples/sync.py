@@ -28,6 +28,11 @@ How it stays exact:
   received (its `delivery.delivered` entry): then the mirror reads that customer's balances as they are now, and
   its statement (`deposit_statements`: customer id -> its movements, newest first, as
   `GET /customers/:id/deposits/movements` pages them; the movements of a type add up to its balance).
+- What was delivered (decisions §18): a `delivery.delivered` entry says `by` whom, the supplier's delivery note or
+  the customer's receive. The note (the delivery's `delivery_note`: every line as ordered, confirmed and
+  delivered, the substitutes and the empties collected) is what an invoice rests on, so the mirror keeps each
+  delivery's note in `delivery_notes` too, beside the delivery (a note leaves the integration state as it is: a
+  delivery already IMPORTED is not acknowledged again), and reads the customer's balances as for a receive.
 - A webhook's `previous_sequence` is only a hint (`webhook_hint`): when it is past what the mirror holds, read
   the feed now instead of waiting for the next poll. The feed, not the webhook, is the source of truth.
 """
@@ -95,6 +100,7 @@ def open_mirror(path: str) -> sqlite3.Connection:
     for table in MIRRORED.values():
         db.execute(f"CREATE TABLE IF NOT EXISTS {table} (id TEXT PRIMARY KEY, doc TEXT NOT NULL)")
     db.execute("CREATE TABLE IF NOT EXISTS deposit_statements (id TEXT PRIMARY KEY, doc TEXT NOT NULL)")
+    db.execute("CREATE TABLE IF NOT EXISTS delivery_notes (id TEXT PRIMARY KEY, doc TEXT NOT NULL)")
     db.execute("CREATE TABLE IF NOT EXISTS to_acknowledge (id TEXT PRIMARY KEY)")
     return db
 
@@ -147,6 +153,7 @@ def _store(db: sqlite3.Connection, table: str, ident: str, data) -> None:
     else:
         db.execute(f"INSERT OR REPLACE INTO {table} (id, doc) VALUES (?, ?)", (ident, json.dumps(data, sort_keys=True)))
     if table == "deliveries":
+        _store(db, "delivery_notes", ident, (data or {}).get("delivery_note"))  # what an invoice rests on
         if data is not None and data.get("integration", {}).get("status") != "IMPORTED":
             db.execute("INSERT OR IGNORE INTO to_acknowledge (id) VALUES (?)", (ident,))
         else:
@@ -185,6 +192,7 @@ def full_resync(client: Client, db: sqlite3.Connection) -> int:
     statements = {customer_id: statement_of(client, customer_id) for customer_id in customers}
     db.execute("BEGIN")
     db.execute("DELETE FROM to_acknowledge")
+    db.execute("DELETE FROM delivery_notes")
     for table, items in lists.items():
         db.execute(f"DELETE FROM {table}")
         for item in items:

@@ -36,6 +36,7 @@ def mirror(db: Path) -> dict:
                 "deposits",
                 "deposit_balances",
                 "deposit_statements",
+                "delivery_notes",
             )
         }
 
@@ -68,6 +69,10 @@ def assert_mirrors_the_lists(api, db: Path) -> None:
     assert {k: v["status"] for k, v in found["deliveries"].items()} == {str(d["id"]): d["status"] for d in deliveries}
     # Each delivery as its single read shows it: amended ones with their items as they stand (decisions §16).
     assert found["deliveries"] == {str(d["id"]): api.get(f"/deliveries/{d['id']}").data for d in deliveries}
+    # ... and the delivery notes an invoice rests on (decisions §18), of the deliveries that have one.
+    assert found["delivery_notes"] == {
+        key: delivery["delivery_note"] for key, delivery in found["deliveries"].items() if "delivery_note" in delivery
+    }
     # What it mirrored it acknowledged (decisions §14), and it mirrors the acknowledged state.
     assert {d["integration"]["status"] for d in deliveries} <= {"IMPORTED"}
     assert {k: v["integration"] for k, v in found["deliveries"].items()} == {
@@ -97,6 +102,19 @@ def changes_in_the_middle(api) -> None:
     )
     respond(api, third["id"], {"type": "ACCEPT"})  # the supplier confirms the keg coming back
     api.post(f"/customer/deliveries/{third['id']}/receive", {}, token=CUSTOMER_TOKEN)
+    # The driver's note on the accepted delivery: nothing of it came; and one with two empty crates collected.
+    noted = api.post(
+        f"/deliveries/{first['id']}/delivery-note",
+        {"number": "LS-1", "items": [{"id": "beer", "count": 0, "reason": "OUT_OF_STOCK"}]},
+    )
+    assert noted.status_code == 200, noted.data
+    fourth = place(api, [{"id": "beer", "count": 2, "bundle": {"type": "CT", "size": 24}}])
+    assert (
+        api.post(
+            f"/deliveries/{fourth['id']}/delivery-note", {"number": "LS-2", "empties": [{"id": "crate", "count": 2}]}
+        ).status_code
+        == 200
+    )
 
 
 def test_sync_mirrors_resumes_after_a_kill_and_resyncs_after_feed_expired(shop, tmp_path):

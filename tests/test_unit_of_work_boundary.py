@@ -20,6 +20,7 @@ OWN_TRANSACTIONS = {
     "chalicelib/store/tokens.py": "API tokens and their lookup items: nothing the feed shows",
     "chalicelib/store/event_attempts.py": "the webhook outbox's resend and its Idempotency-Key answer: housekeeping",
     "chalicelib/store/import_items.py": "the import queue's items: housekeeping",
+    "chalicelib/store/idempotency.py": "an Idempotency-Key answer recorded after its work, with its parts: no Change",
     "chalicelib/store/migrations.py": "a one-off migration giving deposit types their own items: no Change",
 }
 # What a service may not import: the table, its keys, DynamoDB's own codec.

@@ -85,13 +85,27 @@ def _same_bundle(stored: dict | None, choice) -> bool:
     return find_bundle({"bundles": [stored]}, choice) is not None
 
 
-def _same_goods(item: dict, line: OrderItem) -> bool:
-    """The line orders what the item holds: the same count in the same bundle."""
+def _same_quantity(item: dict, line: OrderItem) -> bool:
     return item["count"] == line.count and _same_bundle(item.get("bundle"), line.bundle)
 
 
 def _kept(item: dict, line: OrderItem) -> bool:
-    return _same_goods(item, line) and item.get("message") == (line.message or None)
+    return (
+        _same_quantity(item, line)
+        and item.get("message") == (line.message or None)
+        and item.get("substitute") == line.substitute
+    )
+
+
+def _relabelled(item: dict, line: OrderItem) -> dict:
+    """A line whose count and bundle stay: only its message and its `substitute` (decisions §18) change, and it
+    keeps its price (decisions §16)."""
+    changed = {k: v for k, v in item.items() if k not in ("message", "substitute")}
+    if line.message:
+        changed["message"] = line.message
+    if line.substitute is False:
+        changed["substitute"] = False
+    return {name: changed[name] for name in (*item, "message", "substitute") if name in changed}
 
 
 def check_amendable(delivery: dict) -> None:
@@ -201,6 +215,10 @@ def _lines(
         if before is not None and _kept(before, line):
             items.append(before)
             continue
+        if before is not None and _same_quantity(before, line) and before.get("message") == (line.message or None):
+            items.append(_relabelled(before, line))  # only `substitute` changed: nothing to check again
+            lines.append(_entry(items[-1], LineAction.CHANGED, before))
+            continue
         if product is None or product.get("status") not in ORDERABLE_STATUSES:
             reason = "is not a product of this supplier" if product is None else "is not available for ordering"
             errors.append(FieldError(f"{path}.id", reason))
@@ -215,13 +233,11 @@ def _lines(
             continue
         shown, problems = order_line(line, path, product, context, price_date)
         errors += problems
-        if shown is not None and before is not None and _same_goods(before, line):
-            # Only its message changed (checked as an order's message is): the line keeps its price (§16).
-            shown = {k: v for k, v in before.items() if k != "message"}
-            shown.update({"message": line.message} if line.message else {})
-            items.append(shown)
-            lines.append(_entry(shown, LineAction.CHANGED, before))
-        elif shown is not None and any(item["id"] == shown["id"] for item in items):  # two products, one bundle id
+        if shown is not None and before is not None and _same_quantity(before, line):
+            items.append(_relabelled(before, line))  # a new message, checked as an order's; the line as it was
+            lines.append(_entry(items[-1], LineAction.CHANGED, before))
+            continue
+        if shown is not None and any(item["id"] == shown["id"] for item in items):  # two products, one bundle id
             errors.append(FieldError(f"{path}.id", f"is shown as {shown['id']}, as another line of the order"))
         elif shown is not None:
             packaging.pop(before["id"] if before is not None else None, None)

@@ -41,6 +41,19 @@ def absolute_http_url(value: str) -> str:
     return value
 
 
+# RFC 3986's characters (unreserved, reserved and %): a link is ASCII, so its JSON takes one byte a character.
+_URL_CHARACTERS = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]+")
+
+
+def _https_url(value: str) -> str:
+    if not _URL_CHARACTERS.fullmatch(value) or urlsplit(value).scheme != "https" or not urlsplit(value).hostname:
+        raise ValueError("must be an absolute https URL (RFC 3986 characters, non-ASCII percent-encoded)")
+    return value
+
+
+# A link the service keeps, never fetches (a delivery note's proof, a claim's evidence: decisions §18).
+HttpsUrl = Annotated[str, Strict(), Field(max_length=limits.URL_LENGTH), AfterValidator(_https_url)]
+
 _MAX_NUMBER = Decimal(10) ** 12
 _MAX_DECIMALS = 6
 

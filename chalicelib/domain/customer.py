@@ -25,6 +25,7 @@ from .common import (
 )
 from .scaled_pricing import PriceGroupName
 from .schedule import TIME_ZONE_RULE, is_time_zone
+from .values import SUBSTITUTIONS, SubstitutionPolicy, literal
 
 # ISO 3166-1 alpha-2: the officially assigned codes, plus XK (Kosovo), user-assigned but in common use.
 COUNTRY_CODES = frozenset(
@@ -78,6 +79,11 @@ class Contact(Shape):
 
 
 PROFILE_FIELDS = ("name", "company", "address", "contact")
+# The substitution policy (decisions §18) is written by both: a PUT without it sets the default again.
+PUT_FIELDS = PROFILE_FIELDS + (SUBSTITUTIONS,)
+SUBSTITUTIONS_DESCRIPTION = (
+    "Whether substitutes may replace lines this customer ordered (decisions §18); ALLOWED unless set"
+)
 SETTINGS_FIELDS = ("price_group", "delivery_days", "delivery_date_overrides", "dates_with_no_delivery")
 
 
@@ -89,15 +95,19 @@ class CustomerProfile(Shape):
     company: ShortText | None = None
     address: Address | None = None
     contact: Contact | None = None
+    substitutions: literal(SubstitutionPolicy) | None = Field(
+        default=None, description=SUBSTITUTIONS_DESCRIPTION + "; a PUT without it sets ALLOWED"
+    )
 
 
 class CustomerSettingsPatch(Shape):
-    """PATCH /customers/:id: any of the settings; null clears one."""
+    """PATCH /customers/:id: any of the settings; null clears one (the substitution policy cannot be null)."""
 
     price_group: PriceGroupName | None = None
     delivery_days: DeliveryDays | None = None
     delivery_date_overrides: DeliveryDateOverrides | None = None
     dates_with_no_delivery: DatesWithNoDelivery | None = None
+    substitutions: literal(SubstitutionPolicy) | None = Field(default=None, description=SUBSTITUTIONS_DESCRIPTION)
 
 
 class Customer(Shape):
@@ -112,6 +122,7 @@ class Customer(Shape):
     company: str | None = None
     address: Address | None = None
     contact: Contact | None = None
+    substitutions: literal(SubstitutionPolicy) = Field(description=SUBSTITUTIONS_DESCRIPTION)
 
 
 class CustomerList(Shape):
@@ -221,11 +232,11 @@ def validate_profile(body: Any, customer_id: str) -> Changes:
         raise ValidationFailed([FieldError("id", "must equal the id in the URL")])
     stored = profile.model_dump(exclude_none=True, by_alias=True)
     stored["id"] = customer_id
-    return Changes(set=stored, remove=tuple(f for f in PROFILE_FIELDS if f not in stored))
+    return Changes(set=stored, remove=tuple(f for f in PUT_FIELDS if f not in stored))
 
 
 def validate_settings_patch(body: Any) -> Changes:
-    return _changes(_parse_without(CustomerSettingsPatch, body, _misplaced(body, _PROFILE_IN_PATCH)))
+    return _changes(_parse_without(CustomerSettingsPatch, body, _misplaced(body, _PROFILE_IN_PATCH)), (SUBSTITUTIONS,))
 
 
 def validate_account_settings_patch(body: Any) -> Changes:

@@ -8,23 +8,10 @@ import datetime as dt
 from decimal import Decimal
 from typing import Annotated, Any
 
-from pydantic import Field, model_validator
+from pydantic import AfterValidator, Field, Strict
 
 from . import limits
-from .common import (
-    BundleCode,
-    Cents,
-    FieldError,
-    Number,
-    PositiveNumber,
-    Shape,
-    ShortText,
-    Text,
-    ValidationFailed,
-    dump,
-    is_whole,
-    parse,
-)
+from .common import Cents, FieldError, Number, Shape, ShortText, Text, ValidationFailed, dump, is_whole, parse
 from .customer import Address
 
 # The status machine has its own module; its names stay importable from here.
@@ -73,6 +60,7 @@ from .delivery_views import (  # noqa: F401
 )
 from .deposit_types import Empties
 from .identifiers import DELIVERY_ID_DIGITS
+from .item_shapes import SUBSTITUTIONS_DESCRIPTION, BundleChoice, SubstitutionBody, Substitutions  # noqa: F401
 from .product import ItemBundle, bundle_size_errors, pallet_bundle_errors
 from .product import vessel_count as product_vessel_count
 from .rendering import size_in_bytes
@@ -84,18 +72,8 @@ from .values import is_by_kg, literal
 # --- request bodies ---
 
 
-class BundleChoice(Shape):
-    """One of the product's bundles, named by its id or by type and size."""
-
-    id: ShortText | None = None
-    type: BundleCode | None = None
-    size: PositiveNumber | None = None
-
-    @model_validator(mode="after")
-    def _named(self):
-        if self.id is None and (self.type is None or self.size is None):
-            raise ValueError("name the bundle by id, or by type and size")
-        return self
+# `substitute: true` is the default, kept as absent: an item shows `substitute` only when it is false (§18).
+SubstituteFlag = Annotated[bool, Strict(), AfterValidator(lambda allowed: None if allowed else False)]
 
 
 class OrderItem(Shape):
@@ -103,6 +81,9 @@ class OrderItem(Shape):
     count: Number
     bundle: BundleChoice | None = None
     message: Text | None = None
+    substitute: SubstituteFlag | None = Field(
+        default=None, description="false: this line may not be substituted (decisions §18); shown back only when false"
+    )
 
 
 class OrderBody(Shape):
@@ -143,6 +124,7 @@ class ResponseBody(Shape):
     empties: Empties | None = Field(
         default=None, description="ACCEPT and UPDATE: what the supplier collects, replacing what was announced"
     )
+    substitutions: Substitutions | None = Field(default=None, description=SUBSTITUTIONS_DESCRIPTION)
 
 
 class CustomerActionBody(Shape):
@@ -196,12 +178,28 @@ def parse_response(data: Any) -> ResponseBody:
         errors.append(FieldError("scheduled", "is not allowed with a REJECT response"))
     if response.type == REJECT and response.empties is not None:
         errors.append(FieldError("empties", "is not allowed with a REJECT response"))
+    if response.type == REJECT and response.substitutions is not None:
+        errors.append(FieldError("substitutions", "is not allowed with a REJECT response"))
     if errors:
         raise ValidationFailed(errors)
     return response
 
 
-def _bundle_errors(bundle: ItemBundle, path: str) -> list[FieldError]:
+def answered_line_errors(item, line: dict, path: str) -> list[FieldError]:
+    """What a response or a delivery note says of a line (`item.count`, `item.bundle`): a count of 0 or more, whole
+    unless by kg, and a bundle named outright."""
+    errors = []
+    if item.count is not None:
+        if item.count < 0:
+            errors.append(FieldError(f"{path}.count", "must be 0 or more"))
+        else:
+            errors += whole_count_errors(item.count, line, f"{path}.count")
+    if item.bundle is not None:
+        errors += item_bundle_errors(item.bundle, f"{path}.bundle")
+    return errors
+
+
+def item_bundle_errors(bundle: ItemBundle, path: str) -> list[FieldError]:
     """A response names the bundle outright: a pallet must say what it stacks (nothing chooses it)."""
     return pallet_bundle_errors(bundle, path, required=True) + bundle_size_errors(bundle, path)
 
@@ -226,13 +224,7 @@ def response_items(body: ResponseBody, request_items: list[dict]) -> list[dict] 
         if item.id in seen:
             item_errors.append(FieldError(f"{path}.id", "appears more than once in the response"))
         seen.add(item.id)
-        if item.count is not None:
-            if item.count < 0:
-                item_errors.append(FieldError(f"{path}.count", "must be 0 or more"))
-            else:
-                item_errors += whole_count_errors(item.count, requested, f"{path}.count")
-        if item.bundle is not None:
-            item_errors += _bundle_errors(item.bundle, f"{path}.bundle")
+        item_errors += answered_line_errors(item, requested, path)
         errors += item_errors
         if item_errors:
             continue
@@ -255,7 +247,11 @@ def response_items(body: ResponseBody, request_items: list[dict]) -> list[dict] 
 
 
 def build_response(
-    body: ResponseBody, items: list[dict] | None, now: dt.datetime, empties: list[dict] | None = None
+    body: ResponseBody,
+    items: list[dict] | None,
+    now: dt.datetime,
+    empties: list[dict] | None = None,
+    substitutions: list[dict] | None = None,
 ) -> dict:
     """The response as the delivery stores it; its timestamp is the server's."""
     response = {"type": body.type, "timestamp": timestamp(now)}
@@ -271,6 +267,8 @@ def build_response(
         response["message"] = body.message
     if empties is not None:
         response["empties"] = empties
+    if substitutions is not None:
+        response["substitutions"] = substitutions
     return response
 
 

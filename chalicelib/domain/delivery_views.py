@@ -39,6 +39,9 @@ class RequestItem(Shape):
     price_per: literal(PricePer) | None = None
     message: str | None = None
     deposits: list[ItemDeposit] | None = None
+    substitute: bool | None = Field(
+        default=None, description="false: the customer forbade substituting this line (decisions §18); else absent"
+    )
 
 
 class DeliveryRequestSummary(Shape):
@@ -79,6 +82,17 @@ class ResponseItem(Shape):
     reason: literal(ResponseReason) | None = None
 
 
+class Substitution(Shape):
+    """A substitute as a response or the delivery note shows it (decisions §18)."""
+
+    for_: str = Field(alias="for", description="The line it replaces")
+    id: str = Field(description="The product delivered instead")
+    count: float
+    bundle: ItemBundle | None
+    vessel_count: float
+    price: int | None = Field(description="Unit price in cents; null when no price applies")
+
+
 class DeliveryResponse(Shape):
     type: literal(ResponseType)
     timestamp: str
@@ -88,6 +102,7 @@ class DeliveryResponse(Shape):
     user: User | None = None
     message: str | None = None
     empties: list[DepositEntry] | None = None
+    substitutions: list[Substitution] | None = None
 
 
 class CustomerAction(Shape):
@@ -120,6 +135,39 @@ class Amendment(Shape):
     items: list[AmendedLine]
 
 
+class NoteLine(Shape):
+    """One line of the delivery as the delivery note says it was delivered (decisions §18)."""
+
+    id: str
+    bundle: ItemBundle | None = Field(description="As delivered: the note's, else the latest response's, else ordered")
+    ordered: float = Field(description="The count as the request now stands")
+    confirmed: float = Field(description="The count the latest response stated, else the one requested")
+    count: float = Field(description="The count delivered")
+    vessel_count: float
+    reason: literal(ResponseReason) | None = Field(default=None, description="Only where the note gave one")
+
+
+class Proof(Shape):
+    received_by: str | None = None
+    signature_url: str | None = None
+    photo_urls: list[str] | None = None
+    note: str | None = None
+
+
+class DeliveryNote(Shape):
+    """The driver's delivery note (decisions §18): what was delivered, line by line, and what came back."""
+
+    number: str
+    delivered_at: str = Field(description="RFC 3339 with the account's offset")
+    items: list[NoteLine] = Field(description="Every line of the delivery, in its order")
+    substitutions: list[Substitution] = Field(description="The substitutes delivered: the note's, else the responses'")
+    empties: list[DepositEntry] = Field(description="The empties collected, which count as returned (decisions §15)")
+    proof: Proof | None = None
+    message: str | None = None
+    user: User | None = None
+    timestamp: str = Field(description="When the note was received")
+
+
 class StandingOrderMark(Shape):
     """The standing order that placed the delivery, and the date it placed (decisions §17)."""
 
@@ -146,6 +194,7 @@ class _DeliveryFields(Shape):
 class _DeliveryInFull(_DeliveryFields):
     request: DeliveryRequest
     amendments: list[Amendment] | None = Field(default=None, description="What each amendment changed (decisions §16)")
+    delivery_note: DeliveryNote | None = Field(default=None, description="The driver's delivery note (decisions §18)")
     deposits: DeliveryDeposits | None = None
 
 

@@ -103,7 +103,15 @@ def _same_bundle(said: dict | None, ordered: dict | None) -> dict | None:
     return {**said, "id": ordered["id"]}
 
 
-def _items_now(delivery: dict) -> list[tuple[str, object, dict | None, object]]:
+def substitutes_of(responses) -> list[dict]:
+    """The substitutes the responses state (decisions §18): the latest response that carries `substitutions`."""
+    for response in reversed(responses or ()):
+        if "substitutions" in response:
+            return response["substitutions"]
+    return []
+
+
+def lines_now(delivery: dict) -> list[tuple[str, object, dict | None, object]]:
     """Each request item as it now stands: (id, count, bundle, vessel_count) as the latest response listing it
     states them, otherwise as requested."""
     latest: dict[str, dict] = {}
@@ -119,6 +127,18 @@ def _items_now(delivery: dict) -> list[tuple[str, object, dict | None, object]]:
     return result
 
 
+def _items_now(delivery: dict) -> list[tuple[str, object, dict | None, object]]:
+    """What the delivery charges for, each (id, count, bundle, vessel_count): its lines and their substitutes as
+    the responses state them; once a delivery note exists, as it says they were delivered (decisions §18)."""
+    note = delivery.get("delivery_note")
+    if note is not None:
+        lines = [(line["id"], line["count"], line["bundle"], line["vessel_count"]) for line in note["items"]]
+        substitutes = note["substitutions"]
+    else:
+        lines, substitutes = lines_now(delivery), substitutes_of(delivery.get("responses"))
+    return lines + [(s["id"], s["count"], s["bundle"], s["vessel_count"]) for s in substitutes]
+
+
 def _charges(delivery: dict, packaging: dict) -> dict[str, int]:
     charged: dict[str, int] = {}
     for item_id, count, bundle, vessels in _items_now(delivery):
@@ -132,10 +152,12 @@ def accepted(delivery: dict) -> bool:
     return any(response.get("type") == "ACCEPT" for response in delivery.get("responses") or ())
 
 
-def _returned_empties(delivery: dict) -> list[dict]:
-    """What the supplier has confirmed comes back (decisions §15): the latest response that carries `empties`;
-    once an ACCEPT exists and none does, what the customer announced; before any ACCEPT, nothing (a customer's
-    announcement alone never credits its balance)."""
+def returned_empties(delivery: dict) -> list[dict]:
+    """What the supplier has confirmed comes back (decisions §15): the delivery note's empties (decisions §18); else
+    the latest response that carries `empties`; once an ACCEPT exists and none does, what the customer announced;
+    before any ACCEPT, nothing (a customer's announcement alone never credits its balance)."""
+    if delivery.get("delivery_note") is not None:
+        return delivery["delivery_note"]["empties"]
     for response in reversed(delivery.get("responses") or ()):
         if "empties" in response:
             return response["empties"]
@@ -144,9 +166,9 @@ def _returned_empties(delivery: dict) -> list[dict]:
 
 def known_types(delivery: dict, basis: dict | None) -> dict[str, dict]:
     """The one name and price of each deposit type within the delivery (decisions §15), as the delivery first
-    named it: the order's deposits and empties, then each response in turn, the types its items charge first
-    (valued as the order read the products' packaging), then its empties. A delivery's prices never change
-    later, and one type never has two."""
+    named it: the order's deposits and empties, then each response in turn, the types its items and substitutes
+    charge first (valued as the order, or the response, read the products' packaging), then its empties; last the
+    delivery note's (decisions §18). A delivery's prices never change later, and one type never has two."""
     types = {d: {"name": t["name"], "price": int(t["price"])} for d, t in ((basis or {}).get("types") or {}).items()}
     packaging = (basis or {}).get("packaging") or {}
     known: dict[str, dict] = {}
@@ -158,20 +180,25 @@ def known_types(delivery: dict, basis: dict | None) -> dict[str, dict]:
     name(delivery["request"].get("deposits"))
     name(delivery["request"].get("empties"))
     responses = delivery.get("responses") or []
+    answered = {**delivery, "delivery_note": None}
     for k, response in enumerate(responses):
-        if response.get("items"):
-            charged = _charges({**delivery, "responses": responses[: k + 1]}, packaging)
+        if response.get("items") or response.get("substitutions"):
+            charged = _charges({**answered, "responses": responses[: k + 1]}, packaging)
             name([{"id": d, **types[d]} for d in sorted(charged) if d in types])
         name(response.get("empties"))
+    note = delivery.get("delivery_note")
+    if note is not None:
+        name([{"id": d, **types[d]} for d in sorted(_charges(delivery, packaging)) if d in types])
+        name(note.get("empties"))
     return known
 
 
 def delivery_deposits(delivery: dict, basis: dict | None) -> dict | None:
     """The delivery's `deposits` object, `{"charged", "returned", "total"}`; None when both lists are empty."""
     charged = _charges(delivery, (basis or {}).get("packaging") or {})
-    returned = counts_of(_returned_empties(delivery))
+    returned = counts_of(returned_empties(delivery))
     if delivery.get("type") == "RETURN":  # a return's items give back what they carry, once the supplier accepts
-        if accepted(delivery):
+        if accepted(delivery) or delivery.get("delivery_note") is not None:  # a note implies acceptance (§18)
             for deposit, n in charged.items():
                 add(returned, deposit, n)
         charged = {}
@@ -186,12 +213,17 @@ def delivery_deposits(delivery: dict, basis: dict | None) -> dict | None:
     return {"charged": charged_list, "returned": returned_list, "total": total_of(charged_list, returned_list)}
 
 
+def counted_responses(delivery: dict, basis: dict | None) -> list[dict]:
+    """The responses that state the order as it now stands: an amendment starts a new version of the order, and
+    the responses before it stay as history but state nothing (decisions §16)."""
+    return (delivery.get("responses") or [])[(basis or {}).get(RESPONSES_FROM, 0) :]
+
+
 def with_deposits(delivery: dict, basis: dict | None) -> dict:
     """The delivery as single reads show it: `deposits` after the interface's fields (before `integration`),
     absent when there is nothing to show."""
     shown = {k: v for k, v in delivery.items() if k not in ("deposits", "integration")}
-    # An amendment starts a new version of the order: earlier responses stay as history but state nothing (§16).
-    counted = {**shown, "responses": (shown.get("responses") or [])[(basis or {}).get(RESPONSES_FROM, 0) :]}
+    counted = {**shown, "responses": counted_responses(shown, basis)}
     collected = any("empties" in response for response in counted["responses"])
     deposits = delivery_deposits(counted, basis) if basis or collected else None
     if deposits is not None:

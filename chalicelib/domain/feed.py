@@ -89,6 +89,7 @@ class Change:
     customer_id: str | None = None  # customer pricing, customer deposits, standing orders: whose
     integration: str | None = None  # delivery.integration: the new integration status
     date: str | None = None  # standing-order.failed: the date that could not be placed (decisions §17)
+    by: str | None = None  # delivery.delivered: "supplier" (a delivery note) or "customer" (a receive), §18
 
     @property
     def resource(self) -> Resource:
@@ -99,8 +100,11 @@ def product_change(kind: str, product_id: str) -> Change:
     return Change(ChangeType(f"product.{kind}"), product_id)
 
 
-def delivery_change(change_type: ChangeType, delivery: dict) -> Change:
-    return Change(change_type, str(delivery["id"]), status=delivery["status"])
+SUPPLIER_BY, CUSTOMER_BY = "supplier", "customer"  # who delivered: the supplier's note, or the customer's receive
+
+
+def delivery_change(change_type: ChangeType, delivery: dict, by: str | None = None) -> Change:
+    return Change(change_type, str(delivery["id"]), status=delivery["status"], by=by)
 
 
 # Webhooks on the feed (§13): which event, if any, an entry makes under the account's selection of types.
@@ -124,10 +128,11 @@ def event_selection_errors(selected: list[str]) -> list[str]:
     return problems
 
 
-def event_type_of(change_type: ChangeType, selected: tuple[str, ...] | None) -> str | None:
-    """The type of the event the entry makes, None when the selection (None: the default) takes none of it."""
+def event_type_of(change_type: ChangeType, selected: tuple[str, ...] | None, by: str | None = None) -> str | None:
+    """The type of the event the entry makes, None when the selection (None: the default) takes none of it. The
+    legacy `receive-delivery` is the customer's confirmation: a supplier's delivery note never makes it (§18)."""
     chosen = DEFAULT_EVENTS if selected is None else selected
     for legacy, twin in LEGACY_TWINS.items():
         if twin == change_type and legacy in chosen:
-            return legacy
+            return None if by == SUPPLIER_BY and legacy == EventType.RECEIVE_DELIVERY else legacy
     return str(change_type) if str(change_type) in chosen else None

@@ -1,6 +1,6 @@
 """The shapes of GET /changes (decisions §13), for the OpenAPI document; the feed's values come from feed.py."""
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -19,6 +19,11 @@ class ChangeEntry(BaseModel):
     )
     at: str = Field(description="When the change was committed (ISO 8601, UTC).")
     status: str | None = Field(None, description="Deliveries: the status after the change.")
+    by: Literal["supplier", "customer"] | None = Field(
+        None,
+        description="delivery.delivered entries: who delivered it, the supplier's delivery note or the customer's "
+        "receive (decisions §18).",
+    )
     integration: str | None = Field(
         None,
         description="delivery.integration entries: the delivery's new integration status (PENDING, IMPORTED, FAILED).",

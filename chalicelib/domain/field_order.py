@@ -110,6 +110,7 @@ CUSTOMER = Record(
         "company",
         "address",
         "contact",
+        "substitutions",  # extension (decisions §18)
     ),
     {"address": ADDRESS, "contact": CONTACT, **SCHEDULE_FIELDS},
 )
@@ -143,6 +144,7 @@ REQUEST_ITEM = Record(
         "price_per",
         "message",
         "deposits",
+        "substitute",  # extension (decisions §18), only when false
     ),
     {"vessel": VESSEL, "bundle": BUNDLE, "deposits": ITEM_DEPOSIT},
 )
@@ -170,9 +172,16 @@ DELIVERY_REQUEST = Record(
     },
 )
 RESPONSE_ITEM = Record(("id", "count", "bundle", "vessel_count", "price", "reason"), {"bundle": BUNDLE})
+SUBSTITUTION = Record(("for", "id", "count", "bundle", "vessel_count", "price"), {"bundle": BUNDLE})  # decisions §18
 DELIVERY_RESPONSE = Record(
-    ("type", "timestamp", "reference", "scheduled", "items", "user", "message", "empties"),
-    {"scheduled": SCHEDULED, "items": RESPONSE_ITEM, "user": USER, "empties": DEPOSIT_ENTRY},
+    ("type", "timestamp", "reference", "scheduled", "items", "user", "message", "empties", "substitutions"),
+    {
+        "scheduled": SCHEDULED,
+        "items": RESPONSE_ITEM,
+        "user": USER,
+        "empties": DEPOSIT_ENTRY,
+        "substitutions": SUBSTITUTION,
+    },
 )
 DELIVERY_DEPOSITS = Record(("charged", "returned", "total"), {"charged": DEPOSIT_ENTRY, "returned": DEPOSIT_ENTRY})
 DELIVERY_CUSTOMER = Record(("id", "company", "address", "contact"), {"address": ADDRESS, "contact": CONTACT})
@@ -186,6 +195,18 @@ AMENDMENT = Record(  # extension (decisions §16)
         "items": Record(("id", "bundle", "action", "count_before", "count"), {"bundle": BUNDLE}),
     },
 )
+DELIVERY_NOTE = Record(  # extension (decisions §18)
+    ("number", "delivered_at", "items", "substitutions", "empties", "proof", "message", "user", "timestamp"),
+    {
+        "items": Record(
+            ("id", "bundle", "ordered", "confirmed", "count", "vessel_count", "reason"), {"bundle": BUNDLE}
+        ),
+        "substitutions": SUBSTITUTION,
+        "empties": DEPOSIT_ENTRY,
+        "proof": Record(("received_by", "signature_url", "photo_urls", "note")),
+        "user": USER,
+    },
+)
 DELIVERY = Record(
     (
         "id",
@@ -197,6 +218,7 @@ DELIVERY = Record(
         "cancelled",
         "received",
         "amendments",
+        "delivery_note",
         "deposits",
         "integration",
         "standing_order",
@@ -208,6 +230,7 @@ DELIVERY = Record(
         "cancelled": CUSTOMER_ACTION,
         "received": CUSTOMER_ACTION,  # extension
         "amendments": AMENDMENT,  # extension (decisions §16), single reads only
+        "delivery_note": DELIVERY_NOTE,  # extension (decisions §18), single reads only
         "deposits": DELIVERY_DEPOSITS,  # extension (decisions §15), single reads only
         "integration": INTEGRATION,  # extension, supplier reads only
         "standing_order": Record(("id", "date")),  # extension (decisions §17), the last field
@@ -281,7 +304,7 @@ STANDING_ORDER = Record(
         "updated",
     ),
     {
-        "items": Record(("id", "count", "bundle", "message"), {"bundle": Record(("id", "type", "size"))}),
+        "items": Record(("id", "count", "bundle", "message", "substitute"), {"bundle": Record(("id", "type", "size"))}),
         "empties": Record(("id", "count")),
         "address": ADDRESS,
         "user": USER,
@@ -336,7 +359,19 @@ BY_MODEL: dict[str, Order] = {
         ("changes", "last_sequence", "max_sequence"),
         {
             "changes": Record(
-                ("sequence", "type", "resource", "id", "at", "status", "integration", "customer_id", "date", "data")
+                (
+                    "sequence",
+                    "type",
+                    "resource",
+                    "id",
+                    "at",
+                    "status",
+                    "by",  # decisions §18: delivery.delivered, who delivered
+                    "integration",
+                    "customer_id",
+                    "date",
+                    "data",
+                )
             )
         },
     ),

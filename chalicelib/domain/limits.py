@@ -85,6 +85,34 @@ DELIVERY_SUMMARY_BYTES = LISTED_BYTES - INTEGRATION_BYTES  # 45,000
 FINAL_CHANGE_BYTES = 1_000 + _WORST_CHAR_BYTES * (256 + 256 + 254 + MESSAGE_LENGTH)  # 17,596
 OPEN_DELIVERY_BYTES = DELIVERY_SUMMARY_BYTES - FINAL_CHANGE_BYTES  # 27,404
 
+# The delivery outcome (decisions §18). The delivery note is kept on the items item, beside the request items and
+# the amendments, which it freezes (a DELIVERED delivery changes no more): 250,000 + 60,000 + 90,000 bytes and the
+# keys stay under DynamoDB's 409,600. The summary (what lists show) does not grow: only its status changes.
+NOTE_BYTES = 90_000  # the `delivery_note` object as single reads show it
+NOTE_NUMBER_LENGTH = 35  # the paper note's number
+RECEIVED_BY_LENGTH = 200  # the note's proof: who signed for it
+URL_LENGTH = 2_000  # a proof or evidence link (https only: the service keeps links, not files)
+PROOF_PHOTOS = 5  # photo links of a note's proof (and evidence links of a claim's line, issue 47)
+DELIVERED_AT_AHEAD_SECONDS = 300  # a note's delivered_at may be at most 5 minutes in the future
+# Claims (issue 47), reserved here so the note leaves room for them: at most CLAIMS per delivery, each at most
+# CLAIM_BYTES as opened (1-100 lines with their messages and evidence links) and CLAIM_ANSWER_BYTES of its answer
+# (each line's accepted count, resolution, credit and reason; the answer's message and user). Ten of them take at
+# most 360,000 bytes: an item of their own, or ten.
+CLAIMS = 10
+CLAIM_BYTES = 24_000
+CLAIM_ANSWER_BYTES = 12_000
+# A delivery's `deposits` on single reads: at most every deposit type of the account charged (an entry is at most
+# 520 bytes: a 64-character id, 64 characters of name at 6 bytes, price and count), and the returned empties.
+DEPOSIT_ENTRY_BYTES = 520
+DEPOSITS_BYTES = DEPOSIT_TYPES * DEPOSIT_ENTRY_BYTES + EMPTIES_BYTES + 100  # 111,100
+# The delivery in full, as single reads, the feed's data and a webhook event's body show it: the summary with its
+# integration state, the request items, amendments, deposits, note and claims. An event's body carries it whole
+# (at most MAX_BODY_BYTES); an Idempotency-Key answer this long is kept in parts (store/idempotency.py).
+FULL_DELIVERY_BYTES = (LISTED_BYTES + ORDER_ITEMS_BYTES + AMENDMENTS_BYTES + DEPOSITS_BYTES + NOTE_BYTES) + CLAIMS * (
+    CLAIM_BYTES + CLAIM_ANSWER_BYTES
+)  # 921,100
+ITEMS_ITEM_BYTES = ORDER_ITEMS_BYTES + AMENDMENTS_BYTES + NOTE_BYTES  # 400,000 of DynamoDB's 409,600
+
 
 def size_errors(value, limit: int, path: str, holder: str) -> list[FieldError]:
     """[] when `value` fits in `limit` bytes, else the error naming `path`: "takes N bytes of JSON; <holder> at
@@ -114,3 +142,6 @@ IMPORT_QUOTED_CHARS = 100  # characters of a cell an error message quotes
 CHARSETS = {"utf-8": "utf-8", "utf8": "utf-8", "latin1": "latin1", "latin-1": "latin1", "iso-8859-1": "latin1"}
 IMPORT_CHARSET_NAMES = "utf-8 or latin1 (iso-8859-1)"
 assert IMPORT_LISTED_ERRORS * (IMPORT_ERROR_BYTES + 1) + 2_000 < IMPORT_REPORT_BYTES
+assert FULL_DELIVERY_BYTES + 1_000 < MAX_BODY_BYTES
+assert ITEMS_ITEM_BYTES + 1_000 < 400 * 1024
+assert CLAIMS * (CLAIM_BYTES + CLAIM_ANSWER_BYTES) + 1_000 < 400 * 1024

@@ -142,6 +142,8 @@ def _request_item(product: dict, item: OrderItem, bundle: dict | None, price: in
     if item.message:
         shown["message"] = item.message
     deposit_orders.charge_item(product, shown)
+    if item.substitute is False:  # after the extension fields of §15 (field_order.REQUEST_ITEM)
+        shown["substitute"] = False
     return shown
 
 

@@ -7,7 +7,6 @@ the API shows it (every field, defaults filled in).
 
 import datetime as dt
 from typing import Mapping, Sequence
-from zoneinfo import ZoneInfo
 
 from . import schedule
 
@@ -85,11 +84,6 @@ def moves_moments(before: Mapping | None, after: Mapping | None) -> bool:
     if any(before.get(name) != after.get(name) for name in RULE_FIELDS):
         return True
     return after.get("status") == "ACTIVE" and before.get("status", "ACTIVE") != "ACTIVE"
-
-
-def local_iso(moment: dt.datetime, zone_name: str) -> str:
-    """RFC 3339 with the account's offset, to the second."""
-    return moment.astimezone(ZoneInfo(zone_name)).replace(microsecond=0).isoformat()
 
 
 class Calendar:

@@ -83,6 +83,7 @@ class StandingOrderLine(Shape):
     count: float
     bundle: StandingOrderBundle | None = None
     message: str | None = None
+    substitute: bool | None = Field(default=None, description="false: the line may not be substituted (decisions §18)")
 
 
 class StandingOrder(Shape):

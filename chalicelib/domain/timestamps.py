@@ -9,6 +9,13 @@ def iso(moment: dt.datetime) -> str:
     return moment.astimezone(dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def local_iso(moment: dt.datetime, zone_name: str, timespec: str = "seconds") -> str:
+    """RFC 3339 with the offset of an IANA time zone (an account's), to the second unless `timespec` says more."""
+    from zoneinfo import ZoneInfo  # here, not at the top: cold reads of timestamps never load it
+
+    return moment.astimezone(ZoneInfo(zone_name)).isoformat(timespec=timespec)
+
+
 def parse_iso(value: str) -> dt.datetime:
     return dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
 

@@ -52,6 +52,28 @@ def price_per_of(product_or_item: Mapping) -> str:
     return product_or_item.get("price_per") or (PricePer.KG if is_by_kg(product_or_item) else PricePer.VESSEL).value
 
 
+class SubstitutionPolicy(StrEnum):
+    """Whether a customer takes a substitute for a line it ordered (decisions §18; EANCOM's "no substitution")."""
+
+    ALLOWED = "ALLOWED"
+    NOT_ALLOWED = "NOT_ALLOWED"
+
+
+SUBSTITUTIONS = "substitutions"  # the customer's field holding it
+
+
+def substitution_policy_of(customer: Mapping | None) -> str:
+    """A customer's policy; customers written before it existed, or without it, allow substitutes."""
+    return (customer or {}).get(SUBSTITUTIONS) or SubstitutionPolicy.ALLOWED.value
+
+
+def with_substitution_policy(customer: dict | None) -> dict | None:
+    """The customer as reads show it: its policy always present, after the other fields (field_order.CUSTOMER)."""
+    if customer is None:
+        return None
+    return {**customer, SUBSTITUTIONS: substitution_policy_of(customer)}
+
+
 class Role(StrEnum):
     """Who holds a token."""
 

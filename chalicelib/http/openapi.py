@@ -53,7 +53,9 @@ EXAMPLES_FILE = Path(__file__).with_name("examples.json")
 VERSIONED_MODELS: tuple[type, ...] = (Product,)
 # Deliveries (decisions §16): their single reads carry an ETag; these changes take If-Match.
 ETAG_OPERATIONS = frozenset({"get_delivery", "get_own_delivery"})
-IF_MATCH_OPERATIONS = frozenset({"respond_to_delivery", "amend_delivery", "cancel_delivery", "receive_delivery"})
+IF_MATCH_OPERATIONS = frozenset(
+    {"respond_to_delivery", "amend_delivery", "cancel_delivery", "receive_delivery", "give_delivery_note"}
+)
 
 
 class WebhookEvent(BaseModel):

@@ -173,6 +173,12 @@ OPERATION_NOTES = {
     "adjust_customer_deposits": "Adds `count` (non-zero, -100,000 to 100,000) to the customer's balance of one "
     "deposit type, for opening balances and corrections; a balance may go below 0. Answers the balances as the GET "
     "does; each adjustment is a movement of the statement, with its `message`. 409 while the type is being deleted.",
+    "give_delivery_note": "Once, on a REQUESTED or ACCEPTED delivery of either type (else 400 `invalid-transition`): "
+    "the delivery becomes DELIVERED and shows `delivery_note`, every line as ordered, confirmed and delivered (a line "
+    "left out was delivered as the latest response confirmed it). Deposits are charged from what was delivered and "
+    "returned from the note's `empties` (else what decisions §15 counts), and the customer's balances move. The "
+    "integration state stays as it is. The change is `delivery.delivered` with `by: supplier`; the legacy "
+    "`receive-delivery` webhook is not sent for a note (select `delivery.delivered` to hear of it).",
 }
 
 # Problems an operation answers beyond those every operation of its kind does (429: a per-account rate,

@@ -48,6 +48,7 @@ ROUTES = (
     ('/deliveries', 'GET', 'chalicelib.http.deliveries', 'list_deliveries', ('*/*',)),
     ('/deliveries/{delivery_id}', 'GET', 'chalicelib.http.deliveries', 'get_delivery', ('*/*',)),
     ('/deliveries/{delivery_id}/csv', 'GET', 'chalicelib.http.deliveries', 'delivery_order_file', ('*/*',)),
+    ('/deliveries/{delivery_id}/delivery-note', 'POST', 'chalicelib.http.delivery_notes', 'give_delivery_note', ('application/json',)),
     ('/deliveries/{delivery_id}/integration', 'PUT', 'chalicelib.http.deliveries', 'set_delivery_integration', ('application/json',)),
     ('/deliveries/{delivery_id}/responses', 'POST', 'chalicelib.http.deliveries', 'respond_to_delivery', ('application/json',)),
     ('/deposits', 'GET', 'chalicelib.http.deposits', 'list_deposits', ('*/*',)),

@@ -67,7 +67,7 @@ def amend(
             also=[delivery_amendments.replacing_items(account, changed, stored.version + 1), *guards, *checks, *used],
             extra={
                 deliveries.DEPOSIT_BASIS: json_text(result.basis),
-                **delivery_amendments.items_attributes(stored.version + 1),
+                **deliveries.items_attributes(stored.version + 1),
             },
         )
         if outcome is None:

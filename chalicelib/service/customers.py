@@ -3,6 +3,7 @@
 from ..domain.errors import NotFound, invalid
 from ..domain.feed import Change, ChangeType
 from ..domain.identifiers import ID_RULE, is_identifier
+from ..domain.values import with_substitution_policy
 from ..store import customers, outcomes, tokens
 from ..store.paging import Page
 from . import documents
@@ -21,12 +22,13 @@ def get_customer(account: str, customer_id: str) -> dict:
     customer = customers.get(account, customer_id) if is_identifier(customer_id) else None
     if customer is None:
         raise _not_found(customer_id)
-    return customer
+    return with_substitution_policy(customer)
 
 
 @paged
 def list_customers(account: str, limit: int, cursor: str | None) -> Page:
-    return customers.list_page(account, limit, cursor)
+    page = customers.list_page(account, limit, cursor)
+    return Page([with_substitution_policy(customer) for customer in page.items], page.cursor)
 
 
 def put_customer(account: str, customer_id: str, body) -> dict:
@@ -37,14 +39,17 @@ def put_customer(account: str, customer_id: str, body) -> dict:
         raise invalid("id", ID_RULE)
     profile = customer_rules.validate_profile(body, customer_id)
     with documents.contention_as_conflict():
-        return documents.update(
-            account,
-            customers.key(account, customer_id),
-            profile.set,
-            profile.remove,
-            create_with=profile.set,
-            created=Change(ChangeType.CUSTOMER_CREATED, customer_id),
-            updated=Change(ChangeType.CUSTOMER_UPDATED, customer_id),
+        return with_substitution_policy(
+            documents.update(
+                account,
+                customers.key(account, customer_id),
+                profile.set,
+                profile.remove,
+                create_with=profile.set,
+                created=Change(ChangeType.CUSTOMER_CREATED, customer_id),
+                updated=Change(ChangeType.CUSTOMER_UPDATED, customer_id),
+                shown=with_substitution_policy,
+            )
         )
 
 
@@ -63,10 +68,11 @@ def patch_customer(account: str, customer_id: str, body) -> dict:
             changes.remove,
             updated=Change(ChangeType.CUSTOMER_UPDATED, customer_id),
             also=lambda before, after: standing_rules_changed(account, before, after),
+            shown=with_substitution_policy,
         )
     if isinstance(customer, outcomes.Gone):
         raise _not_found(customer_id)
-    return customer
+    return with_substitution_policy(customer)
 
 
 def create_customer_token(account: str, customer_id: str) -> dict:

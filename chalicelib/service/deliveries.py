@@ -7,18 +7,20 @@ change wins the race we re-read and evaluate the transition again, so concurrent
 lost and none skips the state machine.
 """
 
+from dataclasses import dataclass
 from typing import Callable
 
 from ..domain import delivery, deposit_orders, deposits
 from ..domain import deposit_statement as statement
 from ..domain import deposit_types as deposit_shapes
 from ..domain import integration as integration_state
-from ..domain.common import ValidationFailed, parse
+from ..domain.common import ValidationFailed, dump, parse
 from ..domain.delivery import CustomerActionBody
-from ..domain.errors import Busy, NotFound, PreconditionFailed, invalid
-from ..domain.feed import RESPONSE_CHANGE, Change, ChangeType, delivery_change
+from ..domain.errors import Busy, NotFound, PreconditionFailed
+from ..domain.feed import CUSTOMER_BY, RESPONSE_CHANGE, Change, ChangeType, delivery_change
 from ..domain.limits import CONTENTION_SECONDS
 from ..domain.order_file import order_file as build_order_file
+from ..domain.rendering import json_text
 from ..domain.timestamps import iso
 from ..store import deliveries, outcomes
 from ..store import deposit_statement as statement_store
@@ -38,8 +40,6 @@ list_deliveries, list_customer_deliveries = delivery_reads.list_deliveries, deli
 integration_overview = delivery_reads.integration_overview
 
 
-LOST_CLAIM = "another request with this Idempotency-Key took over; retry to get its answer"
-TOO_LARGE = "the delivery has reached the storage limit of one delivery"
 STALE_ETAG = "the delivery was changed since the ETag given in If-Match; read it again"
 
 
@@ -49,13 +49,6 @@ def require_version(stored: deliveries.StoredDelivery, if_match: str | None) -> 
         raise PreconditionFailed(STALE_ETAG)
 
 
-def raise_for(outcome: outcomes.LostClaim | outcomes.TooLarge) -> None:
-    """The error of a write that cannot succeed by trying again now."""
-    if isinstance(outcome, outcomes.LostClaim):
-        raise Busy(LOST_CLAIM)
-    raise invalid("body", TOO_LARGE)
-
-
 def _repended(stored: deliveries.StoredDelivery, now) -> deliveries.IntegrationWrite:
     """A customer's change makes the delivery PENDING again, at the end of the worklist (decisions §14)."""
     before = stored.integration["status"] if stored.integration is not None else None
@@ -63,38 +56,53 @@ def _repended(stored: deliveries.StoredDelivery, now) -> deliveries.IntegrationW
     return deliveries.IntegrationWrite(state, iso(now), integration_state.count_changes(before, state["status"]))
 
 
+@dataclass(frozen=True)
+class Written:
+    """What one attempt of a change writes: the delivery, its deposit basis (stored again when it changes), more
+    operations of the same write (a note's record beside the items, a substitute's product pinned as read) and
+    attributes the summary's update sets too (`summary`: that the write also wrote the items item)."""
+
+    delivery: dict
+    basis: dict | None
+    also: tuple = ()
+    summary: dict | None = None
+
+
 def _change(
     account: str,
     stored: deliveries.StoredDelivery,
-    change: Callable[[deliveries.StoredDelivery, object], dict],
+    change: Callable[[deliveries.StoredDelivery, object], Written],
     change_type: ChangeType,
     idempotency: IdempotencyClaim | None = None,
     view: Callable[[deliveries.StoredDelivery], dict] = _customer_view,
     by_customer: bool = False,
     if_match: str | None = None,
-    guards: Callable[[deliveries.StoredDelivery], list] = lambda current: [],
+    guards: list = (),
     empties=None,
+    by: str | None = None,
+    read_again: Callable[[], None] | None = None,
 ) -> dict:
-    """Apply `change(stored, now)` (which raises when the state machine or a check forbids it) until it is written,
-    with `guards(stored)`: checks made of the delivery as it is then, so a request that lost a race is checked again
-    against what the winner left (decisions §16). The answer is `view` of the written delivery. A customer's change
-    also makes the integration state PENDING, in the same write. With `if_match`, only the version it names is
-    changed: a lost race re-reads and answers 412."""
+    """Apply `change(stored, now)` (which raises when the state machine forbids it) until it is written; the
+    answer is `view` of the written delivery. A customer's change also makes the integration state PENDING, in
+    the same write. With `if_match`, only the version it names is changed: a lost race re-reads and answers 412.
+    `by`: who made the change, as the feed entry says (decisions §18); `read_again`: what to read again when a
+    product the change was pinned to changed meanwhile (outcomes.Changed)."""
     for attempt in _attempts():
         require_version(stored, if_match)
         now = clock.now()
-        changed = deposits.with_deposits(change(stored, now), stored.deposit_basis)
+        step = change(stored, now)
+        changed = deposits.with_deposits(step.delivery, step.basis)
         integration = _repended(stored, now) if by_customer else None
         written = deliveries.StoredDelivery(
             changed,
             stored.version + 1,
             integration.state if integration is not None else stored.integration,
             integration.since if integration is not None else stored.integration_since,
-            deposit_basis=stored.deposit_basis,
+            deposit_basis=step.basis,
         )
         claim = idempotency.completion(view(written)) if idempotency is not None else None
         # One entry for the whole change, a re-pended integration state included (decisions §13).
-        entry = delivery_change(change_type, changed)
+        entry = delivery_change(change_type, changed, by=by)
         outcome = delivery_writing.change(
             account,
             changed,
@@ -103,14 +111,28 @@ def _change(
             claim,
             changes=[entry],
             now=now,
-            also=_balances_moved(account, changed, now) + list(guards(stored)),
+            also=_balances_moved(account, changed, now) + list(guards) + list(step.also),
+            extra=_summary_attributes(step, stored),
         )
         if outcome is None:
             return view(written)
         if isinstance(outcome, deposit_store.Unusable):
             raise empties_refused(account, empties)
+        if isinstance(outcome, outcomes.Changed) and read_again is not None:
+            read_again()
+            continue
         stored = again_after(account, stored, outcome, attempt)
     raise Busy(KEPT_CHANGING)
+
+
+def _summary_attributes(step: Written, stored: deliveries.StoredDelivery) -> dict | None:
+    basis = {deliveries.DEPOSIT_BASIS: json_text(step.basis)} if step.basis != stored.deposit_basis else {}
+    return {**basis, **(step.summary or {})} or None
+
+
+def _as_it_was(change: Callable[[dict, object], dict]) -> Callable[[deliveries.StoredDelivery, object], Written]:
+    """A change of the delivery alone: its deposit basis stays."""
+    return lambda stored, now: Written(change(stored.delivery, now), stored.deposit_basis)
 
 
 KEPT_CHANGING = "the delivery is being changed by many requests at once; try again"
@@ -120,7 +142,7 @@ def again_after(account: str, stored: deliveries.StoredDelivery, outcome, attemp
     """A change of the delivery that was not written: the error its outcome means, or, when another write won
     (Stale), the delivery as it is now to apply the change to, after a pause."""
     if not isinstance(outcome, outcomes.Stale):
-        raise_for(outcome)
+        delivery_writing.raise_for(outcome)
     _back_off(attempt)
     fresh = deliveries.refresh(account, stored)
     if fresh is None:
@@ -169,21 +191,30 @@ def respond(
         return checked[current.version]
 
     checked_against(stored)  # every field problem at once before anything else (decisions §3)
+    from . import substitutes as substitute_reads
 
-    def answered(current: deliveries.StoredDelivery, now) -> dict:
-        items, empties, _ = checked_against(current)
-        return delivery.respond(current.delivery, delivery.build_response(body, items, now, empties))
+    substitutes = substitute_reads.read(account, stored.delivery, body.substitutions)
+    scheduled = dump(body.scheduled) if body.scheduled is not None else None
+
+    def step(current: deliveries.StoredDelivery, now) -> Written:
+        # Items, empties and substitutes are checked against the delivery as it is now: another change may have
+        # won the race (§16).
+        items, empties, guards = checked_against(current)
+        substituted = substitutes.shown(current.delivery, current.deposit_basis, scheduled)
+        response = delivery.build_response(body, items, now, empties, substituted)
+        basis = substitutes.basis(current.deposit_basis)
+        return Written(delivery.respond(current.delivery, response), basis, (*guards, *substitutes.checks()))
 
     return _change(
         account,
         stored,
-        answered,
+        step,
         RESPONSE_CHANGE[body.type],
         idempotency=idempotency,
         view=_supplier_view,
         if_match=if_match,
-        guards=lambda current: checked_against(current)[2],
         empties=body.empties,
+        read_again=substitutes.read_again,
     )
 
 
@@ -201,7 +232,7 @@ def _response_checked(account: str, body, stored: deliveries.StoredDelivery) -> 
     # The types this response's own items charge are named before its empties (one price per type, §15).
     answered = {**stored.delivery, "responses": [*stored.delivery.get("responses", []), {"items": items}]}
     try:
-        empties = _collected(account, body, deposits.known_types(answered, stored.deposit_basis))
+        empties = collected(account, body, deposits.known_types(answered, stored.deposit_basis))
     except ValidationFailed as failed:
         errors += failed.errors
     if errors:  # every field problem at once (decisions §3)
@@ -211,12 +242,15 @@ def _response_checked(account: str, body, stored: deliveries.StoredDelivery) -> 
     return items, empties, new_empties_check(account, body.empties, stored.delivery, stored.deposit_basis)
 
 
-def _collected(account: str, body, known: dict) -> list[dict] | None:
+def collected(account: str, body, known: dict, usable: dict | None = None) -> list[dict] | None:
     """A response's empties, each type with the name and price the delivery first named it with, or as it is now
-    when this response names it first (decisions §15); the types are read only when it has some."""
+    when this response names it first (decisions §15); the types are read only when it has some (`usable`: the
+    account's types that may be named, when the caller read them already)."""
     if body.empties is None:
         return None
-    types = deposit_store.read_types(account, usable_only=True) if body.empties else {}
+    if usable is None:
+        usable = deposit_store.read_types(account, usable_only=True) if body.empties else {}
+    types = usable
     errors = deposit_shapes.empties_errors(body.empties, types, "empties", 0)
     if errors:
         raise ValidationFailed(errors)
@@ -230,8 +264,7 @@ def _collected(account: str, body, known: dict) -> list[dict] | None:
 def _customer_action(field: str, next_status: Callable[[str], str], change_type: ChangeType):
     """A customer's cancel or receive (decisions §8): the same read, check and write; only the step differs."""
 
-    def step(stored: deliveries.StoredDelivery, now, body: CustomerActionBody) -> dict:
-        current = stored.delivery
+    def step(current: dict, now, body: CustomerActionBody) -> dict:
         status = next_status(current["status"])
         action = delivery.customer_action(now, body, current["customer"].get("contact"))
         return delivery.close(current, field, status, action)
@@ -249,11 +282,12 @@ def _customer_action(field: str, next_status: Callable[[str], str], change_type:
         return _change(
             account,
             stored,
-            lambda d, now: step(d, now, body),
+            _as_it_was(lambda d, now: step(d, now, body)),
             change_type,
             idempotency,
             by_customer=True,
             if_match=if_match,
+            by=CUSTOMER_BY if change_type == ChangeType.DELIVERY_DELIVERED else None,
         )
 
     return act
@@ -301,7 +335,7 @@ def set_integration(account: str, delivery_id: str, data) -> dict:
         if outcome is None:
             return state
         if not isinstance(outcome, outcomes.Stale):
-            raise_for(outcome)
+            delivery_writing.raise_for(outcome)
         _back_off(attempt)
         stored = deliveries.refresh(account, stored)
         if stored is None:

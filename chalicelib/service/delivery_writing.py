@@ -3,10 +3,21 @@ the worklist's `since`, the time of the attempt that commits (decisions §14).""
 
 import datetime as dt
 
+from ..domain.errors import Busy, invalid
 from ..domain.feed import Change
 from ..store import delivery_writes, outcomes
 from ..store.deliveries import IntegrationWrite, StoredDelivery
 from ..store.unit_of_work import Operation, unit_of_work
+
+LOST_CLAIM = "another request with this Idempotency-Key took over; retry to get its answer"
+TOO_LARGE = "the delivery has reached the storage limit of one delivery"
+
+
+def raise_for(outcome: outcomes.LostClaim | outcomes.TooLarge) -> None:
+    """The error of a write that cannot succeed by trying again now."""
+    if isinstance(outcome, outcomes.LostClaim):
+        raise Busy(LOST_CLAIM)
+    raise invalid("body", TOO_LARGE)
 
 
 def place(

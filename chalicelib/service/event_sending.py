@@ -9,6 +9,11 @@ then without being tried, and so leave the due index, so neither the sends nor t
 grow with its backlog. A resend is tried even while its account is parked (someone asked for it), and each
 accepted resend makes its own attempt: an event with more resends queued is sent again in the same turn.
 
+Every attempt is made under the webhook settings as they are when it starts, and what its failure decides (the
+backoff, FAILED, parking the account) commits only while those settings are still current (their version): an
+attempt to an old receiver that ends after a PUT is only counted and logged, and the event is tried again at once
+under the new settings, so it never parks the account or delays the events made for them.
+
 Nothing poisons the queue: the event item is small whatever the delivery (store/events.py); an event that can
 never be sent (a body over MAX_BODY_BYTES, a refused address, a delivery that is gone) is FAILED at once with
 its reason; every other failure is an attempt, counted and logged, retried with backoff and FAILED once the
@@ -123,14 +128,30 @@ def _failure(entry: dict) -> str:
     return entry.get("error") or f"the receiver answered {entry.get('status_code')}"
 
 
-def record(claimed: dict, result: Attempt, now: dt.datetime) -> tuple[EventStatus, dt.datetime | None]:
-    """Store the attempt and decide what follows: (the event's status, its next attempt when PENDING).
+@dataclass(frozen=True)
+class Recorded:
+    """What an attempt's record decided."""
 
+    status: EventStatus
+    next_attempt: dt.datetime | None  # when PENDING: its next attempt
+    parked: bool = False  # the failure parked the account until next_attempt
+    superseded: bool = False  # the settings changed during the attempt: due again at once, under the new ones
+    failure: str = ""  # what went wrong, when it did
+
+
+def record(claimed: dict, result: Attempt, now: dt.datetime, version: int, park: bool = False) -> Recorded:
+    """Store the attempt and decide what follows (with `park`, a failure parks the account until the retry).
+
+    What a failure decides (the backoff, FAILED, the park) commits only while the webhook settings are still at
+    `version`, those the attempt was made under: after a PUT or DELETE the attempt is only counted and logged, and
+    the event is due again at once, so an old receiver's failure never holds events made for a new one.
     A resend that does not deliver the event leaves its state as it was: DELIVERED or FAILED stay so, a
     PENDING one waits for its next attempt (never given up by the resend itself)."""
     attempts = int(claimed["attempts"]) + 1
-    next_attempt, reason = None, result.reason
+    next_attempt, reason, failure = None, result.reason, ""
     settled = claimed["status"] != EventStatus.PENDING
+    if result.outcome != "delivered":
+        failure = _failure(result.entry)
     if result.outcome == "delivered":
         status, reason = EventStatus.DELIVERED, None
     elif settled:
@@ -140,18 +161,29 @@ def record(claimed: dict, result: Attempt, now: dt.datetime) -> tuple[EventStatu
     elif policy.gives_up(parse_iso(claimed["created_at"]), now) and not _resent(claimed):
         status, reason = (
             EventStatus.FAILED,
-            f"gave up after {in_words(policy.RETRY_WINDOW)}; the last attempt: {_failure(result.entry)}",
+            f"gave up after {in_words(policy.RETRY_WINDOW)}; the last attempt: {failure}",
         )
     else:
         status, next_attempt = EventStatus.PENDING, now + policy.retry_delay(attempts)
-    outcome = event_attempts.record_attempt(claimed, result.entry, status, next_attempt, now, reason)
+    together = ()
+    if failure and not settled:  # the receiver's failure decides: only under the settings it was sent with
+        together = (webhook_settings.unchanged_check(claimed["account"], version),)
+        if park and status == EventStatus.PENDING:
+            together += (outbox_accounts.parking(claimed["account"], next_attempt, failure),)
+    outcome = event_attempts.record_attempt(claimed, result.entry, status, next_attempt, now, reason, together=together)
+    # Contended: a transaction held the settings or the event (a PUT, most likely): decide again at once, too.
+    superseded = isinstance(outcome, (outcomes.Changed, outcomes.Contended))
+    if superseded:
+        status, next_attempt = EventStatus.PENDING, now
+        outcome = event_attempts.record_attempt(claimed, result.entry, status, next_attempt, now)
     if isinstance(outcome, outcomes.TooLarge):  # an old event whose stored body leaves no room for its log
         status, next_attempt = EventStatus.FAILED, None
         reason = TOO_LARGE_TO_RECORD
         event_attempts.record_attempt(claimed, result.entry, status, None, now, reason, compact=True)
     elif isinstance(outcome, outcomes.LostLease):
         log.warning("event %s: changed while we sent it; the attempt was logged", claimed["event_id"])
-    return status, next_attempt
+    parked = not superseded and outcome is None and len(together) > 1
+    return Recorded(status, next_attempt, parked, superseded, failure)
 
 
 def due_events() -> list[dict]:
@@ -177,38 +209,38 @@ def send_turn(
     transport: Transport | None = None,
 ) -> dict:
     """One account's turn: its due events (oldest first), at most PER_TURN sends, none started after
-    `deadline`; returns counts of what happened. `transport` replaces the outbound HTTP client (benchmarks)."""
+    `deadline`; returns counts of what happened. `transport` replaces the outbound HTTP client (benchmarks).
+    Each send reads the webhook settings as they are when it starts, so a PUT during the turn takes effect at
+    its next send."""
     transport = transport or outbound.request
     summary = defaultdict(int, due=len(due))
-    due = _in_sequence(account, due)
     if lane is not None and lane.parked_until > iso(clock.now()):
+        # Only events read before the lane are held: one made since may be for settings a PUT unparked it for.
+        due = sorted(due, key=policy.attempt_order)
         # Resends are asked for: tried even while the account is parked, within the turn's budget and cap.
-        _send_within(account, [event for event in due if _resent(event)], deadline, summary, transport)
+        _send_within([event for event in due if _resent(event)], deadline, summary, transport)
         held = [event for event in due if not _resent(event)]
         _hold(held, parse_iso(lane.parked_until), lane.reason, deadline, summary)
-        return _counts(summary)
-    hook = webhook_settings.get(account)
-    waiting = deque(due)
+        return summary
+    waiting = deque(_in_sequence(account, due))
     for _ in range(PER_TURN):
         if not waiting or (deadline is not None and clock.now() >= deadline):
             break
         event = waiting.popleft()
         try:
-            status, next_attempt, again = _send(event, hook, summary, transport)
+            recorded, again = _send(event, summary, transport, park=True)
         except Exception:  # noqa: BLE001 - one event's trouble never stops the others
             log.exception("event %s: could not be processed; its lease will bring it back", event["event_id"])
             continue
         if again is not None:
             waiting.appendleft(again)
-        if status == EventStatus.PENDING and next_attempt is not None:  # a failed attempt parks the account
-            reason = summary.pop("last_failure", "")
-            outbox_accounts.park(account, next_attempt, reason)
-            _hold([e for e in waiting if not _resent(e)], next_attempt, reason, deadline, summary)
-            return _counts(summary)
-        if status == EventStatus.DELIVERED and lane is not None:
+        if recorded is not None and recorded.parked:  # its other events wait for the retry, untried
+            _hold([e for e in waiting if not _resent(e)], recorded.next_attempt, recorded.failure, deadline, summary)
+            return summary
+        if recorded is not None and recorded.status == EventStatus.DELIVERED and lane is not None:
             outbox_accounts.unpark(account)
             lane = None
-    return _counts(summary)
+    return summary
 
 
 def _first(event: dict) -> bool:
@@ -238,16 +270,16 @@ def _in_sequence(account: str, due: list[dict]) -> list[dict]:
     return sorted(others + list(firsts.values()), key=policy.attempt_order)
 
 
-def _send_within(account: str, due: list[dict], deadline, summary: dict, transport: Transport) -> None:
-    """Send at most PER_TURN of `due`, none started after `deadline`; the rest wait for the next turn."""
-    hook = webhook_settings.get(account) if due else None
+def _send_within(due: list[dict], deadline, summary: dict, transport: Transport) -> None:
+    """Send at most PER_TURN of `due`, none started after `deadline`, parking nothing (the account is parked
+    already); the rest wait for the next turn."""
     waiting = deque(due)
     for _ in range(PER_TURN):
         if not waiting or (deadline is not None and clock.now() >= deadline):
             return
         event = waiting.popleft()
         try:
-            again = _send(event, hook, summary, transport)[2]
+            again = _send(event, summary, transport)[1]
         except Exception:  # noqa: BLE001 - one event's trouble never stops the others
             log.exception("event %s: could not be processed; its lease will bring it back", event["event_id"])
             continue
@@ -255,46 +287,39 @@ def _send_within(account: str, due: list[dict], deadline, summary: dict, transpo
             waiting.appendleft(again)
 
 
-def _counts(summary: dict) -> dict:
-    summary.pop("last_failure", None)
-    return summary
-
-
 def _resent(event: dict) -> bool:
     """A resend of the event is queued (its attempt is asked for)."""
     return events.queued_resends(event) > 0
 
 
-def _send(
-    event: dict, hook, summary, transport: Transport
-) -> tuple[EventStatus | None, dt.datetime | None, dict | None]:
-    """One attempt: (the event's status after, its next attempt when PENDING, the event again when another
-    resend of it is queued and due now)."""
+def _send(event: dict, summary, transport: Transport, park: bool = False) -> tuple[Recorded | None, dict | None]:
+    """One attempt, under the webhook settings as they are now: (what its record decided, None when another
+    dispatcher had claimed it; the event again when it is due again at once: another queued resend, or the
+    settings changed while it was sent)."""
     claimed = event_attempts.claim(event, clock.now() + LEASE)
     if isinstance(claimed, outcomes.Stale):
         summary["claimed_elsewhere"] += 1
-        return None, None, None
+        return None, None
     if isinstance(claimed, outcomes.TooLarge):
         if event_attempts.give_up(event, TOO_LARGE_TO_RECORD, clock.now()) is None:
             summary["failed"] += 1
-        return EventStatus.FAILED, None, None
-    result = attempt(claimed, hook, transport)
-    status, next_attempt = record(claimed, result, clock.now())
-    if _resent(claimed) and status == EventStatus.DELIVERED:
+        return Recorded(EventStatus.FAILED, None), None
+    receiver = webhook_settings.receiver(claimed["account"])
+    result = attempt(claimed, receiver.webhook, transport)
+    recorded = record(claimed, result, clock.now(), receiver.version, park)
+    if _resent(claimed) and recorded.status == EventStatus.DELIVERED:
         outbox_accounts.unpark(claimed["account"])  # the receiver works again
     if result.outcome == "delivered":
         summary["delivered"] += 1
     elif claimed["status"] != EventStatus.PENDING:  # a resend left a settled event as it was
         summary["resend_failed"] += 1
     else:
-        summary["retrying" if status == EventStatus.PENDING else "failed"] += 1
-    if status == EventStatus.PENDING:
-        summary["last_failure"] = _failure(result.entry)
+        summary["retrying" if recorded.status == EventStatus.PENDING else "failed"] += 1
     again = None
-    if events.queued_resends(claimed) > 1:
+    if recorded.superseded or events.queued_resends(claimed) > 1:
         fresh = events.get(claimed["account"], claimed["event_id"])
         again = fresh if fresh is not None and events.is_due(fresh, clock.now()) else None
-    return status, next_attempt, again
+    return recorded, again
 
 
 def _hold(held: list[dict], until: dt.datetime, reason: str, deadline, summary) -> None:

@@ -21,7 +21,6 @@ from ..store import deliveries, order_context, outcomes
 from ..store import deposits as deposit_store
 from . import clock, contention, delivery_writing
 from . import deposits as deposit_service
-from .deliveries import raise_for
 from .idempotency import IdempotencyClaim
 
 CONTENDED_ATTEMPTS = 30  # another transaction held the account's integration counts: each wait is short
@@ -146,4 +145,4 @@ def place_order(
         raise Busy("the new delivery ids were taken; try again")
     if isinstance(outcome, (outcomes.Changed, outcomes.Taken)):  # a placing's: its standing order changed, or the
         raise Busy("the standing order's date changed while it was placed; its next turn decides")  # date recorded
-    raise_for(outcome)
+    delivery_writing.raise_for(outcome)

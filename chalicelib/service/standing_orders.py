@@ -14,7 +14,7 @@ from ..domain.common import FieldError, dump, parse
 from ..domain.errors import Busy, InvalidTransition, NotFound, ValidationFailed, invalid
 from ..domain.feed import Change, ChangeType
 from ..domain.identifiers import ID_RULE, is_identifier
-from ..domain.timestamps import iso
+from ..domain.timestamps import iso, local_iso
 from ..domain.values import ProductStatus
 from ..store import customers, order_context, outcomes
 from ..store import standing_orders as store
@@ -203,7 +203,7 @@ def delete_customers_standing_order(account: str, customer_id: str, standing_id:
 
 def _occurrence(calendar: calendar_rules.Calendar, date: dt.date, record, skipped: bool, paused: bool, now) -> dict:
     status = rules.status_of(record, skipped, paused, calendar.cutoff(date), now)
-    place_at = calendar_rules.local_iso(calendar.place_at(date), calendar.zone)
+    place_at = local_iso(calendar.place_at(date), calendar.zone)
     return rules.occurrence(date, status, place_at, record)
 
 

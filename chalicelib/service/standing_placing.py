@@ -22,7 +22,7 @@ from ..domain.common import dump
 from ..domain.errors import Busy, FieldError, ValidationFailed
 from ..domain.feed import Change, ChangeType
 from ..domain.rendering import json_text
-from ..domain.timestamps import iso
+from ..domain.timestamps import iso, local_iso
 from ..domain.values import ProductStatus
 from ..store import outcomes
 from ..store import standing_orders as store
@@ -140,7 +140,7 @@ def _recorded(item: store.Due, date: dt.date, calendar, outcome: dict) -> dict |
     changes, shown, day = [], None, date.isoformat()
     if outcome["status"] == FAILED:
         changes = [Change(ChangeType.STANDING_ORDER_FAILED, item.standing_id, customer_id=item.customer_id, date=day)]
-        place_at = calendar_rules.local_iso(calendar.place_at(date), calendar.zone)
+        place_at = local_iso(calendar.place_at(date), calendar.zone)
         shown = rules.occurrence(date, rules.OccurrenceStatus.FAILED, place_at, outcome)
     now = clock.now()
     with unit_of_work(item.account, now) as uow:

@@ -30,14 +30,13 @@ WRITE_ATTEMPTS = 5  # the settings kept changing between our read and our write 
 
 
 def put_settings(account: str, body) -> dict:
-    """Replace the configuration, with its feed entry; the same configuration again writes nothing."""
+    """Replace the configuration, with its feed entry (none for the same configuration again). Every PUT starts a
+    new version of the settings and unparks the account: an attempt made before it, still under way, neither parks
+    the account nor backs off or fails an event when it ends (service/event_sending.py)."""
     settings = validate_settings(body)
     selected = settings["events"]
     for _ in range(WRITE_ATTEMPTS):
         current = webhook_settings.read_for_write(account)
-        if current.holds(settings, selected):
-            webhook = webhook_settings.webhook(account, settings, current.salt)
-            break
         operation, salt = webhook_settings.putting(account, settings, selected, current)
         with unit_of_work(account, clock.now()) as uow:
             uow.add(operation)

@@ -4,7 +4,8 @@
   by every change, each conditional on it). GSI1 (by status) and GSI2 (by customer), newest first, let a list page
   read only the deliveries it shows, never their items;
 - the request items (`keys.delivery_items_key`), with `amendments` (JSON text; only an amendment rewrites them,
-  decisions §16), read only for the single-delivery view.
+  decisions §16) and `delivery_note` (JSON text, written once by the note, decisions §18), read only for the
+  single-delivery view.
 Ids come from a per-account counter.
 
 The integration state (decisions §14) sits beside `body`: `integration`, its JSON text as supplier reads show it
@@ -33,9 +34,10 @@ AMENDMENTS = "amendments"  # JSON text on the items item: what each amendment ch
 # which only the supplier sees. A summary without one (written before) shows its `version`.
 REVISION = "revision"
 # The version whose write last wrote the items item, on the summary and (as `version`) on the items item: a read of
-# the two that finds them apart read them across an amendment, and reads them again.
+# the two that finds them apart read them across an amendment or a delivery note, and reads them again.
 ITEMS_VERSION = "items_version"
 READ_ATTEMPTS = 10
+NOTE = "delivery_note"  # JSON text on the items item: the driver's delivery note (decisions §18)
 READ_NAMES = {"#body": rendered.BODY, "#doc": LEGACY}
 
 
@@ -83,16 +85,17 @@ def allocate_ids(account: str, count: int) -> list[int]:
     return list(range(last - count + 1, last + 1))
 
 
-def from_summary(summary: dict, items: list | None, amendments: str | None = None) -> StoredDelivery:
-    """The delivery of a summary item; read in full (with its items and `amendments`, decisions §16), with its
-    `deposits` (decisions §15)."""
+def from_summary(summary: dict, held: dict | None) -> StoredDelivery:
+    """The delivery of a summary item; read in full when `held` is its items item (its items, `amendments` of
+    decisions §16 and `delivery_note` of §18), with its `deposits` (decisions §15)."""
     delivery = rendered.document(summary, LEGACY)
     basis = json.loads(summary[DEPOSIT_BASIS]) if DEPOSIT_BASIS in summary else None
-    if items is not None:
-        delivery = {**delivery, "request": {**delivery["request"], "items": items}}
-        delivery = with_deposits(
-            {**delivery, "amendments": rendered.parse(amendments)} if amendments else delivery, basis
-        )
+    if held is not None:
+        delivery = {**delivery, "request": {**delivery["request"], "items": held.get("items", [])}}
+        for name in (AMENDMENTS, NOTE):
+            if held.get(name):
+                delivery[name] = rendered.parse(held[name])
+        delivery = with_deposits(delivery, basis)
     revision = int(summary[REVISION]) if REVISION in summary else None
     return StoredDelivery(
         delivery,
@@ -123,8 +126,13 @@ def get(account: str, delivery_id: int, consistent: bool = False) -> StoredDeliv
             return None
         held = batch.pick(found, items_key) or {}
         if summary.get(ITEMS_VERSION) == held.get("version"):
-            return from_summary(summary, held.get("items", []), held.get(AMENDMENTS))
+            return from_summary(summary, held)
     raise KeptChanging(f"delivery {delivery_id} of {account}")
+
+
+def items_attributes(version: int) -> dict:
+    """What the summary's update sets beside its document when the same write writes the items item as `version`."""
+    return {ITEMS_VERSION: version}
 
 
 def refresh(account: str, stored: StoredDelivery) -> StoredDelivery | None:

@@ -4,13 +4,13 @@ condition)."""
 
 from ..domain.rendering import json_text
 from . import keys, table
-from .deliveries import AMENDMENTS, ITEMS_VERSION
+from .deliveries import AMENDMENTS
 from .unit_of_work import Operation
 
 
 def replacing_items(account: str, delivery: dict, version: int) -> Operation:
     """Replace the delivery's items and amendment records, written by the summary's `version` (which the summary
-    update names in `items_attributes`, so a read tells the two apart: store/deliveries.py `get`)."""
+    update names: store/deliveries.py `items_attributes`, so a read tells the two apart)."""
     item = {
         **keys.delivery_items_key(account, delivery["id"]),
         "items": delivery["request"]["items"],
@@ -18,8 +18,3 @@ def replacing_items(account: str, delivery: dict, version: int) -> Operation:
         "version": version,
     }
     return Operation({"Put": {"TableName": table.name(), "Item": table.to_item(item)}})
-
-
-def items_attributes(version: int) -> dict:
-    """What the summary's update of that write sets beside its document."""
-    return {ITEMS_VERSION: version}

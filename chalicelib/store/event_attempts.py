@@ -14,11 +14,23 @@ from ..domain.timestamps import iso
 from . import events, idempotency, keys, table
 from .events import DELIVERED, FAILED, PENDING
 from .idempotency import Completion
-from .outcomes import Gone, LostClaim, LostLease, Stale, TooLarge
+from .outcomes import Contended, Gone, LostClaim, LostLease, Refusal, Stale, TooLarge
+from .unit_of_work import TOO_LARGE_CODE, Operation
 
 
 def _key(event: dict) -> dict:
     return table.to_item(keys.event_key(event["account"], f"{event['created_at']}#{event['event_id']}"))
+
+
+def _update(event: dict, update: str, condition: str, **named) -> dict:
+    return {
+        "TableName": table.name(),
+        "Key": _key(event),
+        "UpdateExpression": update,
+        "ConditionExpression": condition,
+        "ExpressionAttributeNames": {"#status": "status"},
+        "ExpressionAttributeValues": table.values(**named),
+    }
 
 
 def _conditional_update(event: dict, update: str, condition: str, returning: bool = False, **named):
@@ -26,17 +38,35 @@ def _conditional_update(event: dict, update: str, condition: str, returning: boo
     TooLarge when the item would be too large."""
     try:
         response = table.client().update_item(
-            TableName=table.name(),
-            Key=_key(event),
-            UpdateExpression=update,
-            ConditionExpression=condition,
-            ExpressionAttributeNames={"#status": "status"},
-            ExpressionAttributeValues=table.values(**named),
-            ReturnValues="ALL_NEW" if returning else "NONE",
+            **_update(event, update, condition, **named), ReturnValues="ALL_NEW" if returning else "NONE"
         )
     except ClientError as error:
         return table.refusal(error, Stale(), TooLarge())
     return events.event_of(table.from_item(response["Attributes"])) if returning else None
+
+
+def _update_with(request: dict, together: tuple[Operation, ...]) -> Refusal | None:
+    """The event's update and `together` in one transaction: None when written; Stale (the event's own condition
+    failed), TooLarge, the refusal of an operation of `together` whose condition failed, or Contended."""
+    items = [{"Update": request}] + [op.item for op in together]
+    try:
+        table.client().transact_write_items(TransactItems=items)
+    except ClientError as error:
+        codes = table.cancellation_codes(error)
+        if not codes:
+            raise
+        own, others = codes[0], codes[1:]
+        if own == table.CONDITION_FAILED:
+            return Stale()
+        if own == TOO_LARGE_CODE:
+            return TooLarge()
+        refused = [op.refused for op, code in zip(together, others) if code == table.CONDITION_FAILED and op.refused]
+        if refused:
+            return refused[0]
+        if table.TRANSACTION_CONFLICT in codes:
+            return Contended()
+        raise table.WriteFailed("an attempt's record", table.cancellation_reasons(error, items)) from error
+    return None
 
 
 _AS_READ = "#status = :seen_status AND next_attempt_at = :seen AND attempts = :attempts"
@@ -84,7 +114,8 @@ def record_attempt(
     now: dt.datetime,
     reason: str | None = None,
     compact: bool = False,
-) -> None | LostLease | TooLarge:
+    together: tuple[Operation, ...] = (),
+) -> Refusal | None:
     """Store the attempt we claimed and what follows: PENDING until next_attempt, or DELIVERED / FAILED (a
     resend that did not deliver a settled event gives its status as it was). The log keeps the latest
     MAX_LOGGED_ATTEMPTS attempts, resends included; `attempts` counts all. The attempt is a queued resend's, if
@@ -93,6 +124,8 @@ def record_attempt(
     Conditional on our claim still holding. When it does not (the lease ran out, a resend was queued), the
     attempt is still counted and logged, and the state is left to whoever changed it (LostLease). TooLarge: the
     item cannot grow; compact=True drops the log and any stored body, for an old event too large to grow.
+    `together`: what commits with it or not at all (the settings' unchanged_check, the account's parking); a
+    refusal of theirs (Changed) or a conflict (Contended) writes nothing, and the caller decides again.
     """
     log = [entry] if compact else ((claimed.get("attempt_log") or []) + [entry])[-MAX_LOGGED_ATTEMPTS:]
     last, named = _last(entry)
@@ -122,7 +155,11 @@ def record_attempt(
         named["reason"] = reason
     resends_condition, seen_resends = events.resends_as_read(claimed)
     update = f"REMOVE {', '.join(removals)} SET {', '.join(sets)} ADD attempts :one"
-    written = _conditional_update(claimed, update, f"{_AS_READ} AND {resends_condition}", **named, **seen_resends)
+    condition = f"{_AS_READ} AND {resends_condition}"
+    if together:
+        written = _update_with(_update(claimed, update, condition, **named, **seen_resends), together)
+    else:
+        written = _conditional_update(claimed, update, condition, **named, **seen_resends)
     if isinstance(written, Stale):
         _log_only(claimed, entry)
         return LostLease()

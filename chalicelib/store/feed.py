@@ -56,7 +56,7 @@ class Entries:
 def _public(item: dict) -> dict:
     entry = {name: item[name] for name in ("sequence", "type", "resource", "id", "at")}
     entry["sequence"] = int(entry["sequence"])
-    for name in ("status", "integration", "customer_id", "date"):
+    for name in ("status", "integration", "customer_id", "date", "by"):
         if name in item:
             entry[name] = item[name]
     return entry

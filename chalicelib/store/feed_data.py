@@ -11,6 +11,7 @@ from typing import Callable
 
 from ..domain.feed import SETTINGS_DELIVERIES, Resource
 from ..domain.integration_status import supplier_view
+from ..domain.values import with_substitution_policy
 from . import batch, deliveries, deposits, keys, products, settings
 
 
@@ -63,8 +64,7 @@ def _delivery_keys(account, entry):
 def _delivery(entry, items):
     if items[0] is None:
         return None
-    listed = items[1] or {}
-    stored = deliveries.from_summary(items[0], listed.get("items", []), listed.get(deliveries.AMENDMENTS))
+    stored = deliveries.from_summary(items[0], items[1] or {})
     return supplier_view(stored.delivery, stored.integration)  # as the supplier GET shows it
 
 
@@ -97,7 +97,9 @@ def _standing_order(entry, items):
 READERS: dict[Resource, Reader] = {
     Resource.PRODUCT: Reader(lambda a, e: [keys.product_key(a, e["id"])], _product),
     Resource.CATEGORY: Reader(lambda a, e: [keys.category_key(a, e["id"])], _category),
-    Resource.CUSTOMER: Reader(lambda a, e: [keys.customer_key(a, e["id"])], _data),
+    Resource.CUSTOMER: Reader(
+        lambda a, e: [keys.customer_key(a, e["id"])], lambda e, items: with_substitution_policy(_data(e, items))
+    ),
     Resource.CUSTOMER_PRICING: Reader(
         lambda a, e: [keys.customer_pricing_key(a, e["id"], e["customer_id"]), keys.product_key(a, e["id"])],
         _customer_pricing,

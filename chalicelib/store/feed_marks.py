@@ -57,7 +57,7 @@ def feed_item_key(account: str, change: Change) -> dict:
 def said(change: Change, now: dt.datetime) -> dict:
     """What the change's entry will say, but its sequence."""
     entry = {"type": str(change.type), "resource": str(change.resource), "id": change.id, "at": iso(now)}
-    for name in ("status", "customer_id", "integration", "date"):
+    for name in ("status", "customer_id", "integration", "date", "by"):
         if getattr(change, name) is not None:
             entry[name] = getattr(change, name)
     return entry
@@ -189,4 +189,5 @@ def change_of(said_change: dict) -> Change:
         said_change.get("customer_id"),
         said_change.get("integration"),
         said_change.get("date"),
+        said_change.get("by"),
     )

@@ -66,7 +66,7 @@ def _selection(account: str) -> tuple[str, ...] | None:
 def entry_item(account: str, sequence: int, said: dict) -> dict:
     item = {**keys.feed_entry_key(account, sequence), "sequence": sequence}
     item.update({name: said[name] for name in ("type", "resource", "id", "at")})
-    item.update({name: said[name] for name in ("status", "customer_id", "integration", "date") if name in said})
+    item.update({name: said[name] for name in ("status", "customer_id", "integration", "date", "by") if name in said})
     # The table's TTL attribute, counted from the change (not from its numbering).
     item["expires_at"] = int(parse_iso(said["at"]).timestamp()) + RETENTION_DAYS * 86400
     return item
@@ -100,7 +100,7 @@ def _head_update(head: Head, account: str, moved: Head) -> dict:
     return {"Update": update}
 
 
-def _event_type(change_type: str, selected) -> str | None:
+def _event_type(change_type: str, selected, by: str | None = None) -> str | None:
     """The event an entry makes. A type this code does not know (written by a newer release during a deploy) is
     numbered as it is and makes no event: it never blocks its account's numbering."""
     try:
@@ -108,7 +108,7 @@ def _event_type(change_type: str, selected) -> str | None:
     except ValueError:
         log.warning("feed change type %r unknown to this release: numbered without an event", change_type)
         return None
-    return event_type_of(known, selected)
+    return event_type_of(known, selected, by)
 
 
 def _plan(account: str, shard: str, records: list[Marked], head: Head, selected) -> tuple[list[dict], Head, int]:
@@ -122,7 +122,7 @@ def _plan(account: str, shard: str, records: list[Marked], head: Head, selected)
     written: list[dict] = []
     taken = 0
     for record in records:
-        kinds = [_event_type(said["type"], selected) for said in record.changes]
+        kinds = [_event_type(said["type"], selected, said.get("by")) for said in record.changes]
         cost = sum(1 + (kind is not None) for kind in kinds)
         if cost > room:
             break

@@ -158,6 +158,11 @@ def idempotency_key(account: str, scope: str, key: str) -> dict:
     return {"PK": f"{account_pk(account)}#IDEM", "SK": f"{scope}#{key}"}
 
 
+def idempotency_part_key(account: str, scope: str, key: str, part: int) -> dict:
+    """Where an answer too long for its record continues (store/idempotency.py), part 1, 2, ..."""
+    return {"PK": f"{account_pk(account)}#IDEMPART", "SK": f"{scope}#{key}#{part}"}
+
+
 def events_pk(account: str) -> str:
     return f"{account_pk(account)}#EVENT"
 

@@ -1,8 +1,8 @@
 """What the outbox keeps per account, beside its events (store/events.py): the parked lane and the resend window.
 
 The lane item (keys.outbox_lane_key) says an account is parked: its receiver failed and it is not tried again
-before `parked_until` (jobs/event_lanes.py). The resend window item (keys.resend_window_key) holds the times of
-the account's accepted resend requests (decisions §10).
+before `parked_until` (jobs/event_lanes.py); a PUT of the webhook settings removes it. The resend window item
+(keys.resend_window_key) holds the times of the account's accepted resend requests (decisions §10).
 """
 
 import datetime as dt
@@ -14,6 +14,7 @@ from ..domain import event_policy
 from ..domain.timestamps import iso, parse_iso
 from . import batch, keys, table
 from .outcomes import Throttled
+from .unit_of_work import Operation
 
 
 @dataclass(frozen=True)
@@ -65,11 +66,11 @@ def lanes(accounts: list[str]) -> dict[str, Lane]:
     return parked
 
 
-def park(account: str, until: dt.datetime, reason: str) -> None:
-    table.client().put_item(
-        TableName=table.name(),
-        Item=table.to_item({**keys.outbox_lane_key(account), "parked_until": iso(until), "reason": reason}),
-    )
+def parking(account: str, until: dt.datetime, reason: str) -> Operation:
+    """Park the account until `until`: written with the failed attempt that parks it (event_attempts.record_attempt),
+    and with it only while the webhook settings it was made under are current."""
+    item = table.to_item({**keys.outbox_lane_key(account), "parked_until": iso(until), "reason": reason})
+    return Operation({"Put": {"TableName": table.name(), "Item": item}})
 
 
 def unpark(account: str) -> None:

@@ -71,7 +71,8 @@ class NoCategory(Refusal):
 
 @dataclass(frozen=True)
 class Changed(Refusal):
-    """A product a write was pinned to as read (products.unchanged_check) changed meanwhile: plan again."""
+    """What a write was pinned to as read changed meanwhile: a product (products.unchanged_check), the webhook
+    settings an attempt was sent under (webhook_settings.unchanged_check). Plan again."""
 
 
 @dataclass(frozen=True)

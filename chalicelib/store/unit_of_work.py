@@ -75,7 +75,8 @@ class UnitOfWork:
         """The Idempotency-Key answer (store/idempotency.Completion), written only if the claim is still ours."""
         from . import idempotency
 
-        self.add(Operation(idempotency.complete_operation(claim), LostClaim(), rank=-1))
+        record, *parts = idempotency.answer_items(claim)  # a long answer continues in parts of its own
+        self.add(Operation(record, LostClaim(), rank=-1), *map(Operation, parts))
 
     def commit(self) -> Refusal | None:
         """Write everything in one transaction (one single write when it is one item): None, or the outcome of the

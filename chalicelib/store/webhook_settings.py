@@ -3,6 +3,8 @@
 Attributes: `data` (the configuration as validated, password included: it must be sent) and `secret_salt`,
 random bytes drawn on the first PUT and kept for good. The signing secret itself is never stored: it is
 derived from SIGNING_SECRET and the salt (decisions §1), so a copy of the table alone cannot forge events.
+`version` counts the PUTs and DELETEs (absent: 0): an attempt reads it with the receiver it sends to, and what
+the attempt writes back is conditional on it (unchanged_check), so attempts under replaced settings decide nothing.
 """
 
 import base64
@@ -13,7 +15,7 @@ from dataclasses import dataclass
 
 from .. import config
 from . import batch, keys, table
-from .outcomes import Gone, Stale
+from .outcomes import Changed, Gone, Stale
 from .unit_of_work import Operation
 
 SALT_BYTES = 16
@@ -35,8 +37,7 @@ def _key(account: str) -> dict:
     return table.to_item(keys.webhooks_key(account))
 
 
-def _from_item(account: str, item: dict) -> Webhook | None:
-    stored = table.from_item(item)
+def _from_item(account: str, stored: dict) -> Webhook | None:
     if "data" not in stored:
         return None
     return Webhook(table.plain(stored["data"]), signing_secret(account, stored["secret_salt"]))
@@ -44,7 +45,32 @@ def _from_item(account: str, item: dict) -> Webhook | None:
 
 def get(account: str) -> Webhook | None:
     response = table.client().get_item(TableName=table.name(), Key=_key(account))
-    return _from_item(account, response["Item"]) if "Item" in response else None
+    return _from_item(account, table.from_item(response["Item"])) if "Item" in response else None
+
+
+@dataclass(frozen=True)
+class Receiver:
+    """The settings an attempt is made under: the webhook (None: none configured) and their version."""
+
+    webhook: Webhook | None
+    version: int
+
+
+def receiver(account: str) -> Receiver:
+    """The settings as they are now (a consistent read: a send that starts after a PUT was answered uses it)."""
+    response = table.client().get_item(TableName=table.name(), Key=_key(account), ConsistentRead=True)
+    stored = table.from_item(response.get("Item") or {})
+    return Receiver(_from_item(account, stored), int(stored.get("version", 0)))
+
+
+def unchanged_check(account: str, version: int) -> Operation:
+    """The settings are still at `version` (a write of what an attempt under them decided); Changed otherwise."""
+    check = {"TableName": table.name(), "Key": _key(account)}
+    if version:
+        check.update(ConditionExpression="version = :version", ExpressionAttributeValues=table.values(version=version))
+    else:  # never put, or put before versions were kept
+        check["ConditionExpression"] = "attribute_not_exists(version)"
+    return Operation({"ConditionCheck": check}, Changed())
 
 
 @dataclass(frozen=True)
@@ -52,12 +78,7 @@ class Current:
     """The stored configuration as a write starts from it."""
 
     settings: dict | None  # None: none configured
-    selected: list[str] | None  # the event types it selects (None: the default)
     salt: str | None  # None: never configured (the first PUT draws it)
-
-    def holds(self, settings: dict, selected: list[str] | None) -> bool:
-        """Storing these would change nothing."""
-        return self.settings is not None and self.settings == table.plain(settings) and self.selected == selected
 
     def shows(self, settings: dict) -> bool:
         """A reader sees these settings already (only the selection would change: no feed entry)."""
@@ -68,7 +89,7 @@ def read_for_write(account: str) -> Current:
     key = keys.webhooks_key(account)
     current = batch.pick(batch.get_items([key], consistent=True), key) or {}
     settings = table.plain(current["data"]) if "data" in current else None
-    return Current(settings, table.plain(current.get("events")), current.get("secret_salt"))
+    return Current(settings, current.get("secret_salt"))
 
 
 def webhook(account: str, settings: dict, salt: str) -> Webhook:
@@ -76,13 +97,14 @@ def webhook(account: str, settings: dict, salt: str) -> Webhook:
 
 
 def putting(account: str, settings: dict, selected: list[str] | None, current: Current) -> tuple[Operation, str]:
-    """Replace the configuration (the signing secret stays what it was: its salt), and the salt it is signed with.
+    """Replace the configuration (the signing secret stays what it was: its salt), and the salt it is signed with,
+    and move the version on (even for the same configuration: attempts made before it decide nothing after it).
     `selected` is kept in `events` beside it, where the sequencer reads which events entries make
     (store/feed_numbering.py); a DELETE of the configuration keeps it. Stale: changed since `current` was read."""
     update = {
         "TableName": table.name(),
         "Key": _key(account),
-        "UpdateExpression": "SET #data = :data, secret_salt = :salt, #events = :events",
+        "UpdateExpression": "SET #data = :data, secret_salt = :salt, #events = :events ADD version :one",
         "ExpressionAttributeNames": {"#data": "data", "#events": "events"},
     }
     salt = current.salt
@@ -91,7 +113,7 @@ def putting(account: str, settings: dict, selected: list[str] | None, current: C
         update["ConditionExpression"] = "attribute_not_exists(secret_salt)"
     else:
         update["ConditionExpression"] = "secret_salt = :salt"
-    update["ExpressionAttributeValues"] = table.values(data=settings, salt=salt, events=selected)
+    update["ExpressionAttributeValues"] = table.values(data=settings, salt=salt, events=selected, one=1)
     return Operation({"Update": update}, Stale()), salt
 
 
@@ -101,8 +123,9 @@ def deleting(account: str) -> Operation:
     update = {
         "TableName": table.name(),
         "Key": _key(account),
-        "UpdateExpression": "REMOVE #data",
+        "UpdateExpression": "REMOVE #data ADD version :one",
         "ConditionExpression": "attribute_exists(#data)",
         "ExpressionAttributeNames": {"#data": "data"},
+        "ExpressionAttributeValues": table.values(one=1),
     }
     return Operation({"Update": update}, Gone())

@@ -207,6 +207,20 @@ def record_examples(api, monkeypatch) -> dict[str, dict]:
         {"user": USER, "message": "Ordered twice by mistake"},
         **as_customer,
     )
+    third = call("POST", "/customer/deliveries", ORDER, **as_customer)["deliveries"][0]["id"]
+    call("POST", f"/deliveries/{third}/responses", {"type": "ACCEPT", "reference": "SO-1043"})
+    call(
+        "POST",
+        f"/deliveries/{third}/delivery-note",
+        {
+            "number": "LS-2026-4711",
+            "delivered_at": "2026-11-23T10:33:00+02:00",
+            "items": [{"id": "cola-1-5", "count": 1, "reason": "OUT_OF_STOCK"}],
+            "proof": {"received_by": "Aino Aurora", "photo_urls": ["https://photos.supplier.example/ls-4711.jpg"]},
+            "message": "One crate short: the next one comes on Thursday",
+            "user": {"name": "Dirk Driver", "email": "dirk@supplier.example"},
+        },
+    )
     standing = "/customer/standing-orders/weekly-cola"
     call("PUT", standing, STANDING_ORDER, **as_customer)
     call("GET", "/customer/standing-orders", **as_customer)

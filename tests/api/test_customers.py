@@ -9,6 +9,7 @@ from tests.conftest import OTHER_TOKEN, problem_paths
 ADDRESS = {"address1": "Main Street 1", "address2": "Floor 2", "zip": "00100", "city": "Helsinki", "country": "FI"}
 CONTACT = {"name": "Maija Buyer", "email": "maija@example.com"}
 RULE = {"lead_days": 1, "cutoff": "12:00"}
+ALLOWED = {"substitutions": "ALLOWED"}  # decisions §18: every read shows the policy, ALLOWED unless set
 
 
 # --- PUT /customers/:id: the profile ---
@@ -17,14 +18,21 @@ RULE = {"lead_days": 1, "cutoff": "12:00"}
 def test_put_creates_a_customer_with_only_the_given_profile_fields(api):
     response = api.put("/customers/bar-1", {"name": "Bar One"})
     assert response.status_code == 200
-    assert response.data == {"id": "bar-1", "name": "Bar One"}
-    assert api.get("/customers/bar-1").data == {"id": "bar-1", "name": "Bar One"}
+    assert response.data == {"id": "bar-1", "name": "Bar One", **ALLOWED}
+    assert api.get("/customers/bar-1").data == {"id": "bar-1", "name": "Bar One", **ALLOWED}
 
 
 def test_put_returns_the_full_profile_as_get_shows_it(api):
     body = {"name": "  Bar One ", "company": "Bar Oy", "address": ADDRESS, "contact": CONTACT}
     response = api.put("/customers/bar-1", body)
-    expected = {"id": "bar-1", "name": "Bar One", "company": "Bar Oy", "address": ADDRESS, "contact": CONTACT}
+    expected = {
+        "id": "bar-1",
+        "name": "Bar One",
+        "company": "Bar Oy",
+        "address": ADDRESS,
+        "contact": CONTACT,
+        **ALLOWED,
+    }
     assert response.status_code == 200
     assert response.data == expected
     assert api.get("/customers/bar-1").data == expected
@@ -34,18 +42,18 @@ def test_put_replaces_the_profile_and_keeps_the_settings(api):
     make_customer(api, "bar-1", company="Bar Oy", address=ADDRESS, contact=CONTACT)
     api.patch("/customers/bar-1", {"price_group": "gold", "delivery_days": {"1": RULE}})
     response = api.put("/customers/bar-1", {"name": "Renamed"})
-    expected = {"id": "bar-1", "name": "Renamed", "price_group": "gold", "delivery_days": {"1": RULE}}
+    expected = {"id": "bar-1", "name": "Renamed", "price_group": "gold", "delivery_days": {"1": RULE}, **ALLOWED}
     assert response.data == expected
     assert api.get("/customers/bar-1").data == expected
 
 
 def test_put_with_a_matching_body_id_is_accepted_and_a_different_one_refused(api):
     accepted = api.put("/customers/bar-1", {"id": "bar-1", "name": "Bar"})
-    assert (accepted.status_code, accepted.data) == (200, {"id": "bar-1", "name": "Bar"})
+    assert (accepted.status_code, accepted.data) == (200, {"id": "bar-1", "name": "Bar", **ALLOWED})
     response = api.put("/customers/bar-1", {"id": "bar-2", "name": "Bar"})
     assert response.status_code == 400
     assert problem_paths(response) == ["id"]
-    assert api.get("/customers/bar-1").data == {"id": "bar-1", "name": "Bar"}
+    assert api.get("/customers/bar-1").data == {"id": "bar-1", "name": "Bar", **ALLOWED}
 
 
 @pytest.mark.parametrize("customer_id", ["bad%20id", "a.b", "x" * 129])
@@ -98,8 +106,8 @@ def test_put_validates_the_profile(api, body, path):
 def test_put_accepts_valid_profiles(api, body):
     response = api.put("/customers/bar-1", body)
     assert response.status_code == 200
-    assert response.data == {"id": "bar-1", **body}
-    assert api.get("/customers/bar-1").data == {"id": "bar-1", **body}
+    assert response.data == {"id": "bar-1", **body, **ALLOWED}
+    assert api.get("/customers/bar-1").data == {"id": "bar-1", **body, **ALLOWED}
 
 
 def test_put_lists_every_wrong_field(api):
@@ -167,7 +175,7 @@ def test_patch_sets_every_setting_and_returns_the_customer_as_get_shows_it(api):
         "dates_with_no_delivery": ["2026-12-25", "2026-12-26"],
     }
     response = api.patch("/customers/bar-1", settings)
-    expected = {"id": "bar-1", "name": "Customer bar-1", "company": "Bar Oy", **settings}
+    expected = {"id": "bar-1", "name": "Customer bar-1", "company": "Bar Oy", **settings, **ALLOWED}
     assert response.status_code == 200
     assert response.data == expected
     assert api.get("/customers/bar-1").data == expected
@@ -182,6 +190,7 @@ def test_patch_changes_only_the_fields_given(api):
         "name": "Customer bar-1",
         "price_group": "silver",
         "dates_with_no_delivery": ["2026-12-25"],
+        **ALLOWED,
     }
 
 
@@ -216,7 +225,7 @@ def test_empty_patch_changes_nothing(api):
     api.patch("/customers/bar-1", {"price_group": "gold"})
     response = api.patch("/customers/bar-1", {})
     assert response.status_code == 200
-    assert response.data == {"id": "bar-1", "name": "Customer bar-1", "price_group": "gold"}
+    assert response.data == {"id": "bar-1", "name": "Customer bar-1", "price_group": "gold", **ALLOWED}
 
 
 def test_patch_of_an_unknown_customer_is_404_and_creates_nothing(api):
@@ -272,7 +281,7 @@ def test_patch_validation(api, body, paths):
     assert response.status_code == 400
     assert response.data["type"] == "validation-error"
     assert problem_paths(response) == paths
-    assert api.get("/customers/bar-1").data == {"id": "bar-1", "name": "Customer bar-1"}
+    assert api.get("/customers/bar-1").data == {"id": "bar-1", "name": "Customer bar-1", **ALLOWED}
 
 
 @pytest.mark.parametrize(
@@ -340,7 +349,7 @@ def test_list_pages_by_id_ascending_with_a_cursor_until_the_last_page(api):
     first = api.get("/customers?limit=2")
     assert first.status_code == 200
     assert [c["id"] for c in first.data["customers"]] == ["a", "b"]
-    assert first.data["customers"][1] == {"id": "b", "name": "Customer b", "price_group": "gold"}
+    assert first.data["customers"][1] == {"id": "b", "name": "Customer b", "price_group": "gold", **ALLOWED}
     second = api.get(f"/customers?limit=2&cursor={first.data['cursor']}")
     assert [c["id"] for c in second.data["customers"]] == ["c", "d"]
     last = api.get(f"/customers?limit=2&cursor={second.data['cursor']}")
@@ -354,7 +363,7 @@ def test_list_without_customers_is_empty(api):
 
 def test_list_shows_unset_settings_as_absent(api):
     make_customer(api, "a")
-    assert api.get("/customers").data == {"customers": [{"id": "a", "name": "Customer a"}]}
+    assert api.get("/customers").data == {"customers": [{"id": "a", "name": "Customer a", **ALLOWED}]}
 
 
 @pytest.mark.parametrize("query", ["limit=0", "limit=101", "limit=abc", "limit=%C2%B2", "cursor=garbage"])
@@ -434,7 +443,9 @@ def test_supplier_tokens_cannot_be_revoked_as_customer_tokens(api):
     token_id, secret = tokens.create("acme", "supplier")
     response = api.delete(f"/customers/bar-1/tokens/{token_id}")
     assert (response.status_code, response.data["type"]) == (404, "not-found")
-    assert api.get("/customers", token=secret).data == {"customers": [{"id": "bar-1", "name": "Customer bar-1"}]}
+    assert api.get("/customers", token=secret).data == {
+        "customers": [{"id": "bar-1", "name": "Customer bar-1", **ALLOWED}]
+    }
 
 
 @pytest.mark.parametrize(

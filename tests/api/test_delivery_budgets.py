@@ -207,3 +207,37 @@ def test_a_read_with_its_etag_and_a_change_with_if_match_take_no_request_more(sh
     with requests:  # stale: refused after the one read
         assert respond(shop, 1, {"type": "ACCEPT"}, headers={"If-Match": etag}).status_code == 412
     assert requests == ["BatchGetItem"]
+
+
+def test_a_delivery_note_takes_a_receive_s_requests_and_one_read_more(shop, requests):
+    """decisions §18: the delivery, what the note is checked against (settings, customer, substitutes: one
+    BatchGetItem), one transaction of two items (the summary with its feed mark, the note on the items item)."""
+    received, noted = place(shop, [{"id": "beer", "count": 1}]), place(shop, [{"id": "beer", "count": 1}])
+    with requests:
+        assert shop.post(f"/customer/deliveries/{received['id']}/receive", {}, token=CUSTOMER_TOKEN).status_code == 200
+    receiving = list(requests)
+    with requests:
+        assert shop.post(f"/deliveries/{noted['id']}/delivery-note", {"number": "LS-1"}).status_code == 200
+    assert receiving == ["BatchGetItem", "UpdateItem"]  # one item: the summary, with its feed mark
+    assert requests == ["BatchGetItem", "BatchGetItem", "TransactWriteItems"]
+    with requests:  # a second note is refused after the one read
+        assert shop.post(f"/deliveries/{noted['id']}/delivery-note", {"number": "LS-1"}).status_code == 400
+    assert requests == ["BatchGetItem"]
+
+
+def test_a_note_with_empties_and_a_substitute_takes_no_request_more(shop, requests):
+    """The deposit types its empties name are read with the rest of what it is checked against (one BatchGetItem);
+    the balances, the statement record and the substitute's pinned revision join the one transaction."""
+    from .note_support import CRATE, bottled
+
+    bottled(shop)
+    delivery = place(shop, [{"id": "lager", "count": 2, "bundle": CRATE}])
+    body = {
+        "number": "LS-1",
+        "substitutions": [{"for": "lager", "id": "helles", "count": 1, "bundle": CRATE}],
+        "empties": [{"id": "crate", "count": 2}],
+    }
+    with requests:
+        response = shop.post(f"/deliveries/{delivery['id']}/delivery-note", body)
+        assert response.status_code == 200, response.data
+    assert requests == ["BatchGetItem", "BatchGetItem", "TransactWriteItems"]

@@ -70,7 +70,16 @@ def test_a_customer_reads_table_fields_first_then_the_profile(api):
     api.put("/customers/c1", body)
     api.patch("/customers/c1", {"dates_with_no_delivery": ["2026-12-24"], "price_group": "gold"})
     customer = json.loads(api.get("/customers/c1").body)
-    assert keys(customer) == ["id", "name", "price_group", "dates_with_no_delivery", "company", "address", "contact"]
+    assert keys(customer) == [
+        "id",
+        "name",
+        "price_group",
+        "dates_with_no_delivery",
+        "company",
+        "address",
+        "contact",
+        "substitutions",  # decisions §18: after the interface's fields (and the profile)
+    ]
     assert keys(customer["address"]) == ["address1", "zip", "city", "country"]
     assert keys(customer["contact"]) == ["name", "email"]
 

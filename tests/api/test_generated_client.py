@@ -64,6 +64,9 @@ def _module(name):
     return importlib.import_module(f"supplier_client.{name}")
 
 
+PHOTO = "https://photos.example/ls-17.jpg"
+
+
 def test_a_whole_order_flow_through_the_generated_client(generated, base_url):
     models = _module("models")
     api = lambda name: _module(f"api.{name}")  # noqa: E731
@@ -80,7 +83,7 @@ def test_a_whole_order_flow_through_the_generated_client(generated, base_url):
     customer = api("customers.put_customer").sync(
         "aurora", client=supplier, body=models.CustomerProfile.from_dict(CUSTOMER)
     )
-    assert customer.to_dict() == {"id": "aurora", **CUSTOMER}
+    assert customer.to_dict() == {"id": "aurora", **CUSTOMER, "substitutions": "ALLOWED"}
     webhook = api("webhooks.put_webhook_settings").sync(client=supplier, body=models.WebhookSettings.from_dict(WEBHOOK))
     assert webhook.signing_secret.startswith("whsec_")
     settings = api("account.patch_delivery_settings").sync(
@@ -114,6 +117,18 @@ def test_a_whole_order_flow_through_the_generated_client(generated, base_url):
     assert csv.status_code == 200
     assert csv.headers["content-type"] == "text/csv; charset=iso-8859-1"
     assert csv.content.decode("latin1").startswith("Delivery ID,Type,Customer ID")
+
+    # The driver's delivery note (decisions §18): one crate short, with a photo; the delivery is DELIVERED.
+    noted = api("deliveries.give_delivery_note").sync(
+        str(delivery.id),
+        client=supplier,
+        body=models.DeliveryNoteBody.from_dict(
+            {"number": "LS-17", "items": [{"id": "cola-1-5", "count": 1}], "proof": {"photo_urls": [PHOTO]}}
+        ),
+    )
+    assert noted.status.value == "DELIVERED"
+    assert (noted.delivery_note.items[0].confirmed, noted.delivery_note.items[0].count) == (2, 1)
+    assert noted.delivery_note.proof.photo_urls == [PHOTO]
 
     events = api("webhooks.list_webhook_deliveries").sync(client=supplier)
     assert [e.type_ for e in events.webhook_deliveries] == ["request-delivery"]

@@ -22,8 +22,26 @@ def paths(call, *args):
 
 def test_profile_sets_the_given_fields_and_removes_the_rest():
     assert validate_profile({"name": " Bar ", "company": "Bar Oy"}, "b1") == Changes(
-        set={"name": "Bar", "company": "Bar Oy", "id": "b1"}, remove=("address", "contact")
+        set={"name": "Bar", "company": "Bar Oy", "id": "b1"}, remove=("address", "contact", "substitutions")
     )
+
+
+def test_a_put_sets_the_substitution_policy_it_names_and_without_it_the_default_again():
+    """decisions §18: a PUT without `substitutions` means ALLOWED (the field is removed, read as the default)."""
+    assert validate_profile({"name": "Bar", "substitutions": "NOT_ALLOWED"}, "b1").set["substitutions"] == "NOT_ALLOWED"
+    assert "substitutions" in validate_profile({"name": "Bar"}, "b1").remove
+
+
+def test_a_patch_sets_the_substitution_policy_and_never_clears_it():
+    assert validate_settings_patch({"substitutions": "NOT_ALLOWED"}) == Changes(
+        set={"substitutions": "NOT_ALLOWED"}, remove=()
+    )
+    with pytest.raises(ValidationFailed) as refused:
+        validate_settings_patch({"substitutions": None})
+    assert [(e.path, e.message) for e in refused.value.errors] == [("substitutions", "cannot be null")]
+    with pytest.raises(ValidationFailed) as refused:
+        validate_settings_patch({"substitutions": "SOMETIMES"})
+    assert [e.path for e in refused.value.errors] == ["substitutions"]
 
 
 def test_settings_patch_sets_values_and_removes_nulls():

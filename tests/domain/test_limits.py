@@ -30,6 +30,7 @@ def test_a_page_of_the_largest_customers_stays_under_5_mib():
         "delivery_days": {str(d): {"lead_days": 365, "cutoff": "23:59"} for d in range(7)},
         "delivery_date_overrides": {day: {"lead_days": 365, "cutoff": "23:59"} for day in days},
         "dates_with_no_delivery": days,
+        "substitutions": "NOT_ALLOWED",
     }
     Customer.model_validate(customer)  # every field within its limit
 
@@ -63,3 +64,25 @@ def test_one_request_body_limit_for_requests_and_event_bodies():
 
     assert bodies.MAX_BODY_BYTES is limits.MAX_BODY_BYTES is event_policy.MAX_BODY_BYTES
     assert bodies.limit_for("/products") == limits.MAX_BODY_BYTES == 1024 * 1024
+
+
+def test_the_delivery_in_full_with_its_note_and_ten_claims_fits_an_event_body():
+    """decisions §18: the largest note beside the largest responses and amendments, and room for ten of the largest
+    claims with their answers; no limit of §8, §15 or §16 lowered for it."""
+    assert (limits.ORDER_ITEMS_BYTES, limits.AMENDMENTS_BYTES, limits.AMENDMENTS) == (250_000, 60_000, 20)
+    assert (limits.OPEN_RESPONSES, limits.OPEN_DELIVERY_BYTES, limits.EMPTIES_BYTES) == (100, 27_404, 7_000)
+    widest_entry = {"id": "d" * 64, "name": WORST * 64, "price": limits.DEPOSIT_PRICE, "count": 10**15}
+    assert size_in_bytes(widest_entry) <= limits.DEPOSIT_ENTRY_BYTES
+    in_full = (
+        limits.LISTED_BYTES  # the summary with its integration state
+        + limits.ORDER_ITEMS_BYTES
+        + limits.AMENDMENTS_BYTES
+        + limits.DEPOSIT_TYPES * limits.DEPOSIT_ENTRY_BYTES
+        + limits.EMPTIES_BYTES
+        + limits.NOTE_BYTES
+        + limits.CLAIMS * (limits.CLAIM_BYTES + limits.CLAIM_ANSWER_BYTES)
+    )
+    assert in_full <= limits.FULL_DELIVERY_BYTES < limits.MAX_BODY_BYTES - 100_000
+    dynamodb_item = 400 * 1024
+    assert limits.ORDER_ITEMS_BYTES + limits.AMENDMENTS_BYTES + limits.NOTE_BYTES + 5_000 < dynamodb_item
+    assert limits.CLAIMS * (limits.CLAIM_BYTES + limits.CLAIM_ANSWER_BYTES) + 5_000 < dynamodb_item

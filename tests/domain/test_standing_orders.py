@@ -9,6 +9,7 @@ from chalicelib.domain import schedule
 from chalicelib.domain import standing_calendar as calendar
 from chalicelib.domain import standing_orders as rules
 from chalicelib.domain.errors import ValidationFailed
+from chalicelib.domain.timestamps import local_iso
 
 UTC = dt.timezone.utc
 HELSINKI = ZoneInfo("Europe/Helsinki")
@@ -114,8 +115,8 @@ def test_the_placing_moment_keeps_the_local_time_across_a_daylight_saving_change
     cutoff, moment = monday.cutoff(D(2026, 3, 31)), monday.place_at(D(2026, 3, 31))
     assert moment.isoformat() == "2026-03-27T14:00:00+02:00"
     assert cutoff.replace(second=0).astimezone(UTC) - moment.astimezone(UTC) == dt.timedelta(hours=71)
-    assert calendar.local_iso(moment, "Europe/Helsinki") == "2026-03-27T14:00:00+02:00"
-    assert calendar.local_iso(cutoff, "Europe/Helsinki") == "2026-03-30T14:00:59+03:00"
+    assert local_iso(moment, "Europe/Helsinki") == "2026-03-27T14:00:00+02:00"
+    assert local_iso(cutoff, "Europe/Helsinki") == "2026-03-30T14:00:59+03:00"
 
 
 BERLIN_GAP = {"timezone": "Europe/Berlin", "delivery_days": {"0": {"lead_days": 0, "cutoff": "02:30"}}}

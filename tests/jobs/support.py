@@ -7,7 +7,7 @@ import pytest
 from chalicelib.domain.feed import LEGACY_TWINS, Change
 from chalicelib.service import delivery_writing
 from chalicelib.service import webhooks as webhook_settings
-from chalicelib.store import deliveries, events, feed, keys, table
+from chalicelib.store import deliveries, events, feed, keys, outbox_accounts, table
 
 T0 = dt.datetime(2025, 3, 3, 9, 0, tzinfo=dt.timezone.utc)
 
@@ -72,6 +72,11 @@ def stored(event: dict) -> dict:
 
 def configure(account="acme", **settings) -> dict:
     return webhook_settings.put_settings(account, settings)
+
+
+def park(account: str, until: dt.datetime, reason: str) -> None:
+    """Park the account as a failed attempt does (its record commits the lane with it)."""
+    table.client().put_item(**outbox_accounts.parking(account, until, reason).item["Put"])
 
 
 def write_events(account: str, count: int, now=T0) -> list[dict]:

@@ -11,10 +11,10 @@ from chalicelib.adapters import outbound
 from chalicelib.domain.feed import product_change
 from chalicelib.service import clock
 from chalicelib.service import event_sending as sending
-from chalicelib.store import event_attempts, events, outbox_accounts
+from chalicelib.store import event_attempts, events
 from tests.transactions import record_changes
 
-from .support import T0, configure, dispatch_at, write_event, write_events
+from .support import T0, configure, dispatch_at, park, write_event, write_events
 
 pytestmark = pytest.mark.usefixtures("accounts_ready", "fake_clock")
 
@@ -70,7 +70,7 @@ def test_first_attempts_go_in_sequence_order_when_the_backlog_is_larger_than_one
 def test_a_parked_accounts_resends_keep_to_the_turns_cap_and_deadline():
     configure(url="https://erp.example.com/hook")
     queued = [event_attempts.queue_resend(event, T0) for event in write_events("acme", 30, now=T0)]
-    outbox_accounts.park("acme", T0 + dt.timedelta(hours=1), "the receiver answered 500")
+    park("acme", T0 + dt.timedelta(hours=1), "the receiver answered 500")
     receiver = Receiver()
     dispatch_at(T0 + dt.timedelta(seconds=1), transport=receiver)
     assert len(receiver.bodies) == sending.PER_TURN and len(queued) == 30

@@ -14,9 +14,9 @@ from chalicelib.domain.timestamps import iso
 from chalicelib.jobs import event_lanes as dispatcher
 from chalicelib.service import clock
 from chalicelib.service import event_sending as sending
-from chalicelib.store import event_attempts, events, outbox_accounts, table
+from chalicelib.store import event_attempts, events, table
 
-from .support import T0, configure, delivery, dispatch_at, stored, write_event, write_events
+from .support import T0, configure, delivery, dispatch_at, park, stored, write_event, write_events
 
 pytestmark = pytest.mark.usefixtures("accounts_ready", "fake_clock")
 
@@ -354,7 +354,7 @@ def test_events_parked_for_24_hours_fail_with_the_receivers_last_error(receivers
     failing.expect_request("/hook").respond_with_data("down", status=503)
     configure("other", url=failing.url_for("/hook"))
     waiting = write_event("other", data=delivery(2), now=T0)
-    outbox_accounts.park("other", T0 + dt.timedelta(hours=40), "the receiver answered 503")
+    park("other", T0 + dt.timedelta(hours=40), "the receiver answered 503")
 
     assert dispatch_at(T0 + dt.timedelta(hours=23, minutes=59))["held_back"] == 1
     assert stored(waiting)["next_attempt_at"] == iso(T0 + dt.timedelta(hours=40))

@@ -38,8 +38,9 @@ def _fits(delivery_id: int, body: dict) -> bool:
     return valid(lambda: amend(stored.delivery, stored.deposit_basis, parse(AmendmentBody, body), context, NOW))
 
 
-def test_twenty_amendments_at_their_byte_bound_on_the_largest_order(api):
-    delivery = largest_order(api)
+def amended_to_the_bound(api, delivery: dict) -> tuple[dict, int]:
+    """The largest order amended 20 times, the records at their byte bound, each with an Idempotency-Key whose record
+    holds the whole delivery: the delivery after the 20th, and the length of its message."""
     delivery_id = delivery["id"]
     _comments["text"] = delivery["request"]["items"][0]["message"]  # kept lines keep their comments as they are
     path = f"/customer/deliveries/{delivery_id}/amendments"
@@ -58,7 +59,14 @@ def test_twenty_amendments_at_their_byte_bound_on_the_largest_order(api):
     assert (refused.status_code, [e["path"] for e in refused.data["errors"]]) == (400, ["items"])
     response = api.post(path, _body(100, last), token=CUSTOMER_TOKEN, headers={"Idempotency-Key": "amend-20"})
     assert response.status_code == 200, response.data
-    full = response.data
+    return response.data, last
+
+
+def test_twenty_amendments_at_their_byte_bound_on_the_largest_order(api):
+    delivery = largest_order(api)
+    delivery_id = delivery["id"]
+    path = f"/customer/deliveries/{delivery_id}/amendments"
+    full, last = amended_to_the_bound(api, delivery)
     assert len(full["amendments"]) == limits.AMENDMENTS
     assert limits.AMENDMENTS_BYTES - 200 < size_in_bytes(full["amendments"]) <= limits.AMENDMENTS_BYTES
     assert limits.ORDER_ITEMS_BYTES - 10_000 < size_in_bytes(full["request"]["items"]) <= limits.ORDER_ITEMS_BYTES

@@ -66,6 +66,29 @@ def test_a_read_of_the_summary_after_an_amendment_and_the_items_before_it_is_rea
     assert [r["sequence"] for r in delivery["amendments"]] == [1]
 
 
+def test_a_read_of_the_summary_after_a_delivery_note_and_the_items_before_it_is_read_again(engine, monkeypatch):
+    """The note is kept on the items item: a read that pairs the DELIVERED summary with the items item from before
+    the note would show a delivered delivery without its note; it reads again, consistently (decisions §16, §18)."""
+    from chalicelib.service import delivery_notes
+    from chalicelib.store import keys
+
+    delivery_id = placed_delivery(scheduled=DATE)
+    before = batch.get_items([keys.delivery_items_key(ACCOUNT, delivery_id)], consistent=True)
+    delivery_notes.deliver(ACCOUNT, str(delivery_id), {"number": "LS-1"})
+    original, calls = batch.get_items, []
+
+    def one_item_behind(found_keys, consistent=False, **kwargs):
+        calls.append(consistent)
+        found = original(found_keys, consistent=consistent, **kwargs)
+        return {**found, **before} if len(calls) == 1 else found
+
+    monkeypatch.setattr(batch, "get_items", one_item_behind)
+    delivery, tag = delivery_reads.get_versioned(ACCOUNT, str(delivery_id))
+    assert calls == [False, True]
+    assert tag == f"{delivery_id}-1"
+    assert delivery["status"] == "DELIVERED" and delivery["delivery_note"]["number"] == "LS-1"
+
+
 def test_a_delivery_read_whole_is_one_version_from_the_start(engine):
     delivery_id = placed_delivery(scheduled=DATE)
     delivery, tag = delivery_reads.get_versioned(ACCOUNT, str(delivery_id))

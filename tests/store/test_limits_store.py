@@ -261,8 +261,10 @@ def _delivery_only(delivery: dict) -> dict:
 
 
 def _summary(delivery: dict) -> dict:
-    delivery = _delivery_only(delivery)
-    return {**delivery, "request": {k: v for k, v in delivery["request"].items() if k != "items"}}
+    """The delivery as lists show it: without its items and what only single reads show (amendments, the note)."""
+    from chalicelib.domain.delivery_summary import without_items
+
+    return without_items(_delivery_only(delivery))
 
 
 # 4,000 + 720 bytes of text: near limits.INTEGRATION_BYTES.

@@ -74,6 +74,18 @@ const integration = await supplier.PUT("/deliveries/{delivery_id}/integration", 
 });
 check(integration.data?.status === "IMPORTED" && integration.data.reference === "ERP-88213", "integration", integration.error);
 
+// The driver's delivery note: one crate short, with a photo of the signed paper (the delivery becomes DELIVERED)
+const noted = await supplier.POST("/deliveries/{delivery_id}/delivery-note", {
+  params: { path: { delivery_id: delivery.id }, header: { "Idempotency-Key": "note-0001" } },
+  body: {
+    number: "LS-17",
+    items: [{ id: delivery.request.items[0].id, count: 1, reason: "OUT_OF_STOCK" }],
+    proof: { received_by: "Anna", photo_urls: ["https://photos.example/ls-17.jpg"] },
+  },
+});
+const line = noted.data?.delivery_note?.items[0];
+check(noted.data?.status === "DELIVERED" && line?.confirmed === 2 && line.count === 1, "note", noted.error);
+
 // The change feed from the start, with data
 const changes = await supplier.GET("/changes", { params: { query: { after: 0, limit: 1000, include: "data" } } });
 check(changes.data !== undefined, "changes", changes.error);
