@@ -129,8 +129,14 @@ def test_a_chunk_creates_the_categories_its_products_need_and_counts_them_once(e
     job = claimed(engine, rows=[[0], [1], [2]])
     beer = ("beer", "Beer")
     rows = [created(sample_product(p, category="beer"), new_category=beer) for p in ("b1", "b2")]
+    # An account without its count of categories yet (decisions §4): the chunk writes nothing and is evaluated
+    # again, and the evaluation (categories.held, when a row needs a new category) keeps the count.
+    assert importing.commit_chunk(job, rows + [import_chunks.ChunkRow("invalid", [])], NOW) == outcomes.Stale()
+    assert categories.get(ACCOUNT, "beer") is None and import_items.get(ACCOUNT, job.id)["next_row"] == 0
+    assert categories.held(ACCOUNT) == 0
     outcome = importing.commit_chunk(job, rows + [import_chunks.ChunkRow("invalid", [])], NOW)
     assert isinstance(outcome, import_chunks.Committed) and outcome.rows == 3
+    assert categories.held(ACCOUNT) == 1
     assert categories.get(ACCOUNT, "beer") == {"id": "beer", "name": "Beer"}
     record = import_items.get(ACCOUNT, job.id)
     assert (record["created"], record["categories_created"]) == (2, 1)
