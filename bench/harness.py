@@ -34,7 +34,7 @@ def attach(client, recount_transactions: bool = False, part_of=None) -> Meter:
     meter = Meter(recounting=recount_transactions)
     recount = capacity.Recount(client) if recount_transactions else None
     local = threading.local()  # the call under way on this thread (the client is shared)
-    lock = threading.Lock()
+    lock = threading.Lock()  # calls made from several threads at once (the standing-order job's turns) all count
 
     def ask_for_capacity(params, model, **_):
         if "ReturnConsumedCapacity" in model.input_shape.members:

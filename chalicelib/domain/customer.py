@@ -7,9 +7,7 @@ fields to remove (`null` clears), so the store can apply them in one conditional
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Annotated, Any
-from zoneinfo import available_timezones
 
 from pydantic import AfterValidator, BaseModel, Field, Strict
 
@@ -27,6 +25,7 @@ from .common import (
     parse,
 )
 from .scaled_pricing import PriceGroupName
+from .schedule import TIME_ZONE_RULE, is_time_zone
 from .values import SUBSTITUTIONS, SubstitutionPolicy, literal
 
 # ISO 3166-1 alpha-2: the officially assigned codes, plus XK (Kosovo), user-assigned but in common use.
@@ -146,15 +145,9 @@ class CustomerToken(Shape):
     customer_id: Identifier
 
 
-@lru_cache(maxsize=1)
-def _time_zones() -> frozenset[str]:
-    return frozenset(available_timezones())
-
-
 def _time_zone(value: str) -> str:
-    # A set lookup, so junk such as "../../etc/passwd" never reaches the zoneinfo file loader.
-    if value not in _time_zones():
-        raise ValueError("must be an IANA time zone name, such as Europe/Helsinki or UTC")
+    if not is_time_zone(value):
+        raise ValueError(TIME_ZONE_RULE)
     return value
 
 

@@ -3,6 +3,8 @@ that reading the settings imports no pydantic."""
 
 from .claim_status import DEFAULT_WINDOW_HOURS
 
+DEFAULT_TIMEZONE = "UTC"  # of an account made before its zone was stored (decisions §7: else UTC)
+
 
 def default_delivery_settings(timezone: str) -> dict:
     return {

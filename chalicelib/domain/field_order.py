@@ -105,8 +105,7 @@ CUSTOMER = Record(
         "price_group",
         "delivery_days",
         "delivery_date_overrides",
-        "dates_with_no_delivery",
-        # extension: the profile of PUT /customers/:id
+        "dates_with_no_delivery",  # then the extension: the profile of PUT /customers/:id
         "company",
         "address",
         "contact",
@@ -316,7 +315,10 @@ STANDING_ORDER = Record(
         "user": USER,
     },
 )
-OCCURRENCE = Record(("date", "status", "place_at", "delivery_ids", "errors"), {"errors": Record(("path", "message"))})
+OCCURRENCE = Record(
+    ("date", "status", "place_at", "delivery_ids", "left_out", "errors"),
+    {"left_out": Record(("id", "reason")), "errors": Record(("path", "message"))},
+)
 
 
 def page(name: str, item: Order) -> Record:

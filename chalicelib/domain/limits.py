@@ -51,6 +51,8 @@ CUSTOM_PROPERTIES_BYTES = 20_000  # all custom_properties of a product together
 # both of these full is about 41,000 bytes, within LISTED_BYTES for the customer list.
 DATED_RULES = 500  # entries of delivery_date_overrides, and of dates_with_no_delivery
 
+CATEGORIES = 1_000  # per account (decisions §4): GET /categories answers them all on one page (about 200 KB at most)
+
 # Deposits and empties (decisions §15).
 DEPOSIT_TYPES = 200  # per account: all of them live in one item (store/deposits.py), 200 x ~450 bytes at most
 DEPOSIT_PRICE = 100_000  # cents

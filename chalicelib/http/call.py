@@ -36,6 +36,6 @@ class Call:
         """The query parameters, to parse with http/params.py."""
         return self.request.query_params or {}
 
-    def page(self) -> tuple[int, str | None]:
-        """limit and cursor, as decisions §4 fixes them (params.page)."""
-        return params.page(self.queries)
+    def page(self, sizes: tuple[int, int] | None = None) -> tuple[int, str | None]:
+        """limit and cursor, as decisions §4 fixes them (params.page); `sizes`: a list's own (default, largest)."""
+        return params.page(self.queries, *(sizes or ()))

@@ -96,6 +96,16 @@ PAGING_PARAMETERS = [
     },
 ]
 
+
+def _paging(paged: bool | tuple[int, int]) -> list[dict]:
+    """The paging parameters, with a list's own default and largest `limit` when it has them."""
+    if paged is True:
+        return PAGING_PARAMETERS
+    default, most = paged
+    limit = {**PAGING_PARAMETERS[0], "schema": {**PAGING_PARAMETERS[0]["schema"], "maximum": most, "default": default}}
+    return [limit, *PAGING_PARAMETERS[1:]]
+
+
 # Path parameters typed as the ids they name, so a generated client passes back what the API answered (a
 # delivery's id is a number). A value outside these still reaches the route, which answers 404 as before.
 ID_SCHEMA = {"type": "string", "minLength": 1, "maxLength": ID_MAX_LENGTH, "pattern": ID_PATTERN}
@@ -204,7 +214,7 @@ def _parameters(operation: Operation, versioned: set[str]) -> list[dict]:
         for name in PATH_PARAMETER.findall(operation.path)
     ]
     if operation.paged:
-        found += PAGING_PARAMETERS
+        found += _paging(operation.paged)
     paging = {p["name"] for p in PAGING_PARAMETERS} if operation.paged else set()
     own = OPERATION_QUERY_PARAMETERS.get(operation.name, {})
     found += [

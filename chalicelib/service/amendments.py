@@ -12,7 +12,7 @@ from ..domain.common import parse
 from ..domain.errors import Busy
 from ..domain.feed import ChangeType, delivery_change
 from ..domain.rendering import json_text
-from ..store import deliveries, delivery_amendments, outcomes, products
+from ..store import deliveries, delivery_amendments, delivery_writes, outcomes, products
 from ..store import deposits as deposit_store
 from . import clock, delivery_reads, delivery_writing
 from .deliveries import KEPT_CHANGING, _attempts, _repended, again_after, require_version
@@ -35,7 +35,9 @@ def amend(
     require_version(stored, if_match)
     amendments.check_amendable(stored.delivery)  # before reading the catalogue: a final delivery reads nothing more
     product_ids = [item.id for item in body.items]
-    context = load_context(account, customer_id, product_ids)
+    # The order's own lines too: an ACCEPTED delivery is amended only before their cutoff (decisions §16).
+    read_ids = list(dict.fromkeys(product_ids + [item["id"] for item in stored.delivery["request"].get("items") or ()]))
+    context = load_context(account, customer_id, read_ids)
     guards = new_empties_check(account, body.empties, stored.delivery, stored.deposit_basis)
     for attempt in _attempts():
         require_version(stored, if_match)
@@ -49,9 +51,11 @@ def amend(
             changed, stored.version + 1, integration.state, integration.since, result.basis
         )
         claim = idempotency.completion(delivery_reads.customer_view(written)) if idempotency is not None else None
-        # Products whose packaging charges deposits must be as read when it commits (§15's delete guard).
+        # Products whose packaging charges deposits must be as read when it commits (§15's delete guard); those first
+        # ordered now are marked used in the same write, so they can no longer be deleted (§5).
         pinned = pinned_products(context, product_ids)
-        checks = [products.unchanged_check(account, pid, revision) for pid, revision in pinned.items()]
+        used = [delivery_writes.marking_used(account, pid, pinned.get(pid)) for pid in result.added]
+        checks = [products.unchanged_check(account, pid, rev) for pid, rev in pinned.items() if pid not in result.added]
         outcome = delivery_writing.change(
             account,
             changed,
@@ -60,15 +64,18 @@ def amend(
             claim,
             changes=[delivery_change(ChangeType.DELIVERY_AMENDED, changed)],
             now=now,
-            also=[delivery_amendments.replacing_items(account, changed), *guards, *checks],
-            extra={deliveries.DEPOSIT_BASIS: json_text(result.basis)},
+            also=[delivery_amendments.replacing_items(account, changed, stored.version + 1), *guards, *checks, *used],
+            extra={
+                deliveries.DEPOSIT_BASIS: json_text(result.basis),
+                **deliveries.items_attributes(stored.version + 1),
+            },
         )
         if outcome is None:
             return delivery_reads.customer_view(written)
         if isinstance(outcome, deposit_store.Unusable):
             raise empties_refused(account, body.empties)
-        if isinstance(outcome, outcomes.Changed):  # planned again from the catalogue as it is now
-            context = load_context(account, customer_id, product_ids, consistent=True)
+        if isinstance(outcome, (outcomes.Changed, outcomes.ProductsGone)):  # planned again from the catalogue as it is
+            context = load_context(account, customer_id, read_ids, consistent=True)
             continue
         stored = again_after(account, stored, outcome, attempt)
     raise Busy(KEPT_CHANGING)

@@ -80,6 +80,6 @@ def event_body(event: dict) -> str | None:
     else:  # the entry's resource, id and customer_id: what a `*.deleted` event (data null) is about
         entry = {"resource": event["resource"], "id": event["resource_id"]}
         entry.update({name: event[name] for name in ("customer_id", "date") if event.get(name) is not None})
-        body.update({name: entry[name] for name in ("resource", "id", "customer_id") if name in entry})
+        body.update({name: entry[name] for name in ("resource", "id", "customer_id", "date") if name in entry})
         body["data"] = _travels(entry, feed_data.current(event["account"], [entry])[0])
     return json_text(body)

@@ -60,7 +60,8 @@ def _repended(stored: deliveries.StoredDelivery, now) -> deliveries.IntegrationW
 class Written:
     """What one attempt of a change writes: the delivery, its deposit basis (stored again when it changes), more
     operations of the same write (a note's record beside the items, a substitute's product pinned as read, a claim's
-    items), and attributes its summary keeps beside the document (`summary`: which version wrote the claims)."""
+    items), and attributes the summary's update sets too (`summary`: which version wrote the items item, the
+    claims)."""
 
     delivery: dict
     basis: dict | None
@@ -105,7 +106,6 @@ def _change(
         claim = idempotency.completion(view(written)) if idempotency is not None else None
         # One entry for the whole change, a re-pended integration state included (decisions §13).
         recorded = entries(changed) if entries is not None else [delivery_change(change_type, changed, by=by)]
-        extra = {deliveries.DEPOSIT_BASIS: json_text(step.basis)} if step.basis != stored.deposit_basis else {}
         outcome = delivery_writing.change(
             account,
             changed,
@@ -115,7 +115,7 @@ def _change(
             changes=recorded,
             now=now,
             also=_balances_moved(account, stored.delivery, changed, now) + list(guards) + list(step.also),
-            extra={**extra, **(step.summary or {})} or None,
+            extra=_summary_attributes(step, stored),
         )
         if outcome is None:
             return view(written)
@@ -126,6 +126,11 @@ def _change(
             continue
         stored = again_after(account, stored, outcome, attempt)
     raise Busy(KEPT_CHANGING)
+
+
+def _summary_attributes(step: Written, stored: deliveries.StoredDelivery) -> dict | None:
+    basis = {deliveries.DEPOSIT_BASIS: json_text(step.basis)} if step.basis != stored.deposit_basis else {}
+    return {**basis, **(step.summary or {})} or None
 
 
 def _as_it_was(change: Callable[[dict, object], dict]) -> Callable[[deliveries.StoredDelivery, object], Written]:
@@ -175,10 +180,50 @@ def _back_off(attempt: int) -> None:
 def respond(
     account: str, delivery_id: str, data, idempotency: IdempotencyClaim | None = None, if_match: str | None = None
 ) -> dict:
-    """Append a supplier response and move the status per decisions §8; the delivery in full."""
+    """Append a supplier response and move the status per decisions §8; the delivery in full. Its items and empties
+    are checked against the delivery as it stands when the response is written: after a lost race (an amendment
+    that changed the lines), against what won."""
     body = delivery.parse_response(data)
     stored = _read(account, delivery_id, consistent=True)
     require_version(stored, if_match)
+    checked: dict[int, tuple] = {}
+
+    def checked_against(current: deliveries.StoredDelivery) -> tuple:
+        if current.version not in checked:
+            checked[current.version] = _response_checked(account, body, current)
+        return checked[current.version]
+
+    checked_against(stored)  # every field problem at once before anything else (decisions §3)
+    from . import substitutes as substitute_reads
+
+    substitutes = substitute_reads.read(account, stored.delivery, body.substitutions)
+    scheduled = dump(body.scheduled) if body.scheduled is not None else None
+
+    def step(current: deliveries.StoredDelivery, now) -> Written:
+        # Items, empties and substitutes are checked against the delivery as it is now: another change may have
+        # won the race (§16).
+        items, empties, guards = checked_against(current)
+        substituted = substitutes.shown(current.delivery, current.deposit_basis, scheduled)
+        response = delivery.build_response(body, items, now, empties, substituted)
+        basis = substitutes.basis(current.deposit_basis)
+        return Written(delivery.respond(current.delivery, response), basis, (*guards, *substitutes.checks()))
+
+    return _change(
+        account,
+        stored,
+        step,
+        RESPONSE_CHANGE[body.type],
+        idempotency=idempotency,
+        view=_supplier_view,
+        if_match=if_match,
+        empties=body.empties,
+        read_again=substitutes.read_again,
+    )
+
+
+def _response_checked(account: str, body, stored: deliveries.StoredDelivery) -> tuple[list | None, list | None, list]:
+    """A response's items and empties as the delivery `stored` takes them, and the guard its new empties need in the
+    write; ValidationFailed naming every problem."""
     items, empties, errors = None, None, []
     try:
         items = delivery.response_items(body, stored.delivery["request"]["items"])
@@ -195,32 +240,9 @@ def respond(
         errors += failed.errors
     if errors:  # every field problem at once (decisions §3)
         raise ValidationFailed(errors)
-    from . import substitutes as substitute_reads
     from .deposits import new_empties_check
 
-    guards = new_empties_check(account, body.empties, stored.delivery, stored.deposit_basis)
-    substitutes = substitute_reads.read(account, stored.delivery, body.substitutions)
-    scheduled = dump(body.scheduled) if body.scheduled is not None else None
-
-    def step(current: deliveries.StoredDelivery, now) -> Written:
-        # Substitutes are checked against the delivery as it is now: another change may have won the race (§16).
-        substituted = substitutes.shown(current.delivery, current.deposit_basis, scheduled)
-        response = delivery.build_response(body, items, now, empties, substituted)
-        basis = substitutes.basis(current.deposit_basis)
-        return Written(delivery.respond(current.delivery, response), basis, tuple(substitutes.checks()))
-
-    return _change(
-        account,
-        stored,
-        step,
-        RESPONSE_CHANGE[body.type],
-        idempotency=idempotency,
-        view=_supplier_view,
-        if_match=if_match,
-        guards=guards,
-        empties=body.empties,
-        read_again=substitutes.read_again,
-    )
+    return items, empties, new_empties_check(account, body.empties, stored.delivery, stored.deposit_basis)
 
 
 def collected(account: str, body, known: dict, usable: dict | None = None) -> list[dict] | None:

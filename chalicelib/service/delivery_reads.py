@@ -40,9 +40,10 @@ def customer_view(stored: deliveries.StoredDelivery) -> dict:
 
 
 def revision(stored: deliveries.StoredDelivery) -> str:
-    """The delivery's version as its ETag names it (decisions §16): the id and the version counter every change
-    bumps, both on the item already read, so an ETag costs no request."""
-    return f"{stored.delivery['id']}-{stored.version}"
+    """The delivery's version as its ETag names it (decisions §16): the id and the revision every change that both
+    parties' reads show moves (not the integration state, which only the supplier sees), both on the item already
+    read, so an ETag costs no request."""
+    return f"{stored.delivery['id']}-{stored.shown_version}"
 
 
 def get_delivery(account: str, delivery_id: str, customer_id: str | None = None) -> dict:

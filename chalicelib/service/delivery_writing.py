@@ -33,12 +33,15 @@ def place(
     bases: list[dict | None] | None = None,
     guards: list[Operation] = (),
     pinned: dict[str, str] | None = None,
+    used_already: frozenset = frozenset(),
 ) -> outcomes.Refusal | None:
     """Create the deliveries of one order, in one transaction with the "used" flags of their products, the
     integration counts, the Idempotency-Key answer (`claim`, a store/idempotency Completion) and their feed entries
     (which make their events); None when written, else ProductsGone, Stale, Unusable, LostClaim, TooLarge or
     Contended."""
-    operations = delivery_writes.placing(account, deliveries, used_products, integration, bases=bases, pinned=pinned)
+    operations = delivery_writes.placing(
+        account, deliveries, used_products, integration, bases=bases, pinned=pinned, used_already=used_already
+    )
     with unit_of_work(account, now) as uow:
         uow.add(*operations, *guards)
         uow.record(*changes)

@@ -150,14 +150,20 @@ def _balances_keys(account: str, customer_id: str) -> list[Key]:
 
 
 def _standing_order_reads(account, entry):
-    if entry.get("date"):  # standing-order.failed: the date as its occurrence shows it (decisions §17)
-        return [keys.standing_failed_key(account, entry["customer_id"], entry["id"], entry["date"])]
-    return [keys.standing_order_key(account, entry["customer_id"], entry["id"])]
+    """The standing order's item, which all its changes are marked on; for standing-order.failed, beside it the date
+    as its occurrence showed it (decisions §17), which the entry's data is."""
+    standing = keys.standing_order_key(account, entry["customer_id"], entry["id"])
+    if entry.get("date"):
+        return [standing, keys.standing_failed_key(account, entry["customer_id"], entry["id"], entry["date"])]
+    return [standing]
+
+
+def _standing_order(entry, items):
+    return _data(entry, items[1:] if entry.get("date") else items)
 
 
 def _standing_order_item(account: str, change: Change) -> Key:
-    if change.date:
-        return keys.standing_failed_key(account, change.customer_id, change.id, change.date)
+    """standing-order.failed too: on the standing order's own item, so in order with its other changes."""
     return keys.standing_order_key(account, change.customer_id, change.id)
 
 
@@ -215,7 +221,7 @@ FEED_RESOURCES: dict[Resource, FeedResource] = {
         shown=_customer_deposits,
     ),
     Resource.STANDING_ORDER: FeedResource(
-        item=_standing_order_item, reads=_standing_order_reads, shown=_data, deleted=_standing_order_deleted
+        item=_standing_order_item, reads=_standing_order_reads, shown=_standing_order, deleted=_standing_order_deleted
     ),
     # A claim's changes are marked on its own worklist entry; its data is its delivery as the supplier's GET shows it.
     Resource.CLAIM: FeedResource(

@@ -60,6 +60,11 @@ class LostLease(Refusal):
 
 
 @dataclass(frozen=True)
+class Full(Refusal):
+    """A bounded collection holds as many as it may (a customer's standing orders, an account's categories)."""
+
+
+@dataclass(frozen=True)
 class NoCategory(Refusal):
     """The product names a category that does not exist."""
 

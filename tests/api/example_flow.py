@@ -241,7 +241,10 @@ def record_examples(api, monkeypatch) -> dict[str, dict]:
     call("GET", "/customers/aurora/standing-orders")
     call("GET", "/customers/aurora/standing-orders/weekly-cola")
     call("GET", "/customers/aurora/standing-orders/weekly-cola/occurrences?from=2026-11-30&to=2026-12-07")
+    call("PATCH", "/customers/aurora/standing-orders/weekly-cola", {"paused": True})
     call("DELETE", standing, status=204, **as_customer)
+    call("PUT", standing, STANDING_ORDER, **as_customer)
+    call("DELETE", "/customers/aurora/standing-orders/weekly-cola", status=204)
     call("GET", "/account/webhook-deliveries?limit=1")
     call("GET", "/account/integration")
     token_id = call.examples["create_customer_token"]["response"]["id"]

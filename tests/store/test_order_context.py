@@ -55,10 +55,10 @@ def test_load_reads_everything_in_one_request(stored):
 
 
 def test_missing_things_are_absent_and_settings_default(ddb, monkeypatch):
-    monkeypatch.setenv("TIMEZONE", "Europe/Helsinki")
+    monkeypatch.setenv("TIMEZONE", "Europe/Helsinki")  # never the process's zone: an account keeps its own (§7)
     context = order_context.load(ACCOUNT, "nobody", ["nothing"])
     assert context.settings == {
-        "timezone": "Europe/Helsinki",
+        "timezone": "UTC",
         "allow_delivery_comments": False,
         "allow_product_comments": False,
         "claim_window_hours": 72,
