@@ -14,7 +14,7 @@ import logging
 from dataclasses import dataclass
 
 from ..adapters import feed_queue
-from ..store import feed_numbering
+from ..store import feed_sequencer
 from ..store.feed_marks import Marked, marked_from
 from . import clock
 
@@ -93,7 +93,7 @@ def number_messages(messages: list[QueueMessage], deadline: dt.datetime) -> set[
 def _numbered(account: str, message: QueueMessage) -> bool:
     records = records_of(message)
     try:
-        outcome = feed_numbering.number(account, records)
+        outcome = feed_sequencer.number(account, records)
     except Exception:  # noqa: BLE001 - one account's failure is its own: logged, retried, never another's
         log.exception("numbering the feed of account %s failed (message %s)", account, message.id)
         return False

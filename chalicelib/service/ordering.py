@@ -14,9 +14,9 @@ from ..domain.feed import ChangeType, delivery_change
 from ..domain.ordering import plan_order
 from ..domain.product import deposits_named
 from ..domain.timestamps import iso
-from ..store import deliveries, order_context, outcomes
+from ..store import deliveries, delivery_writes, order_context, outcomes
 from ..store import deposits as deposit_store
-from . import clock, contention, delivery_writing
+from . import clock, contention, write_units
 from . import deposits as deposit_service
 from .idempotency import IdempotencyClaim
 
@@ -77,28 +77,21 @@ def _written(account: str, customer_id: str, body: OrderBody, idempotency, stand
     changes = [delivery_change(ChangeType.DELIVERY_REQUESTED, delivery) for delivery in placed]
     guards = deposit_store.usable_check(account, [empty.id for empty in body.empties or []])  # against a DELETE
     pinned = pinned_products(context, order.product_ids)
-    for attempt in contention.attempts(CONTENDED_ATTEMPTS, seconds=0):
-        # The worklist's `since` is the time of the attempt that commits (decisions §14: nothing behind a reader).
-        since = iso(now) if attempt == 0 else iso(clock.now())
-        requested = deliveries.IntegrationWrite(dict(integration.REQUESTED_STATE), since, counts)
-        outcome = delivery_writing.place(
-            account,
-            placed,
-            order.product_ids,
-            claim,
-            requested,
-            changes=changes,
-            now=now,
-            bases=bases,
-            guards=guards,
-            pinned=pinned,
+    moments = iter([now])  # the worklist's `since` is the time of the attempt that commits (decisions §14)
+
+    def attempt() -> outcomes.Refusal | None:
+        requested = deliveries.IntegrationWrite(
+            dict(integration.REQUESTED_STATE), iso(next(moments, None) or clock.now()), counts
         )
+        operations = delivery_writes.placing(account, placed, order.product_ids, requested, bases=bases, pinned=pinned)
+        outcome = write_units.commit(account, now, operations + list(guards), changes, claim)
         if isinstance(outcome, deposit_store.Unusable):
             raise deposit_service.empties_refused(account, body.empties)
-        if not isinstance(outcome, outcomes.Contended):
-            return outcome, answer, set(pinned)
-        contention.back_off(attempt)
-    raise Busy("many orders and changes of this account are being written at once; try again")
+        return outcome
+
+    busy = "many orders and changes of this account are being written at once; try again"
+    outcome = contention.retried(attempt, again=(outcomes.Contended,), minimum=CONTENDED_ATTEMPTS, seconds=0, busy=busy)
+    return outcome, answer, set(pinned)
 
 
 def place_order(
@@ -111,14 +104,20 @@ def place_order(
     """The deliveries created, in full; ValidationFailed with one error per problem. `standing_order`: the
     {id, date} a standing order's placing marks its deliveries with (decisions §17)."""
     body = parse(OrderBody, data)
-    for plan in range(PLAN_ATTEMPTS):
-        outcome, answer, pinned = _written(account, customer_id, body, idempotency, standing_order, plan > 0)
+    plans = iter([False])  # the first plan reads as a GET would; those after it, consistently
+
+    def plan() -> tuple | outcomes.Changed:
+        outcome, answer, pinned = _written(account, customer_id, body, idempotency, standing_order, next(plans, True))
         # A product whose packaging charges deposits changed between the read and the write (it may no longer name
         # a type being deleted, decisions §15): plan the order again from a consistent read.
-        if not (isinstance(outcome, outcomes.ProductsGone) and outcome.product_ids & pinned):
-            break
-    else:
-        raise Busy("the catalogue changed while the order was written; try again")
+        if isinstance(outcome, outcomes.ProductsGone) and outcome.product_ids & pinned:
+            return outcomes.Changed()
+        return outcome, answer, pinned
+
+    busy = "the catalogue changed while the order was written; try again"
+    outcome, answer, pinned = contention.retried(
+        plan, again=(outcomes.Changed,), minimum=PLAN_ATTEMPTS, seconds=0, busy=busy
+    )
     if outcome is None:
         return answer
     if isinstance(outcome, outcomes.ProductsGone):  # deleted between our read and our write
@@ -127,4 +126,4 @@ def place_order(
         raise ValidationFailed([FieldError(path, message) for path in paths])
     if isinstance(outcome, outcomes.Stale):  # the ids were just allocated to us: only a broken counter gets here
         raise Busy("the new delivery ids were taken; try again")
-    delivery_writing.raise_for(outcome)
+    contention.raise_for(outcome)

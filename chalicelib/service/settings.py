@@ -16,15 +16,14 @@ def patch_delivery_settings(account: str, body) -> dict:
 
     changes = customer_rules.validate_account_settings_patch(body)
     change = Change(ChangeType.SETTINGS_UPDATED, SETTINGS_DELIVERIES)
-    with documents.contention_as_conflict():
-        updated = documents.update(
-            account,
-            settings.deliveries_key(account),
-            changes.set,
-            changes.remove,
-            create_with=settings.created_deliveries(changes.set),
-            created=change,
-            updated=change,
-            shown=settings.with_defaults,
-        )
+    updated = documents.update(
+        account,
+        settings.deliveries_key(account),
+        changes.set,
+        changes.remove,
+        create_with=settings.created_deliveries(changes.set),
+        created=change,
+        updated=change,
+        shown=settings.with_defaults,
+    )
     return settings.with_defaults(updated)

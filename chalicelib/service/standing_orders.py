@@ -9,7 +9,7 @@ import datetime as dt
 from ..domain import schedule
 from ..domain import standing_orders as rules
 from ..domain.common import dump, parse
-from ..domain.errors import Busy, InvalidTransition, NotFound, ValidationFailed, invalid
+from ..domain.errors import InvalidTransition, NotFound, ValidationFailed, invalid
 from ..domain.feed import Change, ChangeType
 from ..domain.identifiers import ID_RULE, is_identifier
 from ..domain.timestamps import iso
@@ -75,7 +75,8 @@ def put_standing_order(account: str, customer_id: str, standing_id: str, data) -
     now = clock.now()
     context = load_context(account, customer_id, [item.id for item in body.items])
     plan_order(rules.order_body(dump(body)), customer_id, context, now)  # the order's own checks, as it stands
-    for attempt in range(WRITE_ATTEMPTS):
+
+    def attempt() -> dict | outcomes.Refusal:
         previous = store.get(account, customer_id, standing_id)
         created = previous.data["created"] if previous else iso(now)
         document = rules.shown(body, standing_id, customer_id, created, iso(now))
@@ -98,12 +99,19 @@ def put_standing_order(account: str, customer_id: str, standing_id: str, data) -
             uow.add(*store.putting(account, customer_id, standing_id, stored, previous))
             uow.record(Change(kind, standing_id, customer_id=customer_id))
             written = uow.commit()
-        if isinstance(written, store.Full):
+        if isinstance(written, outcomes.Full):
             raise invalid("id", f"a customer has at most {rules.MAX_PER_CUSTOMER} standing orders; delete one first")
-        if written is None:
-            return document
-        contention.back_off(attempt)
-    raise Busy("this standing order is being changed by another request; try again")
+        return written or document
+
+    return _retried(attempt)
+
+
+BUSY = "this standing order is being changed by another request; try again"
+
+
+def _retried(attempt):
+    """Any refusal but Full (answered in the attempt) means another write of it came between: read again."""
+    return contention.retried(attempt, again=(outcomes.Refusal,), minimum=WRITE_ATTEMPTS, seconds=0, busy=BUSY)
 
 
 def get_standing_order(account: str, customer_id: str, standing_id: str) -> dict:
@@ -129,15 +137,15 @@ def list_customers_standing_orders(account: str, customer_id: str, limit: int, c
 def delete_standing_order(account: str, customer_id: str, standing_id: str) -> None:
     """Deliveries already placed stay."""
     change = Change(ChangeType.STANDING_ORDER_DELETED, standing_id, customer_id=customer_id)
-    for attempt in range(WRITE_ATTEMPTS):
+
+    def attempt() -> outcomes.Refusal | None:
         previous = _found(account, customer_id, standing_id)
         with unit_of_work(account, clock.now()) as uow:
             uow.add(*store.deleting(account, customer_id, standing_id, previous))
             uow.record(change)
-            if uow.commit() is None:
-                return None
-        contention.back_off(attempt)
-    raise Busy("this standing order is being changed by another request; try again")
+            return uow.commit()
+
+    _retried(attempt)
 
 
 def _occurrence(calendar: rules.Calendar, date: dt.date, record, skipped: bool, paused: bool, now: dt.datetime) -> dict:
@@ -167,7 +175,8 @@ def customers_occurrences(account: str, customer_id: str, standing_id: str, star
 def skip(account: str, customer_id: str, standing_id: str, day: str, data) -> dict:
     """Skip one counted date, or take the skip back (skip false); a placed or failed date stays as it is."""
     body = parse(rules.SkipBody, data)
-    for attempt in range(WRITE_ATTEMPTS):
+
+    def attempt() -> dict | outcomes.Refusal:
         stored = _found(account, customer_id, standing_id)
         now = clock.now()
         calendar = calendar_of(account, customer_id, stored.data, stored.first_day)
@@ -186,10 +195,11 @@ def skip(account: str, customer_id: str, standing_id: str, day: str, data) -> di
         open_dates = calendar.open_dates(now, recorded, set(kept))
         due = rules.next_due(open_dates, stored.data["paused"], stored.data["ends_on"], now)
         written = store.update(account, customer_id, standing_id, stored, kept, iso(due) if due else None)
-        if not isinstance(written, outcomes.Refusal):
-            return _occurrence(calendar, date, None, body.skip, stored.data["paused"], now)
-        contention.back_off(attempt)
-    raise Busy("this standing order is being changed by another request; try again")
+        if isinstance(written, outcomes.Refusal):
+            return written
+        return _occurrence(calendar, date, None, body.skip, stored.data["paused"], now)
+
+    return _retried(attempt)
 
 
 def _counted_date(calendar: rules.Calendar, day: str, standing_id: str) -> dt.date:

@@ -11,19 +11,12 @@ import datetime as dt
 import uuid
 from dataclasses import dataclass
 
-from botocore.exceptions import ClientError
-
 from ..domain.standing_orders import MAX_PER_CUSTOMER
 from ..domain.timestamps import iso
-from . import keys, table
+from . import keys, operations, table
 from .operations import Operation
-from .outcomes import Contended, Refusal, Stale, Taken
+from .outcomes import Contended, Full, Stale, Taken
 from .paging import Page, query_page
-
-
-@dataclass(frozen=True)
-class Full(Refusal):
-    """The customer already has MAX_PER_CUSTOMER standing orders."""
 
 
 @dataclass(frozen=True)
@@ -148,13 +141,8 @@ def update(
     request = {"TableName": table.name(), "Item": table.to_item(_item(account, customer_id, standing_id, changed))}
     request.update(_version_condition(previous))
     request["ConditionExpression"] = "attribute_exists(PK) AND " + request["ConditionExpression"]
-    try:
-        table.client().put_item(**request)
-    except ClientError as error:
-        if table.is_transaction_conflict(error):
-            return Contended()
-        return table.refusal(error, Stale(), Stale())
-    return changed
+    refused = operations.write(Operation({"Put": request}, Stale(), oversized=Stale()))
+    return changed if refused is None else refused
 
 
 # The outcome of each date.

@@ -6,10 +6,10 @@ import random
 import pytest
 
 from chalicelib.domain.feed import STATUS_CHANGE, ChangeType, delivery_change
-from chalicelib.service import delivery_writing
 from chalicelib.store import deliveries as store
 from chalicelib.store import delivery_lists, delivery_writes, keys, outcomes, table
 from chalicelib.store.unit_of_work import unit_of_work
+from tests import delivery_units as delivery_writing
 
 from .conftest import NOW, sample_product, save_product
 

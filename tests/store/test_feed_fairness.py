@@ -13,7 +13,7 @@ import pytest
 from chalicelib.domain.feed import Change, ChangeType
 from chalicelib.service import catalogue, clock, webhooks
 from chalicelib.service import feed_forwarding as forwarding
-from chalicelib.store import batch, event_lists, feed, feed_marks, feed_numbering, keys, table
+from chalicelib.store import batch, event_lists, feed, feed_marks, feed_sequencer, keys, table
 from tests.stream import drain, poller
 from tests.transactions import intercept, record_changes
 
@@ -135,9 +135,9 @@ def test_an_import_backlog_left_for_lack_of_time_comes_back_at_once_and_is_numbe
 def test_an_account_whose_numbering_fails_holds_no_other_account_and_is_numbered_once_when_it_recovers(
     fake_clock, monkeypatch
 ):
-    real = feed_numbering.number
+    real = feed_sequencer.number
     monkeypatch.setattr(
-        feed_numbering,
+        feed_sequencer,
         "number",
         lambda account, *a, **k: (_ for _ in ()).throw(RuntimeError("down"))
         if account == "acme"
@@ -152,7 +152,7 @@ def test_an_account_whose_numbering_fails_holds_no_other_account_and_is_numbered
     catalogue.put_category("acme", "second", {"name": "Second"})
     drain()
     assert feed.read_head("acme").sequence == 0  # its messages wait behind the failed one: none out of order
-    monkeypatch.setattr(feed_numbering, "number", real)
+    monkeypatch.setattr(feed_sequencer, "number", real)
     _back_now(poller())
     drain()
     assert fed("acme") == [("category.created", "first"), ("category.created", "second")]

@@ -287,7 +287,7 @@ def copy_delivery(delivery: dict, delivery_id: int) -> None:
     event its feed entry makes, then the change)."""
     copy = {**delivery, "id": delivery_id, "status": "REQUESTED", "responses": []}
     from chalicelib.domain.feed import STATUS_CHANGE, ChangeType, delivery_change
-    from chalicelib.service import delivery_writing
+    from tests import delivery_units as delivery_writing
 
     placed = [delivery_change(ChangeType.DELIVERY_REQUESTED, copy)]
     assert delivery_writing.place("acme", [copy], [], None, None, changes=placed, now=NOW) is None
