@@ -8,7 +8,7 @@ from chalicelib.domain.feed import LEGACY_TWINS, Change
 from chalicelib.service import webhooks as webhook_settings
 from chalicelib.store import deliveries, event_attempts, events, feed, keys, outbox_accounts, table
 from chalicelib.store.unit_of_work import unit_of_work
-from tests import delivery_units as delivery_writing
+from tests import delivery_units
 
 T0 = dt.datetime(2025, 3, 3, 9, 0, tzinfo=dt.timezone.utc)
 
@@ -35,9 +35,9 @@ def write_event(account="acme", event_type="request-delivery", data=None, now=T0
     existing = deliveries.get(account, data["id"], consistent=True)
     change = Change(LEGACY_TWINS[event_type], str(data["id"]), status=data["status"])
     if existing is None:
-        outcome = delivery_writing.place(account, [data], [], None, None, changes=[change], now=now)
+        outcome = delivery_units.place(account, [data], [], None, None, changes=[change], now=now)
     else:
-        outcome = delivery_writing.change(account, data, existing.version, changes=[change], now=now)
+        outcome = delivery_units.change(account, data, existing.version, changes=[change], now=now)
     assert outcome is None, outcome
     return event_of_sequence(account, feed.read_head(account).sequence)
 

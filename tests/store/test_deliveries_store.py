@@ -9,7 +9,7 @@ from chalicelib.domain.feed import STATUS_CHANGE, ChangeType, delivery_change
 from chalicelib.store import deliveries as store
 from chalicelib.store import delivery_lists, delivery_writes, keys, outcomes, table
 from chalicelib.store.unit_of_work import unit_of_work
-from tests import delivery_units as delivery_writing
+from tests import delivery_units
 
 from .conftest import NOW, sample_product, save_product
 
@@ -26,13 +26,13 @@ DELIVERY = {
 def place(account: str, deliveries: list[dict], used: list[str]):
     """The deliveries placed as an order places them, with their delivery.requested Changes."""
     changes = [delivery_change(ChangeType.DELIVERY_REQUESTED, delivery) for delivery in deliveries]
-    return delivery_writing.place(account, deliveries, used, None, None, changes=changes, now=NOW)
+    return delivery_units.place(account, deliveries, used, None, None, changes=changes, now=NOW)
 
 
 def change(account: str, delivery: dict, version: int, integration=None):
     """The delivery changed as a response or a customer's action changes it, with its Change."""
     changes = [delivery_change(STATUS_CHANGE[delivery["status"]], delivery)]
-    return delivery_writing.change(account, delivery, version, integration, changes=changes, now=NOW)
+    return delivery_units.change(account, delivery, version, integration, changes=changes, now=NOW)
 
 
 def add_integration(account: str, stored: store.StoredDelivery, write: store.IntegrationWrite):
