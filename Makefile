@@ -5,6 +5,7 @@
 #   make bench-import  a 10,000-row CSV catalogue import against one PUT per product (bench/README.md)
 #   make bench-jobs  fairness of event sending: 50 accounts on DynamoDB Local with a fake clock
 #   make bench-starvation  a busy account and an import against quiet accounts' events, over make run (issue 34)
+#   make bench-feed  the feed's cost per change and the feed at scale alone (issue 43, ~8 min; part of make bench)
 #   make fuzz   contract fuzzing of the running service with many examples (docs/testing.md: Contract fuzzing)
 #   make clean  remove what the two install (.venv, node_modules, caches); local data in .data/ is kept
 
@@ -18,7 +19,7 @@ PY := $(VENV)/bin/python
 VENV_STAMP := $(VENV)/.installed
 NPM_STAMP := node_modules/.installed
 
-.PHONY: run test lint format bench bench-import bench-jobs bench-starvation fuzz clean deps browser
+.PHONY: run test lint format bench bench-feed bench-import bench-jobs bench-starvation fuzz clean deps browser
 
 # Bytecode first: where PYTHONDONTWRITEBYTECODE is set, every process would otherwise compile each module it loads.
 run: deps
@@ -56,15 +57,21 @@ browser:
 
 # DynamoDB requests, capacity, latency, cold start and memory per endpoint; writes bench/results.json. Then one
 # account's write rate against many accounts' over HTTP with several API processes; writes bench/feed_rate.json.
-# Then the feed's capacity per change, per write kind, all in, numbered from the stream in batches of 1, 10 and 100
-# (bench/feed_cost.py; writes bench/feed_cost.json). Then make run's idle CPU and
+# Then the feed's capacity per change and the feed at scale (bench-feed). Then make run's idle CPU and
 # write -> webhook lag, and the starvation probe's last recorded figures (bench/issue34.py; writes bench/issue34.json).
 bench: deps
 	$(PY) bench/run.py
 	$(PY) bench/standing_orders.py
 	$(PY) bench/feed_rate.py
-	$(PY) bench/feed_cost.py
+	$(MAKE) --no-print-directory bench-feed
 	$(PY) bench/issue34.py
+
+# The feed's capacity per change, per write kind, all in, with k = 1, 10 and 100 changes numbered together (writes
+# bench/feed_cost.json); then the feed at scale: 1 to 64 shards, 150 accounts in a batch, a failing account beside
+# healthy ones, a day's records replayed (writes bench/feed_scale.json). Both start their own DynamoDB Local.
+bench-feed: deps
+	$(PY) bench/feed_cost.py
+	$(PY) bench/feed_scale.py
 
 # Quiet accounts' events beside a busy account and beside a 6,000-row import, over make run (~3 min).
 bench-starvation: deps

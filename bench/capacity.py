@@ -8,6 +8,7 @@ images read just before and just after the transaction on a client of its own (n
 """
 
 import math
+import threading
 
 INDEXES = ("GSI1", "GSI2", "GSI3")
 
@@ -71,7 +72,15 @@ class Recount:
         self.reader = boto3.client(
             "dynamodb", endpoint_url=client.meta.endpoint_url, region_name=client.meta.region_name
         )
-        self.pending: list[tuple[str, str, dict, dict | None]] = []
+        self._local = threading.local()  # each thread's transaction under way (a client is shared by threads)
+
+    @property
+    def pending(self) -> list[tuple[str, str, dict, dict | None]]:
+        return getattr(self._local, "pending", [])
+
+    @pending.setter
+    def pending(self, found: list) -> None:
+        self._local.pending = found
 
     def _read(self, table: str, key: dict) -> dict | None:
         return self.reader.get_item(TableName=table, Key=key, ConsistentRead=True).get("Item")
@@ -83,10 +92,11 @@ class Recount:
             key = operation.get("Key") or {name: operation["Item"][name] for name in ("PK", "SK")}
             self.pending.append((kind, operation["TableName"], key, self._read(operation["TableName"], key)))
 
-    def after(self) -> float:
-        units = 0.0
+    def after(self) -> list[tuple[dict, float]]:
+        """Each item of the transaction (its key) with its units."""
+        found = []
         for kind, table, key, old in self.pending:
             new = None if kind in ("Delete", "ConditionCheck") else self._read(table, key)
-            units += write_units(kind, old, new)
+            found.append((key, write_units(kind, old, new)))
         self.pending = []
-        return units
+        return found

@@ -5,7 +5,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from chalicelib.domain.errors import Busy
-from chalicelib.service import accounts, deliveries, ordering
+from chalicelib.service import accounts, claims, deliveries, ordering
 from chalicelib.store import tokens
 
 # 300 and 3000 deliveries, 20 of them ACCEPTED in each; ids of equal length so item sizes match exactly.
@@ -116,6 +116,15 @@ def build(call, token: str) -> World:
         "empties": [{"id": "crate", "count": 8}],
         "proof": {"received_by": "Anna", "photo_urls": ["https://photos.example/ls-2.jpg"]},
     }
+    # Claims (decisions §18): a receipt with issues beside a receive, a claim on a delivered delivery, an answer.
+    with_issues = ordering.place_order(SMALL, "c1", order)[0]["id"]
+    issues = {"items": [{"id": "p0004", "issue": "DAMAGED", "count": 1, "evidence": ["https://photos.example/1.jpg"]}]}
+    to_claim = ordering.place_order(SMALL, "c1", order)[0]["id"]
+    claims.receive(SMALL, "c1", str(to_claim), {})
+    claim = {"items": [{"id": "p0004", "issue": "EXPIRED", "count": 2}], "message": "best before last week"}
+    to_answer = ordering.place_order(SMALL, "c1", order)[0]["id"]
+    claims.receive(SMALL, "c1", str(to_answer), issues)
+    answer = {"items": [{"id": "p0004", "accepted": 1, "resolution": "CREDIT"}]}
     # An amendment makes at most the requests of an order; a single read with its ETag no more than before (§16).
     to_amend = ordering.place_order(SMALL, "c1", order)[0]["id"]
     amendment = {"items": [{"id": "p0004", "count": 5}], "user": USER}
@@ -178,6 +187,26 @@ def build(call, token: str) -> World:
             deposit_note_body,
             3,
         ),
+        (
+            "POST /customer/deliveries/:id/receive (with issues: claim 1)",
+            "POST",
+            f"/customer/deliveries/{with_issues}/receive",
+            issues,
+            2,
+            as_customer,
+        ),
+        (
+            "POST /customer/deliveries/:id/claims",
+            "POST",
+            f"/customer/deliveries/{to_claim}/claims",
+            claim,
+            3,
+            as_customer,
+        ),
+        ("POST /deliveries/:id/claims/:number/answer", "POST", f"/deliveries/{to_answer}/claims/1/answer", answer, 2),
+        ("GET /deliveries/:id (with claims)", "GET", f"/deliveries/{to_answer}", None, 1),
+        ("GET /claims (page)", "GET", "/claims", None, 1),
+        ("GET /account/claims", "GET", "/account/claims", None, 2),
         ("GET /customer/deliveries/:id (with ETag)", "GET", f"/customer/deliveries/{to_amend}", None, 1, as_customer),
         (
             "POST /customer/deliveries/:id/amendments",

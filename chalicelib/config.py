@@ -16,6 +16,12 @@ def default_timezone() -> str:
     return os.environ.get("TIMEZONE") or "UTC"
 
 
+def standing_order_workers(default: int) -> int:
+    """Turns of the standing-order job at once (STANDING_ORDER_WORKERS, 1 to 64; `default` when unset)."""
+    configured = os.environ.get("STANDING_ORDER_WORKERS", "")
+    return max(1, min(64, int(configured))) if configured.isdigit() else default
+
+
 def derived_secret(purpose: str) -> bytes:
     """A secret per purpose (cursor, webhook, ...) derived from SIGNING_SECRET, so one leak does not expose all."""
     root = os.environ.get("SIGNING_SECRET") or _DEV_SECRET

@@ -33,6 +33,10 @@ How it stays exact:
   delivered, the substitutes and the empties collected) is what an invoice rests on, so the mirror keeps each
   delivery's note in `delivery_notes` too, beside the delivery (a note leaves the integration state as it is: a
   delivery already IMPORTED is not acknowledged again), and reads the customer's balances as for a receive.
+- Claims (decisions §18): `claim.opened`, `claim.answered` and `claim.withdrawn` entries (id
+  `<delivery id>:<number>`) carry their delivery as `data`, so the mirror stores that delivery again and keeps its
+  claims in `delivery_claims` (what a credit note rests on). Opening or withdrawing a claim makes the delivery
+  PENDING again: the mirror acknowledges it as any delivery it stores.
 - A webhook's `previous_sequence` is only a hint (`webhook_hint`): when it is past what the mirror holds, read
   the feed now instead of waiting for the next poll. The feed, not the webhook, is the source of truth.
 """
@@ -100,7 +104,8 @@ def open_mirror(path: str) -> sqlite3.Connection:
     for table in MIRRORED.values():
         db.execute(f"CREATE TABLE IF NOT EXISTS {table} (id TEXT PRIMARY KEY, doc TEXT NOT NULL)")
     db.execute("CREATE TABLE IF NOT EXISTS deposit_statements (id TEXT PRIMARY KEY, doc TEXT NOT NULL)")
-    db.execute("CREATE TABLE IF NOT EXISTS delivery_notes (id TEXT PRIMARY KEY, doc TEXT NOT NULL)")
+    for table in ("delivery_notes", "delivery_claims"):
+        db.execute(f"CREATE TABLE IF NOT EXISTS {table} (id TEXT PRIMARY KEY, doc TEXT NOT NULL)")
     db.execute("CREATE TABLE IF NOT EXISTS to_acknowledge (id TEXT PRIMARY KEY)")
     return db
 
@@ -154,6 +159,7 @@ def _store(db: sqlite3.Connection, table: str, ident: str, data) -> None:
         db.execute(f"INSERT OR REPLACE INTO {table} (id, doc) VALUES (?, ?)", (ident, json.dumps(data, sort_keys=True)))
     if table == "deliveries":
         _store(db, "delivery_notes", ident, (data or {}).get("delivery_note"))  # what an invoice rests on
+        _store(db, "delivery_claims", ident, (data or {}).get("claims"))  # what a credit note rests on
         if data is not None and data.get("integration", {}).get("status") != "IMPORTED":
             db.execute("INSERT OR IGNORE INTO to_acknowledge (id) VALUES (?)", (ident,))
         else:
@@ -193,6 +199,7 @@ def full_resync(client: Client, db: sqlite3.Connection) -> int:
     db.execute("BEGIN")
     db.execute("DELETE FROM to_acknowledge")
     db.execute("DELETE FROM delivery_notes")
+    db.execute("DELETE FROM delivery_claims")
     for table, items in lists.items():
         db.execute(f"DELETE FROM {table}")
         for item in items:
@@ -223,12 +230,15 @@ def follow(client: Client, db: sqlite3.Connection, die_after: int | None = None)
         page = response.json()
         db.execute("BEGIN")
         for change in page["changes"]:
-            table = MIRRORED.get(change["resource"])
+            resource, ident = change["resource"], change["id"]
+            if resource == "claim":  # its data is its delivery, with every claim of it
+                resource, ident = "delivery", ident.split(":")[0]
+            table = MIRRORED.get(resource)
             data = change.get("data")
             if table == "deposit_balances":
-                _store_deposits_of(client, db, change["id"], held(data))
+                _store_deposits_of(client, db, ident, held(data))
             elif table is not None:
-                _store(db, table, change["id"], data)
+                _store(db, table, ident, data)
             customer_id = ((data or {}).get("request") or {}).get("customer_id")
             if change["type"] == "delivery.delivered" and customer_id is not None:
                 _store_deposits_of(client, db, customer_id, balances_of(client, customer_id))

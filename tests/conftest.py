@@ -10,6 +10,9 @@ os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
 os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
 os.environ.setdefault("SIGNING_SECRET", "test-signing-secret")
 os.environ.setdefault("TABLE_NAME", "supplier-ordering-test")
+os.environ.setdefault(
+    "STANDING_ORDER_WORKERS", "1"
+)  # moto's transactions are not safe at once (jobs/standing_order_turns)
 os.environ.pop("AWS_ENDPOINT_URL_DYNAMODB", None)
 
 from chalicelib.http import auth  # noqa: E402

@@ -10,8 +10,11 @@ from chalicelib.store.deliveries import IntegrationWrite, StoredDelivery
 
 
 def place(account: str, deliveries: list[dict], used_products: list[str], claim, integration: IntegrationWrite | None,
-          *, changes: list[Change], now: dt.datetime, bases=None, guards=(), pinned=None):  # fmt: skip
-    operations = delivery_writes.placing(account, deliveries, used_products, integration, bases=bases, pinned=pinned)
+          *, changes: list[Change], now: dt.datetime, bases=None, guards=(), pinned=None,
+          used_already: frozenset = frozenset()):  # fmt: skip
+    operations = delivery_writes.placing(
+        account, deliveries, used_products, integration, bases=bases, pinned=pinned, used_already=used_already
+    )
     return write_units.commit(account, now, operations + list(guards), changes, claim)
 
 

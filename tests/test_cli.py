@@ -159,3 +159,25 @@ def test_migrate_deposits_gives_old_deposit_types_their_own_item_once(accounts_r
     assert capsys.readouterr().out == "1 deposit types of acme given their own item\n"
     assert cli.main(["migrate-deposits", "--account", "acme"]) == 0
     assert capsys.readouterr().out == "0 deposit types of acme given their own item\n"
+
+
+def test_create_account_gives_the_account_the_deployments_timezone(accounts_ready, monkeypatch, capsys):
+    """decisions §7: the zone is stored with the account, so a later TIMEZONE never moves it."""
+    from chalicelib.service import settings
+
+    monkeypatch.setenv("TIMEZONE", "America/New_York")
+    assert cli.main(["create-account", "--id", "nyc"]) == 0
+    monkeypatch.setenv("TIMEZONE", "Europe/Berlin")
+    assert cli.main(["create-account", "--id", "nyc"]) == 0
+    assert settings.get_delivery_settings("nyc")["timezone"] == "America/New_York"
+
+
+def test_create_account_refuses_a_timezone_that_is_no_iana_name(accounts_ready, monkeypatch, capsys):
+    monkeypatch.setenv("TIMEZONE", "Europe/Nowhere")
+    assert cli.main(["create-account", "--id", "nowhere"]) == 1
+    assert capsys.readouterr().err == (
+        "error: TIMEZONE 'Europe/Nowhere' must be an IANA time zone name, such as Europe/Helsinki or UTC\n"
+    )
+    assert accounts.get("nowhere") is None
+    monkeypatch.setenv("TIMEZONE", "Europe/Helsinki")
+    assert cli.main(["create-account", "--id", "nowhere"]) == 0

@@ -37,6 +37,7 @@ def mirror(db: Path) -> dict:
                 "deposit_balances",
                 "deposit_statements",
                 "delivery_notes",
+                "delivery_claims",
             )
         }
 
@@ -72,6 +73,10 @@ def assert_mirrors_the_lists(api, db: Path) -> None:
     # ... and the delivery notes an invoice rests on (decisions §18), of the deliveries that have one.
     assert found["delivery_notes"] == {
         key: delivery["delivery_note"] for key, delivery in found["deliveries"].items() if "delivery_note" in delivery
+    }
+    # ... and the claims a credit note rests on (decisions §18), of the deliveries that have some.
+    assert found["delivery_claims"] == {
+        key: delivery["claims"] for key, delivery in found["deliveries"].items() if "claims" in delivery
     }
     # What it mirrored it acknowledged (decisions §14), and it mirrors the acknowledged state.
     assert {d["integration"]["status"] for d in deliveries} <= {"IMPORTED"}
@@ -115,6 +120,14 @@ def changes_in_the_middle(api) -> None:
         ).status_code
         == 200
     )
+    # The bar claims a broken crate of the fourth and withdraws a second claim; the supplier answers the first.
+    path = f"/customer/deliveries/{fourth['id']}/claims"
+    for issue in ("DAMAGED", "OTHER"):
+        line = {"id": "beer", "issue": issue, "count": 1}
+        assert api.post(path, {"items": [line]}, token=CUSTOMER_TOKEN).status_code == 200
+    answer = {"items": [{"id": "beer", "accepted": 1, "resolution": "CREDIT"}]}
+    assert api.post(f"/deliveries/{fourth['id']}/claims/1/answer", answer).status_code == 200
+    assert api.post(f"{path}/2/withdraw", token=CUSTOMER_TOKEN).status_code == 200
 
 
 def test_sync_mirrors_resumes_after_a_kill_and_resyncs_after_feed_expired(shop, tmp_path):

@@ -29,6 +29,8 @@ BASIS = deposit_orders.BASIS
 # Where the counting of a delivery's deposits starts in its responses: those before the latest amendment answered
 # an earlier version of the order (decisions §16). Kept in the basis, beside the document.
 RESPONSES_FROM = deposits.RESPONSES_FROM
+# In the basis too: responses before the latest amendment that set a date state no date any more.
+DATED_FROM = "dated_from"
 
 
 class AmendmentBody(Shape):
@@ -51,15 +53,30 @@ class AmendmentBody(Shape):
 class Amended:
     delivery: dict | None  # None: the amendment changes nothing (no write, no record)
     basis: dict | None = None
+    added: tuple[str, ...] = ()  # the products of its added lines: ordered now, so used (decisions §5)
+
+
+def planned_date(delivery: dict, basis: dict | None) -> dict | None:
+    """The date the delivery is for (decisions §16): the one the latest response states (responses made before an
+    amendment that set a new date state none), else the requested one; None: as soon as possible."""
+    for response in reversed((delivery.get("responses") or [])[(basis or {}).get(DATED_FROM, 0) :]):
+        if response.get("scheduled"):
+            return {"date": response["scheduled"]["date"]}
+    return delivery["request"].get("scheduled")
 
 
 def _product_of(item: dict, products: dict) -> str | None:
-    """The product a delivery's item belongs to, among those the amendment names."""
+    """The product a delivery's item belongs to, among those read."""
     for product_id, product in products.items():
         overrides = {b.get("id_override") for b in product.get("bundles") or () if b.get("id_override")}
         if item["id"] == product_id or item["id"] in overrides:
             return product_id
     return None
+
+
+def _product(item: dict, products: dict) -> dict | None:
+    found = _product_of(item, products)
+    return products[found] if found is not None else None
 
 
 def _same_bundle(stored: dict | None, choice) -> bool:
@@ -104,13 +121,12 @@ def amend(delivery: dict, basis: dict | None, body: AmendmentBody, context: Orde
     check_amendable(delivery)
     request = delivery["request"]
     given = body.model_fields_set
-    scheduled = dump(body.scheduled) if body.scheduled is not None else None
+    planned = planned_date(delivery, basis)
+    if delivery["status"] == ACCEPTED:
+        _check_accepted(delivery, planned, body, context, now)
+    scheduled = (dump(body.scheduled) if body.scheduled is not None else None) if "scheduled" in given else None
+    date = scheduled if "scheduled" in given else planned  # what the amended order is checked against
     scheduled = scheduled if "scheduled" in given else request.get("scheduled")
-    asap = scheduled is None
-    if delivery["status"] == ACCEPTED and (asap or request.get("scheduled") is None):
-        raise InvalidTransition(
-            "an ACCEPTED delivery is amended only on a date: as soon as possible, it may be on its way"
-        )
     message = body.message or None if "message" in given else request.get("message")
     errors: list[FieldError] = []
     if (
@@ -121,15 +137,12 @@ def amend(delivery: dict, basis: dict | None, body: AmendmentBody, context: Orde
     ):
         errors.append(FieldError("message", "the supplier does not allow comments on deliveries"))
     order_date = schedule.local_now(now, schedule.account_timezone(context.settings)).date()
-    price_date = dt.date.fromisoformat(scheduled["date"]) if scheduled else order_date
-    items, lines, packaging, line_errors = _lines(request, basis, body.items, context, price_date, asap)
+    price_date = dt.date.fromisoformat(date["date"]) if date else order_date
+    items, lines, packaging, line_errors, added = _lines(request, basis, body.items, context, price_date, date is None)
     errors += line_errors
-    if scheduled is not None and not schedule.order_deliverable_on(
-        dt.date.fromisoformat(scheduled["date"]),
-        now,
-        list(context.products.values()),
-        context.customer,
-        context.settings,
+    ordered = [context.products[line.id] for line in body.items if line.id in context.products]
+    if date is not None and not schedule.order_deliverable_on(
+        dt.date.fromisoformat(date["date"]), now, ordered, context.customer, context.settings
     ):
         errors.append(
             FieldError("scheduled", "is not a delivery date for every item at this moment (its cutoff has passed)")
@@ -160,19 +173,37 @@ def amend(delivery: dict, basis: dict | None, body: AmendmentBody, context: Orde
         and not changed_empties
     ):
         return Amended(None)
-    return _applied(delivery, basis, body, now, amended_request, lines, packaging, empties, context)
+    amended = _applied(delivery, basis, body, now, amended_request, lines, packaging, empties, context)
+    return Amended(amended.delivery, amended.basis, tuple(added))
+
+
+def _check_accepted(delivery: dict, planned: dict | None, body: AmendmentBody, context: OrderContext, now) -> None:
+    """An ACCEPTED delivery is amended only on a date, and only before the cutoff of the date it is accepted for
+    (the supplier has planned it), whatever new date the amendment asks for (decisions §16)."""
+    if planned is None or ("scheduled" in body.model_fields_set and body.scheduled is None):
+        raise InvalidTransition(
+            "an ACCEPTED delivery is amended only on a date: as soon as possible, it may be on its way"
+        )
+    products = [p for p in (_product(item, context.products) for item in delivery["request"].get("items") or ())]
+    if not schedule.order_deliverable_on(
+        dt.date.fromisoformat(planned["date"]), now, [p for p in products if p], context.customer, context.settings
+    ):
+        raise InvalidTransition(
+            f"the delivery is accepted for {planned['date']}, whose cutoff has passed: it can no longer be amended"
+        )
 
 
 def _lines(
     request: dict, basis: dict | None, new: list[OrderItem], context: OrderContext, price_date: dt.date, asap: bool
 ):
     """The new items (kept ones as they were), the record's line entries (removed ones last), the packaging the
-    deposits are counted from, and the problems of added and changed lines (checked as an order's)."""
+    deposits are counted from, the problems of added and changed lines (checked as an order's), and the products of
+    the added lines."""
     by_product: dict[str, dict] = {}
     for item in request.get("items") or ():
         product_id = _product_of(item, context.products)
         by_product[product_id if product_id is not None and product_id not in by_product else f"\0{item['id']}"] = item
-    items, lines, errors, seen = [], [], [], set()
+    items, lines, errors, seen, added = [], [], [], set(), []
     packaging = dict((basis or {}).get("packaging") or {})
     for i, line in enumerate(new):
         path = f"items[{i}]"
@@ -213,10 +244,11 @@ def _lines(
             packaging[shown["id"]] = deposit_orders.deposit_packaging(product)
             items.append(shown)
             lines.append(_entry(shown, LineAction.ADDED if before is None else LineAction.CHANGED, before))
+            added += [line.id] if before is None else []
     for item in by_product.values():
         packaging.pop(item["id"], None)
         lines.append(_entry(item, LineAction.REMOVED, item))
-    return items, lines, packaging, errors
+    return items, lines, packaging, errors, added
 
 
 def _counts(entries) -> dict:
@@ -249,6 +281,8 @@ def _applied(delivery, basis, body, now, request, lines, packaging, empties, con
     deposit_orders.finish(amended, packaging, types, [SimpleNamespace(**e) for e in kept_empties])
     new_basis = amended.pop(BASIS) or {"packaging": {}, "types": {}}
     new_basis[RESPONSES_FROM] = len(delivery.get("responses") or ())
+    dated = request.get("scheduled") != delivery["request"].get("scheduled")
+    new_basis[DATED_FROM] = new_basis[RESPONSES_FROM] if dated else (basis or {}).get(DATED_FROM, 0)
     record = {
         "sequence": len(delivery.get("amendments") or ()) + 1,
         "timestamp": timestamp(now),

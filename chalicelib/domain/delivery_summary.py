@@ -8,8 +8,8 @@ def without_items(delivery: dict) -> dict:
         return delivery
     request = {k: v for k, v in delivery["request"].items() if k != "items"}
     # `deposits` (decisions §15) is counted on single reads from what the summary keeps: never in the summary;
-    # `amendments` (§16) and the `delivery_note` (§18) are kept with the items.
+    # `amendments` (§16) and the `delivery_note` (§18) are kept with the items, `claims` (§18) in an item of their own.
     return {**{k: v for k, v in delivery.items() if k not in SINGLE_READS_ONLY}, "request": request}
 
 
-SINGLE_READS_ONLY = ("deposits", "amendments", "delivery_note")
+SINGLE_READS_ONLY = ("deposits", "amendments", "delivery_note", "claims")

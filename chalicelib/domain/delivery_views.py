@@ -3,6 +3,7 @@ request bodies and the rules in domain/delivery.py."""
 
 from pydantic import Field
 
+from .claim_shapes import Claim
 from .common import IsoDate, Shape, TimeOfDay
 from .customer import Address, Contact
 from .delivery_status import DeliveryStatus, DeliveryType, LineAction, ResponseReason, ResponseType
@@ -195,6 +196,7 @@ class _DeliveryInFull(_DeliveryFields):
     request: DeliveryRequest
     amendments: list[Amendment] | None = Field(default=None, description="What each amendment changed (decisions §16)")
     delivery_note: DeliveryNote | None = Field(default=None, description="The driver's delivery note (decisions §18)")
+    claims: list[Claim] | None = Field(default=None, description="The bar's claims (decisions §18); absent while none")
     deposits: DeliveryDeposits | None = None
 
 

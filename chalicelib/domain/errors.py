@@ -14,6 +14,7 @@ class FieldError(NamedTuple):  # not a dataclass: its class is built on every co
 class ServiceError(Exception):
     type = ProblemType.INTERNAL_ERROR
     status = 500
+    extensions: dict = {}  # members the problem body adds after `errors` (RFC 9457 extension members)
 
     def __init__(self, detail: str, errors: list[FieldError] | None = None):
         super().__init__(detail)
@@ -38,6 +39,14 @@ class Conflict(ServiceError):
 
 class InvalidTransition(ServiceError):
     type, status = ProblemType.INVALID_TRANSITION, 400
+
+
+class ClaimWindowClosed(InvalidTransition):
+    """A claim after the account's claim window (decisions §18): the problem adds `closed_at`."""
+
+    def __init__(self, detail: str, closed_at: str):
+        super().__init__(detail)
+        self.extensions = {"closed_at": closed_at}
 
 
 class PreconditionFailed(ServiceError):

@@ -23,6 +23,7 @@ class Resource(StrEnum):
     DEPOSIT = "deposit"  # decisions §15
     CUSTOMER_DEPOSITS = "customer-deposits"  # `id` the customer id
     STANDING_ORDER = "standing-order"  # decisions §17: `id` the standing order's, with `customer_id`
+    CLAIM = "claim"  # decisions §18: `id` "<delivery id>:<number>", with `customer_id` and the claim's `status`
 
 
 class ChangeType(StrEnum):
@@ -54,6 +55,9 @@ class ChangeType(StrEnum):
     STANDING_ORDER_UPDATED = "standing-order.updated"
     STANDING_ORDER_DELETED = "standing-order.deleted"
     STANDING_ORDER_FAILED = "standing-order.failed"  # an occurrence could not be placed
+    CLAIM_OPENED = "claim.opened"  # decisions §18
+    CLAIM_ANSWERED = "claim.answered"
+    CLAIM_WITHDRAWN = "claim.withdrawn"
 
     @property
     def resource(self) -> Resource:
@@ -88,8 +92,8 @@ class Change:
 
     type: ChangeType
     id: str
-    status: str | None = None  # deliveries: the status after the change
-    customer_id: str | None = None  # customer pricing, customer deposits, standing orders: whose
+    status: str | None = None  # deliveries, claims: the status after the change
+    customer_id: str | None = None  # customer pricing, customer deposits, standing orders, claims: whose
     integration: str | None = None  # delivery.integration: the new integration status
     date: str | None = None  # standing-order.failed: the date that could not be placed (decisions §17)
     by: str | None = None  # delivery.delivered: "supplier" (a delivery note) or "customer" (a receive), §18

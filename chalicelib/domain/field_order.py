@@ -105,8 +105,7 @@ CUSTOMER = Record(
         "price_group",
         "delivery_days",
         "delivery_date_overrides",
-        "dates_with_no_delivery",
-        # extension: the profile of PUT /customers/:id
+        "dates_with_no_delivery",  # then the extension: the profile of PUT /customers/:id
         "company",
         "address",
         "contact",
@@ -123,6 +122,7 @@ ACCOUNT_DELIVERY_SETTINGS = Record(
         "delivery_date_overrides",
         "dates_with_no_delivery",
         "timezone",  # extension (decisions §7)
+        "claim_window_hours",  # extension (decisions §18)
     ),
     SCHEDULE_FIELDS,
 )
@@ -207,6 +207,9 @@ DELIVERY_NOTE = Record(  # extension (decisions §18)
         "user": USER,
     },
 )
+CLAIM_LINE = Record(("id", "issue", "count", "message", "evidence", "accepted", "resolution", "credit", "reason"))
+_CLAIM_NESTED = {"user": USER, "items": CLAIM_LINE, "answer": Record(("timestamp", "user", "message"), {"user": USER})}
+CLAIM = Record(("number", "status", "opened_at", "user", "message", "items", "answer", "withdrawn_at"), _CLAIM_NESTED)
 DELIVERY = Record(
     (
         "id",
@@ -219,6 +222,7 @@ DELIVERY = Record(
         "received",
         "amendments",
         "delivery_note",
+        "claims",
         "deposits",
         "integration",
         "standing_order",
@@ -231,6 +235,7 @@ DELIVERY = Record(
         "received": CUSTOMER_ACTION,  # extension
         "amendments": AMENDMENT,  # extension (decisions §16), single reads only
         "delivery_note": DELIVERY_NOTE,  # extension (decisions §18), single reads only
+        "claims": CLAIM,  # extension (decisions §18), single reads only
         "deposits": DELIVERY_DEPOSITS,  # extension (decisions §15), single reads only
         "integration": INTEGRATION,  # extension, supplier reads only
         "standing_order": Record(("id", "date")),  # extension (decisions §17), the last field
@@ -310,7 +315,10 @@ STANDING_ORDER = Record(
         "user": USER,
     },
 )
-OCCURRENCE = Record(("date", "status", "place_at", "delivery_ids", "errors"), {"errors": Record(("path", "message"))})
+OCCURRENCE = Record(
+    ("date", "status", "place_at", "delivery_ids", "left_out", "errors"),
+    {"left_out": Record(("id", "reason")), "errors": Record(("path", "message"))},
+)
 
 
 def page(name: str, item: Order) -> Record:
@@ -338,6 +346,8 @@ BY_MODEL: dict[str, Order] = {
     "SupplierDeliveryList": page("deliveries", DELIVERY),
     "Integration": INTEGRATION,
     "IntegrationOverview": Record(("pending", "failed", "oldest_pending"), {"oldest_pending": Record(("id", "since"))}),
+    "ClaimList": page("claims", Record(("delivery_id", "customer_id", "number", "status", "opened_at", "since"))),
+    "ClaimsOverview": Record(("open", "oldest_open"), {"oldest_open": Record(("delivery_id", "number", "since"))}),
     "WebhookSettingsView": WEBHOOK_SETTINGS,
     "WebhookDeliveryList": page("webhook_deliveries", WEBHOOK_DELIVERY),
     "Event": EVENT,
@@ -367,6 +377,8 @@ BY_MODEL: dict[str, Order] = {
                     "integration",
                     "customer_id",
                     "date",
+                    "reason",  # feed.unreadable: why the record could not be numbered as it is
+                    "unit",  # the write's unit of work (X-Feed-Unit on its answer)
                     "data",
                 )
             )

@@ -50,6 +50,8 @@ CUSTOM_PROPERTIES_BYTES = 20_000  # all custom_properties of a product together
 # both of these full is about 41,000 bytes, within LISTED_BYTES for the customer list.
 DATED_RULES = 500  # entries of delivery_date_overrides, and of dates_with_no_delivery
 
+CATEGORIES = 1_000  # per account (decisions §4): GET /categories answers them all on one page (about 200 KB at most)
+
 # Deposits and empties (decisions §15).
 DEPOSIT_TYPES = 200  # per account: all of them live in one item (store/deposits.py), 200 x ~450 bytes at most
 DEPOSIT_PRICE = 100_000  # cents
@@ -91,13 +93,15 @@ RECEIVED_BY_LENGTH = 200  # the note's proof: who signed for it
 URL_LENGTH = 2_000  # a proof or evidence link (https only: the service keeps links, not files)
 PROOF_PHOTOS = 5  # photo links of a note's proof (and evidence links of a claim's line, issue 47)
 DELIVERED_AT_AHEAD_SECONDS = 300  # a note's delivered_at may be at most 5 minutes in the future
-# Claims (issue 47), reserved here so the note leaves room for them: at most CLAIMS per delivery, each at most
-# CLAIM_BYTES as opened (1-100 lines with their messages and evidence links) and CLAIM_ANSWER_BYTES of its answer
-# (each line's accepted count, resolution, credit and reason; the answer's message and user). Ten of them take at
-# most 360,000 bytes: an item of their own, or ten.
+# Claims (decisions §18): at most CLAIMS per delivery, each at most CLAIM_BYTES as opened (1-100 lines with their
+# messages and evidence links) and CLAIM_ANSWER_BYTES of its answer (each line's accepted count, resolution, credit
+# and reason; the answer's message and user). Ten of them take at most 360,000 bytes: an item of their own.
 CLAIMS = 10
 CLAIM_BYTES = 24_000
 CLAIM_ANSWER_BYTES = 12_000
+CLAIM_LINES = 100  # lines of a claim (and of its answer)
+CLAIM_EVIDENCE = 5  # evidence links of a claimed line (URL_LENGTH each)
+CLAIM_CREDIT = 100_000_000  # cents a line's answer may credit
 # A delivery's `deposits` on single reads: at most every deposit type of the account charged (an entry is at most
 # 520 bytes: a 64-character id, 64 characters of name at 6 bytes, price and count), and the returned empties.
 DEPOSIT_ENTRY_BYTES = 520

@@ -147,11 +147,12 @@ def _request_item(product: dict, item: OrderItem, bundle: dict | None, price: in
     return shown
 
 
-def plan_order(body: OrderBody, customer_id: str, context: OrderContext, now: dt.datetime) -> Order:
+def plan_order(body: OrderBody, customer_id: str, context: OrderContext, now: dt.datetime, split: bool = True) -> Order:
     """The deliveries an order creates: one for ACTIVE products and one for OUT_OF_STOCK products.
 
     OUT_OF_STOCK items are always accepted "as soon as possible" (scheduled null, decisions §7), so the date
-    asked for is checked against the ACTIVE products only.
+    asked for is checked against the ACTIVE products only. Without `split` (a standing order places one delivery
+    per date, §17) an OUT_OF_STOCK item is refused naming it.
     """
     settings, customer = context.settings, context.customer
     errors = []
@@ -169,6 +170,9 @@ def plan_order(body: OrderBody, customer_id: str, context: OrderContext, now: dt
             errors.append(FieldError(f"{path}.id", reason))
             continue
         stock = product["status"]
+        if stock == OUT_OF_STOCK and not split:
+            errors.append(FieldError(f"{path}.id", "is out of stock"))
+            continue
         price_date = (scheduled_date or order_date) if stock == ACTIVE else order_date
         shown, item_errors = _line(item, path, product, context, price_date)
         errors += item_errors

@@ -12,14 +12,15 @@ days are evaluated on the wall clock of the account's time zone.
 from __future__ import annotations
 
 import datetime as dt
+from functools import lru_cache
 from itertools import islice
 from typing import Mapping, Sequence
-from zoneinfo import ZoneInfo
+from zoneinfo import ZoneInfo, available_timezones
 
+from .delivery_settings import DEFAULT_TIMEZONE
 from .limits import MAX_DAYS
 
 DEFAULT_CUTOFF = "23:59"
-DEFAULT_TIMEZONE = "UTC"
 SCAN_HORIZON_DAYS = 366
 
 
@@ -63,8 +64,12 @@ def is_deliverable(
     if rule is None:
         return False
     last_order_day = date - dt.timedelta(days=rule["lead_days"])
-    deadline = dt.datetime.combine(last_order_day, _parse_cutoff(rule["cutoff"]))
-    wall_clock = local_now(now, account_timezone(account)).replace(tzinfo=None)
+    zone = account_timezone(account)
+    # A cutoff that a daylight-saving change skips is the first wall time after the gap (as decisions §17 reads it).
+    deadline = wall_moment(dt.datetime.combine(last_order_day, _parse_cutoff(rule["cutoff"])), zone).replace(
+        tzinfo=None
+    )
+    wall_clock = local_now(now, zone).replace(tzinfo=None)
     # Minute precision: 23:59:59 is still "no later than 23:59".
     return wall_clock.replace(second=0, microsecond=0) <= deadline
 
@@ -90,6 +95,32 @@ def next_deliverable_dates(
     candidates = (today + dt.timedelta(days=offset) for offset in range(SCAN_HORIZON_DAYS))
     deliverable = (d for d in candidates if order_deliverable_on(d, now, products, customer, account))
     return list(islice(deliverable, days))
+
+
+TIME_ZONE_RULE = "must be an IANA time zone name, such as Europe/Helsinki or UTC"
+
+
+@lru_cache(maxsize=1)
+def _time_zones() -> frozenset[str]:
+    return frozenset(available_timezones())
+
+
+def is_time_zone(name: str) -> bool:
+    """A set lookup, so junk such as "../../etc/passwd" never reaches the zoneinfo file loader."""
+    return name in _time_zones()
+
+
+def wall_moment(wall: dt.datetime, timezone_name: str) -> dt.datetime:
+    """The moment a wall-clock time (naive) of the zone names; one that a daylight-saving change skips (02:30 when
+    clocks go from 02:00 to 03:00) is read as the first moment after the gap (03:00). An hour that repeats reads as
+    its first occurrence."""
+    zone = ZoneInfo(timezone_name)
+    for minutes in range(0, 2 * 24 * 60):  # gaps are an hour or two; Samoa skipped a day
+        probe = wall + dt.timedelta(minutes=minutes)
+        moment = probe.replace(tzinfo=zone)
+        if moment.astimezone(dt.timezone.utc).astimezone(zone).replace(tzinfo=None) == probe:
+            return moment if minutes == 0 else moment.replace(second=0, microsecond=0)
+    raise ValueError(f"{wall} names no moment in {timezone_name}")
 
 
 def account_timezone(account: Mapping) -> str:

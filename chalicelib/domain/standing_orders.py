@@ -1,4 +1,5 @@
-"""Standing orders (decisions §17): their shape, the calendar of counted dates and each date's placing moment.
+"""Standing orders (decisions §17): their shapes, their occurrences as reads show them, skips and ranges (the
+calendar of dates and moments is domain/standing_calendar.py).
 
 Pure: the time, the account's settings and the products arrive as parameters. A standing order is a plain dict
 as the API shows it (every field, defaults filled in).
@@ -6,18 +7,16 @@ as the API shows it (every field, defaults filled in).
 
 import datetime as dt
 from enum import StrEnum
-from typing import Annotated, Mapping, Sequence
-from zoneinfo import ZoneInfo
+from typing import Annotated, Mapping
 
 from pydantic import Field, Strict
 
-from . import limits, schedule
+from . import limits
 from .common import FieldError, IsoDate, Shape, ShortText, Text, ValidationFailed, dump, parse
 from .customer import Address
 from .delivery import DELIVERY, DeliveryType, OrderBody, OrderItem, User
 from .deposit_types import Empties, ItemDeposit
 from .rendering import size_in_bytes
-from .timestamps import local_iso
 from .values import literal
 
 MAX_PER_CUSTOMER = 50
@@ -25,9 +24,6 @@ MAX_SKIPS = 100  # skipped dates still to come, per standing order
 STANDING_ORDER_BYTES = limits.LISTED_BYTES  # one standing order as reads show it: 100 of them fit a page
 OCCURRENCE_DAYS = 92  # the longest from..to of GET .../occurrences (inclusive days apart)
 DEFAULT_OCCURRENCE_DAYS = 27
-# Every counted date of an open-ended order is at most every_weeks (8) weeks from the previous one.
-NEXT_HORIZON_DAYS = 8 * 7 + 7
-RECHECK = dt.timedelta(hours=24)  # a planned date is looked at again at least this often (rules may change)
 
 
 class OccurrenceStatus(StrEnum):
@@ -37,6 +33,16 @@ class OccurrenceStatus(StrEnum):
     FAILED = "FAILED"
     MISSED = "MISSED"
     PAUSED = "PAUSED"
+    UNDELIVERABLE = "UNDELIVERABLE"  # the rules as they stand deliver nothing that day: never placed, never moved
+
+
+class LeftOutReason(StrEnum):
+    """Why a line of a standing order was left out of what it placed on a date (decisions §17)."""
+
+    INACTIVE = "INACTIVE"
+    DELETED = "DELETED"
+    OUT_OF_STOCK = "OUT_OF_STOCK"
+    NOT_DELIVERABLE = "NOT_DELIVERABLE"  # a no-delivery date (or weekday) of its own
 
 
 Weekday = Annotated[int, Strict(), Field(ge=0, le=6)]
@@ -114,16 +120,28 @@ class OccurrenceError(Shape):
     message: str
 
 
+class LeftOut(Shape):
+    id: str = Field(description="The line's product id")
+    reason: literal(LeftOutReason)
+
+
 class Occurrence(Shape):
     date: IsoDate
     status: literal(OccurrenceStatus)
     place_at: str = Field(description="The placing moment, RFC 3339 with the account's offset")
     delivery_ids: list[int] | None = None
+    left_out: list[LeftOut] | None = Field(default=None, description="Lines that could not go on the date")
     errors: list[OccurrenceError] | None = None
 
 
 class OccurrenceList(Shape):
     occurrences: list[Occurrence]
+
+
+class PauseBody(Shape):
+    """PATCH /customers/:id/standing-orders/:sid: the supplier pauses a bar's standing order, or resumes it."""
+
+    paused: Annotated[bool, Strict()]
 
 
 class SkipBody(Shape):
@@ -169,84 +187,36 @@ def shown(body: StandingOrderBody, standing_id: str, customer_id: str, created: 
     return document
 
 
-# --- the calendar ---
-
-
-def _monday(date: dt.date) -> dt.date:
-    return date - dt.timedelta(days=date.weekday())
-
-
-def counts(standing: Mapping, date: dt.date, first_day: dt.date) -> bool:
-    """Whether `date` is a counted date: a chosen weekday, in the period, in a week a whole number of
-    every_weeks after starts_on's week, and not before the day the standing order was first written."""
-    starts_on = dt.date.fromisoformat(standing["starts_on"])
-    ends_on = standing.get("ends_on")
-    if date < starts_on or date < first_day or (ends_on and date > dt.date.fromisoformat(ends_on)):
-        return False
-    if date.isoweekday() % 7 not in standing["weekdays"]:
-        return False
-    weeks = (_monday(date) - _monday(starts_on)).days // 7
-    return weeks % int(standing["every_weeks"]) == 0
-
-
-def counted_dates(standing: Mapping, first_day: dt.date, start: dt.date, end: dt.date) -> list[dt.date]:
-    days = (end - start).days
-    candidates = (start + dt.timedelta(days=n) for n in range(days + 1))
-    return [date for date in candidates if counts(standing, date, first_day)]
-
-
-def cutoff_moment(
-    date: dt.date, products: Sequence[Mapping], customer: Mapping | None, settings: Mapping
-) -> dt.datetime | None:
-    """The moment an order for `date` must be in (decisions §7), the strictest item deciding; None when some
-    item is not delivered on `date` at all (no rule, or a date with no delivery)."""
-    zone = ZoneInfo(schedule.account_timezone(settings))
-    moments = []
-    for product in products or [{}]:
-        levels = [level for level in (product, customer, settings) if level is not None]
-        if any(date.isoformat() in (level.get("dates_with_no_delivery") or ()) for level in levels):
-            return None
-        rule = schedule.rule_for(date, product, customer, settings)
-        if rule is None:
-            return None
-        day = date - dt.timedelta(days=rule["lead_days"])
-        hours, minutes = rule["cutoff"].split(":")
-        # The cutoff minute is still in time (§7 compares minutes): its last second is the moment.
-        moments.append(dt.datetime.combine(day, dt.time(int(hours), int(minutes), 59), zone))
-    return min(moments)
-
-
-def placing_moment(date: dt.date, cutoff: dt.datetime | None, days_ahead: int, zone_name: str) -> dt.datetime:
-    """place_days_ahead calendar days before the cutoff, at the same local time. A date nobody can order for has
-    no cutoff: its placing moment is taken from the default rule (23:59 on the day, §7), where it fails."""
-    zone = ZoneInfo(zone_name)
-    if cutoff is None:
-        cutoff = dt.datetime.combine(date, dt.time(23, 59), zone)
-    local = cutoff.astimezone(zone).replace(tzinfo=None) - dt.timedelta(days=days_ahead)
-    moment = local.replace(second=0).replace(tzinfo=zone)
-    return moment
+UNDELIVERABLE_ERROR = {"path": "scheduled", "message": "is a date on which the supplier delivers none of it"}
 
 
 def status_of(
-    date: dt.date, record: Mapping | None, skipped: bool, paused: bool, cutoff: dt.datetime | None, now: dt.datetime
+    record: Mapping | None, skipped: bool, paused: bool, cutoff: dt.datetime | None, now: dt.datetime
 ) -> OccurrenceStatus:
+    """A date's status: its recorded outcome, else UNDELIVERABLE while the rules deliver nothing that day (`cutoff`
+    None), else the customer's skip, MISSED once its cutoff passed, PAUSED or PLANNED."""
     if record is not None:
         return OccurrenceStatus(record["status"])
+    if cutoff is None:
+        return OccurrenceStatus.UNDELIVERABLE
     if skipped:
         return OccurrenceStatus.SKIPPED
-    if cutoff is not None and now > cutoff:
+    if now > cutoff:
         return OccurrenceStatus.MISSED
     return OccurrenceStatus.PAUSED if paused else OccurrenceStatus.PLANNED
 
 
-def occurrence(
-    date: dt.date, status: OccurrenceStatus, place_at: dt.datetime, zone: str, record: Mapping | None
-) -> dict:
-    shown_ = {"date": date.isoformat(), "status": str(status), "place_at": local_iso(place_at, zone)}
-    if record is not None and record.get("delivery_ids") is not None:
+def occurrence(date: dt.date, status: OccurrenceStatus, place_at: str, record: Mapping | None) -> dict:
+    """A date as reads show it (`place_at` already in the account's offset)."""
+    shown_ = {"date": date.isoformat(), "status": str(status), "place_at": place_at}
+    record = record or {}
+    if record.get("delivery_ids") is not None:
         shown_["delivery_ids"] = [int(i) for i in record["delivery_ids"]]
-    if record is not None and record.get("errors"):
-        shown_["errors"] = [{"path": e["path"], "message": e["message"]} for e in record["errors"]]
+    if record.get("left_out"):
+        shown_["left_out"] = [{"id": line["id"], "reason": line["reason"]} for line in record["left_out"]]
+    errors = [UNDELIVERABLE_ERROR] if status == OccurrenceStatus.UNDELIVERABLE else record.get("errors")
+    if errors:
+        shown_["errors"] = [{"path": e["path"], "message": e["message"]} for e in errors]
     return shown_
 
 
@@ -283,75 +253,3 @@ def skip_errors(skips: list[str]) -> list[FieldError]:
 
 def size_ok(document: Mapping) -> bool:
     return size_in_bytes(document) <= STANDING_ORDER_BYTES
-
-
-# --- what the placer does next ---
-
-# Lead days reach a year (§7), so a date's placing moment may come that long before it.
-LOOK_AHEAD_DAYS = 366 + 14 + NEXT_HORIZON_DAYS
-
-
-class Calendar:
-    """One standing order's dates against the rules as they are now: cutoffs and placing moments."""
-
-    def __init__(self, standing: Mapping, first_day: dt.date, products: Sequence[Mapping], customer, settings: Mapping):
-        self.standing, self.first_day = standing, first_day
-        self.products, self.customer, self.settings = products, customer, settings
-        self.zone = schedule.account_timezone(settings)
-        self._cutoffs: dict[dt.date, dt.datetime | None] = {}
-
-    def today(self, now: dt.datetime) -> dt.date:
-        return schedule.local_now(now, self.zone).date()
-
-    def dates(self, start: dt.date, end: dt.date) -> list[dt.date]:
-        return counted_dates(self.standing, self.first_day, start, end)
-
-    def cutoff(self, date: dt.date) -> dt.datetime | None:
-        if date not in self._cutoffs:
-            self._cutoffs[date] = cutoff_moment(date, self.products, self.customer, self.settings)
-        return self._cutoffs[date]
-
-    def reach_days(self) -> int:
-        """How far ahead a date can have its placing moment within RECHECK: the longest lead days of any rule,
-        place_days_ahead, and a day either side."""
-        leads = [0]
-        for level in (*self.products, self.customer or {}, self.settings):
-            for rules_ in (level.get("delivery_days") or {}, level.get("delivery_date_overrides") or {}):
-                leads += [int(rule.get("lead_days", 0)) for rule in rules_.values()]
-        return max(leads) + int(self.standing["place_days_ahead"]) + 2
-
-    def last_moment(self, date: dt.date) -> dt.datetime:
-        """Until when the date may still be placed: its cutoff (for an undeliverable date, the default one,
-        when its placing fails and is recorded)."""
-        return self.cutoff(date) or dt.datetime.combine(date, dt.time(23, 59, 59), ZoneInfo(self.zone))
-
-    def place_at(self, date: dt.date) -> dt.datetime:
-        return placing_moment(date, self.cutoff(date), int(self.standing["place_days_ahead"]), self.zone)
-
-    def open_dates(self, now: dt.datetime, recorded, skips) -> list[tuple[dt.date, dt.datetime]]:
-        """(date, placing moment) of each date still to place (not recorded, skipped or past its last moment)
-        whose moment may come within RECHECK, in date order: later dates are looked at in a later turn."""
-        today = self.today(now)
-        result = []
-        for date in self.dates(today, today + dt.timedelta(days=min(self.reach_days(), LOOK_AHEAD_DAYS))):
-            key = date.isoformat()
-            if key in recorded or key in skips or now > self.last_moment(date):
-                continue
-            result.append((date, self.place_at(date)))
-        return result
-
-
-def due_dates(open_dates, now: dt.datetime) -> list[dt.date]:
-    return [date for date, moment in open_dates if moment <= now]
-
-
-def next_due(open_dates, paused: bool, ends_on: str | None, now: dt.datetime) -> dt.datetime | None:
-    """When the placer should look at the standing order next: the earliest placing moment still to come (at
-    the latest RECHECK from now, as the rules may change), None when paused or nothing can come any more."""
-    if paused:
-        return None
-    moments = [moment for _, moment in open_dates]
-    if not moments:
-        ended = ends_on is not None and dt.date.fromisoformat(ends_on) < now.date()
-        return None if ended else now + RECHECK
-    return min(min(moments), now + RECHECK)

@@ -26,11 +26,16 @@ class Call:
     def body(self) -> Any:
         return bodies.parse(self.request.raw_body)
 
+    def optional_body(self) -> Any:
+        """The body of a POST that may come without one (cancel, receive, withdraw): {} when empty."""
+        raw = self.request.raw_body or b""
+        return self.body() if raw.strip() else {}
+
     @property
     def queries(self) -> Mapping[str, str]:
         """The query parameters, to parse with http/params.py."""
         return self.request.query_params or {}
 
-    def page(self) -> tuple[int, str | None]:
-        """limit and cursor, as decisions §4 fixes them (params.page)."""
-        return params.page(self.queries)
+    def page(self, sizes: tuple[int, int] | None = None) -> tuple[int, str | None]:
+        """limit and cursor, as decisions §4 fixes them (params.page); `sizes`: a list's own (default, largest)."""
+        return params.page(self.queries, *(sizes or ()))

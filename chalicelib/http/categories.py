@@ -2,20 +2,24 @@
 
 from chalice import Blueprint
 
+from ..domain.limits import CATEGORIES
 from .call import Call
 from .endpoint import endpoint
 from .responses import no_content, ok
 from .responses import page as page_body
 
 bp = Blueprint(__name__)
+# The default and the largest `limit`: one page without a cursor holds every category (decisions §4), as barmate
+# catalogue-sync clients read it.
+PAGE_SIZES = (CATEGORIES, CATEGORIES)
 
 
-@endpoint(bp, "/categories", "GET", response="domain.category:CategoryList", paged=True)
+@endpoint(bp, "/categories", "GET", response="domain.category:CategoryList", paged=PAGE_SIZES)
 def list_categories(call: Call):
     """List categories by id"""
     from ..service import catalogue
 
-    limit, cursor = call.page()
+    limit, cursor = call.page(PAGE_SIZES)
     page = catalogue.list_categories(call.account, limit, cursor)
     return page_body("categories", page.items, page.cursor)
 

@@ -4,17 +4,12 @@ from chalice import Blueprint
 
 from .auth import CUSTOMER
 from .call import Call
+from .customer_changes import customer_change
 from .endpoint import endpoint
 from .etags import etag, if_match
 from .responses import ok, page_of_texts
 
 bp = Blueprint(__name__)
-
-
-def _optional_body(call: Call):
-    """cancel and receive may be sent without a body."""
-    raw = call.request.raw_body or b""
-    return call.body() if raw.strip() else {}
 
 
 @endpoint(
@@ -52,20 +47,6 @@ def get_own_delivery(call: Call, delivery_id: str):
     return ok(found, headers={"ETag": etag(revision)})
 
 
-def _customer_action(action, call: Call, delivery_id: str):
-    """A customer's cancel or receive: the optional body, the Idempotency-Key and If-Match handed on alike."""
-    return ok(
-        action(
-            call.account,
-            call.customer_id,
-            delivery_id,
-            _optional_body(call),
-            call.idempotency,
-            if_match(call.header("if-match")),
-        )
-    )
-
-
 @endpoint(
     bp,
     "/customer/deliveries/{delivery_id}/cancel",
@@ -78,7 +59,7 @@ def cancel_delivery(call: Call, delivery_id: str):
     """Cancel a delivery that is REQUESTED or ACCEPTED"""
     from ..service import deliveries
 
-    return _customer_action(deliveries.cancel, call, delivery_id)
+    return customer_change(deliveries.cancel, call, delivery_id)
 
 
 @endpoint(
@@ -86,14 +67,14 @@ def cancel_delivery(call: Call, delivery_id: str):
     "/customer/deliveries/{delivery_id}/receive",
     "POST",
     CUSTOMER,
-    body="domain.delivery:CustomerActionBody",
+    body="domain.claim_shapes:ReceiveBody",
     response="domain.delivery:Delivery",
 )
 def receive_delivery(call: Call, delivery_id: str):
-    """Confirm that a delivery arrived"""
-    from ..service import deliveries
+    """Confirm that a delivery arrived; with `items`, the issues found open claim 1 in the same write"""
+    from ..service import claims
 
-    return _customer_action(deliveries.receive, call, delivery_id)
+    return customer_change(claims.receive, call, delivery_id)
 
 
 @endpoint(

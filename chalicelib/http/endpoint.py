@@ -34,7 +34,7 @@ def endpoint(
     response: type | str | None = None,
     status: int = 200,
     query: tuple[str, ...] = (),
-    paged: bool = False,
+    paged: bool | tuple[int, int] = False,
     replayable: bool = True,
     content_types: list[str] | None = None,
     request_content: dict | None = None,
@@ -45,7 +45,7 @@ def endpoint(
 
     body/response name the pydantic models of the request and the success body (a class, or "module:Class"
     under chalicelib, loaded on first use: http/registry.py); query names the query parameters; paged adds limit and
-    cursor.
+    cursor (a (default, largest) pair: a list whose limit is not §4's usual).
     They feed the OpenAPI document (http/openapi.py; its recorded examples are http/examples.json, the words the
     models cannot give http/openapi_text.py).
     replayable=False exempts a POST from Idempotency-Key: its answer holds a secret that must never be stored.

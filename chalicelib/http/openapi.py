@@ -21,6 +21,7 @@ from ..domain.deposit_types import DEPOSIT_ID_LENGTH
 from ..domain.event_policy import RETRY_WINDOW, SEND_TIMEOUT
 from ..domain.idempotency import REPLAY_WINDOW
 from ..domain.identifiers import DELIVERY_ID_DIGITS, ID_MAX_LENGTH, ID_PATTERN
+from ..domain.limits import CLAIMS
 from ..domain.product import Product
 from ..domain.timestamps import in_words
 from . import bodies, params
@@ -32,6 +33,7 @@ from .openapi_text import (
     EXAMPLE_EXEMPT,
     EXTRA_PROBLEMS,
     OPERATION_NOTES,
+    OPERATION_QUERY_PARAMETERS,
     PATH_PARAMETERS,
     QUERY_PARAMETERS,
     RESPONSE_CONTENT,
@@ -55,6 +57,7 @@ VERSIONED_MODELS: tuple[type, ...] = (Product,)
 ETAG_OPERATIONS = frozenset({"get_delivery", "get_own_delivery"})
 IF_MATCH_OPERATIONS = frozenset(
     {"respond_to_delivery", "amend_delivery", "cancel_delivery", "receive_delivery", "give_delivery_note"}
+    | {"open_claim", "withdraw_claim", "answer_claim"}
 )
 
 
@@ -93,6 +96,16 @@ PAGING_PARAMETERS = [
     },
 ]
 
+
+def _paging(paged: bool | tuple[int, int]) -> list[dict]:
+    """The paging parameters, with a list's own default and largest `limit` when it has them."""
+    if paged is True:
+        return PAGING_PARAMETERS
+    default, most = paged
+    limit = {**PAGING_PARAMETERS[0], "schema": {**PAGING_PARAMETERS[0]["schema"], "maximum": most, "default": default}}
+    return [limit, *PAGING_PARAMETERS[1:]]
+
+
 # Path parameters typed as the ids they name, so a generated client passes back what the API answered (a
 # delivery's id is a number). A value outside these still reaches the route, which answers 404 as before.
 ID_SCHEMA = {"type": "string", "minLength": 1, "maxLength": ID_MAX_LENGTH, "pattern": ID_PATTERN}
@@ -108,7 +121,9 @@ PATH_PARAMETER_SCHEMAS = {
     "asset": {"type": "string", "minLength": 1},
     "standing_id": ID_SCHEMA,
     "date": {"type": "string", "format": "date"},
+    "number": {"type": "integer", "minimum": 1, "maximum": CLAIMS},
 }
+ANY_STRING = {"schema": {"type": "string"}}
 
 ETAG_HEADER = {"description": "Version of the resource, for If-Match.", "schema": {"type": "string"}}
 IF_MATCH = {
@@ -155,7 +170,7 @@ def missing_documentation(operations: list[Operation]) -> list[str]:
             if name not in PATH_PARAMETER_SCHEMAS:
                 found.append(f"{where}: path parameter {name} has no type in PATH_PARAMETER_SCHEMAS (openapi.py)")
         for name in op.query:
-            if name not in QUERY_PARAMETERS:
+            if name not in QUERY_PARAMETERS and name not in OPERATION_QUERY_PARAMETERS.get(op.name, {}):
                 found.append(f"{where}: query parameter {name} has no entry in QUERY_PARAMETERS (openapi_text.py)")
         if op.response is None and op.status != 204 and op.name not in RESPONSE_CONTENT:
             found.append(f"{where}: no response model; describe its content in RESPONSE_CONTENT (openapi_text.py)")
@@ -199,10 +214,11 @@ def _parameters(operation: Operation, versioned: set[str]) -> list[dict]:
         for name in PATH_PARAMETER.findall(operation.path)
     ]
     if operation.paged:
-        found += PAGING_PARAMETERS
+        found += _paging(operation.paged)
     paging = {p["name"] for p in PAGING_PARAMETERS} if operation.paged else set()
+    own = OPERATION_QUERY_PARAMETERS.get(operation.name, {})
     found += [
-        {"name": name, "in": "query", "required": False, **QUERY_PARAMETERS.get(name, {"schema": {"type": "string"}})}
+        {"name": name, "in": "query", "required": False, **own.get(name, QUERY_PARAMETERS.get(name, ANY_STRING))}
         for name in operation.query
         if name not in paging
     ]

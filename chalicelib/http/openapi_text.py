@@ -6,6 +6,7 @@ model (a file, a page) in RESPONSE_CONTENT.
 """
 
 from ..domain import feed
+from ..domain.claim_status import STATUSES as CLAIM_STATUSES
 from ..domain.delivery import STATUSES
 from ..domain.event_policy import EventType
 from ..domain.integration_status import STATUSES as INTEGRATION_STATUSES
@@ -53,6 +54,8 @@ TAGS = {
     "Deposits": "Deposit types of returnable packaging (bottles, crates, kegs, pallets) and each customer's "
     "balance of them.",
     "Changes": "The change feed: every change to the account's data, in order, to keep another system in step.",
+    "Claims": "The bar's claims on delivered goods (broken, short, wrong, expired), the supplier's answer line by "
+    "line, and the worklist of claims to answer.",
     "Service": "The service's own description: this document and its page for people.",
 }
 
@@ -65,8 +68,12 @@ TAG_OF_PATH = (
     ("/deposits", "Deposits"),
     ("/customers/{customer_id}/deposits", "Deposits"),
     ("/customers", "Customers"),
+    ("/customer/deliveries/{delivery_id}/claims", "Claims"),
     ("/customer/", "Customer ordering"),
+    ("/deliveries/{delivery_id}/claims", "Claims"),
     ("/deliveries", "Deliveries"),
+    ("/claims", "Claims"),
+    ("/account/claims", "Claims"),
     ("/account/integration", "Deliveries"),
     ("/account/settings/deliveries", "Account"),
     ("/account/settings/webhooks", "Webhooks"),
@@ -95,6 +102,7 @@ PATH_PARAMETERS = {
     "asset": "A file of the documentation page.",
     "standing_id": "The standing order's id (`[a-zA-Z0-9_-]`), unique per customer.",
     "date": "A date (YYYY-MM-DD) the standing order counts.",
+    "number": "The claim's number: 1, 2, ... per delivery.",
 }
 
 QUERY_PARAMETERS = {
@@ -150,6 +158,21 @@ QUERY_PARAMETERS = {
     },
 }
 
+# Query parameters that mean something else on one operation than QUERY_PARAMETERS says, by operation name.
+OPERATION_QUERY_PARAMETERS = {
+    "list_claims": {
+        "status": {
+            "description": "The worklist of claims in this status (default OPEN), oldest first by the time each "
+            "entered it.",
+            "schema": {"type": "string", "enum": list(CLAIM_STATUSES), "default": "OPEN"},
+        },
+        "customer_id": {
+            "description": "Only this customer's claims.",
+            "schema": {"type": "string", "pattern": "^[a-zA-Z0-9_-]{1,128}$"},
+        },
+    }
+}
+
 # What an operation's description adds, by operation name.
 OPERATION_NOTES = {
     "import_products": (
@@ -173,6 +196,15 @@ OPERATION_NOTES = {
     "adjust_customer_deposits": "Adds `count` (non-zero, -100,000 to 100,000) to the customer's balance of one "
     "deposit type, for opening balances and corrections; a balance may go below 0. Answers the balances as the GET "
     "does; each adjustment is a movement of the statement, with its `message`. 409 while the type is being deleted.",
+    "receive_delivery": "With `items` (the lines of a claim), claim 1 opens in the same write (decisions §18); a "
+    "delivery the supplier's note made DELIVERED is a 400 `invalid-transition`, with or without them.",
+    "open_claim": "Only on a DELIVERED delivery of type DELIVERY, within the account's `claim_window_hours` after the "
+    "note's `delivered_at` or the receive (else 400 `invalid-transition`, after the window with `closed_at`). Each "
+    "line once, at most what was delivered less what claims that are not WITHDRAWN or DECLINED hold; at most 10 "
+    "claims per delivery (400 naming `items`). The integration state becomes PENDING; no balance moves.",
+    "answer_claim": "Every claimed line exactly once; `credit` defaults, for CREDIT, to the accepted count valued at "
+    "the line's price as delivered. The claim becomes ACCEPTED, PARTIALLY_ACCEPTED or DECLINED (which needs a "
+    "`message`); only an OPEN claim is answered (else 400 `invalid-transition`). The integration state stays.",
     "give_delivery_note": "Once, on a REQUESTED or ACCEPTED delivery of either type (else 400 `invalid-transition`): "
     "the delivery becomes DELIVERED and shows `delivery_note`, every line as ordered, confirmed and delivered (a line "
     "left out was delivered as the latest response confirmed it). Deposits are charged from what was delivered and "

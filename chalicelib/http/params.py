@@ -19,15 +19,16 @@ def whole_number(text: str, low: int, high: int) -> int | None:
     return number if low <= number <= high else None
 
 
-def page(query: Mapping[str, str]) -> tuple[int, str | None]:
-    """limit (1 to MAX_LIMIT, default DEFAULT_LIMIT) and cursor (decisions §4); every wrong one named at once."""
+def page(query: Mapping[str, str], default: int = DEFAULT_LIMIT, most: int = MAX_LIMIT) -> tuple[int, str | None]:
+    """limit (1 to `most`, default `default`: MAX_LIMIT and DEFAULT_LIMIT but where a list says otherwise) and
+    cursor (decisions §4); every wrong one named at once."""
     errors = []
     raw_limit = query.get("limit")
-    limit = DEFAULT_LIMIT
+    limit = default
     if raw_limit is not None:
-        limit = whole_number(raw_limit, 1, MAX_LIMIT)
+        limit = whole_number(raw_limit, 1, most)
         if limit is None:
-            errors.append(FieldError("limit", f"must be a whole number from 1 to {MAX_LIMIT}"))
+            errors.append(FieldError("limit", f"must be a whole number from 1 to {most}"))
     cursor = query.get("cursor")
     if cursor is not None and not cursor:
         errors.append(FieldError("cursor", "must not be empty"))

@@ -21,7 +21,7 @@ class Operation(NamedTuple):  # not a dataclass: its class is built on every col
     response: type | str | None = None
     status: int = 200
     query: tuple[str, ...] = ()
-    paged: bool = False
+    paged: bool | tuple[int, int] = False  # True, or the list's own (default, largest) limit
     replayable: bool = True
     request_content: dict | None = None  # a non-JSON body: media type -> OpenAPI media object
 

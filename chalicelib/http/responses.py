@@ -35,13 +35,16 @@ def no_content() -> Response:
     return Response(body="", status_code=204, headers={})
 
 
-def problem(status: int, type_: ProblemType, detail: str, errors=(), headers: dict | None = None) -> Response:
+def problem(
+    status: int, type_: ProblemType, detail: str, errors=(), headers: dict | None = None, extensions: dict | None = None
+) -> Response:
     body = {
         "type": str(type_),
         "title": type_.title,
         "status": status,
         "detail": detail,
         "errors": [{"path": e.path, "message": e.message} for e in errors],
+        **(extensions or {}),
     }
     return Response(body=json.dumps(body), status_code=status, headers={"Content-Type": PROBLEM, **(headers or {})})
 
@@ -50,7 +53,7 @@ def from_error(error: ServiceError) -> Response:
     headers = {"WWW-Authenticate": 'Bearer realm="supplier-ordering"'} if error.status == 401 else None
     if isinstance(error, (TooManyRequests, Busy)) and error.retry_after is not None:
         headers = {"Retry-After": str(error.retry_after)}
-    return problem(error.status, error.type, error.detail, error.errors, headers)
+    return problem(error.status, error.type, error.detail, error.errors, headers, error.extensions)
 
 
 def page_of_texts(name: str, texts: list[str], cursor: str | None) -> Response:

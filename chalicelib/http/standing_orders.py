@@ -1,4 +1,5 @@
-"""Routes of standing orders (decisions §17): the customer writes and reads its own, the supplier reads them."""
+"""Routes of standing orders (decisions §17): the customer writes and reads its own; the supplier reads them, and
+pauses, resumes or ends them."""
 
 from chalice import Blueprint
 
@@ -122,3 +123,26 @@ def list_occurrences(call: Call, customer_id: str, standing_id: str):
             call.account, customer_id, standing_id, queries.get("from"), queries.get("to")
         )
     )
+
+
+@endpoint(
+    bp,
+    "/customers/{customer_id}/standing-orders/{standing_id}",
+    "PATCH",
+    body=MODEL + "PauseBody",
+    response=MODEL + "StandingOrder",
+)
+def pause_standing_order(call: Call, customer_id: str, standing_id: str):
+    """Pause a customer's standing order, or resume it (a bar that no longer pays)"""
+    from ..service import standing_orders
+
+    return ok(standing_orders.pause(call.account, customer_id, standing_id, call.body()))
+
+
+@endpoint(bp, "/customers/{customer_id}/standing-orders/{standing_id}", "DELETE", status=204)
+def end_standing_order(call: Call, customer_id: str, standing_id: str):
+    """End a customer's standing order; deliveries it placed stay"""
+    from ..service import standing_orders
+
+    standing_orders.delete_customers_standing_order(call.account, customer_id, standing_id)
+    return no_content()

@@ -23,6 +23,30 @@ POLL_SECONDS = 1.0  # without a bell, how often the poller looks for messages co
 BATCH = 10  # the most a FIFO queue's event source hands over at once
 
 
+def keep_fifo_order() -> None:
+    """Fix moto's FIFO order after a pause (5.2.5 and 5.2.6): when several of a group's messages come back together it
+    frees them one at a time while walking the queue, so the group stays locked for the earlier ones and the last is
+    handed over alone, first. SQS frees them all; so do we, before each receive. Idempotent."""
+    from moto.sqs.models import SQSBackend
+
+    original = SQSBackend.receive_message
+    if getattr(original, "keeps_fifo_order", False):
+        return
+
+    @functools.wraps(original)
+    def receive_message(self, queue_name: str, *args, **kwargs):
+        queue = self.get_queue(queue_name)
+        for message in [m for m in queue.pending_messages if m.visible]:
+            queue.pending_messages.discard(message)
+        return original(self, queue_name, *args, **kwargs)
+
+    receive_message.keeps_fifo_order = True
+    SQSBackend.receive_message = receive_message
+
+
+keep_fifo_order()
+
+
 def serve() -> tuple[str, Callable[[], None]]:
     """moto's SQS on a free port of 127.0.0.1, in a thread of this process: (endpoint, stop)."""
     from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app

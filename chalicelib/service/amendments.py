@@ -34,7 +34,9 @@ def amend(
     require_version(stored, if_match)
     amendments.check_amendable(stored.delivery)  # before reading the catalogue: a final delivery reads nothing more
     product_ids = [item.id for item in body.items]
-    context = load_context(account, customer_id, product_ids)
+    # The order's own lines too: an ACCEPTED delivery is amended only before their cutoff (decisions §16).
+    read_ids = list(dict.fromkeys(product_ids + [item["id"] for item in stored.delivery["request"].get("items") or ()]))
+    context = load_context(account, customer_id, read_ids)
     guards = new_empties_check(account, body.empties, stored.delivery, stored.deposit_basis)
 
     def attempt() -> dict | outcomes.Refusal:
@@ -50,21 +52,24 @@ def amend(
             changed, stored.version + 1, integration.state, integration.since, result.basis
         )
         claim = idempotency.completion(delivery_reads.customer_view(written)) if idempotency is not None else None
-        # Products whose packaging charges deposits must be as read when it commits (§15's delete guard).
+        # Products whose packaging charges deposits must be as read when it commits (§15's delete guard); those first
+        # ordered now are marked used in the same write, so they can no longer be deleted (§5).
         pinned = pinned_products(context, product_ids)
-        checks = [products.unchanged_check(account, pid, revision) for pid, revision in pinned.items()]
-        extra = {deliveries.DEPOSIT_BASIS: json_text(result.basis)}
+        used = [delivery_writes.marking_used(account, pid, pinned.get(pid)) for pid in result.added]
+        checks = [products.unchanged_check(account, pid, rev) for pid, rev in pinned.items() if pid not in result.added]
+        extra = {deliveries.DEPOSIT_BASIS: json_text(result.basis), **deliveries.items_attributes(stored.version + 1)}
         operations = delivery_writes.updating(account, changed["id"], stored.version, changed, integration, extra)
-        also = [delivery_amendments.replacing_items(account, changed), *guards, *checks]
+        also = [delivery_amendments.replacing_items(account, changed, stored.version + 1), *guards, *checks, *used]
         change = delivery_change(ChangeType.DELIVERY_AMENDED, changed)
         outcome = write_units.commit(account, now, operations + also, [change], claim)
         if outcome is None:
             return delivery_reads.customer_view(written)
         if isinstance(outcome, deposit_store.Unusable):
             raise empties_refused(account, body.empties)
-        if isinstance(outcome, outcomes.Changed):  # planned again from the catalogue as it is now
-            context = load_context(account, customer_id, product_ids, consistent=True)
-        elif isinstance(outcome, contention.lost_races()):
+        if isinstance(outcome, (outcomes.Changed, outcomes.ProductsGone)):  # planned again from the catalogue as it is
+            context = load_context(account, customer_id, read_ids, consistent=True)
+            return outcomes.Changed()
+        if isinstance(outcome, contention.lost_races()):
             stored = fresh(account, stored)
         return outcome
 

@@ -9,6 +9,7 @@ from ..store import products
 from ..store.paging import Page
 from . import clock, contention
 from .paging import paged
+from .standing_rules import standing_rules_changed
 
 # Validation (pydantic) and the category and pricing stores are imported where they are used: a cold GET of a
 # product loads none of them.
@@ -77,6 +78,7 @@ def _write(account: str, product_id: str, build, if_match: str | None, create_on
         )
         with unit_of_work(account, now) as uow:
             uow.add(saving.operation, *products.checks(account, data, before))
+            uow.add(*standing_rules_changed(account, current.data if current is not None else None, data))
             uow.record(changes.product_change("updated" if current is not None else "created", product_id))
             saved = uow.commit()
         if isinstance(saved, outcomes.NoCategory):
@@ -200,15 +202,30 @@ def put_category(account: str, category_id: str, body) -> dict:
             return current  # the same name again writes nothing (and appends no feed entry)
         with unit_of_work(account, clock.now()) as uow:
             if current is None:
-                uow.add(categories.creating(account, category_id, category.name))
+                uow.add(categories.creating(account, category_id, category.name), categories.counting(account, 1))
                 uow.record(Change(ChangeType.CATEGORY_CREATED, category_id))
             else:
                 uow.add(categories.renaming(account, category_id, category.name))
                 uow.record(Change(ChangeType.CATEGORY_UPDATED, category_id))
-            return uow.commit() or {"id": category_id, "name": category.name}
+            refused = uow.commit()
+        _counted(account, refused)
+        return refused or {"id": category_id, "name": category.name}
 
     # Others kept changing it between our read and our write: Busy.
     return contention.retried(attempt, again=(outcomes.Refusal,), minimum=CATEGORY_ATTEMPTS, seconds=0)
+
+
+def _counted(account: str, refused) -> None:
+    """A creation or delete of a category refused for the account's count of them (decisions §4): 400 naming `id`
+    when it is full; when it lost the race or the account keeps no count yet, one is kept and the caller writes
+    again."""
+    from ..domain.limits import CATEGORIES
+    from ..store import categories, outcomes
+
+    if isinstance(refused, outcomes.Full):
+        raise invalid("id", f"an account holds at most {CATEGORIES:,} categories; delete one first")
+    if isinstance(refused, outcomes.Stale):
+        categories.held(account)
 
 
 def create_category(account: str, body) -> dict:
@@ -222,15 +239,22 @@ def create_category(account: str, body) -> dict:
     category = shapes.parse(category_shapes.NewCategory, body)
 
     def attempt() -> dict | outcomes.Refusal:
+        if categories.read_for_write(account, category.id) is not None:
+            raise _category_exists(category.id)  # before the count: a sync client's second run POSTs what exists
         with unit_of_work(account, clock.now()) as uow:
-            uow.add(categories.creating(account, category.id, category.name))
+            uow.add(categories.creating(account, category.id, category.name), categories.counting(account, 1))
             uow.record(Change(ChangeType.CATEGORY_CREATED, category.id))
             refused = uow.commit()
         if isinstance(refused, outcomes.Taken):
-            raise Conflict(f"category {category.id} already exists; use PUT to replace it")
+            raise _category_exists(category.id)
+        _counted(account, refused)
         return refused or {"id": category.id, "name": category.name}
 
     return contention.retried(attempt, minimum=CATEGORY_ATTEMPTS, seconds=0)
+
+
+def _category_exists(category_id: str) -> Conflict:
+    return Conflict(f"category {category_id} already exists; use PUT to replace it")
 
 
 def _category_gone(category_id: str) -> NotFound:
@@ -264,9 +288,12 @@ def delete_category(account: str, category_id: str) -> None:
 
     def attempt() -> outcomes.Refusal | None:
         with unit_of_work(account, clock.now()) as uow:
-            uow.add(categories.deleting(account, category_id))
+            uow.add(categories.deleting(account, category_id), categories.counting(account, -1))
             uow.record(Change(ChangeType.CATEGORY_DELETED, category_id))
-            return uow.commit()
+            refused = uow.commit()
+        if not isinstance(refused, outcomes.Gone):
+            _counted(account, refused)
+        return refused
 
     refused = contention.retried(attempt, minimum=CATEGORY_ATTEMPTS, seconds=0)
     if isinstance(refused, outcomes.Gone):

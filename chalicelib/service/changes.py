@@ -8,7 +8,7 @@ from ..domain.rendering import json_text
 from ..store import feed, feed_data, outcomes
 from . import clock
 
-DATA_CHUNK = 50  # entries whose resources one BatchGetItem reads (at most two keys each: 100 keys)
+DATA_CHUNK = 50  # entries whose resources a chunk reads (at most four keys each, a claim's: get_items splits by 100)
 ENVELOPE_BYTES = 1024  # room for {"changes": [...], "last_sequence", "max_sequence"} around the entries
 
 
@@ -80,6 +80,6 @@ def event_body(event: dict) -> str | None:
     else:  # the entry's resource, id and customer_id: what a `*.deleted` event (data null) is about
         entry = {"resource": event["resource"], "id": event["resource_id"]}
         entry.update({name: event[name] for name in ("customer_id", "date") if event.get(name) is not None})
-        body.update({name: entry[name] for name in ("resource", "id", "customer_id") if name in entry})
+        body.update({name: entry[name] for name in ("resource", "id", "customer_id", "date") if name in entry})
         body["data"] = _travels(entry, feed_data.current(event["account"], [entry])[0])
     return json_text(body)

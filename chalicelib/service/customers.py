@@ -9,6 +9,7 @@ from ..store.paging import Page
 from . import documents
 from .accounts import CUSTOMER, issued, token_not_found
 from .paging import paged
+from .standing_rules import standing_rules_changed
 
 # Validation (pydantic) is imported by the writes that use it: a cold GET never imports it.
 
@@ -64,6 +65,7 @@ def patch_customer(account: str, customer_id: str, body) -> dict:
         changes.set,
         changes.remove,
         updated=Change(ChangeType.CUSTOMER_UPDATED, customer_id),
+        also=lambda before, after: standing_rules_changed(account, before, after),
         shown=with_substitution_policy,
     )
     if isinstance(customer, outcomes.Gone):

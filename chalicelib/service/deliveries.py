@@ -57,12 +57,15 @@ def _repended(stored: deliveries.StoredDelivery, now) -> deliveries.IntegrationW
 
 @dataclass(frozen=True)
 class Written:
-    """What one attempt of a change writes: the delivery, its deposit basis (stored again when it changes), and more
-    operations of the same write (a note's record beside the items, a substitute's product pinned as read)."""
+    """What one attempt of a change writes: the delivery, its deposit basis (stored again when it changes), more
+    operations of the same write (a note's record beside the items, a substitute's product pinned as read, a claim's
+    items), and attributes the summary's update sets too (`summary`: which version wrote the items item, the
+    claims)."""
 
     delivery: dict
     basis: dict | None
     also: tuple = ()
+    summary: dict | None = None
 
 
 def _change(
@@ -78,12 +81,14 @@ def _change(
     empties=None,
     by: str | None = None,
     read_again: Callable[[], None] | None = None,
+    entries: Callable[[dict], list[Change]] | None = None,
 ) -> dict:
     """Apply `change(stored, now)` (which raises when the state machine forbids it) until it is written; the
     answer is `view` of the written delivery. A customer's change also makes the integration state PENDING, in
     the same write. With `if_match`, only the version it names is changed: a lost race re-reads and answers 412.
     `by`: who made the change, as the feed entry says (decisions §18); `read_again`: what to read again when a
-    product the change was pinned to changed meanwhile (outcomes.Changed)."""
+    product the change was pinned to changed meanwhile (outcomes.Changed); `entries`: the feed changes of the
+    written delivery, when they are not its one `change_type` entry (a claim's, decisions §18)."""
 
     def attempt() -> dict | outcomes.Refusal:
         nonlocal stored
@@ -101,11 +106,11 @@ def _change(
         )
         claim = idempotency.completion(view(written)) if idempotency is not None else None
         # One entry for the whole change, a re-pended integration state included (decisions §13).
-        entry = delivery_change(change_type, changed, by=by)
-        extra = {deliveries.DEPOSIT_BASIS: json_text(step.basis)} if step.basis != stored.deposit_basis else None
+        recorded = entries(changed) if entries is not None else [delivery_change(change_type, changed, by=by)]
+        extra = _summary_attributes(step, stored)
         operations = delivery_writes.updating(account, changed["id"], stored.version, changed, integration, extra)
-        also = _balances_moved(account, changed, now) + list(guards) + list(step.also)
-        outcome = write_units.commit(account, now, operations + also, [entry], claim)
+        also = _balances_moved(account, stored.delivery, changed, now) + list(guards) + list(step.also)
+        outcome = write_units.commit(account, now, operations + also, recorded, claim)
         if outcome is None:
             return view(written)
         if isinstance(outcome, deposit_store.Unusable):
@@ -121,6 +126,11 @@ def _change(
     return answered(
         contention.retried(attempt, again=AGAIN, minimum=MAX_ATTEMPTS, seconds=CONTENTION_SECONDS, busy=KEPT_CHANGING)
     )
+
+
+def _summary_attributes(step: Written, stored: deliveries.StoredDelivery) -> dict | None:
+    basis = {deliveries.DEPOSIT_BASIS: json_text(step.basis)} if step.basis != stored.deposit_basis else {}
+    return {**basis, **(step.summary or {})} or None
 
 
 def _as_it_was(change: Callable[[dict, object], dict]) -> Callable[[deliveries.StoredDelivery, object], Written]:
@@ -149,11 +159,11 @@ def answered(written: dict | outcomes.Refusal) -> dict:
     return written
 
 
-def _balances_moved(account: str, changed: dict, now) -> list:
+def _balances_moved(account: str, before: dict, changed: dict, now) -> list:
     """A delivery that becomes DELIVERED moves its customer's deposit balances, and records the move in the
-    customer's statement, in the same write (decisions §15)."""
+    customer's statement, in the same write (decisions §15); a claim on a delivered one moves none (§18)."""
     customer_id = changed["request"].get("customer_id")
-    if changed["status"] != delivery.DELIVERED or customer_id is None:
+    if changed["status"] != delivery.DELIVERED or before["status"] == delivery.DELIVERED or customer_id is None:
         return []
     moves = statement.receive_moves(changed.get("deposits"))
     if not moves:
@@ -166,10 +176,50 @@ def _balances_moved(account: str, changed: dict, now) -> list:
 def respond(
     account: str, delivery_id: str, data, idempotency: IdempotencyClaim | None = None, if_match: str | None = None
 ) -> dict:
-    """Append a supplier response and move the status per decisions §8; the delivery in full."""
+    """Append a supplier response and move the status per decisions §8; the delivery in full. Its items and empties
+    are checked against the delivery as it stands when the response is written: after a lost race (an amendment
+    that changed the lines), against what won."""
     body = delivery.parse_response(data)
     stored = _read(account, delivery_id, consistent=True)
     require_version(stored, if_match)
+    checked: dict[int, tuple] = {}
+
+    def checked_against(current: deliveries.StoredDelivery) -> tuple:
+        if current.version not in checked:
+            checked[current.version] = _response_checked(account, body, current)
+        return checked[current.version]
+
+    checked_against(stored)  # every field problem at once before anything else (decisions §3)
+    from . import substitutes as substitute_reads
+
+    substitutes = substitute_reads.read(account, stored.delivery, body.substitutions)
+    scheduled = dump(body.scheduled) if body.scheduled is not None else None
+
+    def step(current: deliveries.StoredDelivery, now) -> Written:
+        # Items, empties and substitutes are checked against the delivery as it is now: another change may have
+        # won the race (§16).
+        items, empties, guards = checked_against(current)
+        substituted = substitutes.shown(current.delivery, current.deposit_basis, scheduled)
+        response = delivery.build_response(body, items, now, empties, substituted)
+        basis = substitutes.basis(current.deposit_basis)
+        return Written(delivery.respond(current.delivery, response), basis, (*guards, *substitutes.checks()))
+
+    return _change(
+        account,
+        stored,
+        step,
+        RESPONSE_CHANGE[body.type],
+        idempotency=idempotency,
+        view=_supplier_view,
+        if_match=if_match,
+        empties=body.empties,
+        read_again=substitutes.read_again,
+    )
+
+
+def _response_checked(account: str, body, stored: deliveries.StoredDelivery) -> tuple[list | None, list | None, list]:
+    """A response's items and empties as the delivery `stored` takes them, and the guard its new empties need in the
+    write; ValidationFailed naming every problem."""
     items, empties, errors = None, None, []
     try:
         items = delivery.response_items(body, stored.delivery["request"]["items"])
@@ -186,32 +236,9 @@ def respond(
         errors += failed.errors
     if errors:  # every field problem at once (decisions §3)
         raise ValidationFailed(errors)
-    from . import substitutes as substitute_reads
     from .deposits import new_empties_check
 
-    guards = new_empties_check(account, body.empties, stored.delivery, stored.deposit_basis)
-    substitutes = substitute_reads.read(account, stored.delivery, body.substitutions)
-    scheduled = dump(body.scheduled) if body.scheduled is not None else None
-
-    def step(current: deliveries.StoredDelivery, now) -> Written:
-        # Substitutes are checked against the delivery as it is now: another change may have won the race (§16).
-        substituted = substitutes.shown(current.delivery, current.deposit_basis, scheduled)
-        response = delivery.build_response(body, items, now, empties, substituted)
-        basis = substitutes.basis(current.deposit_basis)
-        return Written(delivery.respond(current.delivery, response), basis, tuple(substitutes.checks()))
-
-    return _change(
-        account,
-        stored,
-        step,
-        RESPONSE_CHANGE[body.type],
-        idempotency=idempotency,
-        view=_supplier_view,
-        if_match=if_match,
-        guards=guards,
-        empties=body.empties,
-        read_again=substitutes.read_again,
-    )
+    return items, empties, new_empties_check(account, body.empties, stored.delivery, stored.deposit_basis)
 
 
 def collected(account: str, body, known: dict, usable: dict | None = None) -> list[dict] | None:

@@ -48,8 +48,9 @@ def deliver(
         delivered = delivery_note.deliver(
             current.delivery, current.deposit_basis, body, substituted, empties, now, zone, errors + empties_errors
         )
-        also = (*substitutes.checks(), delivery_notes.recording(account, delivered))
-        return Written(delivered, substitutes.basis(current.deposit_basis), also)
+        also = (*substitutes.checks(), delivery_notes.recording(account, delivered, current.version + 1))
+        basis = substitutes.basis(current.deposit_basis)
+        return Written(delivered, basis, also, deliveries.items_attributes(current.version + 1))
 
     return _change(
         account,

@@ -2,7 +2,7 @@
 domain/delivery.py) so that a cold GET of deliveries imports no pydantic (tests/api/test_cold_path.py)."""
 
 from ..domain import integration_status
-from ..domain.errors import NotFound
+from ..domain.errors import Busy, NotFound
 from ..domain.identifiers import parse_delivery_id
 from ..store import deliveries, delivery_lists
 from ..store.paging import Page
@@ -21,7 +21,10 @@ def read(
     account: str, delivery_id: str, customer_id: str | None = None, consistent: bool = False
 ) -> deliveries.StoredDelivery:
     """The delivery in full; a customer sees only their own (another's reads as missing)."""
-    stored = deliveries.get(account, number(delivery_id), consistent=consistent)
+    try:
+        stored = deliveries.get(account, number(delivery_id), consistent=consistent)
+    except deliveries.KeptChanging:
+        raise Busy("the delivery is being changed many times at once; read it again") from None
     if stored is None or (customer_id is not None and stored.delivery["request"].get("customer_id") != customer_id):
         raise NotFound(f"delivery {delivery_id} does not exist")
     return stored
@@ -37,9 +40,10 @@ def customer_view(stored: deliveries.StoredDelivery) -> dict:
 
 
 def revision(stored: deliveries.StoredDelivery) -> str:
-    """The delivery's version as its ETag names it (decisions §16): the id and the version counter every change
-    bumps, both on the item already read, so an ETag costs no request."""
-    return f"{stored.delivery['id']}-{stored.version}"
+    """The delivery's version as its ETag names it (decisions §16): the id and the revision every change that both
+    parties' reads show moves (not the integration state, which only the supplier sees), both on the item already
+    read, so an ETag costs no request."""
+    return f"{stored.delivery['id']}-{stored.shown_version}"
 
 
 def get_delivery(account: str, delivery_id: str, customer_id: str | None = None) -> dict:

@@ -22,6 +22,7 @@ def update(
     created: Change | None = None,
     updated: Change | None = None,
     shown: Callable[[dict | None], object] = lambda document: document,
+    also: Callable[[object, object], list] = lambda before, after: [],
 ) -> dict | Gone:
     """Set and remove fields of the document (`key`, as its repository names it) in one conditional write with its
     feed entry (`created` when the write creates it, else `updated`); the new document.
@@ -29,6 +30,7 @@ def update(
     A missing item stays missing and gives Gone, unless create_with is given: then the item is created holding
     create_with (which should already include set_fields). The document is read first (one consistent
     BatchGetItem): a write that changes nothing `shown` (what a GET shows) writes nothing and appends no entry.
+    `also(shown before, shown after)`: more operations the change brings into its write.
     """
     from ..store.unit_of_work import unit_of_work
 
@@ -47,6 +49,7 @@ def update(
         if documents.same(shown(current), shown(changed)):
             return changed  # nothing a reader sees would change (a missing item reads as create_with)
         with unit_of_work(account, clock.now()) as uow:
+            uow.add(*also(shown(current), shown(changed)))
             if current is None:
                 uow.add(documents.creating(key, create_with))
                 uow.record(*([created] if created is not None else []))

@@ -17,10 +17,12 @@ from ..adapters import feed_queue
 from ..store import feed_sequencer
 from ..store.feed_marks import Marked, marked_from
 from . import clock
+from .feed_forwarding import MESSAGE_RECORDS
 
 log = logging.getLogger("supplier-ordering.feed")
 
 MAX_RETRY_PAUSE_SECONDS = 900  # a failing account's messages come back at most this much later (its alarm fires)
+TURN_RECORDS = MESSAGE_RECORDS  # an account's turn in a hand-over: at most one full message's records
 
 
 @dataclass(frozen=True)
@@ -62,11 +64,13 @@ def records_of(message: QueueMessage) -> list[Marked]:
 
 
 def number_messages(messages: list[QueueMessage], deadline: dt.datetime) -> set[str]:
-    """Number the messages' records, each account's in their order, the accounts taking turns of one message (so an
-    import's backlog in one hand-over holds another account's change for one message at most), until `deadline`: the
-    ids of the messages not done, each account's from its first. Those of an account whose numbering failed come
-    back after a pause that doubles with each hand-over (up to MAX_RETRY_PAUSE_SECONDS); those left for lack of time
-    come back at once."""
+    """Number the messages' records, each account's in their order, the accounts taking turns (a turn numbers an
+    account's next messages together, up to one full message's records: an import's backlog in one hand-over holds
+    another account's change for one message at most, and an account's many small messages, one per stream shard,
+    cost one head read), until `deadline`: the ids of the messages not done, each account's from its first. Those of
+    an account whose numbering failed come back after a pause that doubles with each hand-over (up to
+    MAX_RETRY_PAUSE_SECONDS); those left for lack of time come back at once."""
+    records = {message.id: records_of(message) for message in messages}
     waiting: dict[str, list[QueueMessage]] = {}
     for message in messages:
         waiting.setdefault(message.account, []).append(message)
@@ -74,13 +78,15 @@ def number_messages(messages: list[QueueMessage], deadline: dt.datetime) -> set[
     unstarted: list[QueueMessage] = []
     while waiting:
         for account in list(waiting):
-            message, rest = waiting[account][0], waiting[account][1:]
             if clock.now() >= deadline:
                 unstarted += waiting.pop(account)
-            elif not _numbered(account, message):
-                failed += waiting.pop(account)
-            elif rest:
-                waiting[account] = rest
+                continue
+            turn = _turn(waiting[account], records)
+            done = _numbered(account, turn, records)
+            if done < len(turn):
+                failed += waiting.pop(account)[done:]
+            elif len(waiting[account]) > len(turn):
+                waiting[account] = waiting[account][len(turn) :]
             else:
                 del waiting[account]
     pauses = [(m.receipt, min(2 ** (m.receive_count - 1), MAX_RETRY_PAUSE_SECONDS)) for m in failed]
@@ -90,11 +96,26 @@ def number_messages(messages: list[QueueMessage], deadline: dt.datetime) -> set[
     return {m.id for m in failed + unstarted}
 
 
-def _numbered(account: str, message: QueueMessage) -> bool:
-    records = records_of(message)
+def _turn(messages: list[QueueMessage], records: dict[str, list[Marked]]) -> list[QueueMessage]:
+    turn, size = messages[:1], len(records[messages[0].id])
+    for message in messages[1:]:
+        size += len(records[message.id])
+        if size > TURN_RECORDS:
+            break
+        turn.append(message)
+    return turn
+
+
+def _numbered(account: str, turn: list[QueueMessage], records: dict[str, list[Marked]]) -> int:
+    """How many of the turn's messages, from its first, are numbered."""
     try:
-        outcome = feed_sequencer.number(account, records)
+        outcome = feed_sequencer.number(account, [record for message in turn for record in records[message.id]])
     except Exception:  # noqa: BLE001 - one account's failure is its own: logged, retried, never another's
-        log.exception("numbering the feed of account %s failed (message %s)", account, message.id)
-        return False
-    return {record.id for record in records} <= outcome.done
+        log.exception("numbering the feed of account %s failed (messages %s)", account, [m.id for m in turn])
+        return 0
+    done = 0
+    for message in turn:
+        if not {record.id for record in records[message.id]} <= outcome.done:
+            break
+        done += 1
+    return done

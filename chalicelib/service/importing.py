@@ -26,10 +26,11 @@ from ..domain.errors import NotFound, UnsupportedMediaType, ValidationFailed
 from ..domain.feed import Change, ChangeType, product_change
 from ..domain.field_order import IMPORT_SUMMARY_FIELDS
 from ..domain.identifiers import is_identifier
-from ..domain.limits import IMPORT_CHUNK_SECONDS
+from ..domain.limits import CATEGORIES, IMPORT_CHUNK_SECONDS
 from ..domain.product import deposits_named, validate_product
+from ..domain.standing_calendar import moves_moments
 from ..domain.timestamps import iso
-from ..store import categories, import_chunks, import_items, outcomes, product_images
+from ..store import categories, import_chunks, import_items, outcomes, product_images, standing_orders
 from ..store.paging import Page
 from ..store.unit_of_work import unit_of_work
 from . import clock, contention
@@ -275,6 +276,7 @@ def _evaluate(claimed: import_items.ClaimedImport, stored_rows: list, now: dt.da
     existing = import_chunks.stored_products(account, ids, clock.now) if ids else {}
     wanted = {c for row in kept if row.target for c in (row.target.existing, row.target.create_id) if c}
     present = categories.existing(account, sorted(wanted), clock.now) if wanted else set()
+    room = _CategoryRoom(claimed)
     results = []
     for row, decided in zip(mapped, kept):
         if row.body is None:
@@ -283,6 +285,9 @@ def _evaluate(claimed: import_items.ClaimedImport, stored_rows: list, now: dt.da
         body, new_category = dict(row.body), None
         if decided.target is not None:
             body["category"], create = _category_of(decided.target, present)
+            if create and not room.takes(decided):
+                results.append(import_chunks.ChunkRow(Outcome.INVALID.value, [room.refusal(row).as_dict()]))
+                continue
             if create:
                 new_category = (decided.target.create_id, decided.target.create_name)
         current = existing.get(row.product_id)
@@ -304,10 +309,43 @@ def _evaluate(claimed: import_items.ClaimedImport, stored_rows: list, now: dt.da
             continue
         before = frozenset(deposits_named(current.product.data)) if current else frozenset()
         write = import_chunks.ProductWrite(
-            data, current.product.revision if current else None, _image_due(data, current, now), deposits_before=before
+            data,
+            current.product.revision if current else None,
+            _image_due(data, current, now),
+            deposits_before=before,
+            rules_changed=moves_moments(current.product.data if current else None, data),
         )
         results.append(import_chunks.ChunkRow(outcome.value, write=write, new_category=new_category))
     return results
+
+
+class _CategoryRoom:
+    """The categories an import may still create in the account (decisions §4: at most CATEGORIES), read when a row
+    of the chunk first needs one. A real import's chunk takes its room in the account's count when it commits (a
+    chunk evaluated with room another write took since is evaluated again); a dry run, which creates nothing,
+    counts each category it would create at the row that first needs it."""
+
+    def __init__(self, claimed: import_items.ClaimedImport):
+        self.claimed, self.left, self.taken = claimed, None, set()
+
+    def takes(self, row: ImportRow) -> bool:
+        category_id = row.target.create_id
+        if category_id in self.taken or (self.claimed.dry_run and not row.first_use):
+            return True
+        if self.left is None:
+            dry = self.claimed.counts.get("categories_created", 0) if self.claimed.dry_run else 0
+            self.left = CATEGORIES - categories.held(self.claimed.account) - dry
+        if self.left <= 0:
+            return False
+        self.left -= 1
+        self.taken.add(category_id)
+        return True
+
+    @staticmethod
+    def refusal(row) -> import_file.RowError:
+        column = import_file.CATEGORY_NAME if row.category.name is not None else import_file.CATEGORY_ID
+        message = f"would be a new category, and an account holds at most {CATEGORIES:,}"
+        return import_file.RowError(row.line, column, message)
 
 
 def chunk_changes(chunk: import_chunks.Chunk) -> list[Change]:
@@ -326,8 +364,13 @@ def commit_chunk(
     checkpoint's condition, our lease; Stale: a product or category they read changed meanwhile, or an item was
     busy (the caller evaluates the rows again and retries)."""
     chunk = import_chunks.chunk(claimed, rows)
+    # The account's count of categories: Full (evaluated with room another write has taken since) or Stale (no count
+    # kept yet: the evaluation keeps one) make the chunk evaluated again.
+    counted = categories.counting(claimed.account, len(chunk.new_categories)) if chunk.new_categories else None
+    rechecking = [row for row in chunk.rows if row.write is not None and row.write.rules_changed]
     with unit_of_work(claimed.account, now) as uow:
-        uow.add(*chunk.operations)
+        uow.add(*chunk.operations, counted)
+        uow.add(*([standing_orders.rechecking(claimed.account, now)] if rechecking else []))
         uow.record(*chunk_changes(chunk))
         refused = uow.commit()
     if refused is None:

@@ -4,6 +4,9 @@ TransactWriteItems creating the deliveries, their feed entries (which make their
 integration counts and the products' "used" flags together; the feed adds one GetItem of the account's feed head.
 """
 
+from dataclasses import dataclass
+from typing import Callable
+
 from ..domain import integration
 from ..domain.common import FieldError, ValidationFailed, parse
 from ..domain.delivery import OrderBody
@@ -21,6 +24,17 @@ from . import deposits as deposit_service
 from .idempotency import IdempotencyClaim
 
 CONTENDED_ATTEMPTS = 30  # another transaction held the account's integration counts: each wait is short
+
+
+@dataclass(frozen=True)
+class Placing:
+    """What a standing order's placing brings to its order (decisions §17): the {id, date} its delivery is marked
+    with, what the placer read the order against (its first plan uses it), and `also(delivery ids)`: the operations
+    its write holds too (the standing order still as read, the date's outcome recorded)."""
+
+    standing_order: dict
+    context: object = None
+    also: Callable[[list[int]], list] = lambda ids: []
 
 
 def load_context(
@@ -58,15 +72,18 @@ def names_unknown_deposits(context: order_context.OrderContext) -> bool:
 PLAN_ATTEMPTS = 3
 
 
-def _written(account: str, customer_id: str, body: OrderBody, idempotency, standing_order, consistent: bool):
-    """Read, plan and write the order once: (the store's outcome, the answer, the products pinned to their
-    revision as read: those whose packaging charges deposits)."""
+def _written(account: str, customer_id: str, body: OrderBody, idempotency, placing: Placing | None, consistent: bool):
+    """Read, plan and write the order once: (the store's outcome, the answer, the products the write was conditional
+    on as read: those whose packaging charges deposits, pinned to their revision, and those read as used)."""
     now = clock.now()
-    context = load_context(account, customer_id, [item.id for item in body.items], consistent)
-    order = plan_order(body, customer_id, context, now)
-    if standing_order is not None:
+    if placing is not None and placing.context is not None and not consistent:
+        context = placing.context
+    else:
+        context = load_context(account, customer_id, [item.id for item in body.items], consistent)
+    order = plan_order(body, customer_id, context, now, split=placing is None)  # §17: one delivery per date
+    if placing is not None:
         for delivery in order.deliveries:
-            delivery["standing_order"] = standing_order
+            delivery["standing_order"] = placing.standing_order
     bases = [delivery.pop(BASIS, None) for delivery in order.deliveries]
     ids = deliveries.allocate_ids(account, len(order.deliveries))
     placed = [{"id": delivery_id, **delivery} for delivery_id, delivery in zip(ids, order.deliveries)]
@@ -76,6 +93,7 @@ def _written(account: str, customer_id: str, body: OrderBody, idempotency, stand
     counts = {name: n * len(placed) for name, n in integration.count_changes(None, integration.PENDING).items()}
     changes = [delivery_change(ChangeType.DELIVERY_REQUESTED, delivery) for delivery in placed]
     guards = deposit_store.usable_check(account, [empty.id for empty in body.empties or []])  # against a DELETE
+    guards += placing.also([delivery["id"] for delivery in placed]) if placing is not None else []
     pinned = pinned_products(context, order.product_ids)
     moments = iter([now])  # the worklist's `since` is the time of the attempt that commits (decisions §14)
 
@@ -83,7 +101,9 @@ def _written(account: str, customer_id: str, body: OrderBody, idempotency, stand
         requested = deliveries.IntegrationWrite(
             dict(integration.REQUESTED_STATE), iso(next(moments, None) or clock.now()), counts
         )
-        operations = delivery_writes.placing(account, placed, order.product_ids, requested, bases=bases, pinned=pinned)
+        operations = delivery_writes.placing(
+            account, placed, order.product_ids, requested, bases=bases, pinned=pinned, used_already=context.used
+        )
         outcome = write_units.commit(account, now, operations + list(guards), changes, claim)
         if isinstance(outcome, deposit_store.Unusable):
             raise deposit_service.empties_refused(account, body.empties)
@@ -91,33 +111,32 @@ def _written(account: str, customer_id: str, body: OrderBody, idempotency, stand
 
     busy = "many orders and changes of this account are being written at once; try again"
     outcome = contention.retried(attempt, again=(outcomes.Contended,), minimum=CONTENDED_ATTEMPTS, seconds=0, busy=busy)
-    return outcome, answer, set(pinned)
+    return outcome, answer, set(pinned) | (set(context.used) & set(order.product_ids))
+
+
+class _PlanAgain:
+    """A plan that lost to a catalogue change it was pinned to: made again (not an outcome of the store's)."""
 
 
 def place_order(
-    account: str,
-    customer_id: str,
-    data,
-    idempotency: IdempotencyClaim | None = None,
-    standing_order: dict | None = None,
+    account: str, customer_id: str, data, idempotency: IdempotencyClaim | None = None, placing: Placing | None = None
 ) -> list[dict]:
-    """The deliveries created, in full; ValidationFailed with one error per problem. `standing_order`: the
-    {id, date} a standing order's placing marks its deliveries with (decisions §17)."""
+    """The deliveries created, in full; ValidationFailed with one error per problem. `placing`: a standing order's
+    (decisions §17): it places one delivery, never a second one "as soon as possible" for OUT_OF_STOCK items
+    (refused naming them)."""
     body = parse(OrderBody, data)
     plans = iter([False])  # the first plan reads as a GET would; those after it, consistently
 
-    def plan() -> tuple | outcomes.Changed:
-        outcome, answer, pinned = _written(account, customer_id, body, idempotency, standing_order, next(plans, True))
+    def plan() -> tuple | _PlanAgain:
+        outcome, answer, pinned = _written(account, customer_id, body, idempotency, placing, next(plans, True))
         # A product whose packaging charges deposits changed between the read and the write (it may no longer name
-        # a type being deleted, decisions §15): plan the order again from a consistent read.
+        # a type being deleted, decisions §15), or one read as used was made again: plan again from a consistent read.
         if isinstance(outcome, outcomes.ProductsGone) and outcome.product_ids & pinned:
-            return outcomes.Changed()
+            return _PlanAgain()
         return outcome, answer, pinned
 
     busy = "the catalogue changed while the order was written; try again"
-    outcome, answer, pinned = contention.retried(
-        plan, again=(outcomes.Changed,), minimum=PLAN_ATTEMPTS, seconds=0, busy=busy
-    )
+    outcome, answer, pinned = contention.retried(plan, again=(_PlanAgain,), minimum=PLAN_ATTEMPTS, seconds=0, busy=busy)
     if outcome is None:
         return answer
     if isinstance(outcome, outcomes.ProductsGone):  # deleted between our read and our write
@@ -126,4 +145,6 @@ def place_order(
         raise ValidationFailed([FieldError(path, message) for path in paths])
     if isinstance(outcome, outcomes.Stale):  # the ids were just allocated to us: only a broken counter gets here
         raise Busy("the new delivery ids were taken; try again")
+    if isinstance(outcome, (outcomes.Changed, outcomes.Taken)):  # a placing's: its standing order changed, or the
+        raise Busy("the standing order's date changed while it was placed; its next turn decides")  # date recorded
     contention.raise_for(outcome)

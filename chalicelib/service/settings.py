@@ -3,6 +3,7 @@
 from ..domain.feed import SETTINGS_DELIVERIES, Change, ChangeType
 from ..store import settings
 from . import documents
+from .standing_rules import standing_rules_changed
 
 # Validation (pydantic, zoneinfo) is imported by the write that uses it: a cold GET never imports them.
 
@@ -25,5 +26,6 @@ def patch_delivery_settings(account: str, body) -> dict:
         created=change,
         updated=change,
         shown=settings.with_defaults,
+        also=lambda before, after: standing_rules_changed(account, before, after),
     )
     return settings.with_defaults(updated)

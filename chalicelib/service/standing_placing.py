@@ -1,11 +1,13 @@
 """Use case: place the dates of standing orders whose placing moment has come (decisions §17).
 
 Each date is placed as the customer would place it (service/ordering.place_order: the same checks, the prices
-of the moment, split by availability), under an Idempotency-Key of its own: the claim is taken before placing
-and the answer is recorded in the placing transaction, so whatever runs at once, crashes or restarts, a date is
-placed at most once. A placer that finds the key answered already (a crash between placing and recording) takes
-the delivery ids from that answer. The outcome is then recorded on the date once (PLACED, or FAILED with its
-errors and a `standing-order.failed` entry); a failed date is never moved to another day.
+of the moment), as one delivery: the lines that cannot go that day (their product INACTIVE, deleted, OUT_OF_STOCK,
+or not delivered that day) are left out and listed on the date, and a date with nothing left FAILS. It is placed
+under an Idempotency-Key of its own per customer, standing order id and date, claimed before placing; the order's
+own transaction holds the key's answer, the date's PLACED outcome and a check that the standing order is as the
+turn read it, so whatever runs at once, crashes, restarts or is deleted and written again, a date is placed at most
+once. A FAILED date is recorded after its key's answer, with its `standing-order.failed` entry (a placer that finds
+the answer left by one that crashed records it from there); a failed date is never moved to another day.
 """
 
 import datetime as dt
@@ -14,14 +16,15 @@ import json
 import logging
 from dataclasses import dataclass
 
+from ..domain import standing_calendar as calendar_rules
 from ..domain import standing_orders as rules
 from ..domain.common import dump
 from ..domain.errors import Busy, FieldError, ValidationFailed
 from ..domain.feed import Change, ChangeType
 from ..domain.rendering import json_text
-from ..domain.timestamps import iso
-from ..domain.values import ORDERABLE_STATUSES
-from ..store import order_context, outcomes
+from ..domain.timestamps import iso, local_iso
+from ..domain.values import ProductStatus
+from ..store import outcomes
 from ..store import standing_orders as store
 from ..store.unit_of_work import unit_of_work
 from . import clock, idempotency, ordering
@@ -32,6 +35,8 @@ log = logging.getLogger("supplier-ordering.standing-orders")
 SCOPE = "standing-order"  # the Idempotency-Key scope of placings
 PER_TURN = 3  # dates of one standing order placed in one turn; the rest wait for its next turn
 PLACED, FAILED = rules.OccurrenceStatus.PLACED.value, rules.OccurrenceStatus.FAILED.value
+NOTHING_LEFT = FieldError("items", "none of its lines can go on this date")
+Reason = rules.LeftOutReason
 
 
 @dataclass(frozen=True)
@@ -45,6 +50,26 @@ def due(limit: int) -> list[store.Due]:
     return store.due(clock.now(), limit)
 
 
+def take_turn(item: store.Due) -> Turn:
+    """One turn of a queue entry: a standing order's, or an account's look again after its rules changed."""
+    return recheck(item) if item.recheck else place_due(item)
+
+
+def recheck(item: store.Due) -> Turn:
+    """The account's delivery rules changed: every queued standing order of it comes to the front of the queue,
+    where its turn computes its moments from the rules as they now stand (decisions §17: within a minute). The
+    entry goes when done, unless the rules changed again meanwhile."""
+    token = store.recheck_token(item.account)
+    if token is None:
+        return Turn()
+    now = clock.now()
+    for customer_id, standing_id, moment in store.queued(item.account):
+        if moment > iso(now):
+            store.look_now(item.account, customer_id, standing_id, now)
+    store.rechecked(item.account, token)
+    return Turn()
+
+
 def place_due(item: store.Due) -> Turn:
     """One turn of one standing order: place its due dates (at most PER_TURN), then put it back in the queue
     at its next placing moment."""
@@ -52,14 +77,13 @@ def place_due(item: store.Due) -> Turn:
     now = clock.now()
     if stored is None or stored.due is None or stored.due > iso(now):
         return Turn()  # deleted, paused or moved on by another placer or a write since the queue was read
-    ids = [line["id"] for line in stored.data["items"]]
-    context = order_context.load(item.account, item.customer_id, ids, read_pricing=False)
+    context = _context(item, stored)
     calendar = calendar_of(item.account, item.customer_id, stored.data, stored.first_day, context)
-    recorded = store.records(item.account, item.customer_id, item.standing_id, stored.born, *horizon(calendar, now))
+    recorded = store.records(item.account, item.customer_id, item.standing_id, *horizon(calendar, now))
     skips = set(stored.skips)
     counts = {PLACED: 0, FAILED: 0, "busy": 0}
     if not stored.data["paused"]:
-        for date in rules.due_dates(calendar.open_dates(now, recorded, skips), now)[:PER_TURN]:
+        for date in calendar_rules.due_dates(calendar.open_dates(now, recorded, skips), now)[:PER_TURN]:
             outcome = place_date(item, stored, date, context, calendar)
             if outcome is None:
                 counts["busy"] += 1
@@ -67,7 +91,7 @@ def place_due(item: store.Due) -> Turn:
             recorded[date.isoformat()] = outcome
             counts[outcome["status"]] += 1
     now = clock.now()
-    next_moment = rules.next_due(
+    next_moment = calendar_rules.next_due(
         calendar.open_dates(now, recorded, skips), stored.data["paused"], stored.data["ends_on"], now
     )
     if counts["busy"] and next_moment is not None:
@@ -83,13 +107,20 @@ def place_due(item: store.Due) -> Turn:
     return Turn(counts[PLACED], counts[FAILED], counts["busy"])
 
 
-def _key(item: store.Due, born: str, date: dt.date) -> str:
-    return hashlib.sha256(f"{item.customer_id}/{item.standing_id}/{born}/{date.isoformat()}".encode()).hexdigest()
+def _context(item: store.Due, stored: store.Stored):
+    """What the dates are placed against, read once for the turn (its orders are planned with it)."""
+    return ordering.load_context(item.account, item.customer_id, [line["id"] for line in stored.data["items"]])
 
 
-def place_date(item: store.Due, stored: store.Stored, date: dt.date, context, calendar: rules.Calendar) -> dict | None:
-    """Place one date and record its outcome; None when another placer holds it right now."""
-    key = _key(item, stored.born, date)
+def _key(item: store.Due, date: dt.date) -> str:
+    """Per customer, standing order id and date: not per creation (decisions §17)."""
+    return hashlib.sha256(f"{item.customer_id}/{item.standing_id}/{date.isoformat()}".encode()).hexdigest()
+
+
+def place_date(item: store.Due, stored: store.Stored, date: dt.date, context, calendar) -> dict | None:
+    """Place one date and record its outcome; None when another placer holds it right now, or the standing order
+    changed since the turn read it (a skip, pause or replacement: the next turn decides)."""
+    key = _key(item, date)
     try:
         claim = idempotency.begin(item.account, SCOPE, key, key)
     except Busy:
@@ -97,25 +128,25 @@ def place_date(item: store.Due, stored: store.Stored, date: dt.date, context, ca
     if isinstance(claim, idempotency.Replay):
         outcome = _replayed(claim)
     else:
-        # A skip, pause or replacement written since the turn read the standing order: the next turn decides.
-        fresh = store.get(item.account, item.customer_id, item.standing_id)
-        if fresh is None or fresh.version != stored.version:
-            idempotency.abandon(claim)
-            return None
-        outcome = _placed(item, stored, date, context, claim)
-        if outcome is None:
-            return None
+        outcome = _placed(item, stored, date, context, calendar, claim)
+        if outcome is None or outcome["status"] == PLACED:
+            return outcome  # a placed date's outcome is recorded in the order's own write
+    return _recorded(item, date, calendar, outcome)
+
+
+def _recorded(item: store.Due, date: dt.date, calendar, outcome: dict) -> dict | None:
+    """Record a failed date (with its `standing-order.failed` entry), or one an earlier placer left in its key's
+    answer; None when the write was contended (the next turn records it)."""
     changes, shown, day = [], None, date.isoformat()
     if outcome["status"] == FAILED:
         changes = [Change(ChangeType.STANDING_ORDER_FAILED, item.standing_id, customer_id=item.customer_id, date=day)]
-        shown = rules.occurrence(date, rules.OccurrenceStatus.FAILED, calendar.place_at(date), calendar.zone, outcome)
+        place_at = local_iso(calendar.place_at(date), calendar.zone)
+        shown = rules.occurrence(date, rules.OccurrenceStatus.FAILED, place_at, outcome)
     now = clock.now()
     with unit_of_work(item.account, now) as uow:
-        uow.add(
-            *store.recording(item.account, item.customer_id, item.standing_id, stored.born, day, outcome, now, shown)
-        )
+        uow.add(*store.recording(item.account, item.customer_id, item.standing_id, day, outcome, now, shown))
         uow.record(*changes)
-        refused = uow.commit()  # Taken: another placer recorded the date first
+        refused = uow.commit()  # Taken: another placer recorded the date first; Gone: the standing order was deleted
     return None if isinstance(refused, outcomes.Contended) else outcome
 
 
@@ -123,24 +154,30 @@ def _replayed(replay: idempotency.Replay) -> dict:
     """The outcome an earlier placer's answer holds (it placed, or failed, and crashed before recording)."""
     body = json.loads(replay.body)
     if replay.status == 200:
-        return {"status": PLACED, "delivery_ids": [delivery["id"] for delivery in body["deliveries"]]}
-    return {"status": FAILED, "errors": body.get("errors", [])}
+        outcome = {"status": PLACED, "delivery_ids": [delivery["id"] for delivery in body["deliveries"]]}
+    else:
+        outcome = {"status": FAILED, "errors": body.get("errors", [])}
+    return _with_left_out(outcome, body.get("left_out") or [])
 
 
-def _orderable(standing: dict, context) -> tuple[dict, list[int], list[FieldError]]:
-    """The order without the items that can no longer be ordered, the standing order's index of each item
-    kept, and the reason each other one was skipped."""
-    kept, positions, skipped = [], [], []
+def _lines(standing: dict, context, date: dt.date, calendar) -> tuple[dict, list[int], list[dict]]:
+    """The order of the date without the lines that cannot go on it, the standing order's index of each line
+    kept, and each line left out with its reason (decisions §17)."""
+    kept, positions, left_out = [], [], []
     for index, line in enumerate(standing["items"]):
         product = context.products.get(line["id"])
         if product is None:
-            skipped.append(FieldError(f"items[{index}].id", "is not a product of this supplier; skipped"))
-        elif product.get("status") not in ORDERABLE_STATUSES:
-            skipped.append(FieldError(f"items[{index}].id", "is not available for ordering; skipped"))
+            reason = Reason.DELETED
+        elif product.get("status") != ProductStatus.ACTIVE:
+            reason = Reason.INACTIVE if product.get("status") == ProductStatus.INACTIVE else Reason.OUT_OF_STOCK
+        elif not calendar.delivers(date, product):
+            reason = Reason.NOT_DELIVERABLE
         else:
             kept.append(line)
             positions.append(index)
-    return {**standing, "items": kept}, positions, skipped
+            continue
+        left_out.append({"id": line["id"], "reason": str(reason)})
+    return {**standing, "items": kept}, positions, left_out
 
 
 def _renumbered(error: FieldError, positions: list[int]) -> FieldError:
@@ -155,27 +192,50 @@ def _renumbered(error: FieldError, positions: list[int]) -> FieldError:
     return error
 
 
-def _failed(claim, errors: list[FieldError]) -> dict:
-    shown = [{"path": e.path, "message": e.message} for e in errors]
-    idempotency.finish(claim, 400, {"Content-Type": "application/json"}, json_text({"errors": shown}), work_failed=True)
-    return {"status": FAILED, "errors": shown}
+def _with_left_out(outcome: dict, left_out: list[dict]) -> dict:
+    return {**outcome, "left_out": left_out} if left_out else outcome
 
 
-def _placed(item: store.Due, stored: store.Stored, date: dt.date, context, claim) -> dict | None:
-    standing, positions, skipped = _orderable(stored.data, context)
-    if not standing["items"] and not (standing.get("empties") and standing["type"] == "RETURN"):
-        return _failed(claim, skipped)
-    body = dump(rules.order_body(standing, date))
-    marker = {"id": item.standing_id, "date": date.isoformat()}
-    try:
-        placed = ordering.place_order(item.account, item.customer_id, body, claim, standing_order=marker)
-    except ValidationFailed as failed:
-        return _failed(claim, skipped + [_renumbered(error, positions) for error in failed.errors])
-    except Exception:  # noqa: BLE001 - busy or a store fault: the date waits for the next turn
-        idempotency.abandon(claim)
-        log.exception("placing %s of standing order %s of %s failed; tried again", date, item.standing_id, item.account)
-        return None
-    outcome = {"status": PLACED, "delivery_ids": [delivery["id"] for delivery in placed]}
-    if skipped:
-        outcome["errors"] = [{"path": e.path, "message": e.message} for e in skipped]
-    return outcome
+def _failed(claim, errors: list[FieldError], left_out: list[dict]) -> dict:
+    """A FAILED date, kept in the key's answer too (a placer that crashes before recording finds it there)."""
+    shown = _with_left_out({"errors": [{"path": e.path, "message": e.message} for e in errors]}, left_out)
+    idempotency.finish(claim, 400, {"Content-Type": "application/json"}, json_text(shown), work_failed=True)
+    return {"status": FAILED, **shown}
+
+
+def _placed(item: store.Due, stored: store.Stored, date: dt.date, context, calendar, claim) -> dict | None:
+    """Place the date's one delivery with the lines that can go; re-read once when a line changed under it (a
+    product gone or out of stock between the turn's read and the order's own)."""
+    for attempt in range(2):
+        standing, positions, left_out = _lines(stored.data, context, date, calendar)
+        if not standing["items"] and not (standing.get("empties") and standing["type"] == "RETURN"):
+            return _failed(claim, [NOTHING_LEFT], left_out)
+        body = dump(rules.order_body(standing, date))
+        day = date.isoformat()
+
+        def also(ids: list[int]) -> list:
+            """The standing order still as the turn read it, and the date's outcome, in the order's own write."""
+            placed = _with_left_out({"status": PLACED, "delivery_ids": ids}, left_out)
+            unchanged = store.unchanged_check(item.account, item.customer_id, item.standing_id, stored)
+            return [
+                unchanged,
+                *store.recording(item.account, item.customer_id, item.standing_id, day, placed, clock.now()),
+            ]
+
+        placing = ordering.Placing({"id": item.standing_id, "date": day}, context, also)
+        try:
+            placed = ordering.place_order(item.account, item.customer_id, body, claim, placing)
+        except ValidationFailed as failed:
+            lines_changed = all(error.path.endswith("].id") for error in failed.errors)
+            if lines_changed and attempt == 0:
+                context = _context(item, stored)
+                continue
+            return _failed(claim, [_renumbered(error, positions) for error in failed.errors], left_out)
+        except Exception:  # noqa: BLE001 - busy or a store fault: the date waits for the next turn
+            idempotency.abandon(claim)
+            log.exception(
+                "placing %s of standing order %s of %s failed; tried again", date, item.standing_id, item.account
+            )
+            return None
+        return _with_left_out({"status": PLACED, "delivery_ids": [delivery["id"] for delivery in placed]}, left_out)
+    return None

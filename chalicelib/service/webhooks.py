@@ -6,7 +6,7 @@ from ..domain.errors import NotFound, TooManyRequests
 from ..domain.event_policy import RESEND_WINDOW, RESENDS_PER_WINDOW
 from ..domain.feed import SETTINGS_WEBHOOKS, Change, ChangeType
 from ..domain.webhook import shown, validate_settings
-from ..store import event_attempts, event_lists, events, outbox_accounts, outcomes, webhook_settings
+from ..store import event_attempts, event_lists, events, feed, outbox_accounts, outcomes, webhook_settings
 from ..store.paging import Page
 from ..store.unit_of_work import unit_of_work
 from . import clock, contention
@@ -41,6 +41,7 @@ def put_settings(account: str, body) -> dict:
         operation, salt = webhook_settings.putting(account, settings, selected, current)
         with unit_of_work(account, clock.now()) as uow:
             uow.add(operation)
+            uow.add(feed.selecting(account, selected))  # where the numbering reads it
             if not current.shows(settings):  # a new selection alone is nothing a reader sees
                 uow.record(SETTINGS_CHANGE)
             return uow.commit() or webhook_settings.webhook(account, settings, salt)

@@ -1,8 +1,10 @@
-"""Categories: small items under the account partition."""
+"""Categories: small items under the account partition, and their count (decisions §4: at most
+limits.CATEGORIES an account), moved in the same transaction as every creation and delete."""
 
-from . import batch, keys, table
+from ..domain.limits import CATEGORIES
+from . import batch, keys, operations, table
 from .operations import Operation
-from .outcomes import Gone, NoCategory, Stale, Taken
+from .outcomes import Full, Gone, NoCategory, Stale, Taken
 from .paging import Page, query_page
 
 
@@ -95,3 +97,69 @@ def all_names(account: str) -> dict[str, str]:
         if "LastEvaluatedKey" not in response:
             return found
         request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+
+COUNT = "categories"  # the count item's attribute
+
+
+def _held(account: str) -> int | None:
+    """The count as stored, read consistently; None for an account whose categories were made before it was kept."""
+    response = table.client().get_item(
+        TableName=table.name(), Key=table.to_item(keys.category_count_key(account)), ConsistentRead=True
+    )
+    return int(response["Item"][COUNT]["N"]) if "Item" in response else None
+
+
+def _counted(account: str) -> int:
+    """The categories there are, counted with a Query (only for an account without its count item yet)."""
+    request = {
+        "TableName": table.name(),
+        "KeyConditionExpression": "PK = :pk AND begins_with(SK, :prefix)",
+        "ExpressionAttributeValues": table.values(pk=keys.account_pk(account), prefix=keys.CATEGORY_PREFIX),
+        "Select": "COUNT",
+        "ConsistentRead": True,
+    }
+    total = 0
+    while True:
+        response = table.client().query(**request)
+        total += response["Count"]
+        if "LastEvaluatedKey" not in response:
+            return total
+        request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+
+def held(account: str) -> int:
+    """How many categories the account holds now (counted with a Query, and kept, for an account made before the
+    count was kept)."""
+    stored = _held(account)
+    return count_from_scratch(account) if stored is None else stored
+
+
+def count_from_scratch(account: str) -> int:
+    """Keep the count of an account that has none yet: its categories counted with a Query. While it has none, no
+    creation or delete of a category commits (their count's condition), so the Query counts them all."""
+    total = _counted(account)
+    item = {**keys.category_count_key(account), COUNT: total}
+    put = {"TableName": table.name(), "Item": table.to_item(item), "ConditionExpression": "attribute_not_exists(PK)"}
+    if isinstance(operations.write(Operation({"Put": put}, Taken())), Taken):
+        return held(account)  # another process kept it first
+    return total
+
+
+def counting(account: str, step: int) -> Operation:
+    """The count moved by `step` (categories created, or deleted when negative) in their write: Full when it would
+    pass CATEGORIES (however many create at once); Stale when the account has no count yet (`held` keeps one: then
+    write again)."""
+    update = {
+        "TableName": table.name(),
+        "Key": table.to_item(keys.category_count_key(account)),
+        "UpdateExpression": "ADD #count :step",
+        "ConditionExpression": "attribute_exists(#count)",
+        "ExpressionAttributeNames": {"#count": COUNT},
+        "ExpressionAttributeValues": table.values(step=step),
+    }
+    if step <= 0:
+        return Operation({"Update": update}, Stale())
+    update["ConditionExpression"] += " AND #count <= :most"
+    update["ExpressionAttributeValues"] = table.values(step=step, most=CATEGORIES - step)
+    return Operation({"Update": update}, lambda: Full() if _held(account) is not None else Stale())

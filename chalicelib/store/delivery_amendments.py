@@ -8,11 +8,13 @@ from .deliveries import AMENDMENTS
 from .operations import Operation
 
 
-def replacing_items(account: str, delivery: dict) -> Operation:
-    """Replace the delivery's items and amendment records."""
+def replacing_items(account: str, delivery: dict, version: int) -> Operation:
+    """Replace the delivery's items and amendment records, written by the summary's `version` (which the summary
+    update names: store/deliveries.py `items_attributes`, so a read tells the two apart)."""
     item = {
         **keys.delivery_items_key(account, delivery["id"]),
         "items": delivery["request"]["items"],
         AMENDMENTS: json_text(delivery["amendments"]),
+        "version": version,
     }
     return Operation({"Put": {"TableName": table.name(), "Item": table.to_item(item)}})

@@ -11,7 +11,7 @@ from ..domain.field_order import DELIVERY
 from ..domain.integration_status import state_text
 from ..domain.rendering import json_text
 from . import keys, rendered, table
-from .deliveries import DEPOSIT_BASIS, INTEGRATION, LEGACY, IntegrationWrite
+from .deliveries import DEPOSIT_BASIS, INTEGRATION, LEGACY, REVISION, IntegrationWrite
 from .operations import Operation
 from .outcomes import ProductsGone, Stale, Taken
 
@@ -89,20 +89,25 @@ def _creating(
     ]
 
 
-def marking_used(account: str, product_id: str, revision: str | None = None) -> Operation:
+def marking_used(account: str, product_id: str, revision: str | None = None, already: bool = False) -> Operation:
     """Flag a product as used by a delivery (so it can no longer be deleted); with `revision`, only while the
-    product is still as read. ProductsGone naming it otherwise (the unit of work names them all), answered first."""
+    product is still as read. ProductsGone naming it otherwise (the unit of work names them all), answered first.
+    `already`: it was read flagged: a check that it still is (no write, so orders of one product placed at once do
+    not contend for its item; a product deleted and made again meanwhile has no flag, and the order plans again)."""
     condition, values = "attribute_exists(PK)", {"true": True}
     if revision is not None:
         condition, values = "rev = :rev", {**values, "rev": revision}
-    update = {
+    request = {
         "TableName": table.name(),
         "Key": table.to_item(keys.product_key(account, product_id)),
-        "UpdateExpression": "SET used = :true",
-        "ConditionExpression": condition,
+        "ConditionExpression": condition + (" AND used = :true" if already else ""),
         "ExpressionAttributeValues": table.values(**values),
     }
-    return Operation({"Update": update}, ProductsGone(frozenset({product_id})), rank=2)
+    if already:
+        return Operation({"ConditionCheck": request}, ProductsGone(frozenset({product_id})), rank=2)
+    return Operation(
+        {"Update": {**request, "UpdateExpression": "SET used = :true"}}, ProductsGone(frozenset({product_id})), rank=2
+    )
 
 
 def placing(
@@ -113,17 +118,19 @@ def placing(
     *,
     bases: list[dict | None] | None = None,
     pinned: dict[str, str] | None = None,
+    used_already: frozenset = frozenset(),
 ) -> list[Operation]:
     """Create the deliveries of one order with the "used" flags of their products and the integration counts.
     `integration` is each new delivery's state, its `counts` those of the whole order; `pinned`: products
-    (id -> revision) that must still be as read (ProductsGone names them otherwise)."""
+    (id -> revision) that must still be as read (ProductsGone names them otherwise); `used_already`: products read
+    with their flag set (checked, not written)."""
     bases = bases or [None] * len(deliveries)
     creates = [
         op for delivery, basis in zip(deliveries, bases) for op in _creating(account, delivery, integration, basis)
     ]
     counts = counting(account, deliveries[0]["id"], integration.counts) if integration is not None else None
     pinned = pinned or {}
-    used = [marking_used(account, pid, pinned.get(pid)) for pid in used_products]
+    used = [marking_used(account, pid, pinned.get(pid), pid in used_already) for pid in used_products]
     return creates + ([counts] if counts is not None else []) + used
 
 
@@ -152,13 +159,23 @@ def updating(
     names = {f"#a{i}": name for i, name in enumerate(changes)}
     values = {f"a{i}": value for i, value in enumerate(changes.values())}
     sets = ", ".join(f"#a{i} = :a{i}" for i in range(len(changes)))
+    # A summary without a revision yet showed its version: it starts from there.
+    revision = "if_not_exists(#revision, :expected)" + (" + :one" if delivery is not None else "")
     update = {
         "TableName": table.name(),
         "Key": table.to_item(keys.delivery_key(account, delivery_id)),
-        "UpdateExpression": f"SET {sets}, #version = :next" + (" REMOVE #doc" if delivery is not None else ""),
+        "UpdateExpression": f"SET {sets}, #version = :next, #revision = {revision}"
+        + (" REMOVE #doc" if delivery is not None else ""),
         "ConditionExpression": "#version = :expected",
-        "ExpressionAttributeNames": {**names, "#version": "version", **({"#doc": LEGACY} if delivery else {})},
-        "ExpressionAttributeValues": table.values(**values, next=expected_version + 1, expected=expected_version),
+        "ExpressionAttributeNames": {
+            **names,
+            "#version": "version",
+            "#revision": REVISION,
+            **({"#doc": LEGACY} if delivery else {}),
+        },
+        "ExpressionAttributeValues": table.values(
+            **values, next=expected_version + 1, expected=expected_version, **({"one": 1} if delivery else {})
+        ),
     }
     counts = counting(account, delivery_id, integration.counts) if integration is not None else None
     return [Operation({"Update": update}, Stale(), rank=3), *([counts] if counts is not None else [])]
@@ -174,9 +191,16 @@ def adding_integration(account: str, delivery_id: int, integration: IntegrationW
     update = {
         "TableName": table.name(),
         "Key": table.to_item(keys.delivery_key(account, delivery_id)),
-        "UpdateExpression": "SET " + ", ".join(f"#a{i} = :a{i}" for i in range(len(attributes))) + " ADD #version :one",
+        "UpdateExpression": "SET "
+        + ", ".join(f"#a{i} = :a{i}" for i in range(len(attributes)))
+        + ", #revision = if_not_exists(#revision, #version) ADD #version :one",
         "ConditionExpression": "attribute_exists(PK) AND attribute_not_exists(#integration)",
-        "ExpressionAttributeNames": {**names, "#integration": "integration", "#version": "version"},
+        "ExpressionAttributeNames": {
+            **names,
+            "#integration": "integration",
+            "#version": "version",
+            "#revision": REVISION,
+        },
         "ExpressionAttributeValues": table.values(**values, one=1),
     }
     counts = counting(account, delivery_id, integration.counts)

@@ -86,8 +86,9 @@ def feed_event(
 ) -> dict:
     """A TransactWriteItems element recording the event a feed entry makes (store/feed_sequencer.py puts it in the
     numbering's transaction): it names the entry's resource, its `sequence` and the account's previous event's."""
-    about_delivery = change.resource == Resource.DELIVERY
-    item = new_event(account, event_type, {"id": int(change.id)} if about_delivery else None, now, sequence)
+    about_delivery = change.resource in (Resource.DELIVERY, Resource.CLAIM)  # a claim's id starts with its delivery's
+    delivery = {"id": int(change.id.split(":")[0])} if about_delivery else None
+    item = new_event(account, event_type, delivery, now, sequence)
     item.update(
         sequence=sequence, previous_sequence=previous_sequence, resource=str(change.resource), resource_id=change.id
     )

@@ -10,6 +10,7 @@ import datetime as dt
 from dataclasses import dataclass
 
 from . import keys, table
+from .operations import Operation
 from .outcomes import Beyond, Expired
 
 
@@ -22,11 +23,23 @@ class Head:
     # The sequence before the head's last move: entries up to it were written by transactions that had ended when
     # that move began (one numbering of an account at a time), so a reader that misses one of them knows it is gone.
     previous: int = 0
+    # The webhook settings' selection of event types (None: the default), kept here by each PUT of them so that the
+    # numbering reads one item; `selection_version` None: not kept here yet (settings put by an earlier release).
+    selection: tuple[str, ...] | None = None
+    selection_version: int | None = None
 
 
 def head_of(item: dict | None) -> Head:
     if item is None:
         return Head(0, False)
+    kept = item.get(SELECTION_VERSION)
+    selected = item.get(SELECTION)
+    selection = {
+        "selection": tuple(sorted(selected)) if selected is not None else None,
+        "selection_version": int(kept) if kept is not None else None,
+    }
+    if "sequence" not in item:  # a selection put before the account's first change
+        return Head(0, False, **selection)
     sequence = int(item["sequence"])
     return Head(
         sequence,
@@ -35,12 +48,29 @@ def head_of(item: dict | None) -> Head:
         item.get("last_event_at", ""),
         # A head moved before `previous` was kept: every earlier move is long over.
         int(item.get("previous", sequence)),
+        **selection,
     )
 
 
-def read_head(account: str) -> Head:
+SELECTION, SELECTION_VERSION = "events", "events_version"  # on the head item
+
+
+def selecting(account: str, selected: list[str] | None) -> Operation:
+    """The head keeps the webhook settings' new selection (in their PUT's unit of work); the version moves, so a
+    numbering that read the head before fails its condition and reads it again."""
+    update = {
+        "TableName": table.name(),
+        "Key": table.to_item(keys.feed_head_key(account)),
+        "UpdateExpression": "SET #events = :events ADD #version :one",
+        "ExpressionAttributeNames": {"#events": SELECTION, "#version": SELECTION_VERSION},
+        "ExpressionAttributeValues": table.values(events=selected, one=1),
+    }
+    return Operation({"Update": update})
+
+
+def read_head(account: str, consistent: bool = True) -> Head:
     response = table.client().get_item(
-        TableName=table.name(), Key=table.to_item(keys.feed_head_key(account)), ConsistentRead=True
+        TableName=table.name(), Key=table.to_item(keys.feed_head_key(account)), ConsistentRead=consistent
     )
     return head_of(table.from_item(response["Item"]) if "Item" in response else None)
 

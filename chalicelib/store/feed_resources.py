@@ -18,8 +18,9 @@ A resource of domain/feed.py without a row fails tests/store/test_feed_resources
 from dataclasses import dataclass
 from typing import Callable
 
+from ..domain.claim_status import claim_of
 from ..domain.feed import SETTINGS_DELIVERIES, Change, ChangeType, Resource
-from . import keys
+from . import claim_keys, keys
 
 # The repositories that show a resource are imported where it is read (include=data), not by every write that marks
 # one: this module is on the write path (store/feed_marks.py), they import the unit of work.
@@ -97,7 +98,12 @@ def _settings(entry, items):
 
 
 def _delivery_reads(account, entry):
-    return [keys.delivery_key(account, int(entry["id"])), keys.delivery_items_key(account, int(entry["id"]))]
+    delivery_id = int(entry["id"].split(":")[0])  # a claim's id is "<delivery id>:<number>" (decisions §18)
+    return [
+        keys.delivery_key(account, delivery_id),
+        keys.delivery_items_key(account, delivery_id),
+        claim_keys.delivery_claims_key(account, delivery_id),
+    ]
 
 
 def _delivery(entry, items):
@@ -106,8 +112,12 @@ def _delivery(entry, items):
 
     if items[0] is None:
         return None
-    stored = deliveries.from_summary(items[0], items[1] or {})
+    stored = deliveries.from_summary(items[0], items[1] or {}, items[2])
     return supplier_view(stored.delivery, stored.integration)  # as the supplier GET shows it
+
+
+def _claim_item(account, change):
+    return claim_keys.claim_key(account, *claim_of(change.id))
 
 
 def _customer(entry, items):
@@ -140,14 +150,20 @@ def _balances_keys(account: str, customer_id: str) -> list[Key]:
 
 
 def _standing_order_reads(account, entry):
-    if entry.get("date"):  # standing-order.failed: the date as its occurrence shows it (decisions §17)
-        return [keys.standing_failed_key(account, entry["customer_id"], entry["id"], entry["date"])]
-    return [keys.standing_order_key(account, entry["customer_id"], entry["id"])]
+    """The standing order's item, which all its changes are marked on; for standing-order.failed, beside it the date
+    as its occurrence showed it (decisions §17), which the entry's data is."""
+    standing = keys.standing_order_key(account, entry["customer_id"], entry["id"])
+    if entry.get("date"):
+        return [standing, keys.standing_failed_key(account, entry["customer_id"], entry["id"], entry["date"])]
+    return [standing]
+
+
+def _standing_order(entry, items):
+    return _data(entry, items[1:] if entry.get("date") else items)
 
 
 def _standing_order_item(account: str, change: Change) -> Key:
-    if change.date:
-        return keys.standing_failed_key(account, change.customer_id, change.id, change.date)
+    """standing-order.failed too: on the standing order's own item, so in order with its other changes."""
     return keys.standing_order_key(account, change.customer_id, change.id)
 
 
@@ -205,7 +221,13 @@ FEED_RESOURCES: dict[Resource, FeedResource] = {
         shown=_customer_deposits,
     ),
     Resource.STANDING_ORDER: FeedResource(
-        item=_standing_order_item, reads=_standing_order_reads, shown=_data, deleted=_standing_order_deleted
+        item=_standing_order_item, reads=_standing_order_reads, shown=_standing_order, deleted=_standing_order_deleted
+    ),
+    # A claim's changes are marked on its own worklist entry; its data is its delivery as the supplier's GET shows it.
+    Resource.CLAIM: FeedResource(
+        item=_claim_item,
+        reads=lambda a, e: [*_delivery_reads(a, e), _claim_item(a, Change(ChangeType.CLAIM_OPENED, e["id"]))],
+        shown=_delivery,
     ),
 }
 

@@ -22,7 +22,7 @@ from ..domain.feed import RETENTION_DAYS, UNREADABLE_RESOURCE, UNREADABLE_TYPE, 
 from ..domain.retry import back_off
 from ..domain.timestamps import iso, parse_iso
 from . import events, keys, table
-from .feed import Head, read_head
+from .feed import SELECTION, SELECTION_VERSION, Head, read_head
 from .feed_marks import ENTRY_FIELDS, Marked, change_of
 
 log = logging.getLogger("supplier-ordering.feed")
@@ -41,8 +41,14 @@ class Numbered:
     head: Head | None = None  # the head as this numbering last saw or moved it
 
 
+def _selected(account: str, head: Head) -> tuple[str, ...] | None:
+    """The event types the webhook settings select (None: the default): kept on the head, or (settings put by an
+    earlier release) read from them, and copied onto the head by the numbering's move."""
+    return head.selection if head.selection_version is not None else _selection(account)
+
+
 def _selection(account: str) -> tuple[str, ...] | None:
-    """The event types the webhook settings select (None: the default)."""
+    """The event types the webhook settings item selects (None: the default)."""
     response = table.client().get_item(
         TableName=table.name(),
         Key=table.to_item(keys.webhooks_key(account)),
@@ -96,6 +102,7 @@ def _record_item(account: str, record: Marked, first_sequence: int) -> dict:
 
 
 def _head_update(head: Head, account: str, moved: Head) -> dict:
+    """The head's move, conditional on the sequence and on the selection the numbering used."""
     update = {
         "TableName": table.name(),
         "Key": table.to_item(keys.feed_head_key(account)),
@@ -115,6 +122,19 @@ def _head_update(head: Head, account: str, moved: Head) -> dict:
         update["ExpressionAttributeValues"].update(table.values(seen=head.sequence))
     else:
         update["ConditionExpression"] = "attribute_not_exists(#seq)"
+    update["ExpressionAttributeNames"]["#version"] = SELECTION_VERSION
+    if head.selection_version is not None:
+        update["ConditionExpression"] += " AND #version = :version"
+        update["ExpressionAttributeValues"].update(table.values(version=head.selection_version))
+    else:  # the selection read from the settings, copied here unless a PUT kept one since
+        update["ConditionExpression"] += " AND attribute_not_exists(#version)"
+        update["UpdateExpression"] = update["UpdateExpression"].replace(
+            " REMOVE", ", #events = :events, #version = :kept REMOVE"
+        )
+        update["ExpressionAttributeNames"]["#events"] = SELECTION
+        update["ExpressionAttributeValues"].update(
+            table.values(events=list(moved.selection) if moved.selection is not None else None, kept=0)
+        )
     return {"Update": update}
 
 
@@ -167,7 +187,7 @@ def _plan(account: str, records: list[Marked], head: Head, selected) -> tuple[li
                 written.append(events.feed_event(account, event_type, change_of(change), sequence, last_event, made_at))
                 last_event = sequence
     event_at = iso(made_at) if last_event != head.last_event_sequence else head.last_event_at
-    moved = Head(sequence, True, last_event, event_at, previous=head.sequence)
+    moved = Head(sequence, True, last_event, event_at, head.sequence, selected, head.selection_version or 0)
     return [_head_update(head, account, moved)] + written, moved, taken
 
 
@@ -182,8 +202,10 @@ def number(account: str, records: list[Marked], sleep: Callable[[float], None] |
             seen.add(record.id)
             todo.append(record)
     numbered, lost, done = 0, 0, set()
-    head = read_head(account)
-    selected = _selection(account) if todo else None
+    # Half the capacity of a consistent read: a stale head only loses the transaction's condition on its sequence,
+    # and then it is read again consistently.
+    head = read_head(account, consistent=False)
+    selected = _selected(account, head) if todo else None
     while todo:
         items, moved, taken = _plan(account, todo, head, selected)
         if not taken:
@@ -206,6 +228,7 @@ def number(account: str, records: list[Marked], sleep: Callable[[float], None] |
                 return Numbered(numbered, done, head)
             back_off(lost, sleep or time.sleep, first=0.002, cap=0.05)
             head = read_head(account)
+            selected = _selected(account, head)
             continue
         numbered += moved.sequence - head.sequence
         done |= {record.id for record in taken}

@@ -35,6 +35,7 @@ class ProductWrite:
     expected_revision: str | None
     image_due: dt.datetime | None = None
     deposits_before: frozenset = frozenset()  # the deposit types the stored product names (decisions §15)
+    rules_changed: bool = False  # its standing orders' placing moments are looked at again (decisions §17)
 
     @cached_property
     def size(self) -> int:
@@ -87,8 +88,13 @@ def fitting(claimed: ClaimedImport, rows: list[ChunkRow]) -> int:
     # named its reference count (store/deposits.py).
     items, size, seen, listed, error_bytes = 1, 0, set(), claimed.counts.get("error_count", 0), 0
     referenced: set[str] = set()
+    creates = rechecks = False  # the category count moves once, and the standing orders' look again is one item
     for count, row in enumerate(rows):
         extra_items, extra_size, types = 0, 0, set()
+        if row.new_category is not None and not creates:
+            extra_items, extra_size = 1, CATEGORY_ITEM_BYTES
+        if row.write is not None and row.write.rules_changed and not rechecks:
+            extra_items, extra_size = extra_items + 1, extra_size + CATEGORY_ITEM_BYTES
         if row.write is not None:
             extra_items, extra_size = 1, row.write.size + feed_marks.BYTES_PER_CHANGE
             types = (row.write.deposits_before | deposits_named(row.write.data)) - referenced
@@ -106,6 +112,8 @@ def fitting(claimed: ClaimedImport, rows: list[ChunkRow]) -> int:
         ):
             return count
         items, size, error_bytes = items + extra_items, size + extra_size, new_error_bytes
+        creates = creates or row.new_category is not None
+        rechecks = rechecks or (row.write is not None and row.write.rules_changed)
         listed += len(row.errors)
         referenced |= types
         if row.write is not None and row.write.data.get("category") is not None:

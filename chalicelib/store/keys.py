@@ -66,6 +66,11 @@ def category_id_of(item: dict) -> str:
     return item["SK"].removeprefix(CATEGORY_PREFIX)
 
 
+def category_count_key(account: str) -> dict:
+    """How many categories the account holds (decisions §4 bounds them); its sort key does not begin CATEGORY#."""
+    return {"PK": account_pk(account), "SK": "CATEGORIES"}
+
+
 def customer_key(account: str, customer_id: str) -> dict:
     return {"PK": account_pk(account), "SK": f"{CUSTOMER_PREFIX}{customer_id}"}
 
@@ -324,8 +329,10 @@ def deposit_movements_prefix(customer_id: str) -> str:
 
 
 # Standing orders (decisions §17): one item each in the account's partition, a count item per customer, and the
-# recorded outcome of each placed or failed date in a partition of the standing order's own (per `born`, so an id
-# deleted and written again starts afresh). Standing orders with a placing moment to act on are a queue on GSI3.
+# recorded outcome of each placed or failed date in a partition per customer and standing order id (not per
+# creation: a date is placed at most once per customer and id, whatever was deleted and written again in between).
+# Standing orders with a placing moment to act on are a queue on GSI3, and so is an account whose delivery rules
+# changed (its standing orders are looked at again: the entry with an empty customer and id).
 STANDING_DUE = "STANDING#DUE"  # GSI3PK prefix; GSI3SK <due iso>#<account>#<customer>#<id>
 
 
@@ -347,8 +354,13 @@ def standing_count_key(account: str, customer_id: str) -> dict:
     return {"PK": account_pk(account), "SK": f"STANDINGCOUNT#{customer_id}"}
 
 
-def standing_occurrence_key(account: str, customer_id: str, standing_id: str, born: str, date: str) -> dict:
-    return {"PK": f"{account_pk(account)}#SO#{customer_id}#{standing_id}#{born}", "SK": date}
+def standing_occurrence_key(account: str, customer_id: str, standing_id: str, date: str) -> dict:
+    return {"PK": f"{account_pk(account)}#SO#{customer_id}#{standing_id}", "SK": date}
+
+
+def standing_recheck_key(account: str) -> dict:
+    """The account's delivery rules changed: its standing orders' placing moments are looked at again."""
+    return {"PK": account_pk(account), "SK": "STANDINGRECHECK"}
 
 
 def standing_due(due_iso: str, account: str, customer_id: str, standing_id: str) -> dict:

@@ -20,6 +20,7 @@ class OrderContext:
     price_groups: dict[str, dict] = field(default_factory=dict)  # product id -> {group: {price?, pricing?}}
     deposit_types: dict[str, dict] = field(default_factory=dict)  # deposit id -> {name, price}
     revisions: dict[str, str] = field(default_factory=dict)  # product id -> its revision as read
+    used: frozenset = frozenset()  # the products read that a delivery holds already (their `used` flag)
 
 
 def load(
@@ -91,4 +92,9 @@ def load(
             for pid in (product_ids if read_products else ())
             if (item := batch.pick(found, keys.product_key(account, pid))) is not None
         },
+        used=frozenset(
+            pid
+            for pid in (product_ids if read_products else ())
+            if (item := batch.pick(found, keys.product_key(account, pid))) is not None and item.get("used")
+        ),
     )

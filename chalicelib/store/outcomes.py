@@ -59,13 +59,14 @@ class LostLease(Refusal):
 
 
 @dataclass(frozen=True)
-class NoCategory(Refusal):
-    """The product names a category that does not exist."""
+class Full(Refusal):
+    """A bounded collection holds as many as it may (a customer's standing orders, an account's categories and deposit
+    types)."""
 
 
 @dataclass(frozen=True)
-class Full(Refusal):
-    """A bounded collection holds the most it may (an account's deposit types, a customer's standing orders)."""
+class NoCategory(Refusal):
+    """The product names a category that does not exist."""
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,11 @@
 """Standing orders (decisions §17): the standing order items, the per-customer count that bounds them, the
 recorded outcome of each date, and the queue of standing orders whose placing moment has come.
 
-A standing order item holds the document (`data`), `born` (a token per creation, naming its dates' partition),
-`first_day` (the local day it was first written: earlier dates never count), `skips` (dates still to come),
-`version` (every write is conditional on the one it read) and, while something is to be done, its place in the
-due queue (GSI3, sharded per account like the other queues).
+A standing order item holds the document (`data`), `first_day` (the local day it was first written: earlier
+dates never count), `skips` (dates still to come), `version` (every write is conditional on the one it read) and,
+while something is to be done, its place in the due queue (GSI3, sharded per account like the other queues). The
+outcome of each date lives in a partition per customer and standing order id, which a delete leaves in place, so
+a standing order written again under the id sees the dates placed before.
 """
 
 import datetime as dt
@@ -15,36 +16,43 @@ from ..domain.standing_orders import MAX_PER_CUSTOMER
 from ..domain.timestamps import iso
 from . import keys, operations, table
 from .operations import Operation
-from .outcomes import Contended, Full, Stale, Taken
+from .outcomes import Changed, Contended, Full, Gone, Stale, Taken
 from .paging import Page, query_page
 
 
 @dataclass(frozen=True)
 class Stored:
     data: dict
-    born: str
     first_day: str
     skips: list[str]
     version: int
     due: str | None
+    content: int | None = None  # the version whose write last changed `data` or `skips` (None: this one)
+
+    @property
+    def content_version(self) -> int:
+        return self.version if self.content is None else self.content
 
 
 @dataclass(frozen=True)
 class Due:
+    """A queue entry: a standing order whose placing moment (or look again) has come, or, with an empty customer
+    and id, an account whose delivery rules changed (`recheck`)."""
+
     account: str
     customer_id: str
     standing_id: str
     due: str
 
+    @property
+    def recheck(self) -> bool:
+        return not self.customer_id
+
 
 def _stored(item: dict) -> Stored:
+    content = int(item["content"]) if "content" in item else None
     return Stored(
-        item["data"],
-        item["born"],
-        item["first_day"],
-        sorted(item.get("skips") or []),
-        int(item["version"]),
-        item.get("due"),
+        item["data"], item["first_day"], sorted(item.get("skips") or []), int(item["version"]), item.get("due"), content
     )
 
 
@@ -71,17 +79,13 @@ def list_page(account: str, customer_id: str, limit: int, cursor: str | None) ->
     return Page([item["data"] for item in page.items], page.cursor)
 
 
-def new_born() -> str:
-    return uuid.uuid4().hex[:16]
-
-
 def _item(account: str, customer_id: str, standing_id: str, stored: Stored) -> dict:
     item = {
         **keys.standing_order_key(account, customer_id, standing_id),
         "data": stored.data,
-        "born": stored.born,
         "first_day": stored.first_day,
         "version": stored.version,
+        "content": stored.content_version,
     }
     if stored.skips:
         item["skips"] = list(stored.skips)
@@ -127,17 +131,31 @@ def putting(
 
 
 def deleting(account: str, customer_id: str, standing_id: str, previous: Stored) -> list[Operation]:
-    """Delete it, conditional on the version read (Stale: it changed since `previous` was read)."""
+    """Delete it, conditional on the version read (Stale: it changed since `previous` was read). Its dates' outcomes
+    stay: a standing order written again under the id never places them again (decisions §17)."""
     key = keys.standing_order_key(account, customer_id, standing_id)
     delete_request = {"TableName": table.name(), "Key": table.to_item(key), **_version_condition(previous)}
     return [Operation({"Delete": delete_request}, Stale()), Operation(_count_update(account, customer_id, -1))]
+
+
+def unchanged_check(account: str, customer_id: str, standing_id: str, stored: Stored) -> Operation:
+    """In the write that places a date: the standing order's document and skips are still as read (a skip, pause or
+    replacement written meanwhile wins: Changed); its place in the queue may have moved."""
+    check = {
+        "TableName": table.name(),
+        "Key": table.to_item(keys.standing_order_key(account, customer_id, standing_id)),
+        "ConditionExpression": "content = :content",
+        "ExpressionAttributeValues": table.values(content=stored.content_version),
+    }
+    return Operation({"ConditionCheck": check}, Changed())
 
 
 def update(
     account: str, customer_id: str, standing_id: str, previous: Stored, skips: list[str], due: str | None
 ) -> Stored | Stale | Contended:
     """Its skips and its place in the due queue (nothing a feed reader sees), conditional on the version read."""
-    changed = Stored(previous.data, previous.born, previous.first_day, skips, previous.version + 1, due)
+    content = previous.version + 1 if sorted(skips) != sorted(previous.skips) else previous.content_version
+    changed = Stored(previous.data, previous.first_day, skips, previous.version + 1, due, content)
     request = {"TableName": table.name(), "Item": table.to_item(_item(account, customer_id, standing_id, changed))}
     request.update(_version_condition(previous))
     request["ConditionExpression"] = "attribute_exists(PK) AND " + request["ConditionExpression"]
@@ -148,6 +166,7 @@ def update(
 # The outcome of each date.
 
 KEPT_DAYS = 400  # a date's outcome is kept this long after the date (TTL), so no partition grows without bound
+RECORDED = ("status", "delivery_ids", "left_out", "errors")
 
 
 def _expires_at(date: str) -> int:
@@ -155,9 +174,9 @@ def _expires_at(date: str) -> int:
     return int(day.timestamp()) + KEPT_DAYS * 86400
 
 
-def records(account: str, customer_id: str, standing_id: str, born: str, first: str, last: str) -> dict[str, dict]:
-    """date -> {status, delivery_ids?, errors?} for the recorded dates from `first` to `last`."""
-    partition = keys.standing_occurrence_key(account, customer_id, standing_id, born, "")["PK"]
+def records(account: str, customer_id: str, standing_id: str, first: str, last: str) -> dict[str, dict]:
+    """date -> {status, delivery_ids?, left_out?, errors?} for the recorded dates from `first` to `last`."""
+    partition = keys.standing_occurrence_key(account, customer_id, standing_id, "")["PK"]
     request = {
         "TableName": table.name(),
         "KeyConditionExpression": "PK = :pk AND SK BETWEEN :first AND :last",
@@ -169,7 +188,7 @@ def records(account: str, customer_id: str, standing_id: str, born: str, first: 
         response = table.client().query(**request)
         for raw in response.get("Items", []):
             item = table.plain(table.from_item(raw))
-            found[item["SK"]] = {name: item[name] for name in ("status", "delivery_ids", "errors") if name in item}
+            found[item["SK"]] = {name: item[name] for name in RECORDED if name in item}
         if "LastEvaluatedKey" not in response:
             return found
         request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
@@ -179,19 +198,20 @@ def recording(
     account: str,
     customer_id: str,
     standing_id: str,
-    born: str,
     date: str,
     outcome: dict,
     now: dt.datetime,
     shown: dict | None = None,
 ) -> list[Operation]:
     """Record a date's outcome once: Taken when it is recorded already (another placer was first). `shown`: the
-    failed date as reads show it, kept for its feed entry's `data` in the same transaction."""
-    key = keys.standing_occurrence_key(account, customer_id, standing_id, born, date)
+    failed date as reads show it, kept for its feed entry's `data` in the same transaction; its change is marked on
+    the standing order's own item (store/feed_marks.py), which must still exist (Gone), so the feed keeps it in
+    order with the standing order's other changes."""
+    key = keys.standing_occurrence_key(account, customer_id, standing_id, date)
     expires = _expires_at(date)
     item = {**key, **outcome, "at": iso(now), table.TTL_ATTRIBUTE: expires}
     put = {"TableName": table.name(), "Item": table.to_item(item), "ConditionExpression": "attribute_not_exists(PK)"}
-    operations = [Operation({"Put": put}, Taken())]
+    operations = [Operation({"Put": put}, Taken(), rank=1)]
     if shown is not None:
         copy = {
             **keys.standing_failed_key(account, customer_id, standing_id, date),
@@ -199,6 +219,12 @@ def recording(
             table.TTL_ATTRIBUTE: expires,
         }
         operations.append(Operation({"Put": {"TableName": table.name(), "Item": table.to_item(copy)}}))
+        exists = {
+            "TableName": table.name(),
+            "Key": table.to_item(keys.standing_order_key(account, customer_id, standing_id)),
+            "ConditionExpression": "attribute_exists(PK)",
+        }
+        operations.append(Operation({"ConditionCheck": exists}, Gone()))
     return operations
 
 
@@ -206,10 +232,84 @@ def recording(
 
 
 def due(now: dt.datetime, limit: int) -> list[Due]:
-    """Standing orders whose placing moment (or look again) has come, earliest first, at most `limit` a shard."""
+    """Standing orders whose placing moment (or look again) has come, and accounts whose rules changed, earliest
+    first, at most `limit` a shard."""
     found = table.due_items(keys.GSI3, keys.STANDING_DUE, keys.due_bound(iso(now)), limit)
     result = []
     for item in found:
         moment, account, customer_id, standing_id = item["GSI3SK"].split("#", 3)
         result.append(Due(account, customer_id, standing_id, moment))
     return result
+
+
+def rechecking(account: str, now: dt.datetime) -> Operation:
+    """In a write that changes the account's delivery rules: look at its standing orders again now (decisions §17:
+    a placing moment the change brings forward is acted on within a minute). Each such write puts a new token."""
+    item = {
+        **keys.standing_recheck_key(account),
+        **keys.standing_due(iso(now), account, "", ""),
+        "token": uuid.uuid4().hex,
+    }
+    return Operation({"Put": {"TableName": table.name(), "Item": table.to_item(item)}})
+
+
+def recheck_token(account: str) -> str | None:
+    """The token of the account's pending look again, None when there is none."""
+    response = table.client().get_item(
+        TableName=table.name(), Key=table.to_item(keys.standing_recheck_key(account)), ConsistentRead=True
+    )
+    return response["Item"]["token"]["S"] if "Item" in response else None
+
+
+def rechecked(account: str, token: str) -> None:
+    """The look again is done, unless a rule changed again since `token` was read (then it stays due)."""
+    delete = {
+        "TableName": table.name(),
+        "Key": table.to_item(keys.standing_recheck_key(account)),
+        "ConditionExpression": "#token = :token",
+        "ExpressionAttributeNames": {"#token": "token"},
+        "ExpressionAttributeValues": table.values(token=token),
+    }
+    operations.write(Operation({"Delete": delete}, Stale()))  # Stale: a rule changed again, it stays due
+
+
+def queued(account: str) -> list[tuple[str, str, str]]:
+    """(customer id, standing order id, due) of each of the account's standing orders that has a place in the
+    queue (not paused, not ended): the keys and the moment only."""
+    request = {
+        "TableName": table.name(),
+        "KeyConditionExpression": "PK = :pk AND begins_with(SK, :prefix)",
+        "FilterExpression": "attribute_exists(#due)",
+        "ProjectionExpression": "SK, #due",
+        "ExpressionAttributeNames": {"#due": "due"},
+        "ExpressionAttributeValues": table.values(pk=keys.account_pk(account), prefix="STANDING#"),
+        "ConsistentRead": True,
+    }
+    found = []
+    while True:
+        response = table.client().query(**request)
+        for raw in response.get("Items", []):
+            item = table.from_item(raw)
+            named = keys.standing_order_of(item["SK"])
+            if named is not None:
+                found.append((*named, item["due"]))
+        if "LastEvaluatedKey" not in response:
+            return found
+        request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+
+def look_now(account: str, customer_id: str, standing_id: str, now: dt.datetime) -> None:
+    """Move a queued standing order to the front of the queue (its turn recomputes its moments), and its version on,
+    so a turn that computed its next moment from the rules before is not written over this (Stale). Nothing when it
+    is no longer queued, or due already."""
+    moment = iso(now)
+    queue = keys.standing_due(moment, account, customer_id, standing_id)
+    update = {
+        "TableName": table.name(),
+        "Key": table.to_item(keys.standing_order_key(account, customer_id, standing_id)),
+        "UpdateExpression": "SET #due = :due, GSI3PK = :pk, GSI3SK = :sk ADD #version :one",
+        "ConditionExpression": "attribute_exists(#due) AND #due > :due",
+        "ExpressionAttributeNames": {"#due": "due", "#version": "version"},
+        "ExpressionAttributeValues": table.values(due=moment, pk=queue["GSI3PK"], sk=queue["GSI3SK"], one=1),
+    }
+    operations.write(Operation({"Update": update}, Stale()))  # Stale: not queued or due already; Contended: held

@@ -56,6 +56,7 @@ CUSTOMER = {
     "contact": {"name": "Aino Aurora", "email": "aino@aurora.example"},
 }
 USER = {"name": "Aino Aurora", "email": "aino@aurora.example"}
+PHOTOS = "https://photos.aurora.example"
 ORDER = {
     "scheduled": {"date": "2026-11-26"},
     "items": [{"id": "cola-1-5", "count": 2, "bundle": {"id": "crate"}, "message": "cold ones, please"}],
@@ -183,12 +184,12 @@ def record_examples(api, monkeypatch) -> dict[str, dict]:
     call("GET", f"/deliveries/{delivery_id}/csv?encoding=utf-8", headers={"Accept": "text/csv"})
     call("GET", "/deliveries?integration=PENDING&limit=1")
     call("PUT", f"/deliveries/{delivery_id}/integration", {"status": "IMPORTED", "reference": "ERP-88213"})
-    call(
-        "POST",
-        f"/customer/deliveries/{delivery_id}/receive",
-        {"user": USER, "message": "All there, thanks"},
-        **as_customer,
-    )
+    receipt = {
+        "user": USER,
+        "message": "One crate broke on the way in",
+        "items": [{"id": "cola-1-5", "issue": "DAMAGED", "count": 1, "evidence": [f"{PHOTOS}/crate-1.jpg"]}],
+    }
+    call("POST", f"/customer/deliveries/{delivery_id}/receive", receipt, **as_customer)
     second = call(
         "POST",
         "/customer/deliveries",
@@ -221,6 +222,16 @@ def record_examples(api, monkeypatch) -> dict[str, dict]:
             "user": {"name": "Dirk Driver", "email": "dirk@supplier.example"},
         },
     )
+    expired = {"id": "cola-1-5", "issue": "EXPIRED", "count": 1, "message": "Best before 2026-11-20"}
+    call("POST", f"/customer/deliveries/{third}/claims", {"items": [expired], "user": USER}, **as_customer)
+    call("GET", "/claims?status=OPEN&limit=2")
+    call("GET", "/account/claims")
+    answer = {
+        "items": [{"id": "cola-1-5", "accepted": 1, "resolution": "CREDIT", "reason": "Old stock, sorry"}],
+        "user": {"name": "Sami Supplier", "email": "sami@supplier.example"},
+    }
+    call("POST", f"/deliveries/{third}/claims/1/answer", answer)
+    call("POST", f"/customer/deliveries/{delivery_id}/claims/1/withdraw", {}, **as_customer)
     standing = "/customer/standing-orders/weekly-cola"
     call("PUT", standing, STANDING_ORDER, **as_customer)
     call("GET", "/customer/standing-orders", **as_customer)
@@ -230,7 +241,10 @@ def record_examples(api, monkeypatch) -> dict[str, dict]:
     call("GET", "/customers/aurora/standing-orders")
     call("GET", "/customers/aurora/standing-orders/weekly-cola")
     call("GET", "/customers/aurora/standing-orders/weekly-cola/occurrences?from=2026-11-30&to=2026-12-07")
+    call("PATCH", "/customers/aurora/standing-orders/weekly-cola", {"paused": True})
     call("DELETE", standing, status=204, **as_customer)
+    call("PUT", standing, STANDING_ORDER, **as_customer)
+    call("DELETE", "/customers/aurora/standing-orders/weekly-cola", status=204)
     call("GET", "/account/webhook-deliveries?limit=1")
     call("GET", "/account/integration")
     token_id = call.examples["create_customer_token"]["response"]["id"]

@@ -81,3 +81,20 @@ def test_a_catalogue_sync_client_works_unchanged(api):
     client.calls.clear()
     assert client.sync(CATALOGUE) == {p["id"]: p for p in CATALOGUE["products"]}
     assert {method for method, _, _ in client.calls} == {"GET"}
+
+
+def test_a_catalogue_sync_client_works_with_more_categories_than_one_page_of_50(api):
+    """The client reads GET /categories as one answer (decisions §4): with 60 categories its second run must find
+    them all, not POST the 51st again and stop at the 400 conflict."""
+    many = {
+        "categories": [{"id": f"cat-{n:02d}", "name": f"Category {n}"} for n in range(60)],
+        "products": [{**p, "category": f"cat-{n:02d}"} for n, p in enumerate(CATALOGUE["products"])],
+    }
+    client = SyncClient(api)
+    assert client.sync(many) == {p["id"]: p for p in many["products"]}
+    assert sum(1 for method, path, _ in client.calls if (method, path) == ("POST", "/categories")) == 60
+
+    client.calls.clear()
+    assert client.sync(many) == {p["id"]: p for p in many["products"]}
+    assert {method for method, _, _ in client.calls} == {"GET"}
+    assert len(api.get("/categories").data["categories"]) == 60

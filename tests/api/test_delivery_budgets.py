@@ -241,3 +241,32 @@ def test_a_note_with_empties_and_a_substitute_takes_no_request_more(shop, reques
         response = shop.post(f"/deliveries/{delivery['id']}/delivery-note", body)
         assert response.status_code == 200, response.data
     assert requests == ["BatchGetItem", "BatchGetItem", "TransactWriteItems"]
+
+
+def test_a_claim_and_its_answer_take_three_requests_and_the_worklist_one(shop, requests):
+    """A claim reads the delivery with its claims (one BatchGetItem), what it is checked against (the account's
+    settings for its window, and the products of substitutes it names: one BatchGetItem) and writes one transaction;
+    a receipt with issues and an answer naming no substitute skip the second read. A single read of a delivery with
+    claims is still one request (decisions §18)."""
+    place(shop, [{"id": "beer", "count": 3}])
+    with requests:  # a receipt with issues is the receive and claim 1 in one transaction
+        body = {"items": [{"id": "beer", "issue": "DAMAGED", "count": 1}]}
+        assert shop.post("/customer/deliveries/1/receive", body=body, token=CUSTOMER_TOKEN).status_code == 200
+    assert requests == ["BatchGetItem", "TransactWriteItems"]
+    with requests:
+        body = {"items": [{"id": "beer", "issue": "SHORT", "count": 1}]}
+        assert shop.post("/customer/deliveries/1/claims", body=body, token=CUSTOMER_TOKEN).status_code == 200
+    assert requests == ["BatchGetItem", "BatchGetItem", "TransactWriteItems"]
+    with requests:
+        body = {"items": [{"id": "beer", "accepted": 1, "resolution": "CREDIT"}]}
+        assert shop.post("/deliveries/1/claims/1/answer", body=body).status_code == 200
+    assert requests == ["BatchGetItem", "TransactWriteItems"]
+    with requests:
+        assert shop.get("/deliveries/1").status_code == 200
+    assert requests == ["BatchGetItem"]
+    with requests:
+        assert shop.get("/claims").status_code == 200
+    assert requests == ["Query"]
+    with requests:
+        assert shop.get("/account/claims").status_code == 200
+    assert requests == ["Query", "TransactGetItems"]  # the oldest the index shows, then it and the counts at once

@@ -2,50 +2,13 @@
 HTTP (dates computed from today, as the session computes them): substitutes in an ACCEPT, the driver's note with
 If-Match and an Idempotency-Key, a second note refused, the balances, the statement and the feed's entry."""
 
-import json
-import os
-import re
-import subprocess
-from pathlib import Path
+from .doc_session import answers_of
 
-from tests.conftest import SUPPLIER_TOKEN
-
-from .customer_support import customer_token, make_category, make_customer
-from .http_server import serving
-
-DOC = Path(__file__).resolve().parents[2] / "docs" / "delivery-note.md"
 CRATE = {"type": "CR", "size": 20}
 
 
-def session() -> str:
-    return re.search(r"## A session.*?```sh\n(.*?)```", DOC.read_text(), re.S).group(1)
-
-
 def test_the_documented_session_runs_as_written(api):
-    make_category(api)
-    make_customer(  # as docs/api.md's session makes it
-        api,
-        "bar-1",
-        company="Bar One Oy",
-        contact={"name": "Anna", "email": "anna@example.com"},
-        address={"address1": "Main St 1", "zip": "00100", "city": "Helsinki", "country": "FI"},
-    )
-    env = {
-        **os.environ,
-        "AUTH": f"Authorization: token {SUPPLIER_TOKEN}",
-        "JSON": "Content-Type: application/json",
-        "CUSTOMER_TOKEN": customer_token(api, "bar-1"),
-    }
-    with serving() as url:
-        ran = subprocess.run(
-            ["bash", "-euo", "pipefail", "-c", session()],
-            env={**env, "BASE": url},
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-    assert ran.returncode == 0, ran.stderr
-    answers = [json.loads(line) for line in ran.stdout.splitlines() if line.strip()]
+    answers = answers_of(api, "delivery-note.md")
     bottle, crate, pils, helles, accepted, delivered, again, balances, movements, entry = answers
     assert (bottle["id"], crate["id"], pils["id"], helles["id"]) == ("bottle", "crate", "pils", "helles")
     assert accepted["status"] == "ACCEPTED"

@@ -26,12 +26,11 @@ def test_both_single_reads_carry_the_same_etag_and_lists_none(shop):
     assert shop.request("HEAD", f"/deliveries/{delivery_id}").headers["ETag"] == supplier
 
 
-def test_the_etag_changes_with_every_change(shop):
+def test_the_etag_changes_with_every_change_both_parties_see(shop):
     delivery_id = place(shop, BEER, scheduled={"date": "2026-05-06"})["id"]
     seen = [etags(shop, delivery_id)[0]]
     changes = [
         lambda: respond(shop, delivery_id, {"type": "ACCEPT"}),
-        lambda: shop.put(f"/deliveries/{delivery_id}/integration", {"status": "IMPORTED"}),
         lambda: respond(shop, delivery_id, {"type": "UPDATE", "message": "tomorrow"}),
         lambda: shop.post(
             f"/customer/deliveries/{delivery_id}/amendments",
@@ -51,17 +50,49 @@ def test_the_etag_changes_with_every_change(shop):
     assert etags(shop, cancelled)[0] != before
 
 
-def test_the_same_integration_state_again_keeps_the_etag(shop):
+def test_the_integration_state_leaves_the_etag_as_it_is(shop):
+    """decisions §16: only the supplier sees the integration state, so the bar's If-Match never fails for it."""
     delivery_id = place(shop, BEER)["id"]
-    assert shop.put(f"/deliveries/{delivery_id}/integration", {"status": "IMPORTED"}).status_code == 200
     before = etags(shop, delivery_id)
+    for state in ({"status": "IMPORTED", "reference": "SO-1"}, {"status": "FAILED", "message": "no stock"}):
+        assert shop.put(f"/deliveries/{delivery_id}/integration", state).status_code == 200
+        assert etags(shop, delivery_id) == before
+    amended = shop.post(
+        f"/customer/deliveries/{delivery_id}/amendments",
+        {"items": [{"id": "beer", "count": 3}], "user": {"name": "A", "email": "a@example.com"}},
+        token=CUSTOMER_TOKEN,
+        headers={"If-Match": before[1]},
+    )
+    assert amended.status_code == 200, amended.data
+    after = etags(shop, delivery_id)
+    assert after != before
     assert shop.put(f"/deliveries/{delivery_id}/integration", {"status": "IMPORTED"}).status_code == 200
-    assert etags(shop, delivery_id) == before
+    assert etags(shop, delivery_id) == after
+    cancel = shop.post(
+        f"/customer/deliveries/{delivery_id}/cancel", token=CUSTOMER_TOKEN, headers={"If-Match": after[1]}
+    )
+    assert cancel.status_code == 200
+
+
+def test_an_etag_read_before_the_integration_state_was_kept_apart_stays_the_same(shop):
+    """A summary written before the revision was kept shows its version; its first change of the integration state
+    keeps that, its next change of the document moves on from it."""
+    from chalicelib.store import keys, table
+
+    delivery_id = place(shop, BEER)["id"]
+    assert respond(shop, delivery_id, {"type": "ACCEPT"}).status_code == 200
+    key = table.to_item(keys.delivery_key("acme", delivery_id))
+    table.client().update_item(TableName=table.name(), Key=key, UpdateExpression="REMOVE revision")
+    assert etags(shop, delivery_id)[0] == f'"{delivery_id}-1"'
+    assert shop.put(f"/deliveries/{delivery_id}/integration", {"status": "IMPORTED"}).status_code == 200
+    assert etags(shop, delivery_id)[0] == f'"{delivery_id}-1"'
+    assert respond(shop, delivery_id, {"type": "UPDATE"}).status_code == 200
+    assert etags(shop, delivery_id)[0] == f'"{delivery_id}-2"'
 
 
 def _stale_then_current(api, delivery_id, send):
     stale = etags(api, delivery_id)[0]
-    assert api.put(f"/deliveries/{delivery_id}/integration", {"status": "IMPORTED"}).status_code == 200
+    assert respond(api, delivery_id, {"type": "ACCEPT", "reference": "first"}).status_code == 200
     current = etags(api, delivery_id)[0]
     before = api.get(f"/deliveries/{delivery_id}").data
     refused = send(stale)

@@ -88,7 +88,13 @@ def test_account_settings_read_table_fields_then_timezone(api):
     response = api.patch(
         "/account/settings/deliveries", {"timezone": "Europe/Helsinki", "delivery_days": {"1": {"lead_days": 1}}}
     )
-    assert keys(response) == ["allow_delivery_comments", "allow_product_comments", "delivery_days", "timezone"]
+    assert keys(response) == [
+        "allow_delivery_comments",
+        "allow_product_comments",
+        "delivery_days",
+        "timezone",
+        "claim_window_hours",  # decisions §18
+    ]
 
 
 def test_a_delivery_reads_id_first_and_nested_in_order(shop):

@@ -130,6 +130,20 @@ def test_a_whole_order_flow_through_the_generated_client(generated, base_url):
     assert (noted.delivery_note.items[0].confirmed, noted.delivery_note.items[0].count) == (2, 1)
     assert noted.delivery_note.proof.photo_urls == [PHOTO]
 
+    # The bar claims the crate that came broken, and the supplier credits it (decisions §18).
+    broken = {"id": "cola-1-5", "issue": "DAMAGED", "count": 1, "evidence": [PHOTO]}
+    claimed = api("claims.open_claim").sync(
+        str(delivery.id), client=customer_client, body=models.ClaimBody.from_dict({"items": [broken]})
+    )
+    assert [(c.number, c.status.value) for c in claimed.claims] == [(1, "OPEN")]
+    credit = {"items": [{"id": "cola-1-5", "accepted": 1, "resolution": "CREDIT"}]}
+    answered = api("claims.answer_claim").sync(
+        str(delivery.id), 1, client=supplier, body=models.AnswerBody.from_dict(credit)
+    )
+    assert (answered.claims[0].status.value, answered.claims[0].items[0].credit) == ("ACCEPTED", 6 * 189)
+    overview = api("claims.get_claims_overview").sync(client=supplier)
+    assert (overview.open_, overview.oldest_open) == (0, None)
+
     events = api("webhooks.list_webhook_deliveries").sync(client=supplier)
     assert [e.type_ for e in events.webhook_deliveries] == ["request-delivery"]
     assert events.webhook_deliveries[0].delivery_id == delivery.id

@@ -37,12 +37,12 @@ def test_the_data_of_an_entry_is_the_standing_order_as_its_get_shows_it(shop):
     assert list(entry["data"]) == list(written)
 
 
-def test_a_failed_date_makes_an_entry_and_a_selectable_event(shop):
+def test_a_failed_date_makes_an_entry_and_a_selectable_event_with_the_date(shop):
     selected = ["standing-order.failed", "standing-order.created"]
     response = shop.put("/account/settings/webhooks", {"url": "https://hooks.example.com/x", "events": selected})
     assert response.status_code == 200, response.data
-    put_settings(dates_with_no_delivery=["2026-05-05"])
     put_standing(shop)
+    shop.put("/products/beer", body={"status": "INACTIVE", "category": "drinks", "name": "Pale Ale"})
     run_placer()
     assert [e["type"] for e in entries(shop)] == ["standing-order.created", "standing-order.failed"]
     found = table.client().query(
@@ -54,13 +54,30 @@ def test_a_failed_date_makes_an_entry_and_a_selectable_event(shop):
     assert sorted(e["type"] for e in events) == ["standing-order.created", "standing-order.failed"]
     failed = next(e for e in events if e["type"] == "standing-order.failed")
     body = json.loads(changes.event_body(failed))
-    assert body["type"] == "standing-order.failed"
     occurrence = {
         "date": "2026-05-05",
         "status": "FAILED",
         "place_at": "2026-05-03T23:59:00+00:00",
-        "errors": [{"path": "scheduled", "message": "is not a delivery date for every product ordered"}],
+        "left_out": [{"id": "beer", "reason": "INACTIVE"}],
+        "errors": [{"path": "items", "message": "none of its lines can go on this date"}],
     }
+    assert list(body) == [
+        "type",
+        "idempotency_key",
+        "sequence",
+        "previous_sequence",
+        "resource",
+        "id",
+        "customer_id",
+        "date",
+        "data",
+    ]
+    assert (body["type"], body["id"], body["customer_id"], body["date"]) == (
+        "standing-order.failed",
+        "weekly",
+        "c1",
+        "2026-05-05",
+    )
     assert body["data"] == occurrence
     assert list(body["data"]) == list(occurrence)
     (entry,) = [e for e in entries(shop) if e["type"] == "standing-order.failed"]
@@ -71,6 +88,8 @@ def test_a_failed_date_makes_an_entry_and_a_selectable_event(shop):
         occurrence,
     )
     assert "date" not in entries(shop)[0]
+    created = next(e for e in events if e["type"] == "standing-order.created")
+    assert "date" not in json.loads(changes.event_body(created))
 
 
 def test_an_unknown_standing_order_event_type_is_refused(shop):

@@ -120,14 +120,23 @@ def test_an_order_without_a_standing_order_has_no_such_field(shop):
     assert "standing_order" not in response.json_body["deliveries"][0]
 
 
-def test_out_of_stock_items_split_as_an_order_does(shop):
+def test_an_out_of_stock_line_is_left_out_and_never_placed_as_a_second_delivery(shop):
+    """decisions §17: one delivery per date; before, the wine went as an extra "as soon as possible" delivery."""
     put_standing(shop, items=[{"id": "beer", "count": 1}, {"id": "wine", "count": 2}])
-    run_placer()
+    assert run_placer()["placed"] == 1
     first = occurrences(shop).json_body["occurrences"][0]
-    assert first["delivery_ids"] == [1, 2]
-    wine = shop.get("/customer/deliveries/2", token=CUSTOMER_TOKEN).json_body
-    assert wine["request"]["scheduled"] is None
-    assert wine["standing_order"] == {"id": "weekly", "date": "2026-05-05"}
+    assert first == {
+        "date": "2026-05-05",
+        "status": "PLACED",
+        "place_at": "2026-05-03T23:59:00+00:00",
+        "delivery_ids": [1],
+        "left_out": [{"id": "wine", "reason": "OUT_OF_STOCK"}],
+    }
+    (delivery,) = shop.get("/customer/deliveries", token=CUSTOMER_TOKEN).json_body["deliveries"]
+    assert delivery["request"]["scheduled"] == {"date": "2026-05-05"}
+    assert [
+        i["id"] for i in shop.get("/customer/deliveries/1", token=CUSTOMER_TOKEN).json_body["request"]["items"]
+    ] == ["beer"]
 
 
 def test_a_date_whose_cutoff_passed_unplaced_is_missed(shop):
@@ -192,51 +201,50 @@ def test_a_replacement_keeps_placed_dates_and_the_skips_that_still_count(shop):
     assert statuses(shop, "?to=2026-05-15")["2026-05-15"] == "PLANNED"  # its skip went with the Friday
 
 
-def test_a_date_with_no_delivery_fails_and_is_never_moved(shop):
+def test_a_date_with_no_delivery_is_undeliverable_from_the_start_and_never_placed_or_moved(shop):
     put_settings(dates_with_no_delivery=["2026-05-05"])
     put_standing(shop)
-    assert run_placer()["failed"] == 1
     first, second = occurrences(shop, query="?to=2026-05-08").json_body["occurrences"]
-    assert first["status"] == "FAILED"
-    assert first["errors"] == [{"path": "scheduled", "message": "is not a delivery date for every product ordered"}]
-    assert "delivery_ids" not in first
+    assert first == {
+        "date": "2026-05-05",
+        "status": "UNDELIVERABLE",
+        "place_at": "2026-05-03T23:59:00+00:00",
+        "errors": [{"path": "scheduled", "message": "is a date on which the supplier delivers none of it"}],
+    }
     assert second["status"] == "PLANNED"
-    refused = shop.put(f"{BASE}/weekly/occurrences/2026-05-05", body={"skip": True}, token=CUSTOMER_TOKEN)
-    assert (refused.status_code, refused.json_body["detail"]) == (400, "2026-05-05 failed and is not placed again")
+    assert run_placer() == {"due": 0, "left": 0, "placed": 0, "failed": 0, "busy": 0, "crashed": 0}
     assert shop.get("/customer/deliveries", token=CUSTOMER_TOKEN).json_body["deliveries"] == []
     at("2026-05-06T23:59:00+00:00")
-    assert run_placer() == {
-        "due": 1,
-        "left": 0,
-        "placed": 1,
-        "failed": 0,
-        "busy": 0,
-        "crashed": 0,
-    }  # the next date is not held up
-    entries = shop.get("/changes?after=0&limit=1000").json_body["changes"]
-    failed = [e for e in entries if e["type"] == "standing-order.failed"]
-    assert [(e["resource"], e["id"], e["customer_id"]) for e in failed] == [("standing-order", "weekly", "c1")]
+    assert run_placer()["placed"] == 1  # the next date is not held up, and nothing moved to it
+    assert [
+        o["status"] for o in occurrences(shop, query="?from=2026-05-05&to=2026-05-08").json_body["occurrences"]
+    ] == ["UNDELIVERABLE", "PLACED"]
+    assert not [e for e in shop.get("/changes?after=0&limit=1000").json_body["changes"] if e["type"].endswith("failed")]
 
 
-def test_an_item_that_became_inactive_is_skipped_with_a_reason(shop):
+def test_an_item_that_became_inactive_is_left_out_with_its_reason(shop):
     put_standing(shop, items=[{"id": "cheese", "count": 1}, {"id": "beer", "count": 2}])
     shop.put("/products/cheese", body={"status": "INACTIVE", "category": "drinks", "name": "Cheddar", "order_by": "kg"})
     run_placer()
     first = occurrences(shop).json_body["occurrences"][0]
     assert first["status"] == "PLACED"
-    assert first["errors"] == [{"path": "items[0].id", "message": "is not available for ordering; skipped"}]
+    assert first["left_out"] == [{"id": "cheese", "reason": "INACTIVE"}]
+    assert "errors" not in first
     assert [
         i["id"] for i in shop.get("/customer/deliveries/1", token=CUSTOMER_TOKEN).json_body["request"]["items"]
     ] == ["beer"]
 
 
-def test_every_item_inactive_fails_the_date(shop):
+def test_every_line_left_out_fails_the_date(shop):
     put_standing(shop)
     shop.put("/products/beer", body={"status": "INACTIVE", "category": "drinks", "name": "Pale Ale"})
     assert run_placer()["failed"] == 1
     first = occurrences(shop).json_body["occurrences"][0]
     assert first["status"] == "FAILED"
-    assert first["errors"] == [{"path": "items[0].id", "message": "is not available for ordering; skipped"}]
+    assert first["left_out"] == [{"id": "beer", "reason": "INACTIVE"}]
+    assert first["errors"] == [{"path": "items", "message": "none of its lines can go on this date"}]
+    refused = shop.put(f"{BASE}/weekly/occurrences/2026-05-05", body={"skip": True}, token=CUSTOMER_TOKEN)
+    assert (refused.status_code, refused.json_body["detail"]) == (400, "2026-05-05 failed and is not placed again")
 
 
 def test_the_supplier_reads_occurrences(shop):

@@ -41,21 +41,42 @@ def test_two_placing_loops_racing_place_a_date_once(shop, monkeypatch):
     assert first_occurrence(shop)["delivery_ids"] == [1]
 
 
-def test_a_crash_between_placing_and_recording_records_the_placed_delivery_once(shop, monkeypatch):
+def test_a_placed_date_is_recorded_in_the_orders_own_write_so_a_crash_after_it_places_nothing_twice(shop, monkeypatch):
     put_standing(shop)
-    original = store.recording
+    original = store.update
 
     def crash(*args, **kwargs):
-        raise RuntimeError("the process died after placing")
+        raise RuntimeError("the process died after placing, before the standing order was queued again")
 
-    monkeypatch.setattr(store, "recording", crash)
+    monkeypatch.setattr(store, "update", crash)
     assert run_placer()["crashed"] == 1
     assert own_deliveries(shop) == [1]
-    assert first_occurrence(shop)["status"] == "PLANNED"  # placed, not yet recorded
-    monkeypatch.setattr(store, "recording", original)
-    assert run_placer()["placed"] == 1  # the key's answer names the delivery: recorded, not placed again
+    assert first_occurrence(shop)["delivery_ids"] == [1]  # recorded with the order
+    monkeypatch.setattr(store, "update", original)
+    clock.current().advance(10)
+    assert run_placer()["placed"] == 0
     assert own_deliveries(shop) == [1]
-    assert first_occurrence(shop)["delivery_ids"] == [1]
+
+
+def test_a_crash_between_failing_and_recording_records_the_failure_once(shop, monkeypatch):
+    from chalicelib.service import standing_placing
+
+    put_standing(shop)
+    shop.put("/products/beer", body={"status": "INACTIVE", "category": "drinks", "name": "Pale Ale"})
+    original = standing_placing._recorded
+
+    def crash(*args, **kwargs):
+        raise RuntimeError("the process died after failing the date")
+
+    monkeypatch.setattr(standing_placing, "_recorded", crash)
+    assert run_placer()["crashed"] == 1
+    assert first_occurrence(shop)["status"] == "PLANNED"  # failed, not yet recorded
+    monkeypatch.setattr(standing_placing, "_recorded", original)
+    assert run_placer()["failed"] == 1  # the key's answer holds the failure: recorded from it, not tried again
+    first = first_occurrence(shop)
+    assert first["status"] == "FAILED" and first["left_out"] == [{"id": "beer", "reason": "INACTIVE"}]
+    failed = [e for e in shop.get("/changes?after=0&limit=1000").json_body["changes"] if e["type"].endswith(".failed")]
+    assert len(failed) == 1
 
 
 def test_a_placer_that_died_holding_its_claim_is_taken_over_after_it_goes_stale(shop, monkeypatch):
@@ -85,10 +106,10 @@ def test_one_standing_order_failing_holds_up_no_other(shop, monkeypatch):
     put_standing(shop, "fine")
     original = ordering.place_order
 
-    def place_order(account, customer_id, data, *args, **kwargs):
-        if kwargs.get("standing_order", {}).get("id") == "broken":
+    def place_order(account, customer_id, data, claim=None, placing=None):
+        if placing.standing_order["id"] == "broken":
             raise RuntimeError("a store fault")
-        return original(account, customer_id, data, *args, **kwargs)
+        return original(account, customer_id, data, claim, placing)
 
     monkeypatch.setattr(ordering, "place_order", place_order)
     summary = run_placer()
@@ -131,17 +152,18 @@ def test_the_one_minute_schedule_places_due_dates(shop):
 
 
 def test_make_run_runs_the_placing_loop():
-    """`make run` gives every phase of jobs/handlers.py a loop; this one looks every 5 seconds, or every 10 beside
-    the table's stream (issue 34: an idle make run reads its queues seldom), well within §17's minute."""
-    from chalicelib.jobs import standing_order_turns
+    """`make run` gives every phase of jobs/handlers.py a loop; this one runs its rounds every 10 seconds (issue 34:
+    an idle make run reads its queues seldom), well within §17's minute."""
+    from chalicelib.jobs import budget, standing_order_turns
     from chalicelib.jobs.wakeups import Bells
     from chalicelib.localdev import run
 
     phases = [loop.args[0] for loop in run.background_loops()]
     assert standing_order_turns.PHASE in phases
-    assert standing_order_turns.PHASE.pause <= 5
+    assert standing_order_turns.PHASE.loop is standing_order_turns.run_forever
+    assert standing_order_turns.PAUSE_SECONDS <= 10
     (streamed,) = [loop for loop in run.background_loops(Bells()) if loop.args[0] is standing_order_turns.PHASE]
-    assert streamed.keywords["interval"] <= 10
+    assert streamed.func is budget.loop_forever
 
 
 def test_a_skip_written_while_a_turn_runs_is_honoured(shop, monkeypatch):
@@ -166,8 +188,8 @@ def test_a_skip_written_while_a_turn_runs_is_honoured(shop, monkeypatch):
 
 
 def test_an_account_with_many_dates_due_at_once_holds_up_no_other_account_of_its_shard(monkeypatch):
-    """The due queue is oldest first: a run reads READ entries of each shard and takes at most PER_ACCOUNT of each
-    account, so a wholesaler whose bars share one cutoff takes its turns run after run beside the others."""
+    """The due queue is oldest first: a round takes at most PER_ACCOUNT entries of each account, and the run goes
+    round after round, so a wholesaler whose bars share one cutoff is placed in one run beside the others."""
     from chalicelib.jobs import standing_order_turns as turns
     from chalicelib.service import standing_placing as placing
 
@@ -179,13 +201,13 @@ def test_an_account_with_many_dates_due_at_once_holds_up_no_other_account_of_its
         placed, failed, busy = 1, 0, 0
 
     monkeypatch.setattr(placing, "due", lambda limit: [item for item in queue if item not in placed][:limit])
-    monkeypatch.setattr(placing, "place_due", lambda item: placed.append(item) or Turn())
+    monkeypatch.setattr(placing, "take_turn", lambda item: placed.append(item) or Turn())
     monkeypatch.setattr(turns, "PER_ACCOUNT", 3)
     monkeypatch.setattr(turns, "READ", 5)  # a shard's read window smaller than the busy account's backlog...
-    first = turns.place_due(clock.after(60))
-    assert [item.account for item in placed] == ["busy"] * 3  # ...hides the quiet account in the first run
-    assert first["left"] == 2 and turns.PHASE.busy(first)  # so the loop goes again at once
+    run = turns.place_due(clock.after(60))
+    assert [item.account for item in placed] == ["busy"] * 7 + ["quiet", "busy"]  # ...shows the quiet one in round 3
+    assert (run["due"], run["left"], run["placed"]) == (5, 0, 9)
     monkeypatch.setattr(turns, "READ", 1000)
     placed.clear()
     turns.place_due(clock.after(60))
-    assert [item.account for item in placed] == ["busy", "quiet", "busy", "busy"]  # turns, 3 of the busy at most
+    assert [item.account for item in placed] == ["busy", "quiet", "busy", "busy"] + ["busy"] * 5  # turns, then rounds

@@ -218,19 +218,20 @@ def test_unsupported_methods_are_405(api):
 
 
 def test_settings_that_keep_changing_under_a_put_are_409_and_unchanged(api, monkeypatch):
-    """Every write of the settings (one conditional UpdateItem, with its feed mark) loses to a change made between
-    its read and its write: the PUT reads and tries again WRITE_ATTEMPTS times, then answers 409."""
+    """Every write of the settings (their conditional update with its feed mark, and the selection kept on the feed's
+    head, in one transaction) loses to a change made between its read and its write: the PUT reads and tries again
+    WRITE_ATTEMPTS times, then answers 409."""
     from chalicelib.service import webhooks
-    from tests.transactions import condition_failed, intercept
+    from tests.transactions import cancelled, intercept
 
     assert api.put(PATH, {"url": HOOK}).status_code == 200
     tried = []
 
     def changed_meanwhile(send, **request):
-        tried.append(request["Key"])
-        raise condition_failed("UpdateItem")
+        tried.append(request["TransactItems"][0]["Update"]["Key"])
+        raise cancelled(["ConditionalCheckFailed", "None"], "changed meanwhile")
 
-    intercept(monkeypatch, changed_meanwhile, "update_item")
+    intercept(monkeypatch, changed_meanwhile)
     response = api.put(PATH, {"url": HOOK + "/v2"})
     assert (response.status_code, response.data["type"]) == (409, "conflict")
     assert response.data["detail"] == "the account is being changed by many requests at once; try again"

@@ -231,7 +231,10 @@ def test_missing_timezone_means_utc():
         (d("2026-03-28"), "23:59", "2026-03-28T21:59:59", True),  # 23:59:59 EET
         (d("2026-03-28"), "23:59", "2026-03-28T22:00", False),  # 00:00 EET on the 29th
         (d("2026-03-29"), "03:30", "2026-03-29T00:59", True),  # 02:59 EET
-        (d("2026-03-29"), "03:30", "2026-03-29T01:00", False),  # 04:00 EEST: 03:30 never happened
+        # 03:30 never happens: a cutoff the change skips is the first moment after the gap (as §17 reads it), 04:00
+        (d("2026-03-29"), "03:30", "2026-03-29T01:00", True),  # 04:00:00 EEST
+        (d("2026-03-29"), "03:30", "2026-03-29T01:00:59", True),  # 04:00:59 EEST: the cutoff minute
+        (d("2026-03-29"), "03:30", "2026-03-29T01:01", False),  # 04:01 EEST
         (d("2026-03-29"), "23:59", "2026-03-29T20:59:30", True),  # 23:59:30 EEST
         (d("2026-03-29"), "23:59", "2026-03-29T21:00", False),  # 00:00 EEST on the 30th
         # 2026-10-25: Helsinki falls back 04:00 EEST -> 03:00 EET (01:00 UTC); 03:30 happens twice

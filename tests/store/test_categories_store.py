@@ -1,6 +1,8 @@
 """Categories: the repository's reads and the operations a service writes in its unit of work (the use cases'
 rules, one name again writes nothing, are in service/catalogue.py and tests/api/test_categories.py)."""
 
+import pytest
+
 from chalicelib.domain.feed import Change, ChangeType
 from chalicelib.service import catalogue
 from chalicelib.store import categories, outcomes
@@ -71,3 +73,41 @@ def test_delete_does_not_reach_another_accounts_category(engine):
 
     assert _delete(ACCOUNT, "drinks") == outcomes.Gone()
     assert categories.get("other", "drinks") == {"id": "drinks", "name": "Drinks"}
+
+
+@pytest.mark.parametrize("counted", [True, False], ids=["counted", "made-before-the-count"])
+def test_creates_racing_at_the_bound_never_pass_1000(engine, counted):
+    """Eight creates at once with room for two (decisions §4): two succeed, six are refused naming id; an account
+    without its count yet gets one that counts what is there."""
+    import threading
+
+    from chalicelib.domain.errors import ValidationFailed
+    from chalicelib.domain.limits import CATEGORIES
+
+    if engine == "moto":
+        pytest.skip("moto's transactions are not thread-safe; DynamoDB Local's are")
+    from tests.api.test_category_bound import seed
+
+    seed(CATEGORIES - 2, counted, ACCOUNT)
+    results, barrier = [], threading.Barrier(8)
+
+    def create(n):
+        barrier.wait()
+        try:
+            results.append(catalogue.put_category(ACCOUNT, f"race{n}", {"name": f"Race {n}"}))
+        except ValidationFailed as refused:
+            results.append([e.path for e in refused.errors])
+        except Exception as error:  # noqa: BLE001 - Busy after lasting contention is an answer too
+            results.append(type(error).__name__)
+
+    threads = [threading.Thread(target=create, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    created = [r for r in results if isinstance(r, dict)]
+    assert len(created) == 2
+    assert [r for r in results if not isinstance(r, dict)] == [["id"]] * 6
+    listed = categories.list_page(ACCOUNT, CATEGORIES + 5, None).items
+    assert len(listed) == CATEGORIES
+    assert categories.held(ACCOUNT) == CATEGORIES

@@ -167,3 +167,36 @@ def test_a_first_integration_state_is_taken_once_contended_when_held_and_fails_b
     assert add_integration("acme", without, write) is None
     assert add_integration("acme", without, write) == outcomes.Taken()
     assert store.get("acme", 1).integration == {"status": "PENDING"}
+
+
+def test_a_product_read_as_used_is_checked_not_written_and_one_without_the_flag_refuses(drinks):
+    """Orders of a product already used (a standing order's 300 bars at once) only check its flag: they never
+    write its item, so they do not contend for it; a product without the flag (made again) is ProductsGone."""
+    from chalicelib.store import products
+
+    save_product("acme", sample_product("cola"))
+    key = table.to_item(keys.product_key("acme", "cola"))
+    assert place("acme", [DELIVERY], ["cola"]) is None  # the first order flags it
+    flagged = table.client().get_item(TableName=table.name(), Key=key, ConsistentRead=True)["Item"]
+    assert flagged["used"] == {"BOOL": True}
+    second = {**DELIVERY, "id": 2}
+    changes = [delivery_change(ChangeType.DELIVERY_REQUESTED, second)]
+    written = delivery_units.place(
+        "acme", [second], ["cola"], None, None, changes=changes, now=NOW, used_already=frozenset({"cola"})
+    )
+    assert written is None
+    assert table.client().get_item(TableName=table.name(), Key=key, ConsistentRead=True)["Item"] == flagged
+    save_product("acme", sample_product("fresh"))
+    third = {**DELIVERY, "id": 3}
+    refused = delivery_units.place(
+        "acme",
+        [third],
+        ["fresh"],
+        None,
+        None,
+        changes=[delivery_change(ChangeType.DELIVERY_REQUESTED, third)],
+        now=NOW,
+        used_already=frozenset({"fresh"}),
+    )
+    assert refused == outcomes.ProductsGone(frozenset({"fresh"}))
+    assert products.get("acme", "fresh").used is False

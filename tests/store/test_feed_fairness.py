@@ -6,6 +6,7 @@ release does not know blocks nothing. The real stream and feed queue on moto and
 with the fake clock."""
 
 import datetime as dt
+import json
 import uuid
 
 import pytest
@@ -13,6 +14,7 @@ import pytest
 from chalicelib.domain.feed import Change, ChangeType
 from chalicelib.service import catalogue, clock, webhooks
 from chalicelib.service import feed_forwarding as forwarding
+from chalicelib.service import feed_numbering as numbering
 from chalicelib.store import batch, event_lists, feed, feed_marks, feed_sequencer, keys, table
 from tests.stream import drain, poller
 from tests.transactions import intercept, record_changes
@@ -156,6 +158,54 @@ def test_an_account_whose_numbering_fails_holds_no_other_account_and_is_numbered
     _back_now(poller())
     drain()
     assert fed("acme") == [("category.created", "first"), ("category.created", "second")]
+
+
+def messages_of(account: str, sizes: list[int]) -> list[numbering.QueueMessage]:
+    """The account's messages as one forwarder per stream shard sends them: each with `size` category changes."""
+    out, n = [], 0
+    for index, size in enumerate(sizes):
+        records = []
+        for _ in range(size):
+            change = feed_marks.said(Change(ChangeType.CATEGORY_CREATED, f"c{n}"), clock.now())
+            records.append(feed_marks.Marked(f"u{n}.r", account, int(clock.now().timestamp()), [change], unit=f"u{n}"))
+            n += 1
+        body = json.dumps({"account": account, "records": [record.as_json() for record in records]})
+        out.append(numbering.QueueMessage(f"m{index}", account, body))
+    return out
+
+
+@pytest.mark.parametrize("turn_records, numberings", [(numbering.TURN_RECORDS, 1), (6, 4), (3, 8)])
+def test_an_accounts_small_messages_in_a_hand_over_are_numbered_together_up_to_a_turn(
+    fake_clock, monkeypatch, turn_records, numberings
+):
+    """Eight messages of three changes (one account's changes over eight stream shards): one head read for all of
+    them, not one per message (issue 43: numbered per second at 64 shards no lower than at 1)."""
+    monkeypatch.setattr(numbering, "TURN_RECORDS", turn_records)
+    calls = []
+    real = feed_sequencer.number
+    monkeypatch.setattr(
+        feed_sequencer, "number", lambda account, records: calls.append(len(records)) or real(account, records)
+    )
+    left = numbering.number_messages(messages_of("acme", [3] * 8), clock.now() + dt.timedelta(minutes=1))
+    assert (left, len(calls), sum(calls)) == (set(), numberings, 24)
+    assert fed("acme") == [("category.created", f"c{n}") for n in range(24)]
+
+
+def test_a_turn_numbered_in_part_is_done_up_to_its_first_message_not_numbered(fake_clock, monkeypatch):
+    """Messages whose records are all numbered are done; from the first that is not, the account's messages go back
+    to the queue (in order) and are skipped where numbered when they come again."""
+    real = feed_sequencer.number
+
+    def first_four(account, records):
+        outcome = real(account, records[:4])
+        return feed_sequencer.Numbered(outcome.count, outcome.done, outcome.head)
+
+    monkeypatch.setattr(feed_sequencer, "number", first_four)
+    messages = messages_of("acme", [3, 3, 3])
+    assert numbering.number_messages(messages, clock.now() + dt.timedelta(minutes=1)) == {"m1", "m2"}
+    monkeypatch.setattr(feed_sequencer, "number", real)
+    assert numbering.number_messages(messages[1:], clock.now() + dt.timedelta(minutes=1)) == set()
+    assert fed("acme") == [("category.created", f"c{n}") for n in range(9)]
 
 
 def _back_now(queue) -> None:

@@ -13,7 +13,11 @@ from chalicelib.store.feed_resources import FEED_RESOURCES, deletion_of, item_of
 
 NOW = dt.datetime(2026, 5, 4, 9, 30, tzinfo=dt.timezone.utc)
 # Resources whose data is read from another item first (whether the resource exists), the marked one beside.
-MARKED_BESIDE = {Resource.PRICE_GROUPS: "the product", Resource.CUSTOMER_DEPOSITS: "the customer"}
+MARKED_BESIDE = {
+    Resource.PRICE_GROUPS: "the product",
+    Resource.CUSTOMER_DEPOSITS: "the customer",
+    Resource.CLAIM: "the delivery",
+}
 
 
 def test_every_resource_of_the_feed_has_a_row():
@@ -24,7 +28,8 @@ def test_every_resource_of_the_feed_has_a_row():
 @pytest.mark.parametrize("change_type", list(ChangeType), ids=str)
 def test_a_change_is_marked_on_an_item_of_the_account_that_its_entry_reads(change_type):
     date = "2031-01-02" if change_type == ChangeType.STANDING_ORDER_FAILED else None
-    change = Change(change_type, "7", status="REQUESTED", customer_id="c1", integration="PENDING", date=date)
+    resource_id = "7:1" if change_type.resource == Resource.CLAIM else "7"  # a claim's id: "<delivery>:<number>"
+    change = Change(change_type, resource_id, status="REQUESTED", customer_id="c1", integration="PENDING", date=date)
     item = item_of("acme", change)
     assert item["PK"].startswith(keys.account_pk("acme"))
     entry = {**feed_marks.said(change, NOW), "sequence": 1}
@@ -50,6 +55,7 @@ def test_removing_an_item_of_a_resource_never_deleted_by_removal_is_no_deletion(
     for resource, row in FEED_RESOURCES.items():
         if row.deleted is None and resource != Resource.DEPOSIT:
             change_type = next(t for t in ChangeType if t.resource == resource)
-            key = item_of("acme", Change(change_type, "7", customer_id="c1", date=None))
+            resource_id = "7:1" if resource == Resource.CLAIM else "7"
+            key = item_of("acme", Change(change_type, resource_id, customer_id="c1", date=None))
             assert deletion_of(key) is None, resource
     assert deletion_of(keys.product_key("acme", "x") | {"SK": "PRODUCTX"}) is None

@@ -130,8 +130,66 @@ def test_the_head_stays_the_same_few_numbers_however_many_records_it_numbered(en
     for start in range(0, 300, 30):
         number(ACCOUNT, [marked(1000 + n, category(f"c{n}"), created=EPOCH + n) for n in range(start, start + 30)])
     last = head_item()
-    assert set(first) == set(last) == {"PK", "SK", "sequence", "previous", "last_event_sequence"}
-    assert (last["sequence"], last["previous"]) == (301, 271)
+    assert set(first) == set(last) == {"PK", "SK", "sequence", "previous", "last_event_sequence"} | SELECTION_KEPT
+    assert (last["sequence"], last["previous"], last["events"], last["events_version"]) == (301, 271, None, 0)
+
+
+SELECTION_KEPT = {"events", "events_version"}  # the webhook settings' selection of event types, on the head
+
+
+def reads_of(monkeypatch) -> list[str]:
+    """From now on, the sort key of each item the numbering reads with GetItem."""
+    read: list[str] = []
+
+    def get_item(send, **request):
+        read.append(request["Key"]["SK"]["S"])
+        return send(**request)
+
+    intercept(monkeypatch, get_item, "get_item")
+    return read
+
+
+def put_selection(*types: str, account: str = ACCOUNT) -> None:
+    """What a PUT of the webhook settings writes beside them (service/webhooks.put_settings)."""
+    table.client().transact_write_items(TransactItems=[feed.selecting(account, list(types)).item])
+
+
+def test_the_selection_a_put_keeps_on_the_head_is_read_with_it_in_one_item(engine, monkeypatch):
+    put_selection("category.updated")
+    read = reads_of(monkeypatch)
+    number(ACCOUNT, [marked(1, category("x")), marked(2, said("category.created", "y"))])
+    assert read == [keys.FEED_HEAD_SK]
+    assert [event[:3] for event in events()] == [(1, 0, "category.updated")]
+
+
+def test_a_selection_put_by_an_earlier_release_is_read_once_and_copied_onto_the_head(engine, monkeypatch):
+    select_events("category.created")  # on the settings' item only
+    read = reads_of(monkeypatch)
+    number(ACCOUNT, [marked(1, said("category.created", "y"))])
+    number(ACCOUNT, [marked(2, said("category.created", "z"))])
+    assert read == [keys.FEED_HEAD_SK, keys.webhooks_key(ACCOUNT)["SK"], keys.FEED_HEAD_SK]
+    assert (feed.read_head(ACCOUNT).selection, feed.read_head(ACCOUNT).selection_version) == (("category.created",), 0)
+    assert [event[:3] for event in events()] == [(1, 0, "category.created"), (2, 1, "category.created")]
+
+
+@pytest.mark.parametrize("kept_before", [True, False])
+def test_a_put_between_the_numberings_read_and_its_move_refuses_it_and_its_events_follow_the_put(
+    engine, monkeypatch, kept_before
+):
+    (put_selection if kept_before else select_events)("category.created")
+    waits = no_pauses(monkeypatch)
+    real, raced = feed_sequencer.read_head, []
+
+    def read_head(account, consistent=True):
+        head = real(account, consistent)
+        if not raced:
+            raced.append(put_selection("category.updated"))
+        return head
+
+    monkeypatch.setattr(feed_sequencer, "read_head", read_head)
+    outcome = number(ACCOUNT, [marked(1, category("x")), marked(2, said("category.created", "y"))])
+    assert (outcome.count, len(waits)) == (2, 1)
+    assert [event[:3] for event in events()] == [(1, 0, "category.updated")]
 
 
 def test_a_head_of_the_previous_release_loses_its_shard_positions_with_its_first_move(engine):
@@ -210,6 +268,25 @@ def test_a_numbering_raced_by_another_reads_the_head_again_and_numbers_after_it(
     assert outcome.done == {"r101", "r102", "r103"}
     assert len(waits) == 1  # lost once
     assert ids() == ["b0", "b1", "a0", "a1", "a2"]
+
+
+def test_the_head_is_read_eventually_consistent_and_a_stale_one_is_read_again_consistently(engine, monkeypatch):
+    """Half a read unit per numbering: a stale head only loses the condition on its sequence (issue 43's cost)."""
+    waits = no_pauses(monkeypatch)
+    number(ACCOUNT, [marked(1, category("x")), marked(2, category("y"))])
+    stale = feed.read_head(ACCOUNT)
+    number(ACCOUNT, [marked(3, category("z"))])
+    reads: list[bool] = []
+
+    def read_head(account, consistent=True):
+        reads.append(consistent)
+        return stale if len(reads) == 1 else feed.read_head(account, consistent)
+
+    monkeypatch.setattr(feed_sequencer, "read_head", read_head)
+    outcome = number(ACCOUNT, [marked(4, category("w"))])
+    assert reads == [False, True]
+    assert (outcome.count, outcome.head.sequence, len(waits)) == (1, 4, 1)
+    assert ids() == ["x", "y", "z", "w"]
 
 
 def test_a_numbering_that_keeps_losing_leaves_the_rest_and_the_next_numbers_it(engine, monkeypatch):

@@ -6,7 +6,7 @@ import datetime as dt
 from chalicelib.domain.feed import Change, ChangeType
 from chalicelib.service import deposits as deposit_uses
 from chalicelib.service import importing
-from chalicelib.store import categories, import_chunks, import_items, keys, outcomes, products, table
+from chalicelib.store import categories, feed, import_chunks, import_items, outcomes, products, table
 from chalicelib.store.unit_of_work import unit_of_work
 from tests.store.conftest import ACCOUNT, committed, sample_product, save_product
 
@@ -84,10 +84,7 @@ def events_of(account: str) -> list[dict]:
 def test_a_chunk_commits_its_products_errors_and_checkpoint_together(engine, drinks):
     # Every product event selected: a written row adds only its change's mark to its product's item; the stream's
     # numbering puts the entries and events, in transactions of its own (issue 24 point 1).
-    table.client().update_item(
-        TableName=table.name(), Key=table.to_item(keys.webhooks_key(ACCOUNT)),
-        UpdateExpression="SET events = :events", ExpressionAttributeValues=table.values(events=PRODUCT_EVENTS),
-    )  # fmt: skip
+    table.client().transact_write_items(TransactItems=[feed.selecting(ACCOUNT, PRODUCT_EVENTS).item])  # as a PUT
     job = claimed(engine, rows=[[n] for n in range(49)])
     rows = [created(sample_product(f"p{n:03d}")) for n in range(48)]
     errors = [{"row": 2, "column": "Price", "message": "must be a decimal number"}]
@@ -138,8 +135,14 @@ def test_a_chunk_creates_the_categories_its_products_need_and_counts_them_once(e
     job = claimed(engine, rows=[[0], [1], [2]])
     beer = ("beer", "Beer")
     rows = [created(sample_product(p, category="beer"), new_category=beer) for p in ("b1", "b2")]
+    # An account without its count of categories yet (decisions §4): the chunk writes nothing and is evaluated
+    # again, and the evaluation (categories.held, when a row needs a new category) keeps the count.
+    assert importing.commit_chunk(job, rows + [import_chunks.ChunkRow("invalid", [])], NOW) == outcomes.Stale()
+    assert categories.get(ACCOUNT, "beer") is None and import_items.get(ACCOUNT, job.id)["next_row"] == 0
+    assert categories.held(ACCOUNT) == 0
     outcome = importing.commit_chunk(job, rows + [import_chunks.ChunkRow("invalid", [])], NOW)
     assert isinstance(outcome, import_chunks.Committed) and outcome.rows == 3
+    assert categories.held(ACCOUNT) == 1
     assert categories.get(ACCOUNT, "beer") == {"id": "beer", "name": "Beer"}
     record = import_items.get(ACCOUNT, job.id)
     assert (record["created"], record["categories_created"]) == (2, 1)

@@ -1,15 +1,15 @@
 """The delivery note at its byte bound on the largest delivery (decisions §18, domain/limits.py), on DynamoDB Local:
 the largest order with its 20 amendments and 100 responses at their bounds still takes its largest note, with an
-Idempotency-Key whose record holds the whole delivery (in parts), and leaves room for ten of the largest claims
-with their answers in every answer that carries the delivery in full."""
+Idempotency-Key whose record holds the whole delivery (in parts), and then ten of the largest claims with the largest
+answers (tests/store/claim_bounds.py), the delivery in full still within every answer that carries it."""
 
 from chalicelib.domain import delivery_note, limits
 from chalicelib.domain.common import parse
 from chalicelib.domain.rendering import size_in_bytes
 from chalicelib.service import substitutes as substitute_reads
 from chalicelib.store import deliveries as delivery_store
-from chalicelib.store import keys, table
 
+from .claim_bounds import ten_largest_claims
 from .test_amendment_limits import amended_to_the_bound
 from .test_limits_store import NOW, USER, WORST, api, fill_with_updates, largest, largest_order, valid  # noqa: F401
 
@@ -63,7 +63,7 @@ def _fits(delivery_id: int, body: dict) -> bool:
     return valid(check)
 
 
-def test_the_largest_note_fits_beside_the_largest_responses_and_amendments_and_leaves_room_for_ten_claims(api):
+def test_the_largest_note_fits_beside_the_largest_responses_and_amendments_and_then_ten_of_the_largest_claims(api):
     delivery = largest_order(api)
     delivery_id = delivery["id"]
     amended, _ = amended_to_the_bound(api, delivery)
@@ -95,12 +95,4 @@ def test_the_largest_note_fits_beside_the_largest_responses_and_amendments_and_l
 
     # Ten of the largest claims with their answers still fit every answer that carries the delivery in full: a
     # webhook event's body (the tightest, decisions §10), a page of the feed with data, a single read.
-    claims = limits.CLAIMS * (limits.CLAIM_BYTES + limits.CLAIM_ANSWER_BYTES)
-    assert len(response.body) + claims + 1_000 < limits.MAX_BODY_BYTES
-    assert len(response.body) <= limits.FULL_DELIVERY_BYTES - claims
-    # ... and one item of their own (issue 47 keeps them beside the delivery's two) holds all ten at their bound.
-    reserved = {**keys.delivery_items_key("acme", delivery_id), "SK": "CLAIMS-RESERVED", "text": "x" * claims}
-    table.client().put_item(TableName=table.name(), Item=table.to_item(reserved))
-    assert (
-        delivery_store.get("acme", delivery_id, consistent=True).delivery["delivery_note"] == delivered["delivery_note"]
-    )
+    ten_largest_claims(api, delivery_id, delivered)

@@ -45,6 +45,7 @@ def test_load_reads_everything_in_one_request(stored):
         "timezone": "Asia/Tokyo",
         "allow_delivery_comments": True,
         "allow_product_comments": False,
+        "claim_window_hours": 72,  # the default (decisions §18)
         "delivery_days": {},
     }
     assert context.customer == {"id": "bar", "name": "Bar", "price_group": "gold"}
@@ -54,12 +55,13 @@ def test_load_reads_everything_in_one_request(stored):
 
 
 def test_missing_things_are_absent_and_settings_default(ddb, monkeypatch):
-    monkeypatch.setenv("TIMEZONE", "Europe/Helsinki")
+    monkeypatch.setenv("TIMEZONE", "Europe/Helsinki")  # never the process's zone: an account keeps its own (§7)
     context = order_context.load(ACCOUNT, "nobody", ["nothing"])
     assert context.settings == {
-        "timezone": "Europe/Helsinki",
+        "timezone": "UTC",
         "allow_delivery_comments": False,
         "allow_product_comments": False,
+        "claim_window_hours": 72,
     }
     assert context.customer is None
     assert (context.products, context.customer_pricing, context.price_groups) == ({}, {}, {})

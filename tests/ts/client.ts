@@ -86,6 +86,21 @@ const noted = await supplier.POST("/deliveries/{delivery_id}/delivery-note", {
 const line = noted.data?.delivery_note?.items[0];
 check(noted.data?.status === "DELIVERED" && line?.confirmed === 2 && line.count === 1, "note", noted.error);
 
+// The bar claims the crate that came broken, with a photo; the supplier credits it (by default 24 bottles at 150)
+const lineId = delivery.request.items[0].id;
+const claimed = await bar.POST("/customer/deliveries/{delivery_id}/claims", {
+  params: { path: { delivery_id: delivery.id } },
+  body: { items: [{ id: lineId, issue: "DAMAGED", count: 1, evidence: ["https://photos.example/crate.jpg"] }] },
+});
+check(claimed.data?.claims?.[0]?.status === "OPEN", "claim", claimed.error);
+const answered = await supplier.POST("/deliveries/{delivery_id}/claims/{number}/answer", {
+  params: { path: { delivery_id: delivery.id, number: 1 } },
+  body: { items: [{ id: lineId, accepted: 1, resolution: "CREDIT" }] },
+});
+check(answered.data?.claims?.[0]?.items[0].credit === 24 * 150, "answer", answered.error);
+const worklist = await supplier.GET("/claims", { params: { query: { status: "ACCEPTED" } } });
+check(worklist.data?.claims.map((c) => c.number).join() === "1", "worklist", worklist.data);
+
 // The change feed from the start, with data
 const changes = await supplier.GET("/changes", { params: { query: { after: 0, limit: 1000, include: "data" } } });
 check(changes.data !== undefined, "changes", changes.error);
