@@ -4,7 +4,7 @@ Both run the feed as `make run` runs it, each on a table of its own: make run's 
 hands DynamoDB Local's stream to the forwarder, make run's queue poller hands the feed queue to the numbering.
 
 3. Healthy accounts and one failing account write, each a change every WRITE_PERIOD seconds, for WRITE_SECONDS; from
-   FAIL_FROM to FAIL_UNTIL the store's numbering fails for the failing account only (store/feed_numbering.number
+   FAIL_FROM to FAIL_UNTIL the store's numbering fails for the failing account only (store/feed_sequencer.number
    raises for it: at once, or after FAIL_SLOW_SECONDS, as a throttled store would). A reader polls each healthy
    account's feed as GET /changes reads it (service/changes.py); a healthy change's lag is from its write's commit to
    the first read that shows it. Then the failing account's changes are awaited: numbered in full once it recovers,
@@ -70,8 +70,8 @@ class Live:
 
 
 def _failing(sick: str, window: dict, slow: float):
-    """store/feed_numbering.number failing for `sick` while window["failing"] (at once, or after `slow` seconds)."""
-    from chalicelib.store import feed_numbering
+    """store/feed_sequencer.number failing for `sick` while window["failing"] (at once, or after `slow` seconds)."""
+    from chalicelib.store import feed_sequencer as feed_numbering
 
     real = feed_numbering.number
 
@@ -124,7 +124,7 @@ def _percentile(values: list[float], share: float) -> float | None:
 
 def failing_run(label: str, slow: float | None) -> dict:
     """One run; `slow` None: nobody fails (the same load, for comparison)."""
-    from chalicelib.store import feed_numbering
+    from chalicelib.store import feed_sequencer as feed_numbering
 
     healthy = [f"{label}-healthy-{n:02d}" for n in range(HEALTHY)]
     sick = f"{label}-failing"

@@ -125,12 +125,12 @@ def _numbered() -> None:
 def write_event(account: str, delivery_id: int, now: dt.datetime, **shape) -> str:
     """A new delivery and its request-delivery event in one transaction, as placing an order writes them."""
     from chalicelib.domain.feed import ChangeType, delivery_change
-    from chalicelib.service import delivery_writing
-    from chalicelib.store import event_lists
+    from chalicelib.service import write_units
+    from chalicelib.store import delivery_writes, event_lists
 
     data = delivery(delivery_id, **shape)
     changes = [delivery_change(ChangeType.DELIVERY_REQUESTED, data)]  # the feed makes its event
-    outcome = delivery_writing.place(account, [data], [], None, None, changes=changes, now=now)
+    outcome = write_units.commit(account, now, delivery_writes.placing(account, [data], []), changes)
     assert outcome is None, outcome
     _numbered()  # the table's stream numbers the change and makes its event, as its Lambda does in AWS
     cursor = None

@@ -111,10 +111,10 @@ def _legacy_delivery(delivery_id: int) -> None:
     }
     now = dt.datetime(2026, 2, 1, 8, 0, tzinfo=dt.timezone.utc)
     from chalicelib.domain.feed import ChangeType, delivery_change
-    from chalicelib.service import delivery_writing
+    from tests import delivery_units
 
     changes = [delivery_change(ChangeType.DELIVERY_REQUESTED, delivery)]
-    assert delivery_writing.place("acme", [delivery], [], None, None, changes=changes, now=now) is None
+    assert delivery_units.place("acme", [delivery], [], None, None, changes=changes, now=now) is None
     assert deliveries.get("acme", delivery_id).integration is None
 
 

@@ -46,8 +46,8 @@ _records = iter(range(10**20, 10**21))  # the sequence numbers of the records re
 def record_changes(account: str, changes: list, now) -> None:
     """`changes` alone, as the table's stream shows a commit that marked them (store/feed_marks.py) and hands it
     to the numbering: one record of the tests' own, whose resources need not exist."""
-    from chalicelib.store import feed_marks, feed_numbering
+    from chalicelib.store import feed_marks, feed_sequencer
 
     said = [feed_marks.said(change, now) for change in changes]
     record = feed_marks.Marked(str(next(_records)), account, int(now.timestamp()), said)
-    assert feed_numbering.number(account, [record]).done == {record.id}
+    assert feed_sequencer.number(account, [record]).done == {record.id}

@@ -10,9 +10,8 @@ which is never smaller than what DynamoDB counts for the same document.
 - Every object a list page shows is at most LISTED_BYTES, so 100 of them and the envelope stay under 5 MiB.
 - A delivery's summary (what lists show) is at most LISTED_BYTES: its integration state (decisions §14, supplier
   reads only) takes at most INTEGRATION_BYTES of it, the delivery itself DELIVERY_SUMMARY_BYTES. While the delivery
-  is open its responses may
-  fill it only up to OPEN_DELIVERY_BYTES: the rest is kept for the one final change (a REJECT without items, a
-  cancel or a receive), so limits never trap a delivery.
+  is open its responses may fill it only up to OPEN_DELIVERY_BYTES: the rest is kept for the one final change (a
+  REJECT without items, a cancel or a receive), so limits never trap a delivery.
 - The request items of one order together are at most ORDER_ITEMS_BYTES, so a delivery in full (summary and
   items, what GET /deliveries/:id answers and an Idempotency-Key record keeps) stays below one DynamoDB item.
 """

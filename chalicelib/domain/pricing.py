@@ -5,8 +5,8 @@ Pure functions over mappings as they are stored: numbers are ``int`` or
 vessel, or for one kilo of a ``kg`` product. Totals are exact; only the unit
 price is rounded, because that is the figure an order item carries.
 
-A *level* is any mapping with optional ``price`` and ``pricing`` keys: a
-product, a customer's pricing or a price group's pricing.
+A *level* is any mapping with optional ``price`` and ``pricing`` keys: a product, a customer's pricing or a price
+group's pricing.
 """
 
 from __future__ import annotations

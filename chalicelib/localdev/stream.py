@@ -98,7 +98,7 @@ class StreamFeeder:
 
     def _load(self) -> None:
         """The places kept for this stream. A file that cannot be read (written by another version, edited) is
-        as none: every shard is read from its start and the head's positions skip what was numbered."""
+        as none: every shard is read from its start and the numbering's record items skip what was numbered."""
         if self.checkpoints is None or not self.checkpoints.exists():
             return
         try:
@@ -295,9 +295,9 @@ def _forwarded(batch: list[dict]) -> set[str]:
     """The sequence numbers of the batch's records that make changes (what the forwarder sends to the queue)."""
     from chalice.app import DynamoDBEvent
 
-    from ..service.feed_forwarding import marked
+    from ..service.feed_forwarding import records_marked
 
-    return {number for number, _ in marked(DynamoDBEvent({"Records": batch}, None))}
+    return {number for number, _ in records_marked(DynamoDBEvent({"Records": batch}, None))}
 
 
 def _records_in(bodies: list[str]) -> set[str]:

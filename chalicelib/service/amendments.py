@@ -9,13 +9,12 @@ delivery read). A lost race re-reads the delivery and checks the amendment again
 
 from ..domain import amendments, deposits
 from ..domain.common import parse
-from ..domain.errors import Busy
 from ..domain.feed import ChangeType, delivery_change
 from ..domain.rendering import json_text
 from ..store import deliveries, delivery_amendments, delivery_writes, outcomes, products
 from ..store import deposits as deposit_store
-from . import clock, delivery_reads, delivery_writing
-from .deliveries import KEPT_CHANGING, _attempts, _repended, again_after, require_version
+from . import clock, contention, delivery_reads, write_units
+from .deliveries import AGAIN, KEPT_CHANGING, MAX_ATTEMPTS, _repended, answered, fresh, require_version
 from .deposits import empties_refused, new_empties_check
 from .idempotency import IdempotencyClaim
 from .ordering import load_context, pinned_products
@@ -39,7 +38,9 @@ def amend(
     read_ids = list(dict.fromkeys(product_ids + [item["id"] for item in stored.delivery["request"].get("items") or ()]))
     context = load_context(account, customer_id, read_ids)
     guards = new_empties_check(account, body.empties, stored.delivery, stored.deposit_basis)
-    for attempt in _attempts():
+
+    def attempt() -> dict | outcomes.Refusal:
+        nonlocal stored, context
         require_version(stored, if_match)
         now = clock.now()
         result = amendments.amend(stored.delivery, stored.deposit_basis, body, context, now)
@@ -56,26 +57,20 @@ def amend(
         pinned = pinned_products(context, product_ids)
         used = [delivery_writes.marking_used(account, pid, pinned.get(pid)) for pid in result.added]
         checks = [products.unchanged_check(account, pid, rev) for pid, rev in pinned.items() if pid not in result.added]
-        outcome = delivery_writing.change(
-            account,
-            changed,
-            stored.version,
-            integration,
-            claim,
-            changes=[delivery_change(ChangeType.DELIVERY_AMENDED, changed)],
-            now=now,
-            also=[delivery_amendments.replacing_items(account, changed, stored.version + 1), *guards, *checks, *used],
-            extra={
-                deliveries.DEPOSIT_BASIS: json_text(result.basis),
-                **deliveries.items_attributes(stored.version + 1),
-            },
-        )
+        extra = {deliveries.DEPOSIT_BASIS: json_text(result.basis), **deliveries.items_attributes(stored.version + 1)}
+        operations = delivery_writes.updating(account, changed["id"], stored.version, changed, integration, extra)
+        also = [delivery_amendments.replacing_items(account, changed, stored.version + 1), *guards, *checks, *used]
+        change = delivery_change(ChangeType.DELIVERY_AMENDED, changed)
+        outcome = write_units.commit(account, now, operations + also, [change], claim)
         if outcome is None:
             return delivery_reads.customer_view(written)
         if isinstance(outcome, deposit_store.Unusable):
             raise empties_refused(account, body.empties)
         if isinstance(outcome, (outcomes.Changed, outcomes.ProductsGone)):  # planned again from the catalogue as it is
             context = load_context(account, customer_id, read_ids, consistent=True)
-            continue
-        stored = again_after(account, stored, outcome, attempt)
-    raise Busy(KEPT_CHANGING)
+            return outcomes.Changed()
+        if isinstance(outcome, contention.lost_races()):
+            stored = fresh(account, stored)
+        return outcome
+
+    return answered(contention.retried(attempt, again=AGAIN, minimum=MAX_ATTEMPTS, busy=KEPT_CHANGING))

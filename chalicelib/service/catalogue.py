@@ -3,7 +3,7 @@
 import json
 from typing import NamedTuple
 
-from ..domain.errors import Busy, Conflict, NotFound, PreconditionFailed, invalid
+from ..domain.errors import Conflict, NotFound, PreconditionFailed, invalid
 from ..domain.identifiers import ID_RULE, is_identifier
 from ..store import products
 from ..store.paging import Page
@@ -57,7 +57,7 @@ def _write(account: str, product_id: str, build, if_match: str | None, create_on
     from ..store import outcomes
     from ..store.unit_of_work import unit_of_work
 
-    for attempt in contention.attempts(WRITE_ATTEMPTS):
+    def attempt() -> ProductView | outcomes.Refusal:
         current, deposit_types = products.get_for_write(account, product_id)
         if current is not None and create_only:
             raise Conflict(f"product {product_id} already exists; use PUT to replace it")
@@ -89,8 +89,12 @@ def _write(account: str, product_id: str, build, if_match: str | None, create_on
             return ProductView(data, saving.revision)
         if if_match is not None:
             raise PreconditionFailed(STALE_ETAG)
-        contention.back_off(attempt)
-    raise Busy("the product is being changed by many requests at once; try again")
+        return saved  # created, changed or held meanwhile: read again
+
+    return contention.retried(attempt, again=(outcomes.Refusal,), minimum=WRITE_ATTEMPTS, busy=PRODUCT_BUSY)
+
+
+PRODUCT_BUSY = "the product is being changed by many requests at once; try again"
 
 
 def create_product(account: str, body) -> ProductView:
@@ -136,8 +140,8 @@ def delete_product(account: str, product_id: str, if_match: str | None) -> None:
         raise Conflict(f"product {product_id} is used by a delivery and cannot be deleted")
     if isinstance(refused, outcomes.Stale):
         raise PreconditionFailed(STALE_ETAG)
-    if isinstance(refused, outcomes.Contended):
-        raise Busy("the product is being changed by many requests at once; try again")
+    if refused is not None:
+        contention.raise_for(refused)
 
 
 CATEGORY_ATTEMPTS = 5  # a category's write lost to others this many times in a row: Busy
@@ -156,7 +160,7 @@ def remove_product(account: str, product_id: str, expected_revision: str | None 
     from ..store import outcomes, pricing
     from ..store.unit_of_work import unit_of_work
 
-    for _ in range(DELETE_ATTEMPTS):
+    def attempt():
         current = products.get(account, product_id, consistent=True)
         if current is None:
             return outcomes.Gone()
@@ -172,19 +176,18 @@ def remove_product(account: str, product_id: str, expected_revision: str | None 
                 with unit_of_work(account, clock.now()) as uow:
                     uow.add(retiring)
                     uow.commit()  # refused: it belongs to the product created again
-            return None
-        if not isinstance(refused, outcomes.Contended) and not (
-            isinstance(refused, outcomes.Stale) and expected_revision is None
-        ):
-            return refused
-    return refused
+        return refused
+
+    # A lost race is tried again, a changed revision too unless the caller named the one it deletes.
+    again = (outcomes.Contended,) if expected_revision is not None else contention.lost_races()
+    return contention.retried(attempt, again=again, minimum=DELETE_ATTEMPTS, seconds=0, busy=PRODUCT_BUSY)
 
 
 def put_category(account: str, category_id: str, body) -> dict:
     from ..domain import category as category_shapes
     from ..domain import common as shapes
     from ..domain.feed import Change, ChangeType
-    from ..store import categories
+    from ..store import categories, outcomes
     from ..store.unit_of_work import unit_of_work
 
     if not is_identifier(category_id):
@@ -192,7 +195,8 @@ def put_category(account: str, category_id: str, body) -> dict:
     category = shapes.parse(category_shapes.CategoryBody, body)
     if category.id is not None and category.id != category_id:
         raise invalid("id", "must equal the id in the URL")
-    for _ in range(CATEGORY_ATTEMPTS):
+
+    def attempt() -> dict | outcomes.Refusal:
         current = categories.read_for_write(account, category_id)
         if current is not None and current["name"] == category.name:
             return current  # the same name again writes nothing (and appends no feed entry)
@@ -205,9 +209,10 @@ def put_category(account: str, category_id: str, body) -> dict:
                 uow.record(Change(ChangeType.CATEGORY_UPDATED, category_id))
             refused = uow.commit()
         _counted(account, refused)
-        if refused is None:
-            return {"id": category_id, "name": category.name}
-    raise Busy(contention.ACCOUNT_BUSY)  # others kept changing it between our read and our write
+        return refused or {"id": category_id, "name": category.name}
+
+    # Others kept changing it between our read and our write: Busy.
+    return contention.retried(attempt, again=(outcomes.Refusal,), minimum=CATEGORY_ATTEMPTS, seconds=0)
 
 
 def _counted(account: str, refused) -> None:
@@ -232,7 +237,8 @@ def create_category(account: str, body) -> dict:
     from ..store.unit_of_work import unit_of_work
 
     category = shapes.parse(category_shapes.NewCategory, body)
-    for _ in range(CATEGORY_ATTEMPTS):
+
+    def attempt() -> dict | outcomes.Refusal:
         if categories.read_for_write(account, category.id) is not None:
             raise _category_exists(category.id)  # before the count: a sync client's second run POSTs what exists
         with unit_of_work(account, clock.now()) as uow:
@@ -242,9 +248,9 @@ def create_category(account: str, body) -> dict:
         if isinstance(refused, outcomes.Taken):
             raise _category_exists(category.id)
         _counted(account, refused)
-        if refused is None:
-            return {"id": category.id, "name": category.name}
-    raise Busy(contention.ACCOUNT_BUSY)
+        return refused or {"id": category.id, "name": category.name}
+
+    return contention.retried(attempt, minimum=CATEGORY_ATTEMPTS, seconds=0)
 
 
 def _category_exists(category_id: str) -> Conflict:
@@ -279,14 +285,18 @@ def delete_category(account: str, category_id: str) -> None:
     get_category(account, category_id)
     if products.any_in_category(account, category_id):
         raise Conflict(f"category {category_id} is used by products and cannot be deleted")
-    for _ in range(CATEGORY_ATTEMPTS):
+
+    def attempt() -> outcomes.Refusal | None:
         with unit_of_work(account, clock.now()) as uow:
             uow.add(categories.deleting(account, category_id), categories.counting(account, -1))
             uow.record(Change(ChangeType.CATEGORY_DELETED, category_id))
             refused = uow.commit()
-        if isinstance(refused, outcomes.Gone):
-            raise _category_gone(category_id)
-        _counted(account, refused)
-        if refused is None:
-            return
-    raise Busy(contention.ACCOUNT_BUSY)
+        if not isinstance(refused, outcomes.Gone):
+            _counted(account, refused)
+        return refused
+
+    refused = contention.retried(attempt, minimum=CATEGORY_ATTEMPTS, seconds=0)
+    if isinstance(refused, outcomes.Gone):
+        raise _category_gone(category_id)
+    if refused is not None:
+        contention.raise_for(refused)

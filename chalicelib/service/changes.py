@@ -61,9 +61,9 @@ def read_changes(account: str, after: int | None, limit: int, include_data: bool
 def event_body(event: dict) -> str | None:
     """The JSON text a webhook event sends (§10, §13): {type, idempotency_key, sequence, previous_sequence,
     data}, feed types with the entry's resource, id and customer_id before data. Legacy types carry the delivery as
-    GET /deliveries/:id shows it now (None: the delivery is gone, the
-    event can never be sent); feed types carry `data` as include=data gives it (null when gone). The same text on
-    every attempt and resend but for `data`, which is read when sending. Events recorded before the feed have no
+    GET /deliveries/:id shows it now (None: the delivery is gone, the event can never be sent); feed types carry
+    `data` as include=data gives it (null when gone). The same text on every attempt and resend but for `data`,
+    which is read when sending. Events recorded before the feed have no
     sequence; events recorded before the outbox held no body keep theirs."""
     if "body" in event:
         return event["body"]

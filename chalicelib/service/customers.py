@@ -38,19 +38,18 @@ def put_customer(account: str, customer_id: str, body) -> dict:
     if not is_identifier(customer_id):
         raise invalid("id", ID_RULE)
     profile = customer_rules.validate_profile(body, customer_id)
-    with documents.contention_as_conflict():
-        return with_substitution_policy(
-            documents.update(
-                account,
-                customers.key(account, customer_id),
-                profile.set,
-                profile.remove,
-                create_with=profile.set,
-                created=Change(ChangeType.CUSTOMER_CREATED, customer_id),
-                updated=Change(ChangeType.CUSTOMER_UPDATED, customer_id),
-                shown=with_substitution_policy,
-            )
+    return with_substitution_policy(
+        documents.update(
+            account,
+            customers.key(account, customer_id),
+            profile.set,
+            profile.remove,
+            create_with=profile.set,
+            created=Change(ChangeType.CUSTOMER_CREATED, customer_id),
+            updated=Change(ChangeType.CUSTOMER_UPDATED, customer_id),
+            shown=with_substitution_policy,
         )
+    )
 
 
 def patch_customer(account: str, customer_id: str, body) -> dict:
@@ -60,16 +59,15 @@ def patch_customer(account: str, customer_id: str, body) -> dict:
     if not is_identifier(customer_id):
         raise _not_found(customer_id)
     changes = customer_rules.validate_settings_patch(body)
-    with documents.contention_as_conflict():
-        customer = documents.update(
-            account,
-            customers.key(account, customer_id),
-            changes.set,
-            changes.remove,
-            updated=Change(ChangeType.CUSTOMER_UPDATED, customer_id),
-            also=lambda before, after: standing_rules_changed(account, before, after),
-            shown=with_substitution_policy,
-        )
+    customer = documents.update(
+        account,
+        customers.key(account, customer_id),
+        changes.set,
+        changes.remove,
+        updated=Change(ChangeType.CUSTOMER_UPDATED, customer_id),
+        also=lambda before, after: standing_rules_changed(account, before, after),
+        shown=with_substitution_policy,
+    )
     if isinstance(customer, outcomes.Gone):
         raise _not_found(customer_id)
     return with_substitution_policy(customer)

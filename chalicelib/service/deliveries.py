@@ -1,10 +1,9 @@
 """Use cases of deliveries once placed: read, list, respond (supplier), cancel and receive (customer), the CSV,
 and the integration state the supplier's ERP sets (decisions §14).
 
-Every change is one unit of work (service/delivery_writing.py: with its feed entry, which makes its event)
-conditional on the version read. When another
-change wins the race we re-read and evaluate the transition again, so concurrent changes serialise: none is
-lost and none skips the state machine.
+Every change is one unit of work (service/write_units.commit: with its feed entry, which makes its event)
+conditional on the version read. When another change wins the race we re-read and evaluate the transition again
+(service/contention.retried), so concurrent changes serialise: none is lost and none skips the state machine.
 """
 
 from dataclasses import dataclass
@@ -22,10 +21,10 @@ from ..domain.limits import CONTENTION_SECONDS
 from ..domain.order_file import order_file as build_order_file
 from ..domain.rendering import json_text
 from ..domain.timestamps import iso
-from ..store import deliveries, outcomes
+from ..store import deliveries, delivery_writes, outcomes
 from ..store import deposit_statement as statement_store
 from ..store import deposits as deposit_store
-from . import clock, contention, delivery_reads, delivery_writing
+from . import clock, contention, delivery_reads, write_units
 from .deposits import empties_refused
 from .idempotency import IdempotencyClaim
 
@@ -90,7 +89,9 @@ def _change(
     `by`: who made the change, as the feed entry says (decisions §18); `read_again`: what to read again when a
     product the change was pinned to changed meanwhile (outcomes.Changed); `entries`: the feed changes of the
     written delivery, when they are not its one `change_type` entry (a claim's, decisions §18)."""
-    for attempt in _attempts():
+
+    def attempt() -> dict | outcomes.Refusal:
+        nonlocal stored
         require_version(stored, if_match)
         now = clock.now()
         step = change(stored, now)
@@ -106,26 +107,25 @@ def _change(
         claim = idempotency.completion(view(written)) if idempotency is not None else None
         # One entry for the whole change, a re-pended integration state included (decisions §13).
         recorded = entries(changed) if entries is not None else [delivery_change(change_type, changed, by=by)]
-        outcome = delivery_writing.change(
-            account,
-            changed,
-            stored.version,
-            integration,
-            claim,
-            changes=recorded,
-            now=now,
-            also=_balances_moved(account, stored.delivery, changed, now) + list(guards) + list(step.also),
-            extra=_summary_attributes(step, stored),
-        )
+        extra = _summary_attributes(step, stored)
+        operations = delivery_writes.updating(account, changed["id"], stored.version, changed, integration, extra)
+        also = _balances_moved(account, stored.delivery, changed, now) + list(guards) + list(step.also)
+        outcome = write_units.commit(account, now, operations + also, recorded, claim)
         if outcome is None:
             return view(written)
         if isinstance(outcome, deposit_store.Unusable):
             raise empties_refused(account, empties)
-        if isinstance(outcome, outcomes.Changed) and read_again is not None:
+        if isinstance(outcome, outcomes.Changed):
+            if read_again is None:  # pinned to nothing it could read again: a fault
+                contention.raise_for(outcome)
             read_again()
-            continue
-        stored = again_after(account, stored, outcome, attempt)
-    raise Busy(KEPT_CHANGING)
+        elif isinstance(outcome, contention.lost_races()):
+            stored = fresh(account, stored)
+        return outcome
+
+    return answered(
+        contention.retried(attempt, again=AGAIN, minimum=MAX_ATTEMPTS, seconds=CONTENTION_SECONDS, busy=KEPT_CHANGING)
+    )
 
 
 def _summary_attributes(step: Written, stored: deliveries.StoredDelivery) -> dict | None:
@@ -141,16 +141,22 @@ def _as_it_was(change: Callable[[dict, object], dict]) -> Callable[[deliveries.S
 KEPT_CHANGING = "the delivery is being changed by many requests at once; try again"
 
 
-def again_after(account: str, stored: deliveries.StoredDelivery, outcome, attempt: int) -> deliveries.StoredDelivery:
-    """A change of the delivery that was not written: the error its outcome means, or, when another write won
-    (Stale), the delivery as it is now to apply the change to, after a pause."""
-    if not isinstance(outcome, outcomes.Stale):
-        delivery_writing.raise_for(outcome)
-    _back_off(attempt)
-    fresh = deliveries.refresh(account, stored)
-    if fresh is None:
+AGAIN = (*contention.lost_races(), outcomes.Changed)  # a change of a delivery lost a race: apply it again
+
+
+def fresh(account: str, stored: deliveries.StoredDelivery) -> deliveries.StoredDelivery:
+    """The delivery as it is now, after another write won: what the change is applied to again."""
+    found = deliveries.refresh(account, stored)
+    if found is None:
         raise NotFound(f"delivery {stored.delivery['id']} does not exist")
-    return fresh
+    return found
+
+
+def answered(written: dict | outcomes.Refusal) -> dict:
+    """The answer of a change, or the error of the refusal that ended it (contention.raise_for)."""
+    if isinstance(written, outcomes.Refusal):
+        contention.raise_for(written)
+    return written
 
 
 def _balances_moved(account: str, before: dict, changed: dict, now) -> list:
@@ -165,16 +171,6 @@ def _balances_moved(account: str, before: dict, changed: dict, now) -> list:
     moved = deposit_store.moving_balances(account, customer_id, statement.counts(moves))
     record = statement_store.record_operation(account, customer_id, now, moves, delivery_id=int(changed["id"]))
     return [moved, record] if moved is not None else [record]
-
-
-def _attempts():
-    """Attempt numbers: at least MAX_ATTEMPTS, and on until contention has lasted CONTENTION_SECONDS (of the one
-    clock, so a test moves it)."""
-    return contention.attempts(MAX_ATTEMPTS, CONTENTION_SECONDS)
-
-
-def _back_off(attempt: int) -> None:
-    contention.back_off(attempt)
 
 
 def respond(
@@ -315,7 +311,9 @@ def set_integration(account: str, delivery_id: str, data) -> dict:
     """
     body = integration_state.parse_body(data)
     read = stored = _read(account, delivery_id, consistent=True)  # the PUT is that read and one transaction
-    for attempt in _attempts():
+
+    def attempt() -> dict | outcomes.Refusal:
+        nonlocal stored
         current = integration_state.state_of(stored.integration)
         now = clock.now()
         state = integration_state.acknowledged(current, body, now)
@@ -334,20 +332,19 @@ def set_integration(account: str, delivery_id: str, data) -> dict:
             stored.delivery["status"],
             integration=state["status"],
         )
-        outcome = delivery_writing.set_integration(account, stored, write, changes=[entry], now=now)
+        operations = delivery_writes.updating(account, stored.delivery["id"], stored.version, None, write)
+        outcome = write_units.commit(account, now, operations, [entry])
         if outcome is None:
             return state
-        if not isinstance(outcome, outcomes.Stale):
-            delivery_writing.raise_for(outcome)
-        _back_off(attempt)
-        stored = deliveries.refresh(account, stored)
-        if stored is None:
-            raise NotFound(f"delivery {delivery_id} does not exist")
-        if body.status != integration_state.PENDING and integration_state.changed_by_customer(
-            read.delivery, stored.delivery
-        ):
-            raise Busy(CHANGED_BY_CUSTOMER)
-    raise Busy("the delivery is being changed by many requests at once; try again")
+        if isinstance(outcome, contention.lost_races()):
+            stored = fresh(account, stored)
+            if body.status != integration_state.PENDING and integration_state.changed_by_customer(
+                read.delivery, stored.delivery
+            ):
+                raise Busy(CHANGED_BY_CUSTOMER)
+        return outcome
+
+    return answered(contention.retried(attempt, minimum=MAX_ATTEMPTS, seconds=CONTENTION_SECONDS, busy=KEPT_CHANGING))
 
 
 def order_file(account: str, delivery_id: str, encoding: str) -> tuple[int, bytes]:

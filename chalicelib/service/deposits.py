@@ -1,6 +1,5 @@
 """Use cases of deposit types and customers' balances (decisions §15)."""
 
-import time
 from typing import TYPE_CHECKING
 
 from ..domain.errors import Busy, Conflict, NotFound, invalid
@@ -41,33 +40,34 @@ def put_deposit(account: str, deposit_id: str, body) -> dict:
     if errors:
         raise shapes.ValidationFailed(errors)
     saved = save_type(account, deposit_id, parsed.name, parsed.price)
-    if isinstance(saved, deposits.Full):
+    if isinstance(saved, outcomes.Full):
         raise invalid("id", f"an account has at most {DEPOSIT_TYPES} deposit types")
-    if isinstance(saved, outcomes.Contended):
-        raise Busy(contention.ACCOUNT_BUSY)
+    if isinstance(saved, outcomes.Refusal):
+        contention.raise_for(saved)
     return saved
 
 
-PUT_ATTEMPTS = 5  # a type's write lost to others this many times in a row: Contended
+PUT_ATTEMPTS = 5  # a type's write lost to others this many times in a row: Busy
 
 
-def save_type(account: str, deposit_id: str, name: str, price: int) -> dict | deposits.Full | outcomes.Contended:
-    """Create or change a type; the same name and price again write nothing (and append no feed entry).
-    Contended: others kept changing the account's types between our read and our write, PUT_ATTEMPTS times."""
-    for _ in range(PUT_ATTEMPTS):
+def save_type(account: str, deposit_id: str, name: str, price: int) -> dict | outcomes.Full:
+    """Create or change a type; the same name and price again write nothing (and append no feed entry). Busy
+    (409): others kept changing the account's types between our read and our write."""
+
+    def attempt() -> dict | outcomes.Refusal:
         read = deposits.read_definitions(account)
         current = read.types.get(deposit_id)
         if current is not None and current["name"] == name and current["price"] == price:
             return deposits.public(deposit_id, current)
         if current is None and len(read.types) >= DEPOSIT_TYPES:
-            return deposits.Full()
+            return outcomes.Full()
         kind = ChangeType.DEPOSIT_UPDATED if current is not None else ChangeType.DEPOSIT_CREATED
         with unit_of_work(account, clock.now()) as uow:
             uow.add(*deposits.putting(account, deposit_id, name, price, read))
             uow.record(Change(kind, deposit_id))
-            if uow.commit() is None:
-                return {"id": deposit_id, "name": name, "price": price}
-    return outcomes.Contended()
+            return uow.commit() or {"id": deposit_id, "name": name, "price": price}
+
+    return contention.retried(attempt, minimum=PUT_ATTEMPTS, seconds=0)
 
 
 def retire(account: str, deposit_id: str, retiring: bool = True) -> None | outcomes.Gone | outcomes.InUse:
@@ -130,7 +130,7 @@ def _raise_for_refusal(refused, deposit_id: str) -> None:
     if isinstance(refused, outcomes.InUse):
         raise Conflict(f"deposit type {deposit_id} is named by a product's packaging and cannot be deleted")
     if refused is not None:
-        raise Busy(contention.ACCOUNT_BUSY)
+        contention.raise_for(refused)
 
 
 def _customer_gone(customer_id: str) -> NotFound:
@@ -172,12 +172,10 @@ def adjust_balance(account: str, customer_id: str, body, idempotency: "Idempoten
         raise _customer_gone(customer_id)
     if isinstance(done, deposits.Unknown):
         raise invalid("id", "is not a deposit type of this supplier")
-    if isinstance(done, outcomes.LostClaim):
-        raise Busy("another request with this Idempotency-Key took over; retry to get its answer")
-    if isinstance(done, outcomes.Contended):
-        raise Busy(contention.ACCOUNT_BUSY)
     if isinstance(done, deposits.Retiring):
         raise Busy(f"deposit type {adjustment.id} is being deleted; try again")
+    if isinstance(done, outcomes.Refusal):
+        contention.raise_for(done)
     # Keyed: the answer recorded with the write; else the balances as they are now.
     return arithmetic.balances(done["types"], done["held"]) if idempotency else customer_balances(account, customer_id)
 
@@ -190,12 +188,11 @@ def adjusted(
 ) -> dict | outcomes.Refusal:
     """Add `count` to one balance, with its statement record and its feed entry; {types, held} as they are after
     it. Gone when the customer does not exist, deposits.Unknown when the type does not (both checked in the same
-    transaction), Retiring while it is being deleted; Contended when others kept writing between our read and our
+    transaction), Retiring while it is being deleted; Busy (409) when others kept writing between our read and our
     write. `answer(types, held)`: the Idempotency-Key completion to record in the same write (§11), which is then
     conditional on the balances being as read, so the answer recorded is exactly what was written."""
-    from ..domain.retry import attempts, back_off
 
-    for attempt in attempts(None, ADJUST_ATTEMPTS, 0):  # bounded by count, as the store's own retries were
+    def attempt() -> dict | outcomes.Refusal:
         read = deposits.read_for_adjustment(account, customer_id)
         if read is None:
             return outcomes.Gone()
@@ -212,13 +209,9 @@ def adjusted(
             uow.record(Change(ChangeType.CUSTOMER_DEPOSITS_UPDATED, customer_id, customer_id=customer_id))
             if answer is not None:
                 uow.answer(answer(read.types, held))
-            refused = uow.commit()
-        if refused is None:
-            return {"types": read.types, "held": held}
-        if not isinstance(refused, (outcomes.Stale, outcomes.Contended)):
-            return refused
-        back_off(attempt, time.sleep, first=0.002, cap=0.05)
-    return outcomes.Contended()
+            return uow.commit() or {"types": read.types, "held": held}
+
+    return contention.retried(attempt, minimum=ADJUST_ATTEMPTS, seconds=0)
 
 
 @paged

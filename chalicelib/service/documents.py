@@ -1,29 +1,15 @@
-"""Documents changed field by field (customers, settings): the read-decide-write of their changes, and what their
-contention means to callers, said once."""
+"""Documents changed field by field (customers, settings): the read-decide-write of their changes, retried as every
+lost race is (service/contention.py: a 409 once contention lasted)."""
 
-from contextlib import contextmanager
 from typing import Callable
 
-from ..domain.errors import Conflict
 from ..domain.feed import Change
 from ..store import documents
-from ..store.outcomes import Gone
-from . import clock
+from ..store.outcomes import Gone, Refusal
+from . import clock, contention
 
 WRITE_ATTEMPTS = 5
-
-
-class KeptChanging(Exception):
-    """Other writers kept creating and changing the document between our read and our write (retries ran out)."""
-
-
-@contextmanager
-def contention_as_conflict():
-    """A document other writers kept changing while we wrote it is a Conflict: the caller may try again."""
-    try:
-        yield
-    except KeptChanging:
-        raise Conflict("the document kept changing while it was being written; try again") from None
+KEPT_CHANGING = "the document kept changing while it was being written; try again"
 
 
 def update(
@@ -54,7 +40,8 @@ def update(
         if current is None:
             return create_with if create_with is not None else Gone()
         return current
-    for _ in range(WRITE_ATTEMPTS):
+
+    def attempt() -> dict | Refusal:
         current = documents.read_for_write(key)
         if current is None and create_with is None:
             return Gone()
@@ -69,7 +56,6 @@ def update(
             else:
                 uow.add(documents.updating(key, set_fields, remove_fields))
                 uow.record(*([updated] if updated is not None else []))
-            if uow.commit() is None:
-                return changed
-        # Created, changed or removed by someone else between our read and our write: read again.
-    raise KeptChanging()
+            return uow.commit() or changed  # Stale: created, changed or removed by someone else; read again
+
+    return contention.retried(attempt, minimum=WRITE_ATTEMPTS, seconds=0, busy=KEPT_CHANGING)

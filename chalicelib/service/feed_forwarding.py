@@ -21,7 +21,7 @@ from ..store.feed_marks import Marked
 MESSAGE_RECORDS = 200
 
 
-def marked(records) -> list[tuple[str, Marked]]:
+def records_marked(records) -> list[tuple[str, Marked]]:
     """(the record's sequence number, its changes) of every record that makes changes, in the batch's order:
     `records` are Chalice DynamoDBRecords."""
     found = []
@@ -65,7 +65,7 @@ def forward(records) -> set[str]:
     """Send the batch's changes to the feed queue: the sequence numbers of the records not sent (each account's
     records from its first message the queue refused on; the stream hands them over again)."""
     by_account: dict[str, list[Marked]] = {}
-    for _, record in marked(records):
+    for _, record in records_marked(records):
         by_account.setdefault(record.account, []).append(record)
     planned = {account: _messages(account, found) for account, found in by_account.items()}
     sent = feed_queue.send_in_order({account: [m for m, _ in messages] for account, messages in planned.items()})

@@ -3,7 +3,7 @@
 The feed is numbered from the stream through the forwarder and the feed queue (service/feed_forwarding.py,
 service/feed_numbering.py). A replay reads the stream again from its start (store/stream_records.py), turns its
 records into the same Marked records the forwarder sends, and numbers each account's in the stream's order with the
-numbering of the queue (store/feed_numbering.number): each record's item skips what was numbered before, by the queue
+numbering of the queue (store/feed_sequencer.number): each record's item skips what was numbered before, by the queue
 or an earlier replay, so it numbers exactly what is missing and nothing twice, while the queue's numbering runs. An
 account whose numbering fails keeps the rest of its records for the next run (numbering past one could put a
 resource's changes out of order); the other accounts go on.
@@ -16,9 +16,9 @@ from typing import Callable, Iterator
 
 from chalice.app import DynamoDBEvent
 
-from ..store import feed_numbering, feed_records, stream_records
+from ..store import feed_records, feed_sequencer, stream_records
 from ..store.feed_marks import Marked
-from .feed_forwarding import marked
+from .feed_forwarding import records_marked
 
 log = logging.getLogger("supplier-ordering.feed")
 
@@ -64,7 +64,7 @@ def _chunks(since, account: str | None, streams) -> Iterator[tuple[str, list[Mar
     held: dict[str, list[Marked]] = {}
     count = 0
     for _, batch in stream_records.batches(streams):
-        for _, record in marked(DynamoDBEvent({"Records": batch}, None)):
+        for _, record in records_marked(DynamoDBEvent({"Records": batch}, None)):
             if (account is not None and record.account != account) or (first is not None and record.created < first):
                 continue
             held.setdefault(record.account, []).append(record)
@@ -89,7 +89,7 @@ def _number(account: str, records: list[Marked], tally: Tally) -> None:
         if not todo:
             return
         try:
-            done = feed_numbering.number(account, todo).done
+            done = feed_sequencer.number(account, todo).done
         except Exception as error:  # noqa: BLE001 - one account's failure is its own: reported, the others go on
             log.exception("replaying the feed of account %s failed", account)
             tally.error = f"{type(error).__name__}: {error}"

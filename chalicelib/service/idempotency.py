@@ -6,8 +6,7 @@ work (`IdempotencyClaim.completion`), so a request that dies after committing st
 whose request died before committing goes stale after 60 s and may then be taken over by a retry.
 Replays are matched on a fingerprint of method, route, path parameters, query string, Content-Type and raw body:
 the same key with another request is refused with 400 conflict. Only final answers are recorded (decisions §11):
-after a 409 (busy,
-contended) or a 5xx the key is released, so a retry does the work and gets the real outcome.
+after a 409 (busy, contended) or a 5xx the key is released, so a retry does the work and gets the real outcome.
 """
 
 import hashlib

@@ -25,7 +25,7 @@ from ..domain.limits import IMAGE_DOWNLOAD_SECONDS, SHORT_TEXT_CHARS
 from ..domain.timestamps import iso
 from ..store import outcomes, product_images
 from ..store.unit_of_work import unit_of_work
-from . import clock
+from . import clock, contention
 
 log = logging.getLogger("supplier-ordering.images")
 
@@ -117,7 +117,9 @@ def _process(item: dict, now: dt.datetime) -> str:
         error = {"url": url, "message": error_text(str(failure)), "at": iso(now)}
         log.info("image %s of %s not downloaded: %s", url, product_images.product_of(item), failure)
     account, product_id = product_images.product_of(item)
-    for _ in range(FINISH_ATTEMPTS):
+
+    def attempt() -> str | outcomes.Stale:
+        nonlocal item
         data = _filled(item["data"], meta) if meta else None
         finished = _finish(item, now, data, meta, error)
         if isinstance(finished, outcomes.TooLarge):
@@ -131,7 +133,9 @@ def _process(item: dict, now: dt.datetime) -> str:
         item = product_images.get(account, product_id)
         if item is None or (item["data"].get("image") or {}).get("url") != url:
             return "changed"
-    return "changed"
+        return outcomes.Stale()  # the same image still: record the result on the product as it is now
+
+    return contention.retried(attempt, minimum=FINISH_ATTEMPTS, seconds=0, exhausted="changed")
 
 
 def _download(item: dict, moment: dt.datetime) -> str:

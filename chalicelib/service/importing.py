@@ -1,9 +1,9 @@
 """Use cases of the catalogue import (decisions §12): submit a file, read an import, advance one.
 
-submit reads the file and decides each row's category among the account's categories (domain/
-catalogue_import.py); the rows are stored with the queued import, and each is mapped once, when it is written.
-advance_import claims a due
-import, works on it for one slice and gives it back (or finishes it): the lease is taken and let go only here.
+submit reads the file and decides each row's category among the account's categories (domain/catalogue_import.py);
+the rows are stored, then the import that queues them in a unit of work with the Idempotency-Key answer, and each row
+is mapped once, when it is written. advance_import claims a due import, works on it for one slice and gives it back
+(or finishes it): the lease is taken and let go only here.
 A slice takes the rows in chunks: it reads the chunk's stored products and categories in one request each,
 checks each row with the product rules of PUT /products/:id, and hands the chunk to the store, which writes as
 many rows as one transaction holds: products (each conditional on the revision read), the categories to create
@@ -22,7 +22,7 @@ from typing import Callable
 
 from ..domain import catalogue_import, import_file
 from ..domain.catalogue_import import ImportRow, ImportStatus, Outcome
-from ..domain.errors import Busy, NotFound, UnsupportedMediaType, ValidationFailed
+from ..domain.errors import NotFound, UnsupportedMediaType, ValidationFailed
 from ..domain.feed import Change, ChangeType, product_change
 from ..domain.field_order import IMPORT_SUMMARY_FIELDS
 from ..domain.identifiers import is_identifier
@@ -41,7 +41,6 @@ log = logging.getLogger("supplier-ordering.imports")
 
 LEASE_MARGIN = dt.timedelta(seconds=60)  # past a slice's end, before another job may take the import over
 WINDOW_SLACK = 8  # rows read beyond what the last chunk's transaction held, so chunks grow back when they can
-LOST_CLAIM = "another request with this Idempotency-Key took over; retry to get its answer"
 MAX_STALLS = 5  # claims in a row without progress before the import is failed
 WRITE_ATTEMPTS = 8  # a chunk whose products or categories changed meanwhile is evaluated again at least this often
 # What the file cannot express: kept from the stored product (decisions §12).
@@ -81,9 +80,14 @@ def submit(
         "delimiter": parsed.delimiter,
     }
     report = view({**record, "rows": len(rows), "next_row": 0}, [])
-    claim = idempotency.completion(report) if idempotency is not None else None
-    if isinstance(import_items.create(account, record, rows, now, claim, clock.now), outcomes.LostClaim):
-        raise Busy(LOST_CLAIM)
+    starts = import_items.storing_rows(account, record["id"], rows, clock.now)
+    with unit_of_work(account, now) as uow:
+        uow.add(import_items.queuing(account, record, len(rows), starts, now))
+        if idempotency is not None:  # in the same write: a request that dies after queueing replays, never queues
+            uow.answer(idempotency.completion(report))
+        refused = uow.commit()
+    if refused is not None:
+        contention.raise_for(refused)  # a lost claim: its rows stay unreferenced, as those of an import never queued
     return report
 
 
@@ -154,9 +158,8 @@ def _run(
 ) -> import_items.ClaimedImport | outcomes.LostLease | outcomes.Contended:
     """Commit chunks until the file is done or `until` is near: the import item after them, LostLease if the
     lease was lost, Contended if a chunk's rows kept changing (_commit). The next chunk is read and checked while
-    one is written: it holds other products (an id seen
-    twice is an invalid row) and its own write is conditional like every other; the categories the chunk
-    written created are no longer to be created by it."""
+    one is written: it holds other products (an id seen twice is an invalid row) and its own write is conditional
+    like every other; the categories the chunk written created are no longer to be created by it."""
     window = import_chunks.MAX_CHUNK_ROWS  # rows read per chunk: about as many as the last transaction held
     with ThreadPoolExecutor(max_workers=1) as ahead:
         upcoming = None
@@ -192,13 +195,17 @@ def _commit(
     """Commit the leading rows that fit one transaction; when something they read changed meanwhile,
     `read_again()` evaluates the same rows anew, so nothing done meanwhile is lost: at least WRITE_ATTEMPTS
     times and for as long as contention lasts (service/contention.py), then Contended."""
-    for attempt in contention.attempts(WRITE_ATTEMPTS):
-        outcome = commit_chunk(claimed, rows, clock.now())
-        if not isinstance(outcome, outcomes.Stale):
-            return outcome
-        contention.back_off(attempt)
-        rows = read_again()
-    return outcomes.Contended()
+    tried = False
+
+    def attempt() -> import_chunks.Committed | outcomes.Refusal:
+        nonlocal rows, tried
+        if tried:
+            rows = read_again()
+        tried = True
+        return commit_chunk(claimed, rows, clock.now())
+
+    again = (outcomes.Stale,)
+    return contention.retried(attempt, again=again, minimum=WRITE_ATTEMPTS, exhausted=outcomes.Contended())
 
 
 def _now_existing(evaluating: Future, created: frozenset) -> list[import_chunks.ChunkRow]:

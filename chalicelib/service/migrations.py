@@ -1,7 +1,6 @@
 """One-off data migrations, run from the command line (never on a request's path)."""
 
 from ..domain import integration
-from ..domain.errors import Busy
 from ..store import deliveries, delivery_writes, outcomes
 from ..store import migrations as store_migrations
 from ..store.unit_of_work import unit_of_work
@@ -32,15 +31,14 @@ def migrate_integration(account: str, status: str = integration.PENDING) -> int:
 def _add_integration(account: str, stored: deliveries.StoredDelivery, write: deliveries.IntegrationWrite) -> bool:
     """Whether the delivery took its first state (False: it had one already); tried again while another write
     holds the account's counts for a moment."""
-    for attempt in contention.attempts(ADD_ATTEMPTS):
+
+    def attempt() -> outcomes.Refusal | None:
         # No feed entry: a GET showed PENDING before (a missing state reads PENDING) and shows it after.
         with unit_of_work(account, clock.now()) as uow:
             uow.add(*delivery_writes.adding_integration(account, stored.delivery["id"], write))
-            added = uow.commit()
-        if not isinstance(added, outcomes.Contended):
-            return added is None
-        contention.back_off(attempt)
-    raise Busy(contention.ACCOUNT_BUSY)
+            return uow.commit()
+
+    return contention.retried(attempt, again=(outcomes.Contended,), minimum=ADD_ATTEMPTS) is None
 
 
 def migrate_deposits(account: str) -> int:

@@ -17,9 +17,9 @@ from ..domain.feed import ChangeType, delivery_change
 from ..domain.ordering import plan_order
 from ..domain.product import deposits_named
 from ..domain.timestamps import iso
-from ..store import deliveries, order_context, outcomes
+from ..store import deliveries, delivery_writes, order_context, outcomes
 from ..store import deposits as deposit_store
-from . import clock, contention, delivery_writing
+from . import clock, contention, write_units
 from . import deposits as deposit_service
 from .idempotency import IdempotencyClaim
 
@@ -95,29 +95,27 @@ def _written(account: str, customer_id: str, body: OrderBody, idempotency, placi
     guards = deposit_store.usable_check(account, [empty.id for empty in body.empties or []])  # against a DELETE
     guards += placing.also([delivery["id"] for delivery in placed]) if placing is not None else []
     pinned = pinned_products(context, order.product_ids)
-    for attempt in contention.attempts(CONTENDED_ATTEMPTS, seconds=0):
-        # The worklist's `since` is the time of the attempt that commits (decisions §14: nothing behind a reader).
-        since = iso(now) if attempt == 0 else iso(clock.now())
-        requested = deliveries.IntegrationWrite(dict(integration.REQUESTED_STATE), since, counts)
-        outcome = delivery_writing.place(
-            account,
-            placed,
-            order.product_ids,
-            claim,
-            requested,
-            changes=changes,
-            now=now,
-            bases=bases,
-            guards=guards,
-            pinned=pinned,
-            used_already=context.used,
+    moments = iter([now])  # the worklist's `since` is the time of the attempt that commits (decisions §14)
+
+    def attempt() -> outcomes.Refusal | None:
+        requested = deliveries.IntegrationWrite(
+            dict(integration.REQUESTED_STATE), iso(next(moments, None) or clock.now()), counts
         )
+        operations = delivery_writes.placing(
+            account, placed, order.product_ids, requested, bases=bases, pinned=pinned, used_already=context.used
+        )
+        outcome = write_units.commit(account, now, operations + list(guards), changes, claim)
         if isinstance(outcome, deposit_store.Unusable):
             raise deposit_service.empties_refused(account, body.empties)
-        if not isinstance(outcome, outcomes.Contended):
-            return outcome, answer, set(pinned) | (set(context.used) & set(order.product_ids))
-        contention.back_off(attempt)
-    raise Busy("many orders and changes of this account are being written at once; try again")
+        return outcome
+
+    busy = "many orders and changes of this account are being written at once; try again"
+    outcome = contention.retried(attempt, again=(outcomes.Contended,), minimum=CONTENDED_ATTEMPTS, seconds=0, busy=busy)
+    return outcome, answer, set(pinned) | (set(context.used) & set(order.product_ids))
+
+
+class _PlanAgain:
+    """A plan that lost to a catalogue change it was pinned to: made again (not an outcome of the store's)."""
 
 
 def place_order(
@@ -127,14 +125,18 @@ def place_order(
     (decisions §17): it places one delivery, never a second one "as soon as possible" for OUT_OF_STOCK items
     (refused naming them)."""
     body = parse(OrderBody, data)
-    for plan in range(PLAN_ATTEMPTS):
-        outcome, answer, pinned = _written(account, customer_id, body, idempotency, placing, plan > 0)
+    plans = iter([False])  # the first plan reads as a GET would; those after it, consistently
+
+    def plan() -> tuple | _PlanAgain:
+        outcome, answer, pinned = _written(account, customer_id, body, idempotency, placing, next(plans, True))
         # A product whose packaging charges deposits changed between the read and the write (it may no longer name
         # a type being deleted, decisions §15), or one read as used was made again: plan again from a consistent read.
-        if not (isinstance(outcome, outcomes.ProductsGone) and outcome.product_ids & pinned):
-            break
-    else:
-        raise Busy("the catalogue changed while the order was written; try again")
+        if isinstance(outcome, outcomes.ProductsGone) and outcome.product_ids & pinned:
+            return _PlanAgain()
+        return outcome, answer, pinned
+
+    busy = "the catalogue changed while the order was written; try again"
+    outcome, answer, pinned = contention.retried(plan, again=(_PlanAgain,), minimum=PLAN_ATTEMPTS, seconds=0, busy=busy)
     if outcome is None:
         return answer
     if isinstance(outcome, outcomes.ProductsGone):  # deleted between our read and our write
@@ -145,4 +147,4 @@ def place_order(
         raise Busy("the new delivery ids were taken; try again")
     if isinstance(outcome, (outcomes.Changed, outcomes.Taken)):  # a placing's: its standing order changed, or the
         raise Busy("the standing order's date changed while it was placed; its next turn decides")  # date recorded
-    delivery_writing.raise_for(outcome)
+    contention.raise_for(outcome)

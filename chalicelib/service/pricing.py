@@ -12,7 +12,7 @@ from ..domain.values import order_by_of
 from ..store import outcomes, pricing
 from ..store.products import StoredProduct
 from ..store.unit_of_work import unit_of_work
-from . import clock
+from . import clock, contention
 
 WRITE_ATTEMPTS = 3
 
@@ -43,11 +43,11 @@ def get_customer_pricing(account: str, product_id: str, customer_id: str) -> dic
     return read.data
 
 
-def _written(account: str, read: pricing.Read, data: dict, operations: list, change: Change) -> bool:
-    """Write the pricing with its feed entry: True when written (or `data` is what was read: nothing to write),
-    False when the product or customer changed meanwhile (read again)."""
+def _written(account: str, read: pricing.Read, data: dict, operations: list, change: Change) -> dict | outcomes.Refusal:
+    """Write the pricing with its feed entry: `data` when written (or when it is what was read: nothing to write),
+    else the refusal (Stale: the product or customer changed meanwhile, read again)."""
     if pricing.unchanged(read, data):
-        return True
+        return data
     if pricing.too_large(data):
         raise invalid("body", "is too large to store; use fewer groups, price points or date overrides")
     with unit_of_work(account, clock.now()) as uow:
@@ -56,12 +56,13 @@ def _written(account: str, read: pricing.Read, data: dict, operations: list, cha
         refused = uow.commit()
     if isinstance(refused, outcomes.TooLarge):
         raise invalid("body", "is too large to store; use fewer groups, price points or date overrides")
-    return refused is None
+    return refused or data
 
 
 def put_customer_pricing(account: str, product_id: str, customer_id: str, body) -> dict:
     """Replace the customer's pricing of the product (a property left out is removed); returns what was stored."""
-    for _ in range(WRITE_ATTEMPTS):
+
+    def attempt() -> dict | outcomes.Refusal:
         read = _read_customer_pricing(account, product_id, customer_id)
         if read.customer is None:
             raise NotFound(f"customer {customer_id} does not exist")
@@ -69,9 +70,10 @@ def put_customer_pricing(account: str, product_id: str, customer_id: str, body) 
         stored = validate_price_level(body, order_by)
         operations = pricing.putting_customer_pricing(account, product_id, customer_id, stored, order_by, read)
         change = Change(ChangeType.CUSTOMER_PRICING_UPDATED, product_id, customer_id=customer_id)
-        if _written(account, read, stored, operations, change):
-            return stored
-    raise Conflict("the product kept changing while its customer pricing was written; try again")
+        return _written(account, read, stored, operations, change)
+
+    busy = "the product kept changing while its customer pricing was written; try again"
+    return _answered(contention.retried(attempt, minimum=WRITE_ATTEMPTS, seconds=0, busy=busy))
 
 
 def delete_customer_pricing(account: str, product_id: str, customer_id: str) -> None:
@@ -102,11 +104,19 @@ def get_price_groups(account: str, product_id: str) -> dict:
 
 def put_price_groups(account: str, product_id: str, body) -> dict:
     """Replace the product's whole price-group map; each group is checked like customer pricing."""
-    for _ in range(WRITE_ATTEMPTS):
+
+    def attempt() -> dict | outcomes.Refusal:
         read = _read_price_groups(account, product_id)
         order_by = _order_by(read.product)
         stored = validate_price_groups(body, order_by)
         operations = pricing.putting_price_groups(account, product_id, stored, order_by, read)
-        if _written(account, read, stored, operations, Change(ChangeType.PRICE_GROUPS_UPDATED, product_id)):
-            return stored
-    raise Conflict("the product kept changing while its price groups were written; try again")
+        return _written(account, read, stored, operations, Change(ChangeType.PRICE_GROUPS_UPDATED, product_id))
+
+    busy = "the product kept changing while its price groups were written; try again"
+    return _answered(contention.retried(attempt, minimum=WRITE_ATTEMPTS, seconds=0, busy=busy))
+
+
+def _answered(written: dict | outcomes.Refusal) -> dict:
+    if isinstance(written, outcomes.Refusal):
+        contention.raise_for(written)
+    return written

@@ -17,16 +17,15 @@ def patch_delivery_settings(account: str, body) -> dict:
 
     changes = customer_rules.validate_account_settings_patch(body)
     change = Change(ChangeType.SETTINGS_UPDATED, SETTINGS_DELIVERIES)
-    with documents.contention_as_conflict():
-        updated = documents.update(
-            account,
-            settings.deliveries_key(account),
-            changes.set,
-            changes.remove,
-            create_with=settings.created_deliveries(changes.set),
-            created=change,
-            updated=change,
-            shown=settings.with_defaults,
-            also=lambda before, after: standing_rules_changed(account, before, after),
-        )
+    updated = documents.update(
+        account,
+        settings.deliveries_key(account),
+        changes.set,
+        changes.remove,
+        create_with=settings.created_deliveries(changes.set),
+        created=change,
+        updated=change,
+        shown=settings.with_defaults,
+        also=lambda before, after: standing_rules_changed(account, before, after),
+    )
     return settings.with_defaults(updated)

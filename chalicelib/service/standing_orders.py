@@ -11,7 +11,7 @@ from ..domain import schedule
 from ..domain import standing_calendar as calendar_rules
 from ..domain import standing_orders as rules
 from ..domain.common import FieldError, dump, parse
-from ..domain.errors import Busy, InvalidTransition, NotFound, ValidationFailed, invalid
+from ..domain.errors import InvalidTransition, NotFound, ValidationFailed, invalid
 from ..domain.feed import Change, ChangeType
 from ..domain.identifiers import ID_RULE, is_identifier
 from ..domain.timestamps import iso, local_iso
@@ -80,7 +80,8 @@ def _write(
     """Create or replace the standing order with `written(previous, now)`: (its document, the context it was
     checked against), or None when nothing changes. Placed dates stay placed (and so do those a standing order
     deleted under the id placed), skips of dates that still count are kept, and its place in the queue follows."""
-    for attempt in range(WRITE_ATTEMPTS):
+
+    def attempt() -> dict | outcomes.Refusal:
         previous = store.get(account, customer_id, standing_id)
         now = clock.now()
         made = written(previous, now)
@@ -109,10 +110,14 @@ def _write(
             refused = uow.commit()
         if isinstance(refused, outcomes.Full):
             raise invalid("id", f"a customer has at most {rules.MAX_PER_CUSTOMER} standing orders; delete one first")
-        if refused is None:
-            return document
-        contention.back_off(attempt)
-    raise Busy(BUSY)
+        return refused or document
+
+    return _retried(attempt)
+
+
+def _retried(attempt):
+    """Any refusal but Full (answered in the attempt) means another write of it came between: read again."""
+    return contention.retried(attempt, again=(outcomes.Refusal,), minimum=WRITE_ATTEMPTS, seconds=0, busy=BUSY)
 
 
 def put_standing_order(account: str, customer_id: str, standing_id: str, data) -> dict:
@@ -184,15 +189,15 @@ def delete_standing_order(account: str, customer_id: str, standing_id: str) -> N
     """Deliveries already placed stay, and so do the dates' outcomes: written again under the id, it never places a
     placed date again."""
     change = Change(ChangeType.STANDING_ORDER_DELETED, standing_id, customer_id=customer_id)
-    for attempt in range(WRITE_ATTEMPTS):
+
+    def attempt() -> outcomes.Refusal | None:
         previous = _found(account, customer_id, standing_id)
         with unit_of_work(account, clock.now()) as uow:
             uow.add(*store.deleting(account, customer_id, standing_id, previous))
             uow.record(change)
-            if uow.commit() is None:
-                return None
-        contention.back_off(attempt)
-    raise Busy(BUSY)
+            return uow.commit()
+
+    _retried(attempt)
 
 
 def delete_customers_standing_order(account: str, customer_id: str, standing_id: str) -> None:
@@ -229,7 +234,8 @@ def customers_occurrences(account: str, customer_id: str, standing_id: str, star
 def skip(account: str, customer_id: str, standing_id: str, day: str, data) -> dict:
     """Skip one counted date, or take the skip back (skip false); a placed or failed date stays as it is."""
     body = parse(rules.SkipBody, data)
-    for attempt in range(WRITE_ATTEMPTS):
+
+    def attempt() -> dict | outcomes.Refusal:
         stored = _found(account, customer_id, standing_id)
         now = clock.now()
         calendar = calendar_of(account, customer_id, stored.data, stored.first_day)
@@ -248,10 +254,11 @@ def skip(account: str, customer_id: str, standing_id: str, day: str, data) -> di
         open_dates = calendar.open_dates(now, recorded, set(kept))
         due = calendar_rules.next_due(open_dates, stored.data["paused"], stored.data["ends_on"], now)
         written = store.update(account, customer_id, standing_id, stored, kept, iso(due) if due else None)
-        if not isinstance(written, outcomes.Refusal):
-            return _occurrence(calendar, date, None, body.skip, stored.data["paused"], now)
-        contention.back_off(attempt)
-    raise Busy(BUSY)
+        if isinstance(written, outcomes.Refusal):
+            return written
+        return _occurrence(calendar, date, None, body.skip, stored.data["paused"], now)
+
+    return _retried(attempt)
 
 
 def _counted_date(calendar: calendar_rules.Calendar, day: str, standing_id: str) -> dt.date:

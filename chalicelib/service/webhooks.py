@@ -2,7 +2,7 @@
 
 import math
 
-from ..domain.errors import Busy, NotFound, TooManyRequests
+from ..domain.errors import NotFound, TooManyRequests
 from ..domain.event_policy import RESEND_WINDOW, RESENDS_PER_WINDOW
 from ..domain.feed import SETTINGS_WEBHOOKS, Change, ChangeType
 from ..domain.webhook import shown, validate_settings
@@ -13,7 +13,6 @@ from . import clock, contention
 from .idempotency import IdempotencyClaim
 from .paging import paged
 
-LOST_CLAIM = "another request with this Idempotency-Key took over; retry to get its answer"
 KEPT_CHANGING = "the event kept changing while the resend was queued; retry"
 NOT_CONFIGURED = "no webhook is configured; PUT /account/settings/webhooks to configure one"
 
@@ -27,6 +26,7 @@ def get_settings(account: str) -> dict:
 
 SETTINGS_CHANGE = Change(ChangeType.SETTINGS_UPDATED, SETTINGS_WEBHOOKS)
 WRITE_ATTEMPTS = 5  # the settings kept changing between our read and our write this many times: Busy
+RESEND_ATTEMPTS = 5  # the event kept changing (attempts recorded) between our read and our write: Busy
 
 
 def put_settings(account: str, body) -> dict:
@@ -35,7 +35,8 @@ def put_settings(account: str, body) -> dict:
     the account nor backs off or fails an event when it ends (service/event_sending.py)."""
     settings = validate_settings(body)
     selected = settings["events"]
-    for _ in range(WRITE_ATTEMPTS):
+
+    def attempt():
         current = webhook_settings.read_for_write(account)
         operation, salt = webhook_settings.putting(account, settings, selected, current)
         with unit_of_work(account, clock.now()) as uow:
@@ -43,12 +44,9 @@ def put_settings(account: str, body) -> dict:
             uow.add(feed.selecting(account, selected))  # where the numbering reads it
             if not current.shows(settings):  # a new selection alone is nothing a reader sees
                 uow.record(SETTINGS_CHANGE)
-            refused = uow.commit()
-        if refused is None:
-            webhook = webhook_settings.webhook(account, settings, salt)
-            break
-    else:
-        raise Busy(contention.ACCOUNT_BUSY)
+            return uow.commit() or webhook_settings.webhook(account, settings, salt)
+
+    webhook = contention.retried(attempt, again=(outcomes.Refusal,), minimum=WRITE_ATTEMPTS, seconds=0)
     outbox_accounts.unpark(account)  # a new receiver gets the account's next events at once
     return shown(webhook.settings, webhook.signing_secret)
 
@@ -61,7 +59,7 @@ def delete_settings(account: str) -> None:
     if isinstance(refused, outcomes.Gone):
         raise NotFound(NOT_CONFIGURED)
     if refused is not None:
-        raise Busy(contention.ACCOUNT_BUSY)
+        contention.raise_for(refused)
 
 
 def _attempt(entry: dict) -> dict:
@@ -128,12 +126,23 @@ def resend(account: str, event_id: str, idempotency: IdempotencyClaim | None = N
             f"the next is allowed in {seconds} s",
             seconds,
         )
-    answer = (lambda queued: idempotency.completion(_event(queued))) if idempotency is not None else None
-    queued = event_attempts.queue_resend(event, now, answer)
-    if isinstance(queued, outcomes.Gone):
-        raise NotFound(f"event {event_id} does not exist")
-    if isinstance(queued, outcomes.LostClaim):
-        raise Busy(LOST_CLAIM)
-    if isinstance(queued, outcomes.Stale):
-        raise Busy(KEPT_CHANGING)
+
+    def queue() -> dict | outcomes.Refusal:
+        nonlocal event
+        if event is None:
+            raise NotFound(f"event {event_id} does not exist")
+        queued, operation = event_attempts.resending(event, now)
+        with unit_of_work(account, now) as uow:
+            uow.add(operation)
+            if idempotency is not None:  # in the same write: a request that dies after it replays, never queues again
+                uow.answer(idempotency.completion(_event(queued)))
+            refused = uow.commit()
+        if refused is not None:
+            event = events.get(account, event_id)  # changed meanwhile (an attempt recorded) or gone: again
+            return refused
+        return queued
+
+    queued = contention.retried(queue, minimum=RESEND_ATTEMPTS, seconds=0, busy=KEPT_CHANGING)
+    if isinstance(queued, outcomes.Refusal):
+        contention.raise_for(queued)
     return _event(queued)

@@ -2,24 +2,16 @@
 
 import datetime as dt
 
-from botocore.exceptions import ClientError
-
-from . import keys, table
+from . import keys, operations, table
+from .operations import Operation
 from .outcomes import Taken
 
 
 def create(account: str, name: str, created: dt.datetime) -> None | Taken:
     """Create the account (created at `created`) if missing; Taken when it exists already."""
     item = {**keys.account_key(account), "name": name, "created": created.isoformat()}
-    try:
-        table.client().put_item(
-            TableName=table.name(), Item=table.to_item(item), ConditionExpression="attribute_not_exists(PK)"
-        )
-    except ClientError as error:
-        if table.is_conditional_failure(error):
-            return Taken()
-        raise
-    return None
+    put = {"TableName": table.name(), "Item": table.to_item(item), "ConditionExpression": "attribute_not_exists(PK)"}
+    return operations.write(Operation({"Put": put}, Taken()))
 
 
 def get(account: str) -> dict | None:

@@ -1,10 +1,8 @@
 """Categories: small items under the account partition, and their count (decisions §4: at most
 limits.CATEGORIES an account), moved in the same transaction as every creation and delete."""
 
-from botocore.exceptions import ClientError
-
 from ..domain.limits import CATEGORIES
-from . import batch, keys, table
+from . import batch, keys, operations, table
 from .operations import Operation
 from .outcomes import Full, Gone, NoCategory, Stale, Taken
 from .paging import Page, query_page
@@ -142,13 +140,8 @@ def count_from_scratch(account: str) -> int:
     creation or delete of a category commits (their count's condition), so the Query counts them all."""
     total = _counted(account)
     item = {**keys.category_count_key(account), COUNT: total}
-    try:
-        table.client().put_item(
-            TableName=table.name(), Item=table.to_item(item), ConditionExpression="attribute_not_exists(PK)"
-        )
-    except ClientError as error:
-        if not table.is_conditional_failure(error):
-            raise
+    put = {"TableName": table.name(), "Item": table.to_item(item), "ConditionExpression": "attribute_not_exists(PK)"}
+    if isinstance(operations.write(Operation({"Put": put}, Taken())), Taken):
         return held(account)  # another process kept it first
     return total
 

@@ -24,7 +24,7 @@ import json
 from dataclasses import dataclass
 
 from ..domain.deposits import with_deposits
-from . import batch, claim_keys, claim_reads, keys, rendered, table
+from . import batch, claim_keys, claim_reads, keys, operations, rendered, table
 
 COUNTER = "DELIVERY"
 LEGACY = "doc"  # the summary's map before `body`
@@ -75,15 +75,14 @@ class IntegrationWrite:
 
 def allocate_ids(account: str, count: int) -> list[int]:
     """`count` new ids, unique in the account: one UpdateItem whatever the count."""
-    response = table.client().update_item(
-        TableName=table.name(),
-        Key=table.to_item(keys.counter_key(account, COUNTER)),
-        UpdateExpression="ADD #value :n",
-        ExpressionAttributeNames={"#value": "value"},
-        ExpressionAttributeValues=table.values(n=count),
-        ReturnValues="UPDATED_NEW",
-    )
-    last = int(response["Attributes"]["value"]["N"])
+    add = {
+        "TableName": table.name(),
+        "Key": table.to_item(keys.counter_key(account, COUNTER)),
+        "UpdateExpression": "ADD #value :n",
+        "ExpressionAttributeNames": {"#value": "value"},
+        "ExpressionAttributeValues": table.values(n=count),
+    }
+    last = int(operations.write(operations.Operation({"Update": add}), "UPDATED_NEW")["value"])
     return list(range(last - count + 1, last + 1))
 
 

@@ -24,10 +24,6 @@ BALANCE_PREFIX = "D#"
 _NEW = "attribute_not_exists(PK)"
 
 
-class Full(Refusal):
-    """The account holds the most deposit types it may."""
-
-
 class Retiring(Refusal):
     """The type is being deleted: its balances may not move by adjustment now."""
 

@@ -1,21 +1,19 @@
 """The sending state of a webhook event (store/events.py describes the item): a dispatcher's claim of an attempt,
-the attempt recorded, a resend queued (with its Idempotency-Key answer), a postponement, giving up. Each is
-conditional on the state as read, so two dispatchers never send the same attempt. The outbox's own housekeeping:
-no feed change, so none of these is a unit of work (store/unit_of_work.py).
+the attempt recorded, a resend queued, a postponement, giving up. Each is conditional on the state as read, so two
+dispatchers never send the same attempt. The outbox's own housekeeping, no feed change: each is a write through the
+store's door (store/operations.py); a resend is the service's unit of work with its Idempotency-Key answer.
 """
 
 import datetime as dt
-from typing import Callable
-
-from botocore.exceptions import ClientError
+import time
 
 from ..domain.event_policy import MAX_LOGGED_ATTEMPTS, EventStatus
+from ..domain.retry import attempts, back_off
 from ..domain.timestamps import iso
-from . import events, idempotency, keys, table
+from . import events, keys, operations, table
 from .events import DELIVERED, FAILED, PENDING
-from .idempotency import Completion
-from .outcomes import Contended, Gone, LostClaim, LostLease, Refusal, Stale, TooLarge
-from .unit_of_work import TOO_LARGE_CODE, Operation
+from .operations import Operation
+from .outcomes import LostLease, Refusal, Stale, TooLarge
 
 
 def _key(event: dict) -> dict:
@@ -36,37 +34,16 @@ def _update(event: dict, update: str, condition: str, **named) -> dict:
 def _conditional_update(event: dict, update: str, condition: str, returning: bool = False, **named):
     """None when written (with returning=True: the event as stored after), Stale when the condition failed,
     TooLarge when the item would be too large."""
-    try:
-        response = table.client().update_item(
-            **_update(event, update, condition, **named), ReturnValues="ALL_NEW" if returning else "NONE"
-        )
-    except ClientError as error:
-        return table.refusal(error, Stale(), TooLarge())
-    return events.event_of(table.from_item(response["Attributes"])) if returning else None
+    request = _update(event, update, condition, **named)
+    written = operations.write(Operation({"Update": request}, Stale()), "ALL_NEW" if returning else None)
+    return events.event_of(written) if returning and isinstance(written, dict) else written
 
 
 def _update_with(request: dict, together: tuple[Operation, ...]) -> Refusal | None:
     """The event's update and `together` in one transaction: None when written; Stale (the event's own condition
     failed), TooLarge, the refusal of an operation of `together` whose condition failed, or Contended."""
-    items = [{"Update": request}] + [op.item for op in together]
-    try:
-        table.client().transact_write_items(TransactItems=items)
-    except ClientError as error:
-        codes = table.cancellation_codes(error)
-        if not codes:
-            raise
-        own, others = codes[0], codes[1:]
-        if own == table.CONDITION_FAILED:
-            return Stale()
-        if own == TOO_LARGE_CODE:
-            return TooLarge()
-        refused = [op.refused for op, code in zip(together, others) if code == table.CONDITION_FAILED and op.refused]
-        if refused:
-            return refused[0]
-        if table.TRANSACTION_CONFLICT in codes:
-            return Contended()
-        raise table.WriteFailed("an attempt's record", table.cancellation_reasons(error, items)) from error
-    return None
+    own = Operation({"Update": request}, Stale(), rank=1, oversized=TooLarge())
+    return operations.commit([own.item, *(op.item for op in together)], [own, *together])
 
 
 _AS_READ = "#status = :seen_status AND next_attempt_at = :seen AND attempts = :attempts"
@@ -171,7 +148,9 @@ def _log_only(event: dict, entry: dict, tries: int = 5) -> None:
     made for a queued resend still uses one up, so the resends queued since get their own."""
     last, named = _last(entry)
     spent = events.queued_resends(event) > 0
-    for _ in range(tries):
+    for attempt in attempts(None, tries, 0):  # bounded by count: the store reads no clock
+        if attempt:
+            back_off(attempt - 1, time.sleep, first=0.005, cap=0.05)
         current = events.get(event["account"], event["event_id"])
         if current is None:
             return
@@ -204,59 +183,34 @@ def _log_only(event: dict, entry: dict, tries: int = 5) -> None:
             return
 
 
-def queue_resend(
-    event: dict, now: dt.datetime, answer: Callable[[dict], Completion] | None = None, tries: int = 5
-) -> dict | Gone | LostClaim | Stale:
-    """Queue one more attempt of the event (decisions §10: resend), whatever its state; the dispatcher sends it
-    like any due event, once per queued resend. Returns the event as stored after; Gone when it is gone, Stale
-    when it kept changing (nothing queued).
-
-    `answer(queued)`: the Idempotency-Key answer of the request, recorded in the same transaction (decisions
-    §11), so a request that dies after queueing replays it and never queues the resend again. LostClaim:
-    another request took the key over, nothing is queued."""
+def resending(event: dict, now: dt.datetime) -> tuple[dict, Operation]:
+    """One more attempt of the event queued (decisions §10: resend), whatever its state: the event as it is stored
+    after, and the operation, conditional on the event as read (Stale: it changed or is gone; read it again). The
+    dispatcher sends it like any due event, once per queued resend. The service writes it in a unit of work with
+    its Idempotency-Key answer (decisions §11)."""
     now_iso = iso(now)
-    for _ in range(tries):
-        queued = {key: value for key, value in event.items() if key != "resend"}
-        queued.update(resends=events.queued_resends(event) + 1, next_attempt_at=now_iso)
-        resends_condition, seen_resends = events.resends_as_read(event)
-        update = {
-            "TableName": table.name(),
-            "Key": _key(event),
-            "UpdateExpression": "REMOVE resend "
-            "SET resends = :resends, next_attempt_at = :now, GSI1PK = :pk, GSI1SK = :sk",
-            # As read, so the answer shows the event as queued.
-            "ConditionExpression": "attribute_exists(PK) AND #status = :seen_status AND attempts = :attempts "
-            f"AND {resends_condition}",
-            "ExpressionAttributeNames": {"#status": "status"},
-            "ExpressionAttributeValues": table.values(
-                resends=queued["resends"],
-                now=now_iso,
-                pk=keys.outbox_pending(event["account"]),
-                sk=keys.outbox_due(now_iso, event["account"], event["event_id"]),
-                seen_status=event["status"],
-                attempts=event["attempts"],
-                **seen_resends,
-            ),
-        }
-        try:
-            if answer is None:
-                table.client().update_item(**update)
-            else:
-                operations = [{"Update": update}, idempotency.complete_operation(answer(queued))]
-                table.client().transact_write_items(TransactItems=operations)
-        except ClientError as error:
-            codes = table.cancellation_codes(error)
-            if codes[-1:] == [table.CONDITION_FAILED]:
-                return LostClaim()
-            contended = {table.CONDITION_FAILED, table.TRANSACTION_CONFLICT} & set(codes)
-            if not (contended or table.is_conditional_failure(error) or table.is_transaction_conflict(error)):
-                raise
-            event = events.get(event["account"], event["event_id"])  # changed meanwhile (an attempt recorded): again
-            if event is None:
-                return Gone()
-            continue
-        return queued
-    return Stale()
+    queued = {key: value for key, value in event.items() if key != "resend"}
+    queued.update(resends=events.queued_resends(event) + 1, next_attempt_at=now_iso)
+    resends_condition, seen_resends = events.resends_as_read(event)
+    update = {
+        "TableName": table.name(),
+        "Key": _key(event),
+        "UpdateExpression": "REMOVE resend SET resends = :resends, next_attempt_at = :now, GSI1PK = :pk, GSI1SK = :sk",
+        # As read, so the answer shows the event as queued.
+        "ConditionExpression": "attribute_exists(PK) AND #status = :seen_status AND attempts = :attempts "
+        f"AND {resends_condition}",
+        "ExpressionAttributeNames": {"#status": "status"},
+        "ExpressionAttributeValues": table.values(
+            resends=queued["resends"],
+            now=now_iso,
+            pk=keys.outbox_pending(event["account"]),
+            sk=keys.outbox_due(now_iso, event["account"], event["event_id"]),
+            seen_status=event["status"],
+            attempts=event["attempts"],
+            **seen_resends,
+        ),
+    }
+    return queued, Operation({"Update": update}, Stale())
 
 
 def postpone(event: dict, until: dt.datetime) -> None | Stale:

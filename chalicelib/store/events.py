@@ -1,4 +1,4 @@
-"""The webhook outbox: an event item per feed entry that makes one, put by the sequencer (store/feed_numbering.py).
+"""The webhook outbox: an event item per feed entry that makes one, put by the sequencer (store/feed_sequencer.py).
 
 Item: PK A#<account>#EVENT, SK <created iso>#<event id>. The event id starts with the creation time in
 milliseconds, so the id alone finds the item (resend). The item is small and bounded: it holds no body, which is
@@ -18,9 +18,8 @@ without an earlier one, so the dispatcher reads the account's first attempts fro
 
 A dispatcher claims an event by moving `next_attempt_at` (and GSI1SK) to the end of a lease, conditional on the
 values it read, so two dispatchers never send the same attempt; when a dispatcher dies its lease ends and the
-next one sends it. The writes of the sending state are
-store/event_attempts.py's; an account's own state of sending (its parked lane, its resend window) is in
-store/outbox_accounts.py.
+next one sends it. The writes of the sending state are store/event_attempts.py's; an account's own state of
+sending (its parked lane, its resend window) is in store/outbox_accounts.py.
 """
 
 import datetime as dt
@@ -85,7 +84,7 @@ def event_of(item: dict) -> dict:
 def feed_event(
     account: str, event_type: str, change: Change, sequence: int, previous_sequence: int, now: dt.datetime
 ) -> dict:
-    """A TransactWriteItems element recording the event a feed entry makes (store/feed_numbering.py puts it in the
+    """A TransactWriteItems element recording the event a feed entry makes (store/feed_sequencer.py puts it in the
     numbering's transaction): it names the entry's resource, its `sequence` and the account's previous event's."""
     about_delivery = change.resource in (Resource.DELIVERY, Resource.CLAIM)  # a claim's id starts with its delivery's
     delivery = {"id": int(change.id.split(":")[0])} if about_delivery else None

@@ -1,7 +1,7 @@
 """The change feed (decisions §13; why it holds is docs/feed.md): its head, and reading it.
 
 A write marks the item of each resource it changes (store/feed_marks.py, in its unit of work); the table's stream
-brings the marked records, through the feed queue of their account, to the numbering (store/feed_numbering.py),
+brings the marked records, through the feed queue of their account, to the numbering (store/feed_sequencer.py),
 which gives them their sequences in one conditional move of the account's feed head per transaction. The head is
 small and stays so: the last sequence, where the move before it ended, and the account's event chain.
 """

@@ -10,7 +10,7 @@ A delete leaves no item to mark: the REMOVE record of a feed item is its resourc
 
 Every record that makes changes has an id of its own, the same however often and from wherever the stream hands it
 over: the unit and the item for a mark, the last mark and the item for a deletion. The numbering keeps the ids it
-numbered (store/feed_numbering.py), so each record is numbered once.
+numbered (store/feed_sequencer.py), so each record is numbered once.
 """
 
 import datetime as dt
@@ -32,7 +32,7 @@ _SET = re.compile(r"(?<![#:\w])SET\s+", re.IGNORECASE)
 # What a mark adds to its item, per change at most (store/import_chunks.py sizes its transactions with it).
 BYTES_PER_CHANGE = 300
 # The most changes one write marks on one item (a unit records one or two per resource); a record with more is
-# not ours and is numbered as unreadable (store/feed_numbering.py holds a record's changes in one transaction).
+# not ours and is numbered as unreadable (store/feed_sequencer.py holds a record's changes in one transaction).
 MAX_CHANGES_PER_RECORD = 10
 ENTRY_FIELDS = ("status", "customer_id", "integration", "date", "by")  # what a change's entry may add
 

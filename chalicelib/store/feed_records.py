@@ -1,6 +1,6 @@
 """The feed's record items read and written outside a numbering (docs/deploy.md "Replaying the feed").
 
-The numbering (store/feed_numbering.py) writes one small item per stream record it numbers, named by the record's
+The numbering (store/feed_sequencer.py) writes one small item per stream record it numbers, named by the record's
 id, in the numbering's own transaction; a record that finds its item is skipped. Here: which of an account's records
 have theirs (what a replay reports as numbered before), and writing them without numbering (the upgrade from the
 release whose numbering kept none: what it numbered is marked so, and the new forwarder numbers none of it again).
@@ -8,11 +8,11 @@ release whose numbering kept none: what it numbered is marked so, and the new fo
 
 from concurrent.futures import ThreadPoolExecutor
 
-from botocore.exceptions import ClientError
-
-from . import batch, keys, table
+from . import batch, keys, operations, table
 from .feed_marks import Marked
-from .feed_numbering import RECORD_KEPT_SECONDS
+from .feed_sequencer import RECORD_KEPT_SECONDS
+from .operations import Operation
+from .outcomes import Taken
 
 WRITERS = 8  # conditional puts at once: a day's records are marked in minutes, not hours
 
@@ -33,12 +33,5 @@ def mark_numbered(account: str, records: list[Marked]) -> set[str]:
 
 def _mark(account: str, record: Marked) -> bool:
     item = {**keys.feed_record_key(account, record.id), table.TTL_ATTRIBUTE: record.created + RECORD_KEPT_SECONDS}
-    try:
-        table.client().put_item(
-            TableName=table.name(), Item=table.to_item(item), ConditionExpression="attribute_not_exists(PK)"
-        )
-    except ClientError as error:
-        if not table.is_conditional_failure(error):
-            raise
-        return False
-    return True
+    put = {"TableName": table.name(), "Item": table.to_item(item), "ConditionExpression": "attribute_not_exists(PK)"}
+    return operations.write(Operation({"Put": put}, Taken())) is None  # Taken: numbered before

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from botocore.exceptions import ClientError
 
 from ..domain.idempotency import REPLAY_WINDOW
-from . import batch, keys, table
-from .outcomes import Contended, LostClaim
+from . import batch, keys, operations, table
+from .operations import Operation
+from .outcomes import Contended, LostClaim, Refusal, Stale
 
 IN_PROGRESS, COMPLETE = "IN_PROGRESS", "COMPLETE"
 TTL_SECONDS = int(REPLAY_WINDOW.total_seconds())
@@ -166,38 +167,20 @@ def answer_items(completion: Completion) -> list[dict]:
     return [update, *parts]
 
 
-def complete_operation(completion: Completion) -> dict:
-    """The one transaction item that records a response that fits its record (answers of resends and imports)."""
-    update, *parts = answer_items(completion)
-    if parts:
-        raise ValueError("an answer longer than one record: write answer_items in the work's transaction")
-    return update
-
-
-def complete(claim: ClaimedKey, status: int, headers: dict, body: str) -> None | LostClaim:
-    items = answer_items(Completion(claim, status, headers, body))
-    try:
-        if len(items) == 1:
-            table.client().update_item(**items[0]["Update"])
-        else:
-            table.client().transact_write_items(TransactItems=items)
-    except ClientError as error:
-        if table.is_conditional_failure(error) or table.cancellation_codes(error):
-            return LostClaim()  # another request took over a stale claim; its answer stands
-        raise
-    return None
+def complete(claim: ClaimedKey, status: int, headers: dict, body: str) -> None | Refusal:
+    """Record the answer after its work: LostClaim when another request took over a stale claim (its answer
+    stands), Contended when a write held the record (the claim stays, to be taken over when stale)."""
+    record, *parts = answer_items(Completion(claim, status, headers, body))
+    return operations.commit([record, *parts], [Operation(record, LostClaim()), *map(Operation, parts)])
 
 
 def release(claim: ClaimedKey) -> None:
     """Give the key back (the work failed), unless the claim was completed or taken over."""
-    try:
-        table.client().delete_item(
-            TableName=table.name(),
-            Key=table.to_item(keys.idempotency_key(claim.account, claim.scope, claim.key)),
-            ConditionExpression="claim_id = :claim_id AND #state = :in_progress",
-            ExpressionAttributeNames=_NAMES,
-            ExpressionAttributeValues=table.values(claim_id=claim.claim_id, in_progress=IN_PROGRESS),
-        )
-    except ClientError as error:
-        if not table.is_conditional_failure(error):
-            raise
+    delete = {
+        "TableName": table.name(),
+        "Key": table.to_item(keys.idempotency_key(claim.account, claim.scope, claim.key)),
+        "ConditionExpression": "claim_id = :claim_id AND #state = :in_progress",
+        "ExpressionAttributeNames": _NAMES,
+        "ExpressionAttributeValues": table.values(claim_id=claim.claim_id, in_progress=IN_PROGRESS),
+    }
+    operations.write(Operation({"Delete": delete}, Stale()))  # Stale: completed or taken over, it stays

@@ -20,12 +20,10 @@ import json
 import secrets
 from dataclasses import dataclass, field
 
-from botocore.exceptions import ClientError
-
 from ..domain.timestamps import iso
-from . import batch, idempotency, keys, table
-from .idempotency import Completion
-from .outcomes import LostClaim, LostLease, Stale
+from . import batch, keys, operations, table
+from .operations import Operation
+from .outcomes import LostLease, Stale
 from .paging import Page, query_page
 
 PIECE_BYTES = 300_000  # below DynamoDB's 400 KB item limit with room for the key and attribute names
@@ -94,20 +92,11 @@ def split_pieces(rows: list[str]) -> tuple[list[str], list[int]]:
     return pieces, starts
 
 
-def create(
-    account: str,
-    record: dict,
-    rows: list,
-    now: dt.datetime,
-    claim: Completion | None = None,
-    clock: batch.Clock | None = None,
-) -> None | LostClaim:
-    """Store the rows (JSON values of strings, numbers and lists), then the import item that queues them (an item is
-    only visible once its
-    rows are there), with the Idempotency-Key answer `claim` in the same write (decisions §11): a request that
-    dies after queueing replays its answer and never queues the import again. LostClaim: another request took
-    the key over, nothing is queued. `clock`: the caller's, bounding retries of throttled writes (store/batch.py)."""
-    import_id = record["id"]
+def storing_rows(account: str, import_id: str, rows: list, clock: batch.Clock | None = None) -> list[int]:
+    """Store the rows (JSON values of strings, numbers and lists) in pieces, before the import item that queues them
+    (`queuing`: an import is only visible once its rows are there): the index of each piece's first row. `clock`:
+    the caller's, bounding retries of throttled writes (store/batch.py). Rows of an import never queued stay
+    unreferenced."""
     pieces, starts = split_pieces([json.dumps(row, ensure_ascii=False, separators=(",", ":")) for row in rows])
     batch.write_items(
         [
@@ -116,30 +105,28 @@ def create(
         ],
         clock,
     )
+    return starts
+
+
+def queuing(account: str, record: dict, rows: int, starts: list[int], now: dt.datetime) -> Operation:
+    """The import item that queues its stored rows (`storing_rows`), written once: the service commits it in a unit of
+    work with the request's Idempotency-Key answer (decisions §11), so a request that dies after queueing replays
+    its answer and never queues the import again."""
     item = {
-        **keys.import_key(account, import_id),
-        **keys.import_due(iso(now), account, import_id),
+        **keys.import_key(account, record["id"]),
+        **keys.import_due(iso(now), account, record["id"]),
         **record,
-        "rows": len(rows),
+        "rows": rows,
         "piece_starts": starts,
         "account": account,
         "next_row": 0,
         "stalls": 0,
         **{name: 0 for name in COUNTS},
     }
-    queued = {"TableName": table.name(), "Item": table.to_item(item), "ConditionExpression": "attribute_not_exists(PK)"}
-    if claim is None:
-        table.client().put_item(**queued)
-        return None
-    answer = idempotency.complete_operation(claim)
-    operations = [{"Put": queued}, answer]
-    try:
-        table.client().transact_write_items(TransactItems=operations)
-    except ClientError as error:
-        if table.cancellation_reasons(error, operations).get(table.item_key(answer)) == table.CONDITION_FAILED:
-            return LostClaim()  # its rows stay unreferenced, as those of an import whose put never ran
-        raise
-    return None
+    condition = "attribute_not_exists(PK)"  # a new id: a refusal is a fault, raised (no outcome declared)
+    return Operation(
+        {"Put": {"TableName": table.name(), "Item": table.to_item(item), "ConditionExpression": condition}}
+    )
 
 
 def get(account: str, import_id: str, consistent: bool = True) -> dict | None:
@@ -294,17 +281,11 @@ def _update_if(key: dict, expression: str, condition: str, names: dict | None = 
         "UpdateExpression": expression,
         "ConditionExpression": condition,
         "ExpressionAttributeValues": table.values(**named),
-        "ReturnValues": "ALL_NEW",
     }
     if names:
         request["ExpressionAttributeNames"] = names
-    try:
-        response = table.client().update_item(**request)
-    except ClientError as error:
-        if table.is_conditional_failure(error):
-            return None
-        raise
-    return table.from_item(response["Attributes"])
+    written = operations.write(Operation({"Update": request}, Stale()), "ALL_NEW")
+    return None if isinstance(written, Stale) else written
 
 
 def delete_pieces(account: str, import_id: str, count: int, clock: batch.Clock | None = None) -> None:

@@ -6,15 +6,15 @@ before `parked_until` (jobs/event_lanes.py); a PUT of the webhook settings remov
 """
 
 import datetime as dt
+import time
 from dataclasses import dataclass
 
-from botocore.exceptions import ClientError
-
 from ..domain import event_policy
+from ..domain.retry import attempts, back_off
 from ..domain.timestamps import iso, parse_iso
-from . import batch, keys, table
+from . import batch, keys, operations, table
 from .operations import Operation
-from .outcomes import Throttled
+from .outcomes import Stale, Throttled
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,9 @@ def accept_resend(account: str, now: dt.datetime, tries: int = 5) -> None | Thro
     until the next one will be. One small item per account holds the times of the accepted requests in the window;
     it is written conditionally on the version read, so concurrent requests never both take the last place."""
     key = table.to_item(keys.resend_window_key(account))
-    for _ in range(tries):
+    for attempt in attempts(None, tries, 0):  # bounded by count: the store reads no clock
+        if attempt:
+            back_off(attempt - 1, time.sleep, first=0.005, cap=0.05)
         response = table.client().get_item(TableName=table.name(), Key=key, ConsistentRead=True)
         stored = table.from_item(response["Item"]) if "Item" in response else {}
         times = [parse_iso(moment) for moment in stored.get("times", [])]
@@ -37,20 +39,17 @@ def accept_resend(account: str, now: dt.datetime, tries: int = 5) -> None | Thro
         if allowed_at is not None:
             return Throttled(allowed_at)
         version = int(stored.get("version", 0))
-        try:
-            table.client().put_item(
-                TableName=table.name(),
-                Item=table.to_item(
-                    {**keys.resend_window_key(account), "times": [iso(t) for t in kept + [now]], "version": version + 1}
-                ),
-                ConditionExpression="attribute_not_exists(PK) OR version = :version",
-                ExpressionAttributeValues=table.values(version=version),
-            )
-        except ClientError as error:
-            if not table.is_conditional_failure(error):
-                raise
-            continue
-        return None
+        put = {
+            "TableName": table.name(),
+            "Item": table.to_item(
+                {**keys.resend_window_key(account), "times": [iso(t) for t in kept + [now]], "version": version + 1}
+            ),
+            "ConditionExpression": "attribute_not_exists(PK) OR version = :version",
+            "ExpressionAttributeValues": table.values(version=version),
+        }
+        refused = operations.write(Operation({"Put": put}, Stale()))
+        if refused is None:
+            return None
     return Throttled(now + dt.timedelta(seconds=1))  # contended past all tries: ask the caller to come back shortly
 
 
@@ -74,4 +73,6 @@ def parking(account: str, until: dt.datetime, reason: str) -> Operation:
 
 
 def unpark(account: str) -> None:
-    table.client().delete_item(TableName=table.name(), Key=table.to_item(keys.outbox_lane_key(account)))
+    operations.write(
+        Operation({"Delete": {"TableName": table.name(), "Key": table.to_item(keys.outbox_lane_key(account))}})
+    )

@@ -1,14 +1,13 @@
 """How the store says a write did not happen: one frozen dataclass per meaning, shared by every repository.
 
-A write answers its success value (what it stored; None when there is nothing to give back) or one of these; a
-unit of work's commit (store/unit_of_work.py) answers None or the outcome its refused operation declared, matching
-cancellation reasons by item, never by position. Callers tell them apart with `isinstance` (or `match`); two
-answers of the same meaning compare equal. A read answers the value, or None when there is none. Exceptions are
-only for what no caller plans for: a cursor that fails its signature (cursor.BadCursor: bad input, decoded at the
-edge of a list), retries exhausted under contention (service/documents.KeptChanging; a service's own read-and-write
-loop answers Contended instead), rows of an import gone from under it (import_items.RowsMissing), and
-DynamoDB's own errors (batch.StillThrottled: it kept throttling through every retry; table.WriteFailed: a
-transaction cancelled for a reason no outcome names).
+A write answers its success value (what it stored; None when there is nothing to give back) or one of these: every
+write's refusal is decoded in one place, store/operations.py `refusal`, as the outcome its refused item declared,
+found by the item's key, never by its position. Callers tell them apart with `isinstance` (or `match`); two answers
+of the same meaning compare equal. A read answers the value, or None when there is none. Exceptions are only for
+what no caller plans for: a cursor that fails its signature (cursor.BadCursor: bad input, decoded at the edge of a
+list), rows of an import gone from under it (import_items.RowsMissing), and DynamoDB's own errors
+(batch.StillThrottled: it kept throttling through every retry; table.WriteFailed: a write refused for a reason no
+outcome declared).
 """
 
 import datetime as dt
@@ -61,7 +60,8 @@ class LostLease(Refusal):
 
 @dataclass(frozen=True)
 class Full(Refusal):
-    """A bounded collection holds as many as it may (a customer's standing orders, an account's categories)."""
+    """A bounded collection holds as many as it may (a customer's standing orders, an account's categories and deposit
+    types)."""
 
 
 @dataclass(frozen=True)

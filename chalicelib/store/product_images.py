@@ -13,11 +13,9 @@
 
 import datetime as dt
 
-from botocore.exceptions import ClientError
-
 from ..domain.image_status import ImageStatus
 from ..domain.timestamps import iso
-from . import keys, rendered, table
+from . import keys, operations, rendered, table
 from .operations import Operation
 from .outcomes import Stale, TooLarge
 
@@ -74,23 +72,20 @@ def claim(item: dict, lease_until: dt.datetime) -> dict | Stale | TooLarge:
     """Take the download until lease_until; Stale when the product changed or another job took it, TooLarge
     when the product item is too close to the item size limit to be marked."""
     account, product_id = product_of(item)
-    try:
-        response = table.client().update_item(
-            TableName=table.name(),
-            Key=_key(item),
-            UpdateExpression="SET image_status = :downloading, GSI3SK = :lease",
-            ConditionExpression="rev = :rev AND GSI3SK = :seen",
-            ExpressionAttributeValues=table.values(
-                downloading=DOWNLOADING,
-                lease=keys.image_due(iso(lease_until), account, product_id)["GSI3SK"],
-                rev=item["rev"],
-                seen=keys.image_due(item["queued_at"], account, product_id)["GSI3SK"],
-            ),
-            ReturnValues="ALL_NEW",
-        )
-    except ClientError as error:
-        return table.refusal(error, Stale(), TooLarge())
-    return _product(table.from_item(response["Attributes"]))
+    request = {
+        "TableName": table.name(),
+        "Key": _key(item),
+        "UpdateExpression": "SET image_status = :downloading, GSI3SK = :lease",
+        "ConditionExpression": "rev = :rev AND GSI3SK = :seen",
+        "ExpressionAttributeValues": table.values(
+            downloading=DOWNLOADING,
+            lease=keys.image_due(iso(lease_until), account, product_id)["GSI3SK"],
+            rev=item["rev"],
+            seen=keys.image_due(item["queued_at"], account, product_id)["GSI3SK"],
+        ),
+    }
+    claimed = operations.write(Operation({"Update": request}, Stale(), oversized=TooLarge()), "ALL_NEW")
+    return _product(claimed) if isinstance(claimed, dict) else claimed
 
 
 def finishing(
@@ -137,17 +132,12 @@ def finishing(
 def failed_bare(item: dict) -> None | Stale:
     """FAILED with nothing added, for a product item too large to hold more: it only shrinks (the status gets
     shorter, the queue keys go), so it always fits."""
-    try:
-        table.client().update_item(
-            TableName=table.name(),
-            Key=_key(item),
-            # REMOVE first: moto checks the size after each clause (DynamoDB checks the result).
-            UpdateExpression="REMOVE GSI3PK, GSI3SK, image_error, image_meta SET image_status = :failed",
-            ConditionExpression="rev = :rev",
-            ExpressionAttributeValues=table.values(failed=FAILED, rev=item["rev"]),
-        )
-    except ClientError as failure:
-        if table.is_conditional_failure(failure):
-            return Stale()
-        raise
-    return None
+    request = {
+        "TableName": table.name(),
+        "Key": _key(item),
+        # REMOVE first: moto checks the size after each clause (DynamoDB checks the result).
+        "UpdateExpression": "REMOVE GSI3PK, GSI3SK, image_error, image_meta SET image_status = :failed",
+        "ConditionExpression": "rev = :rev",
+        "ExpressionAttributeValues": table.values(failed=FAILED, rev=item["rev"]),
+    }
+    return operations.write(Operation({"Update": request}, Stale()))

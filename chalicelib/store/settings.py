@@ -1,9 +1,9 @@
 """Account settings items. The delivery settings document is read with its defaults filled in."""
 
-from botocore.exceptions import ClientError
-
 from ..domain.delivery_settings import DEFAULT_TIMEZONE, default_delivery_settings
-from . import documents, keys, table
+from . import documents, keys, operations, table
+from .operations import Operation
+from .outcomes import Taken
 
 DELIVERIES = "DELIVERIES"
 
@@ -32,12 +32,5 @@ def create_defaults(account: str, timezone: str) -> bool:
     zone until its settings change it). False when it has settings already, which are left as they are. No feed
     entry: the account's feed starts with its first change (§13)."""
     item = {**deliveries_key(account), "data": default_delivery_settings(timezone)}
-    try:
-        table.client().put_item(
-            TableName=table.name(), Item=table.to_item(item), ConditionExpression="attribute_not_exists(PK)"
-        )
-    except ClientError as error:
-        if table.is_conditional_failure(error):
-            return False
-        raise
-    return True
+    put = {"TableName": table.name(), "Item": table.to_item(item), "ConditionExpression": "attribute_not_exists(PK)"}
+    return operations.write(Operation({"Put": put}, Taken())) is None  # Taken: it has settings already

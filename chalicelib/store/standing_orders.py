@@ -12,11 +12,9 @@ import datetime as dt
 import uuid
 from dataclasses import dataclass
 
-from botocore.exceptions import ClientError
-
 from ..domain.standing_orders import MAX_PER_CUSTOMER
 from ..domain.timestamps import iso
-from . import keys, table
+from . import keys, operations, table
 from .operations import Operation
 from .outcomes import Changed, Contended, Full, Gone, Stale, Taken
 from .paging import Page, query_page
@@ -161,13 +159,8 @@ def update(
     request = {"TableName": table.name(), "Item": table.to_item(_item(account, customer_id, standing_id, changed))}
     request.update(_version_condition(previous))
     request["ConditionExpression"] = "attribute_exists(PK) AND " + request["ConditionExpression"]
-    try:
-        table.client().put_item(**request)
-    except ClientError as error:
-        if table.is_transaction_conflict(error):
-            return Contended()
-        return table.refusal(error, Stale(), Stale())
-    return changed
+    refused = operations.write(Operation({"Put": request}, Stale(), oversized=Stale()))
+    return changed if refused is None else refused
 
 
 # The outcome of each date.
@@ -270,17 +263,14 @@ def recheck_token(account: str) -> str | None:
 
 def rechecked(account: str, token: str) -> None:
     """The look again is done, unless a rule changed again since `token` was read (then it stays due)."""
-    try:
-        table.client().delete_item(
-            TableName=table.name(),
-            Key=table.to_item(keys.standing_recheck_key(account)),
-            ConditionExpression="#token = :token",
-            ExpressionAttributeNames={"#token": "token"},
-            ExpressionAttributeValues=table.values(token=token),
-        )
-    except ClientError as error:
-        if not table.is_conditional_failure(error):
-            raise
+    delete = {
+        "TableName": table.name(),
+        "Key": table.to_item(keys.standing_recheck_key(account)),
+        "ConditionExpression": "#token = :token",
+        "ExpressionAttributeNames": {"#token": "token"},
+        "ExpressionAttributeValues": table.values(token=token),
+    }
+    operations.write(Operation({"Delete": delete}, Stale()))  # Stale: a rule changed again, it stays due
 
 
 def queued(account: str) -> list[tuple[str, str, str]]:
@@ -314,15 +304,12 @@ def look_now(account: str, customer_id: str, standing_id: str, now: dt.datetime)
     is no longer queued, or due already."""
     moment = iso(now)
     queue = keys.standing_due(moment, account, customer_id, standing_id)
-    try:
-        table.client().update_item(
-            TableName=table.name(),
-            Key=table.to_item(keys.standing_order_key(account, customer_id, standing_id)),
-            UpdateExpression="SET #due = :due, GSI3PK = :pk, GSI3SK = :sk ADD #version :one",
-            ConditionExpression="attribute_exists(#due) AND #due > :due",
-            ExpressionAttributeNames={"#due": "due", "#version": "version"},
-            ExpressionAttributeValues=table.values(due=moment, pk=queue["GSI3PK"], sk=queue["GSI3SK"], one=1),
-        )
-    except ClientError as error:
-        if not table.is_conditional_failure(error) and not table.is_transaction_conflict(error):
-            raise
+    update = {
+        "TableName": table.name(),
+        "Key": table.to_item(keys.standing_order_key(account, customer_id, standing_id)),
+        "UpdateExpression": "SET #due = :due, GSI3PK = :pk, GSI3SK = :sk ADD #version :one",
+        "ConditionExpression": "attribute_exists(#due) AND #due > :due",
+        "ExpressionAttributeNames": {"#due": "due", "#version": "version"},
+        "ExpressionAttributeValues": table.values(due=moment, pk=queue["GSI3PK"], sk=queue["GSI3SK"], one=1),
+    }
+    operations.write(Operation({"Update": update}, Stale()))  # Stale: not queued or due already; Contended: held

@@ -122,16 +122,6 @@ def is_too_large(error: Exception) -> bool:
     return details.get("Code") == "ValidationException" and "size" in details.get("Message", "").lower()
 
 
-def refusal(error: Exception, changed, too_large):
-    """What a refused conditional write means: `changed` when its condition failed, `too_large` when the item
-    would pass 400 KB. Any other error is raised again."""
-    if is_conditional_failure(error):
-        return changed
-    if is_too_large(error):
-        return too_large
-    raise error
-
-
 def cancellation_codes(error: Exception) -> list[str]:
     """Per-item reasons of a cancelled transaction ('None', 'ConditionalCheckFailed', ...)."""
     response = getattr(error, "response", {})
@@ -170,9 +160,8 @@ class WriteFailed(Exception):
 
 
 def cancellation_reasons(error: Exception, operations: list[dict]) -> dict[tuple[str, str], str]:
-    """The cancellation code of each of `operations` (the caller's, first in the transaction: the unit of work
-    appends the pending feed entries after them) by its item's key (item_key), so callers ask about an item, not
-    a position. {} when the error is not a cancelled transaction."""
+    """The cancellation code of each of `operations` (the transaction's items, in its order) by its item's key
+    (item_key), so callers ask about an item, not a position. {} when the error is not a cancelled transaction."""
     codes = cancellation_codes(error)
     return {item_key(operation): code for operation, code in zip(operations, codes)}
 

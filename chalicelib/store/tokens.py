@@ -6,8 +6,6 @@ import hashlib
 import secrets
 from typing import TYPE_CHECKING
 
-from botocore.exceptions import ClientError
-
 from . import keys, table
 
 if TYPE_CHECKING:
@@ -45,18 +43,24 @@ def create(
     condition_values = {"account": account, "role": role}
     if customer_id is not None:
         condition_values["customer_id"] = customer_id
-    operations = _token_puts(token_hash, principal, account, token_id, same_principal, condition_values)
-    try:
-        table.client().transact_write_items(TransactItems=operations)
-    except ClientError as error:
-        reasons = table.cancellation_reasons(error, operations)
-        if reasons.get(table.key_of(keys.token_key(token_hash))) != table.CONDITION_FAILED:
-            raise
-        from . import outcomes  # only here: setting up a cold start must not load it (test_cold_path.py)
+    by_hash, reference = _token_puts(token_hash, principal, account, token_id, same_principal, condition_values)
+    from . import operations  # its outcomes only on a refusal: setting up a cold start loads none (test_cold_path.py)
+
+    def taken() -> Taken:  # asked after the refusal: the account the secret already stands for
+        from .outcomes import Taken
 
         owner = find(secret)
-        return outcomes.Taken(owner["account"] if owner else "")
-    return token_id, secret
+        return Taken(owner["account"] if owner else "")
+
+    declared = [operations.Operation(by_hash, taken), operations.Operation(reference)]
+    refused = operations.commit([by_hash, reference], declared)
+    if refused is None:
+        return token_id, secret
+    from . import outcomes
+
+    if isinstance(refused, outcomes.Contended):  # a new token's items, held by another write: not ours to retry
+        raise table.WriteFailed("a token's write", {})
+    return refused
 
 
 def _token_puts(
@@ -101,21 +105,16 @@ def revoke(account: str, token_id: str, customer_id: str | None = None) -> None 
     ref = table.from_item(response["Item"]) if "Item" in response else None
     if ref is None or (customer_id is not None and ref.get("customer_id") != customer_id):
         return outcomes.Gone()
-    try:
-        table.client().transact_write_items(
-            TransactItems=[
-                {"Delete": {"TableName": table.name(), "Key": table.to_item(keys.token_key(ref["hash"]))}},
-                {
-                    "Delete": {
-                        "TableName": table.name(),
-                        "Key": table.to_item(keys.token_ref_key(account, token_id)),
-                        "ConditionExpression": "attribute_exists(PK)",
-                    }
-                },
-            ]
-        )
-    except ClientError as error:
-        if table.cancellation_codes(error):
-            return outcomes.Gone()  # revoked meanwhile
-        raise
-    return None
+    from . import operations
+
+    by_hash = {"Delete": {"TableName": table.name(), "Key": table.to_item(keys.token_key(ref["hash"]))}}
+    reference = {
+        "Delete": {
+            "TableName": table.name(),
+            "Key": table.to_item(keys.token_ref_key(account, token_id)),
+            "ConditionExpression": "attribute_exists(PK)",
+        }
+    }
+    declared = [operations.Operation(by_hash), operations.Operation(reference, outcomes.Gone())]  # revoked meanwhile
+    refused = operations.commit([by_hash, reference], declared)
+    return outcomes.Gone() if isinstance(refused, outcomes.Contended) else refused  # a revoke racing: it is gone

@@ -8,27 +8,20 @@ their operations, the service records the feed changes they make, and `commit` w
 
 Leaving the `with` without commit writes nothing. The transaction holds the operations, with each recorded change
 marked on its resource's item (store/feed_marks.py; the table's stream numbers it: docs/feed.md), and the
-Idempotency-Key answer. Here, and nowhere else,
-DynamoDB's refusal becomes an outcome: a failed condition is the refusal its operation declared, a conflict is
-Contended, a lost claim LostClaim, a reason nobody declared table.WriteFailed.
+Idempotency-Key answer. DynamoDB's refusal becomes an outcome in the store's one door (store/operations.py
+`commit`, by item key): a failed condition is the refusal its operation declared, a conflict is Contended, a lost
+claim LostClaim, a reason nobody declared table.WriteFailed. A unit with no change (a resend queued, an import
+queued, each with its Idempotency-Key answer) is the same transaction without marks.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import uuid
-from collections.abc import Callable
-
-from botocore.exceptions import ClientError
 
 from ..domain.feed import Change
-from . import committed_units, feed_marks, table
+from . import committed_units, feed_marks, operations
 from .operations import Operation
-from .outcomes import Contended, LostClaim, ProductsGone, Refusal, TooLarge
-
-# A single write's call by its kind: a commit of one operation and nothing else costs half a transaction.
-_SINGLE = {"Put": "put_item", "Update": "update_item", "Delete": "delete_item"}
-TOO_LARGE_CODE = "ValidationError"  # a transaction item's code when it would pass 400 KB
+from .outcomes import LostClaim, Refusal
 
 
 class UnitOfWork:
@@ -71,62 +64,10 @@ class UnitOfWork:
             items = feed_marks.marked(self.account, self.unit, items, self.changes, self.now)
         if not items:
             return None
-        single = len(items) == 1 and next(iter(items[0])) in _SINGLE
-        refused = self._single(items[0]) if single else self._transact(items)
+        refused = operations.commit(items, self.operations)
         if refused is None and self.changes:
             committed_units.add(self.unit)
         return refused
-
-    def _single(self, item: dict) -> Refusal | None:
-        ((kind, request),) = item.items()
-        try:
-            getattr(table.client(), _SINGLE[kind])(**request)
-        except ClientError as error:
-            if table.is_conditional_failure(error):
-                return self._refusal({table.item_key(item): table.CONDITION_FAILED})
-            if table.is_transaction_conflict(error):
-                return Contended()
-            if table.is_too_large(error):
-                return TooLarge()
-            raise
-        return None
-
-    def _transact(self, items: list[dict]) -> Refusal | None:
-        try:
-            # One token: botocore's own retries of this call are then idempotent.
-            table.client().transact_write_items(TransactItems=items, ClientRequestToken=uuid.uuid4().hex)
-        except ClientError as error:
-            codes = table.cancellation_codes(error)
-            if not codes:
-                if table.is_too_large(error):
-                    return TooLarge()
-                raise
-            return self._refusal(dict(zip((table.item_key(item) for item in items), codes)))
-        return None
-
-    def _refusal(self, reasons: dict[tuple[str, str], str]) -> Refusal:
-        """The outcome of a cancellation, from its reasons by item key."""
-        failed = [op for op in self.operations if reasons.get(op.key) == table.CONDITION_FAILED and op.refused]
-        if failed:
-            top = max(operation.rank for operation in failed)
-            first, *others = [operation.refused for operation in failed if operation.rank == top]
-            first = _evaluated(first)  # a callable is asked once, after the failure: it may read
-            if isinstance(first, ProductsGone):  # products gone on several operations: one answer names them all
-                gone = [first, *map(_evaluated, others)]
-                if all(isinstance(refused, ProductsGone) for refused in gone):
-                    return ProductsGone(frozenset().union(*(refused.product_ids for refused in gone)))
-            return first
-        if table.CONDITION_FAILED not in reasons.values():
-            if table.TRANSACTION_CONFLICT in reasons.values():
-                return Contended()
-            for operation in self.operations:
-                if operation.oversized is not None and reasons.get(operation.key) == TOO_LARGE_CODE:
-                    return operation.oversized
-        raise table.WriteFailed("the unit of work", reasons)
-
-
-def _evaluated(refused: Refusal | Callable[[], Refusal]) -> Refusal:
-    return refused if isinstance(refused, Refusal) else refused()
 
 
 def unit_of_work(account: str, now: dt.datetime) -> UnitOfWork:

@@ -100,7 +100,7 @@ def putting(account: str, settings: dict, selected: list[str] | None, current: C
     """Replace the configuration (the signing secret stays what it was: its salt), and the salt it is signed with,
     and move the version on (even for the same configuration: attempts made before it decide nothing after it).
     `selected` is kept in `events` beside it, where the sequencer reads which events entries make
-    (store/feed_numbering.py); a DELETE of the configuration keeps it. Stale: changed since `current` was read."""
+    (store/feed_sequencer.py); a DELETE of the configuration keeps it. Stale: changed since `current` was read."""
     update = {
         "TableName": table.name(),
         "Key": _key(account),

@@ -5,6 +5,7 @@ import pytest
 
 from tests.api.customer_support import customer_token, dynamodb_calls, make_customer
 from tests.conftest import OTHER_TOKEN, problem_paths
+from tests.problems import assert_problem
 
 PATH = "/account/settings/deliveries"
 DEFAULTS = {
@@ -215,8 +216,7 @@ def test_iana_timezones_are_accepted(api, timezone):
 )
 def test_patch_validation(api, body, paths):
     response = api.patch(PATH, body)
-    assert response.status_code == 400
-    assert response.data["type"] == "validation-error"
+    assert_problem(response, 400, "validation-error")
     assert problem_paths(response) == paths
     assert api.get(PATH).data == DEFAULTS
 

@@ -109,22 +109,22 @@ def test_responses_before_an_amendment_no_longer_state_the_items_or_empties(drin
 
 def test_new_empties_of_a_type_deleted_between_read_and_write_are_refused_naming_them(drinks, monkeypatch):
     """An amendment's new empties are conditional on their types when it commits, as an order's are (§15's guard)."""
-    from chalicelib.service import delivery_writing as deliveries
+    from chalicelib.service import write_units as deliveries
 
     assert drinks.put("/deposits/tray", {"name": "Tray", "price": 100}).status_code == 200  # no product names it
     delivery = place(drinks, [{"id": "ale", "count": 1}])
-    original = deliveries.change
+    original = deliveries.commit
 
     def retired_meanwhile(*args, **kwargs):
         assert deposit_uses.retire("acme", "tray") is None  # a DELETE of the type is under way
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(deliveries, "change", retired_meanwhile)
+    monkeypatch.setattr(deliveries, "commit", retired_meanwhile)
     refused = amend(
         drinks, delivery["id"], {"items": [{"id": "ale", "count": 1}], "empties": [{"id": "tray", "count": 2}]}
     )
     assert refused.status_code == 400 and problem_paths(refused) == ["empties[0].id"], refused.data
-    monkeypatch.setattr(deliveries, "change", original)
+    monkeypatch.setattr(deliveries, "commit", original)
     unchanged = drinks.get(f"/customer/deliveries/{delivery['id']}", token=CUSTOMER_TOKEN).data
     assert "amendments" not in unchanged and "empties" not in unchanged["request"]
     # A type the delivery already names needs no check: the delete guard counts open deliveries naming it.
@@ -159,11 +159,11 @@ def test_an_added_line_whose_product_stops_naming_a_type_that_is_then_deleted_is
     """§15's delete guard for amendments, as for orders: the amendment reads `lager` naming `crate`; before it
     commits, the product stops naming it and DELETE /deposits/crate completes. The write is pinned to the product
     as read, so it is refused and the amendment planned again: the delivery never charges the deleted type."""
-    from chalicelib.service import delivery_writing as deliveries
+    from chalicelib.service import write_units as deliveries
     from tests.api.test_deposit_deliveries import LAGER
 
     delivery = place(drinks, [{"id": "ale", "count": 1}])
-    original, interleaved = deliveries.change, []
+    original, interleaved = deliveries.commit, []
 
     def catalogue_changed_meanwhile(*args, **kwargs):
         if not interleaved:
@@ -171,7 +171,7 @@ def test_an_added_line_whose_product_stops_naming_a_type_that_is_then_deleted_is
             interleaved.append(drinks.delete("/deposits/crate").status_code)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(deliveries, "change", catalogue_changed_meanwhile)
+    monkeypatch.setattr(deliveries, "commit", catalogue_changed_meanwhile)
     lines = [{"id": "ale", "count": 1}, {"id": "lager", "count": 1, "bundle": CRATE}]
     response = amend(drinks, delivery["id"], {"items": lines})
     assert response.status_code == 200, response.data

@@ -7,6 +7,7 @@ import pytest
 from chalicelib.domain import limits
 from chalicelib.domain.delivery import Delivery
 from tests.conftest import clock_at, problem_paths
+from tests.problems import assert_problem
 
 from .deliveries_helpers import (  # noqa: F401
     CUSTOMER_TOKEN,
@@ -145,7 +146,7 @@ def test_final_deliveries_cannot_be_amended(shop, response_type, action):
     else:
         shop.post(f"/customer/deliveries/{delivery['id']}/{action}", token=CUSTOMER_TOKEN)
     response = amend(shop, delivery["id"], {"items": [{**CRATES, "count": 5}]})
-    assert response.status_code == 400 and response.data["type"] == "invalid-transition"
+    assert_problem(response, 400, "invalid-transition")
 
 
 def test_an_accepted_delivery_goes_back_to_requested_and_keeps_its_responses(shop):
@@ -157,7 +158,7 @@ def test_an_accepted_delivery_goes_back_to_requested_and_keeps_its_responses(sho
     response = amend(shop, delivery["id"], {"items": [{**CRATES, "count": 4}]})
     assert response.data["status"] == "REQUESTED"
     assert response.data["responses"] == accepted.data["responses"]
-    assert respond(shop, delivery["id"], {"type": "UPDATE"}).data["type"] == "invalid-transition"
+    assert_problem(respond(shop, delivery["id"], {"type": "UPDATE"}), 400, "invalid-transition")
     assert respond(shop, delivery["id"], {"type": "ACCEPT"}).data["status"] == "ACCEPTED"
 
 
@@ -165,11 +166,11 @@ def test_as_soon_as_possible_only_while_requested(shop):
     asap = place(shop, [CRATES])
     assert respond(shop, asap["id"], {"type": "ACCEPT"}).status_code == 200
     response = amend(shop, asap["id"], {"items": [{**CRATES, "count": 4}], "scheduled": WEDNESDAY})
-    assert response.status_code == 400 and response.data["type"] == "invalid-transition"
+    assert_problem(response, 400, "invalid-transition")
     dated = place(shop, [CRATES], scheduled=WEDNESDAY)
     assert respond(shop, dated["id"], {"type": "ACCEPT"}).status_code == 200
     response = amend(shop, dated["id"], {"items": [CRATES], "scheduled": None})
-    assert response.status_code == 400 and response.data["type"] == "invalid-transition"
+    assert_problem(response, 400, "invalid-transition")
     requested = place(shop, [CRATES])
     assert amend(shop, requested["id"], {"items": [{**CRATES, "count": 4}]}).status_code == 200
 
@@ -186,7 +187,7 @@ def test_the_cutoff_at_its_edge_in_the_accounts_time_zone(shop, monkeypatch):
     assert amend(shop, delivery["id"], {"items": [{**CRATES, "count": 3}]}).status_code == 200
     clock_at(monkeypatch, dt.datetime(2026, 5, 5, 9, 1, tzinfo=dt.timezone.utc))  # 12:01: past the cutoff
     response = amend(shop, delivery["id"], {"items": [{**CRATES, "count": 4}]})
-    assert response.status_code == 400 and response.data["type"] == "validation-error"
+    assert_problem(response, 400, "validation-error")
     assert problem_paths(response) == ["scheduled"]
     assert customer_read(shop, delivery["id"]).data["request"]["items"][0]["count"] == 3
     moved = amend(shop, delivery["id"], {"items": [{**CRATES, "count": 4}], "scheduled": {"date": "2026-05-13"}})
@@ -313,7 +314,7 @@ def test_if_match_on_amendments(shop):
     etag = customer_read(shop, delivery["id"]).headers["ETag"]
     assert respond(shop, delivery["id"], {"type": "ACCEPT"}).status_code == 200
     stale = amend(shop, delivery["id"], {"items": [{**CRATES, "count": 3}]}, headers={"If-Match": etag})
-    assert stale.status_code == 412 and stale.data["type"] == "precondition-failed"
+    assert_problem(stale, 412, "precondition-failed")
     current = customer_read(shop, delivery["id"]).headers["ETag"]
     assert (
         amend(shop, delivery["id"], {"items": [{**CRATES, "count": 3}]}, headers={"If-Match": current}).status_code
@@ -389,7 +390,7 @@ def test_a_malformed_body_names_each_field(shop):
         body={"items": [{"id": "beer"}], "scheduled": {"date": "x"}, "colour": 1},
         token=CUSTOMER_TOKEN,
     )
-    assert response.status_code == 400 and response.data["type"] == "validation-error"
+    assert_problem(response, 400, "validation-error")
     assert set(problem_paths(response)) == {"items[0].count", "scheduled.date", "user", "colour"}
 
 

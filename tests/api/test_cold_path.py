@@ -44,7 +44,7 @@ HEAVY = {
     # The feed's head and its reading: GET /changes only (a write marks its items: store/feed_marks.py).
     "chalicelib.store.feed": {"GET /changes"},
     # The numbering is the stream's (jobs/handlers.number_changes): no read numbers anything, GET /changes included.
-    "chalicelib.store.feed_numbering": set(),
+    "chalicelib.store.feed_sequencer": set(),
     "chalicelib.service.feed_numbering": set(),
     "chalicelib.http.openapi": {"GET /openapi.json"},
     "chalicelib.domain.catalogue_import": {"GET /openapi.json"},

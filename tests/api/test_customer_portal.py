@@ -173,8 +173,7 @@ def test_bad_paging_parameters_are_refused(api, customer, query):
 @pytest.mark.parametrize("path", ["/customer/products", "/customer/delivery-dates"])
 def test_supplier_tokens_are_forbidden_on_customer_routes(api, path):
     response = api.get(path)
-    assert response.status_code == 403
-    assert response.data["type"] == "forbidden"
+    assert_problem(response, 403, "forbidden")
     assert api.get(path, token=None).status_code == 401
 
 

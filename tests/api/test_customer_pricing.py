@@ -5,6 +5,7 @@ import pytest
 
 from tests.api.customer_support import customer_token, dynamodb_calls, make_customer, make_product, volume
 from tests.conftest import OTHER_TOKEN, problem_paths
+from tests.problems import assert_problem
 
 PATH = "/products/beer/customer-pricing/bar-1"
 
@@ -53,8 +54,7 @@ def test_put_is_a_full_replacement(ready):
 
 def test_get_without_pricing_is_404(ready):
     response = ready.get(PATH)
-    assert response.status_code == 404
-    assert response.data["type"] == "not-found"
+    assert_problem(response, 404, "not-found")
 
 
 def test_delete_removes_the_pricing(ready):
@@ -84,8 +84,7 @@ def test_pricing_is_per_customer_and_per_product(ready):
 )
 def test_put_needs_an_existing_product_and_customer(ready, path):
     response = ready.put(path, {"price": 100})
-    assert response.status_code == 404
-    assert response.data["type"] == "not-found"
+    assert_problem(response, 404, "not-found")
     assert ready.get(path).status_code == 404
 
 
@@ -253,6 +252,10 @@ def test_valid_scaled_pricing_is_accepted_everywhere(api, kind, pricing):
     assert api.put(f"/products/{product_id}", {**product, "pricing": pricing}).status_code == 200
     assert api.put(f"/products/{product_id}/customer-pricing/bar-1", {"pricing": pricing}).status_code == 200
     assert api.put(f"/products/{product_id}/price-groups", {"gold": {"pricing": pricing}}).status_code == 200
+    # Each was stored as given, not only accepted.
+    assert api.get(f"/products/{product_id}").data["pricing"] == pricing
+    assert api.get(f"/products/{product_id}/customer-pricing/bar-1").data == {"pricing": pricing}
+    assert api.get(f"/products/{product_id}/price-groups").data == {"gold": {"pricing": pricing}}
 
 
 def test_deleting_the_product_removes_its_pricing(ready):

@@ -5,6 +5,7 @@ import pytest
 
 from tests.api.customer_support import customer_token, dynamodb_calls, make_customer
 from tests.conftest import OTHER_TOKEN, problem_paths
+from tests.problems import assert_problem
 
 ADDRESS = {"address1": "Main Street 1", "address2": "Floor 2", "zip": "00100", "city": "Helsinki", "country": "FI"}
 CONTACT = {"name": "Maija Buyer", "email": "maija@example.com"}
@@ -127,8 +128,7 @@ def test_put_refuses_a_body_that_is_not_an_object(api):
 
 def test_get_unknown_customer_is_404(api):
     response = api.get("/customers/nobody")
-    assert response.status_code == 404
-    assert response.data["type"] == "not-found"
+    assert_problem(response, 404, "not-found")
 
 
 def test_customers_of_another_account_read_as_404(api):
@@ -230,8 +230,7 @@ def test_empty_patch_changes_nothing(api):
 
 def test_patch_of_an_unknown_customer_is_404_and_creates_nothing(api):
     response = api.patch("/customers/nobody", {"price_group": "gold"})
-    assert response.status_code == 404
-    assert response.data["type"] == "not-found"
+    assert_problem(response, 404, "not-found")
     assert api.get("/customers/nobody").status_code == 404
     assert api.patch("/customers/nobody", {}).status_code == 404
 
@@ -278,8 +277,7 @@ def test_patch_reads_then_writes_one_item_marked_for_the_feed(api):
 def test_patch_validation(api, body, paths):
     make_customer(api, "bar-1")
     response = api.patch("/customers/bar-1", body)
-    assert response.status_code == 400
-    assert response.data["type"] == "validation-error"
+    assert_problem(response, 400, "validation-error")
     assert problem_paths(response) == paths
     assert api.get("/customers/bar-1").data == {"id": "bar-1", "name": "Customer bar-1", **ALLOWED}
 
@@ -381,8 +379,7 @@ def test_a_cursor_of_another_list_or_account_is_refused(api):
         api.get(f"/customers?cursor={cursor}", token=OTHER_TOKEN),
         api.get(f"/categories?cursor={cursor}"),
     ):
-        assert response.status_code == 400
-        assert response.data["type"] == "validation-error"
+        assert_problem(response, 400, "validation-error")
         assert problem_paths(response) == ["cursor"]
 
 
@@ -401,8 +398,7 @@ def test_a_customer_token_is_created_for_an_existing_customer(api):
 
 def test_a_token_for_an_unknown_customer_is_404(api):
     response = api.post("/customers/nobody/tokens")
-    assert response.status_code == 404
-    assert response.data["type"] == "not-found"
+    assert_problem(response, 404, "not-found")
     assert "token" not in response.data
 
 
@@ -464,11 +460,33 @@ def test_customer_tokens_are_forbidden_on_supplier_routes(api, method, path):
     token = customer_token(api, "bar-1")
     body = {"name": "x"} if method in ("PUT", "PATCH") else None
     response = api.request(method, path, body, token=token)
-    assert response.status_code == 403
-    assert response.data["type"] == "forbidden"
+    assert_problem(response, 403, "forbidden")
 
 
 def test_customer_routes_need_a_token(api):
     for response in (api.get("/customers", token=None), api.put("/customers/a", {"name": "x"}, token="nope")):
         assert (response.status_code, response.data["type"]) == (401, "unauthorized")
     assert api.get("/customers/a").status_code == 404  # the refused PUT created nothing
+
+
+def test_a_customer_that_keeps_changing_under_a_patch_is_409_and_unchanged(api, monkeypatch):
+    """Every write of the customer loses to a change made between its read and its write (its one conditional
+    UpdateItem): the PATCH reads and tries again WRITE_ATTEMPTS times, then answers 409 (decisions §8), not 400."""
+    from chalicelib.service import documents
+    from tests.transactions import condition_failed, intercept
+
+    make_customer(api, "bar-1")
+    before = api.get("/customers/bar-1").data
+    tried = []
+
+    def changed_meanwhile(send, **request):
+        tried.append(request["Key"]["SK"]["S"])
+        raise condition_failed("UpdateItem")
+
+    intercept(monkeypatch, changed_meanwhile, "update_item")
+    response = api.patch("/customers/bar-1", {"price_group": "gold"})
+    assert_problem(response, 409, "conflict")
+    assert response.data["detail"] == "the document kept changing while it was being written; try again"
+    assert len(tried) == documents.WRITE_ATTEMPTS == 5
+    monkeypatch.undo()
+    assert api.get("/customers/bar-1").data == before

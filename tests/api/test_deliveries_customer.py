@@ -8,6 +8,7 @@ from chalicelib.domain.delivery import Delivery, DeliveryList, PlacedDeliveries
 from chalicelib.service import event_sending as sending
 from chalicelib.store import keys, table
 from tests.conftest import problem_paths
+from tests.problems import assert_problem
 
 from .deliveries_helpers import (  # noqa: F401  (shop is a fixture)
     ADDRESS,
@@ -191,8 +192,7 @@ def test_no_applicable_price_is_refused(shop):
 )
 def test_item_problems(shop, item, path):
     response = order(shop, [item])
-    assert response.status_code == 400
-    assert response.data["type"] == "validation-error"
+    assert_problem(response, 400, "validation-error")
     assert problem_paths(response) == [path]
 
 
@@ -359,8 +359,7 @@ def test_delivery_ids_are_positive_integers_unique_per_account(shop):
 def test_ordered_products_can_no_longer_be_deleted(shop):
     place(shop, [{"id": "beer", "count": 1, "bundle": {"id": "crate"}}])
     response = shop.delete("/products/beer")
-    assert response.status_code == 400
-    assert response.data["type"] == "conflict"
+    assert_problem(response, 400, "conflict")
     assert shop.delete("/products/cheese").status_code == 204
 
 
@@ -452,8 +451,7 @@ def test_an_accepted_delivery_can_be_cancelled_a_final_one_cannot(shop):
     assert shop.post(f"{path}/cancel", body={}, token=CUSTOMER_TOKEN).data["status"] == "CANCELLED"
     for action in ("cancel", "receive"):
         response = shop.post(f"{path}/{action}", body={}, token=CUSTOMER_TOKEN)
-        assert response.status_code == 400
-        assert response.data["type"] == "invalid-transition"
+        assert_problem(response, 400, "invalid-transition")
 
 
 def test_receive_marks_delivered(shop):
@@ -465,7 +463,7 @@ def test_receive_marks_delivered(shop):
     assert response.data["status"] == "DELIVERED"
     assert response.data["received"]["timestamp"] == "2026-05-04T09:30:00.000Z"
     assert "cancelled" not in response.data
-    assert shop.post(f"{path}/cancel", token=CUSTOMER_TOKEN).data["type"] == "invalid-transition"
+    assert_problem(shop.post(f"{path}/cancel", token=CUSTOMER_TOKEN), 400, "invalid-transition")
     assert "receive-delivery" in [e["type"] for e in events()]
 
 

@@ -5,6 +5,7 @@ import pytest
 from chalicelib.domain.delivery import SupplierDelivery as Delivery
 from chalicelib.domain.delivery import SupplierDeliveryList as DeliveryList
 from tests.conftest import OTHER_TOKEN, problem_paths
+from tests.problems import assert_problem
 
 from .deliveries_helpers import assert_shape, place, respond, shop  # noqa: F401
 
@@ -112,8 +113,7 @@ def test_get_one_delivery_in_full(five):
 @pytest.mark.parametrize("delivery_id", ["6", "0", "-1", "01", "abc", "1.5", "9999999999999"])
 def test_unknown_delivery_is_404(five, delivery_id):
     response = five.get(f"/deliveries/{delivery_id}")
-    assert response.status_code == 404
-    assert response.data["type"] == "not-found"
+    assert_problem(response, 404, "not-found")
 
 
 def test_other_accounts_see_nothing(five):
@@ -127,11 +127,11 @@ def test_other_accounts_see_nothing(five):
 def _losing_races(monkeypatch, fake_clock, lost: int, seconds_per_race: float = 0.0):
     """The store answers Stale (another change won) to the first `lost` writes, each race taking
     `seconds_per_race` of the one clock; the service's pauses between attempts are skipped."""
-    from chalicelib.service import deliveries as service
-    from chalicelib.service import delivery_writing as store
+    from chalicelib.service import contention
+    from chalicelib.service import write_units as store
     from chalicelib.store import outcomes
 
-    real, calls = store.change, []
+    real, calls = store.commit, []
 
     def change(*args, **kw):
         calls.append(1)
@@ -140,8 +140,8 @@ def _losing_races(monkeypatch, fake_clock, lost: int, seconds_per_race: float = 
         fake_clock.advance(seconds_per_race)
         return outcomes.Stale()
 
-    monkeypatch.setattr(store, "change", change)
-    monkeypatch.setattr(service, "_back_off", lambda attempt: None)
+    monkeypatch.setattr(store, "commit", change)
+    monkeypatch.setattr(contention, "back_off", lambda attempt: None)
     return calls
 
 

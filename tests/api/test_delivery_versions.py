@@ -3,6 +3,8 @@ receive (amendments: tests/api/test_amendments.py)."""
 
 import pytest
 
+from tests.problems import assert_problem
+
 from .deliveries_helpers import CUSTOMER_TOKEN, OTHER_CUSTOMER_TOKEN, place, respond, shop  # noqa: F401
 
 BEER = [{"id": "beer", "count": 2, "bundle": {"id": "crate"}}]
@@ -96,7 +98,7 @@ def _stale_then_current(api, delivery_id, send):
     refused = send(stale)
     assert refused.status_code == 412
     assert refused.headers["Content-Type"] == "application/problem+json"
-    assert refused.data["type"] == "precondition-failed" and refused.data["status"] == 412
+    assert_problem(refused, 412, "precondition-failed")
     assert api.get(f"/deliveries/{delivery_id}").data == before  # nothing changed
     assert etags(api, delivery_id)[0] == current
     return current

@@ -5,6 +5,7 @@ import pytest
 from tests.api.deliveries_helpers import CUSTOMER, CUSTOMER_TOKEN, USER, order, place, respond, shop  # noqa: F401
 from tests.api.test_deposit_deliveries import BOTTLE_E, CRATE, CRATE_E, PALLET, drinks  # noqa: F401
 from tests.conftest import problem_paths
+from tests.problems import assert_problem
 
 KEG_E = {"id": "keg", "name": "Keg", "price": 3000}
 
@@ -63,7 +64,7 @@ def test_delete_refused_after_a_receive_moved_a_balance(drinks):
     respond(drinks, d["id"], {"type": "ACCEPT"})
     assert drinks.post(f"/customer/deliveries/{d['id']}/receive", {}, token=CUSTOMER_TOKEN).status_code == 200
     r = drinks.delete("/deposits/keg")
-    assert r.status_code == 400 and r.data["type"] == "conflict"
+    assert_problem(r, 400, "conflict")
 
 
 # -- empties of wrong types
@@ -194,6 +195,11 @@ def test_adjustment_bad_types(drinks, body, paths):
 
 
 def test_adjustment_edges_pass(drinks):
+    def keg() -> int:
+        listed = drinks.get(f"/customers/{CUSTOMER}/deposits").data["deposits"]
+        return next(d["balance"] for d in listed if d["id"] == "keg")
+
+    before = keg()
     for count in (1, -1, 100_000):
         r = drinks.post(f"/customers/{CUSTOMER}/deposits", {"id": "keg", "count": count, "message": "m"})
         assert r.status_code == 200, r.data
@@ -201,6 +207,7 @@ def test_adjustment_edges_pass(drinks):
         drinks.post(f"/customers/{CUSTOMER}/deposits", {"id": "keg", "count": 1, "message": "x" * 500}).status_code
         == 200
     )
+    assert keg() == before + 1 - 1 + 100_000 + 1  # every adjustment moved the balance
 
 
 def test_adjustment_unknown_customer_before_deposit(drinks):

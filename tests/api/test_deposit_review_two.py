@@ -4,6 +4,7 @@ from chalicelib.service import deposits as deposit_uses
 from chalicelib.store.unit_of_work import UnitOfWork
 from tests.api.deliveries_helpers import CUSTOMER, shop  # noqa: F401
 from tests.api.test_deposit_deliveries import drinks  # noqa: F401
+from tests.problems import assert_problem
 
 
 def crate_balance(api) -> int:
@@ -53,7 +54,7 @@ def test_a_type_an_open_delivery_charges_cannot_be_deleted_once_no_product_names
         == 200
     )
     refused = drinks.delete("/deposits/pallet")
-    assert refused.status_code == 400 and refused.data["type"] == "conflict", refused.data
+    assert_problem(refused, 400, "conflict")
     assert respond(drinks, delivery["id"], {"type": "ACCEPT"}).status_code == 200
     assert drinks.delete("/deposits/pallet").status_code == 400  # ACCEPTED is not final either
     drinks.post(f"/customer/deliveries/{delivery['id']}/receive", {}, token=CUSTOMER_TOKEN)
@@ -70,7 +71,7 @@ def test_a_type_only_announced_as_empties_cannot_be_deleted_until_the_delivery_i
 
     delivery = place(drinks, [{"id": "water", "count": 1}], empties=[{"id": "keg", "count": 2}])
     refused = drinks.delete("/deposits/keg")
-    assert refused.status_code == 400 and refused.data["type"] == "conflict"
+    assert_problem(refused, 400, "conflict")
     assert drinks.post(f"/customer/deliveries/{delivery['id']}/cancel", {}, token=CUSTOMER_TOKEN).status_code == 200
     assert drinks.delete("/deposits/keg").status_code == 204
 
@@ -193,45 +194,45 @@ def test_empties_are_bounded_in_bytes_and_three_lists_at_the_bound_fit_an_open_d
 def test_an_order_whose_empties_type_is_being_deleted_when_it_commits_is_refused(drinks, monkeypatch):
     """A DELETE marks the type between the order's read and its write: the order's transaction is conditional on
     the types of its empties being usable, so no open delivery ever names a type being deleted."""
-    from chalicelib.service import delivery_writing as deliveries
+    from chalicelib.service import write_units as deliveries
     from tests.api.deliveries_helpers import ACCOUNT, order
     from tests.conftest import problem_paths
 
-    real = deliveries.place
+    real = deliveries.commit
 
     def deleted_meanwhile(*args, **kwargs):
         deposit_uses.retire(ACCOUNT, "keg")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(deliveries, "place", deleted_meanwhile)
+    monkeypatch.setattr(deliveries, "commit", deleted_meanwhile)
     refused = order(
         drinks, [{"id": "water", "count": 1}], empties=[{"id": "crate", "count": 1}, {"id": "keg", "count": 2}]
     )
     assert refused.status_code == 400, refused.data
     assert problem_paths(refused) == ["empties[1].id"]
     assert drinks.get("/deliveries").data["deliveries"] == []
-    monkeypatch.setattr(deliveries, "place", real)
+    monkeypatch.setattr(deliveries, "commit", real)
     deposit_uses.retire(ACCOUNT, "keg", retiring=False)
     assert order(drinks, [{"id": "water", "count": 1}], empties=[{"id": "keg", "count": 2}]).status_code == 200
 
 
 def test_a_response_whose_new_empties_type_is_being_deleted_when_it_commits_is_refused(drinks, monkeypatch):
-    from chalicelib.service import delivery_writing as deliveries
+    from chalicelib.service import write_units as deliveries
     from tests.api.deliveries_helpers import ACCOUNT, place, respond
     from tests.conftest import problem_paths
 
     delivery = place(drinks, [{"id": "water", "count": 1}])
-    real = deliveries.change
+    real = deliveries.commit
 
     def deleted_meanwhile(*args, **kwargs):
         deposit_uses.retire(ACCOUNT, "keg")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(deliveries, "change", deleted_meanwhile)
+    monkeypatch.setattr(deliveries, "commit", deleted_meanwhile)
     refused = respond(drinks, delivery["id"], {"type": "ACCEPT", "empties": [{"id": "keg", "count": 1}]})
     assert refused.status_code == 400 and problem_paths(refused) == ["empties[0].id"], refused.data
     assert drinks.get(f"/deliveries/{delivery['id']}").data["status"] == "REQUESTED"
-    monkeypatch.setattr(deliveries, "change", real)
+    monkeypatch.setattr(deliveries, "commit", real)
     deposit_uses.retire(ACCOUNT, "keg", retiring=False)
     assert (
         respond(drinks, delivery["id"], {"type": "ACCEPT", "empties": [{"id": "keg", "count": 1}]}).status_code == 200
@@ -245,11 +246,11 @@ def test_an_order_whose_product_stops_naming_a_type_that_is_then_deleted_before_
     before it commits, the product stops naming it and DELETE /deposits/crate completes (no open delivery, product
     or balance names it). The order's write is pinned to the product's revision as read, so it is refused and the
     order is planned again from the product as it is now: no delivery ever charges the deleted type."""
-    from chalicelib.service import delivery_writing as deliveries
+    from chalicelib.service import write_units as deliveries
     from tests.api.deliveries_helpers import place, put_product
     from tests.api.test_deposit_deliveries import LAGER
 
-    original, interleaved = deliveries.place, []
+    original, interleaved = deliveries.commit, []
 
     def catalogue_changed_meanwhile(*args, **kwargs):
         if not interleaved:
@@ -258,7 +259,7 @@ def test_an_order_whose_product_stops_naming_a_type_that_is_then_deleted_before_
             interleaved.append(drinks.delete("/deposits/crate").status_code)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(deliveries, "place", catalogue_changed_meanwhile)
+    monkeypatch.setattr(deliveries, "commit", catalogue_changed_meanwhile)
     delivery = place(drinks, [{"id": "lager", "count": 1, "bundle": {"type": "CR", "size": 20}}])
     assert interleaved == [204]
     assert drinks.get("/deposits/crate").status_code == 404

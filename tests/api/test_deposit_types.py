@@ -4,14 +4,13 @@ import pytest
 
 from tests.api.customer_support import customer_token, make_customer, make_product
 from tests.conftest import OTHER_TOKEN, problem_paths
+from tests.problems import assert_problem
 
 CRATE = {"name": "Crate", "price": 150}
 
 
 def fail(response, status, type_, paths=None):
-    assert response.status_code == status, response.data
-    assert response.headers["Content-Type"] == "application/problem+json"
-    assert response.data["type"] == type_
+    assert_problem(response, status, type_)
     if paths is not None:
         assert problem_paths(response) == paths
 

@@ -9,6 +9,7 @@ import pytest
 from chalicelib.domain.errors import Busy
 from chalicelib.http.request_ids import request_id
 from chalicelib.service import catalogue
+from tests.problems import assert_problem
 
 
 @pytest.fixture
@@ -86,9 +87,8 @@ def test_a_409_says_when_to_retry(product, monkeypatch):
 
     monkeypatch.setattr(catalogue, "get_product", busy)
     response = product.get("/products/cola")
-    assert response.status_code == 409
+    assert_problem(response, 409, "conflict")
     assert response.headers["Retry-After"] == "1"
-    assert response.data["type"] == "conflict"
 
 
 PREFLIGHT = {

@@ -19,6 +19,7 @@ from tests.jobs.support import (
     stored,
     write_event,
 )
+from tests.problems import assert_problem
 
 pytestmark = pytest.mark.usefixtures("local_receivers", "fake_clock")
 
@@ -273,7 +274,7 @@ def test_at_most_60_resend_requests_per_account_in_any_60_seconds(api):
     assert refused.status_code == 429
     assert refused.headers["Retry-After"] == "1"  # the first leaves the window at start + 60 s
     assert refused.headers["Content-Type"] == "application/problem+json"
-    assert refused.data["type"] == "too-many-requests" and refused.data["status"] == 429
+    assert_problem(refused, 429, "too-many-requests")
     assert "at most 60 resend requests per 60 seconds" in refused.data["detail"]
     assert resend(api, other, token=OTHER_TOKEN).status_code == 202  # another account's window is its own
     assert api.post(f"{PATH}/nope/resend").status_code == 404  # a 404 is not rate limited first...
@@ -303,8 +304,7 @@ def test_refused_resends_do_not_count(api):
 def test_resending_another_accounts_event_is_404(api):
     event = write_event("other")
     response = api.post(f"{PATH}/{event['event_id']}/resend")
-    assert response.status_code == 404
-    assert response.data["type"] == "not-found"
+    assert_problem(response, 404, "not-found")
     assert stored(event)["attempts"] == 0
 
 

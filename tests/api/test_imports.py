@@ -7,6 +7,7 @@ from chalicelib.service import clock, importing
 from chalicelib.store import keys, table
 from tests.api.customer_support import customer_token, make_customer
 from tests.conftest import OTHER_TOKEN
+from tests.problems import assert_problem
 
 pytestmark = pytest.mark.usefixtures("fake_clock")
 
@@ -252,7 +253,7 @@ def test_another_accounts_import_is_not_found(api):
     import_id = upload(api, FILE).data["id"]
     assert api.get(f"/imports/products/{import_id}", token=OTHER_TOKEN).status_code == 404
     assert api.get("/imports/products", token=OTHER_TOKEN).data == {"imports": []}
-    assert api.get("/imports/products/nope").data["type"] == "not-found"
+    assert_problem(api.get("/imports/products/nope"), 404, "not-found")
 
 
 @pytest.mark.parametrize(
@@ -287,7 +288,7 @@ def test_files_up_to_5_mib_are_taken_and_larger_ones_refused(api):
     assert len(big.encode()) == 5 * 1024 * 1024
     assert upload(api, big).status_code == 202
     too_big = upload(api, big + "x")
-    assert too_big.status_code == 413 and too_big.data["type"] == "payload-too-large"
+    assert_problem(too_big, 413, "payload-too-large")
     # Other routes keep the 1 MiB limit.
     assert api.request("PUT", "/categories/x", raw="x" * (1024 * 1024 + 1)).status_code == 413
 
@@ -408,7 +409,7 @@ def test_the_5_mib_limit_is_the_files_in_a_form_too(api):
     assert len(file) == 5 * 1024 * 1024
     assert upload(api, form([("file", file, "text/csv")]), content_type=FORM).status_code == 202
     too_big = upload(api, form([("file", file + b"x", "text/csv")]), content_type=FORM)
-    assert too_big.status_code == 413 and too_big.data["type"] == "payload-too-large"
+    assert_problem(too_big, 413, "payload-too-large")
     assert "5242880" in too_big.data["detail"]
 
 

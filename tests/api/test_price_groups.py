@@ -4,6 +4,7 @@ import pytest
 
 from tests.api.customer_support import customer_token, dynamodb_calls, make_customer, make_product, volume
 from tests.conftest import OTHER_TOKEN, problem_paths
+from tests.problems import assert_problem
 
 PATH = "/products/beer/price-groups"
 
@@ -46,8 +47,7 @@ def test_a_group_level_is_replaced_whole_too(ready):
 def test_an_unknown_product_is_404(ready, path):
     assert ready.get(path).status_code == 404
     response = ready.put(path, {"gold": {"price": 1}})
-    assert response.status_code == 404
-    assert response.data["type"] == "not-found"
+    assert_problem(response, 404, "not-found")
 
 
 @pytest.mark.parametrize("name", ["g", "Gold_2", "key accounts", "A-B", "x" * 64])

@@ -413,6 +413,8 @@ def test_if_match_star_matches_any_version(catalogue):
     catalogue.post("/products", minimal())
     response = catalogue.patch("/products/p1", {"price": 7}, headers={"If-Match": "*"})
     assert response.status_code == 200
+    stored = catalogue.get("/products/p1")
+    assert stored.data["price"] == 7 and stored.headers["ETag"] == response.headers["ETag"]
 
 
 def test_if_match_on_a_put_that_would_create_fails(catalogue):

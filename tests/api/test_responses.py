@@ -4,6 +4,7 @@ import pytest
 
 from chalicelib.domain.delivery import SupplierDelivery as Delivery
 from tests.conftest import OTHER_TOKEN, problem_paths
+from tests.problems import assert_problem
 
 from .deliveries_helpers import CUSTOMER_TOKEN, assert_shape, place, respond, shop  # noqa: F401
 
@@ -51,8 +52,7 @@ def test_forbidden_responses_are_refused(shop, start, kind):
     delivery_id = delivery_in(shop, start)
     before = shop.get(f"/deliveries/{delivery_id}").data
     response = respond(shop, delivery_id, {"type": kind})
-    assert response.status_code == 400
-    assert response.data["type"] == "invalid-transition"
+    assert_problem(response, 400, "invalid-transition")
     assert shop.get(f"/deliveries/{delivery_id}").data == before
 
 
@@ -145,8 +145,7 @@ def test_reject_may_not_carry_a_schedule(shop):
 def test_invalid_responses(shop, body, paths):
     delivery_id = delivery_in(shop, "REQUESTED")
     response = respond(shop, delivery_id, body)
-    assert response.status_code == 400
-    assert response.data["type"] == "validation-error"
+    assert_problem(response, 400, "validation-error")
     assert problem_paths(response) == paths
     assert shop.get(f"/deliveries/{delivery_id}").data["responses"] == []
 
@@ -182,26 +181,25 @@ def test_a_malformed_body_is_400(shop):
 
 def test_a_delivery_that_keeps_changing_gives_409_and_keeps_nothing(shop, monkeypatch):
     from chalicelib.service import deliveries
-    from chalicelib.service import delivery_writing as store
+    from chalicelib.service import write_units as store
     from chalicelib.store import outcomes
 
     delivery_id = delivery_in(shop, "REQUESTED")
     monkeypatch.setattr(deliveries, "MAX_ATTEMPTS", 3)
     monkeypatch.setattr(deliveries, "CONTENTION_SECONDS", 0)  # and no time to keep trying
-    monkeypatch.setattr(store, "change", lambda *args, **named: outcomes.Stale())  # every write loses a race
+    monkeypatch.setattr(store, "commit", lambda *args, **named: outcomes.Stale())  # every write loses a race
     response = respond(shop, delivery_id, {"type": "ACCEPT"})
-    assert response.status_code == 409
-    assert response.data["type"] == "conflict"
+    assert_problem(response, 409, "conflict")
     monkeypatch.undo()
     assert shop.get(f"/deliveries/{delivery_id}").data["responses"] == []
 
 
 def test_a_lost_race_is_evaluated_again_against_the_new_state(shop, monkeypatch):
     """Another response lands between our read and our write: ours is re-checked against it."""
-    from chalicelib.service import delivery_writing as store
+    from chalicelib.service import write_units as store
 
     delivery_id = delivery_in(shop, "REQUESTED")
-    real_change = store.change
+    real_change = store.commit
     raced = []
 
     def reject_first(*args, **named):
@@ -210,10 +208,9 @@ def test_a_lost_race_is_evaluated_again_against_the_new_state(shop, monkeypatch)
             assert respond(shop, delivery_id, {"type": "REJECT", "reference": "theirs"}).status_code == 200
         return real_change(*args, **named)
 
-    monkeypatch.setattr(store, "change", reject_first)
+    monkeypatch.setattr(store, "commit", reject_first)
     response = respond(shop, delivery_id, {"type": "ACCEPT", "reference": "ours"})
-    assert response.status_code == 400
-    assert response.data["type"] == "invalid-transition"
+    assert_problem(response, 400, "invalid-transition")
     monkeypatch.undo()
     delivery = shop.get(f"/deliveries/{delivery_id}").data
     assert [r["reference"] for r in delivery["responses"]] == ["theirs"]

@@ -7,6 +7,7 @@ import pytest
 from standardwebhooks import Webhook
 
 from tests.conftest import OTHER_TOKEN, problem_paths
+from tests.problems import assert_problem
 
 PATH = "/account/settings/webhooks"
 HOOK = "https://hooks.example.com/orders"
@@ -14,8 +15,7 @@ HOOK = "https://hooks.example.com/orders"
 
 def test_before_any_put_there_is_no_webhook(api):
     response = api.get(PATH)
-    assert response.status_code == 404
-    assert response.data["type"] == "not-found"
+    assert_problem(response, 404, "not-found")
     assert response.headers["Content-Type"] == "application/problem+json"
 
 
@@ -148,8 +148,7 @@ def test_put_replaces_the_whole_configuration(api):
 )
 def test_invalid_settings_are_refused_naming_the_field(api, body, path):
     response = api.put(PATH, body)
-    assert response.status_code == 400
-    assert response.data["type"] == "validation-error"
+    assert_problem(response, 400, "validation-error")
     assert problem_paths(response) == [path]
     assert api.get(PATH).status_code == 404  # nothing was stored
 

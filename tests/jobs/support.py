@@ -5,9 +5,10 @@ import datetime as dt
 import pytest
 
 from chalicelib.domain.feed import LEGACY_TWINS, Change
-from chalicelib.service import delivery_writing
 from chalicelib.service import webhooks as webhook_settings
-from chalicelib.store import deliveries, events, feed, keys, outbox_accounts, table
+from chalicelib.store import deliveries, event_attempts, events, feed, keys, outbox_accounts, table
+from chalicelib.store.unit_of_work import unit_of_work
+from tests import delivery_units
 
 T0 = dt.datetime(2025, 3, 3, 9, 0, tzinfo=dt.timezone.utc)
 
@@ -34,9 +35,9 @@ def write_event(account="acme", event_type="request-delivery", data=None, now=T0
     existing = deliveries.get(account, data["id"], consistent=True)
     change = Change(LEGACY_TWINS[event_type], str(data["id"]), status=data["status"])
     if existing is None:
-        outcome = delivery_writing.place(account, [data], [], None, None, changes=[change], now=now)
+        outcome = delivery_units.place(account, [data], [], None, None, changes=[change], now=now)
     else:
-        outcome = delivery_writing.change(account, data, existing.version, changes=[change], now=now)
+        outcome = delivery_units.change(account, data, existing.version, changes=[change], now=now)
     assert outcome is None, outcome
     return event_of_sequence(account, feed.read_head(account).sequence)
 
@@ -72,6 +73,15 @@ def stored(event: dict) -> dict:
 
 def configure(account="acme", **settings) -> dict:
     return webhook_settings.put_settings(account, settings)
+
+
+def queue_resend(event: dict, now: dt.datetime) -> dict:
+    """One more attempt queued, as the resend use case writes it (without its rate window or answer)."""
+    queued, operation = event_attempts.resending(event, now)
+    with unit_of_work(event["account"], now) as uow:
+        uow.add(operation)
+        assert uow.commit() is None
+    return queued
 
 
 def park(account: str, until: dt.datetime, reason: str) -> None:

@@ -1,6 +1,6 @@
 """The feed's two functions (issue 43): `table_feed` forwards what a stream batch's marks show to the feed queue,
 each account's records in the stream's order to its own message group, and answers the records whose message the
-queue refused, so the event source mapping hands those over again; `feed_numbering` numbers what the queue hands
+queue refused, so the event source mapping hands those over again; `feed_sequencer` numbers what the queue hands
 over and answers each failed account's messages from its first, which the queue hands over again later, alone.
 `table_stream` sends the batch's new events and starts queued images and imports."""
 
@@ -12,7 +12,7 @@ import pytest
 from chalicelib.adapters import feed_queue
 from chalicelib.domain.feed import Change, ChangeType
 from chalicelib.service import clock
-from chalicelib.store import feed, feed_marks, feed_numbering, keys, table
+from chalicelib.store import feed, feed_marks, feed_sequencer, keys, table
 from tests import stream
 
 pytestmark = [pytest.mark.usefixtures("accounts_ready", "fake_clock", "feed_queue_made"), pytest.mark.pending_feed]
@@ -160,20 +160,20 @@ def test_a_queue_batch_numbers_each_account_in_order_and_answers_a_failing_accou
     invoke("table_feed", [marked_record("201", account="other", changes=[created("b1")])])
     messages = queued()
     assert [m["Attributes"]["MessageGroupId"] for m in messages] == ["acme", "other", "other"]
-    real, pauses = feed_numbering.number, []
+    real, pauses = feed_sequencer.number, []
 
     def failing(account, records, sleep=None):
         if account == "other":
             raise RuntimeError("the other account's numbering fails")
         return real(account, records, sleep)
 
-    monkeypatch.setattr(feed_numbering, "number", failing)
+    monkeypatch.setattr(feed_sequencer, "number", failing)
     monkeypatch.setattr(feed_queue, "postpone", pauses.extend)
     answer = invoke("feed_numbering", [as_lambda(m) for m in messages])
     assert answer == {"batchItemFailures": [{"itemIdentifier": m["MessageId"]} for m in messages[1:]]}
     assert [seconds for _, seconds in pauses] == [1, 1]  # first hand-over: 1 s, doubling with each
     assert fed("acme") == [(1, "category.created", "a0"), (2, "category.created", "a1")]
-    monkeypatch.setattr(feed_numbering, "number", real)
+    monkeypatch.setattr(feed_sequencer, "number", real)
     again = [{**as_lambda(m), "attributes": {**m["Attributes"], "ApproximateReceiveCount": "3"}} for m in messages]
     assert invoke("feed_numbering", again) == {"batchItemFailures": []}  # all of it again: nothing twice
     assert fed("other") == [(1, "category.created", "b0"), (2, "category.created", "b1")]
@@ -186,7 +186,7 @@ def test_a_failed_hand_over_pauses_doubling_with_each_up_to_fifteen_minutes(monk
     invoke("table_feed", [marked_record("100")])
     (message,) = queued()
     pauses = []
-    monkeypatch.setattr(feed_numbering, "number", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("down")))
+    monkeypatch.setattr(feed_sequencer, "number", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("down")))
     monkeypatch.setattr(feed_queue, "postpone", pauses.extend)
     for count in (1, 2, 5, 11, 40):
         handed = {**as_lambda(message), "attributes": {**message["Attributes"], "ApproximateReceiveCount": str(count)}}

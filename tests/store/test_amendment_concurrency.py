@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from chalicelib.domain.errors import PreconditionFailed
-from chalicelib.service import amendments, deliveries, delivery_reads, delivery_writing
+from chalicelib.service import amendments, deliveries, delivery_reads, write_units
 from chalicelib.store import deliveries as delivery_store
 from tests.store.test_delivery_concurrency import placed_delivery
 
@@ -98,15 +98,16 @@ def test_an_amendment_between_an_acknowledgements_read_and_write_leaves_it_pendi
     it, so PENDING still means "holds something the ERP has not acknowledged"."""
     from chalicelib.domain.errors import Busy
 
-    write = delivery_writing.set_integration
+    write = write_units.commit
     raced = []
 
     def amend_first(*args, **kwargs):
         if not raced:
-            raced.append(_amend(delivery_id, 12))
+            raced.append("racing")  # first: the racer's own write passes straight through
+            raced[0] = _amend(delivery_id, 12)
         return write(*args, **kwargs)
 
-    monkeypatch.setattr(delivery_writing, "set_integration", amend_first)
+    monkeypatch.setattr(write_units, "commit", amend_first)
     with pytest.raises(Busy, match="customer changed the delivery"):
         deliveries.set_integration(ACCOUNT, str(delivery_id), {"status": "IMPORTED"})
     now = deliveries.get_delivery(ACCOUNT, str(delivery_id))

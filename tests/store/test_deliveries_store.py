@@ -6,10 +6,10 @@ import random
 import pytest
 
 from chalicelib.domain.feed import STATUS_CHANGE, ChangeType, delivery_change
-from chalicelib.service import delivery_writing
 from chalicelib.store import deliveries as store
 from chalicelib.store import delivery_lists, delivery_writes, keys, outcomes, table
 from chalicelib.store.unit_of_work import unit_of_work
+from tests import delivery_units
 
 from .conftest import NOW, sample_product, save_product
 
@@ -26,13 +26,13 @@ DELIVERY = {
 def place(account: str, deliveries: list[dict], used: list[str]):
     """The deliveries placed as an order places them, with their delivery.requested Changes."""
     changes = [delivery_change(ChangeType.DELIVERY_REQUESTED, delivery) for delivery in deliveries]
-    return delivery_writing.place(account, deliveries, used, None, None, changes=changes, now=NOW)
+    return delivery_units.place(account, deliveries, used, None, None, changes=changes, now=NOW)
 
 
 def change(account: str, delivery: dict, version: int, integration=None):
     """The delivery changed as a response or a customer's action changes it, with its Change."""
     changes = [delivery_change(STATUS_CHANGE[delivery["status"]], delivery)]
-    return delivery_writing.change(account, delivery, version, integration, changes=changes, now=NOW)
+    return delivery_units.change(account, delivery, version, integration, changes=changes, now=NOW)
 
 
 def add_integration(account: str, stored: store.StoredDelivery, write: store.IntegrationWrite):
@@ -181,14 +181,14 @@ def test_a_product_read_as_used_is_checked_not_written_and_one_without_the_flag_
     assert flagged["used"] == {"BOOL": True}
     second = {**DELIVERY, "id": 2}
     changes = [delivery_change(ChangeType.DELIVERY_REQUESTED, second)]
-    written = delivery_writing.place(
+    written = delivery_units.place(
         "acme", [second], ["cola"], None, None, changes=changes, now=NOW, used_already=frozenset({"cola"})
     )
     assert written is None
     assert table.client().get_item(TableName=table.name(), Key=key, ConsistentRead=True)["Item"] == flagged
     save_product("acme", sample_product("fresh"))
     third = {**DELIVERY, "id": 3}
-    refused = delivery_writing.place(
+    refused = delivery_units.place(
         "acme",
         [third],
         ["fresh"],

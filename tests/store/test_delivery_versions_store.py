@@ -5,7 +5,7 @@ the amended order."""
 import pytest
 
 from chalicelib.domain.errors import ValidationFailed
-from chalicelib.service import amendments, deliveries, delivery_reads, delivery_writing
+from chalicelib.service import amendments, deliveries, delivery_reads, write_units
 from chalicelib.store import batch
 from chalicelib.store import deliveries as delivery_store
 from tests.store.test_delivery_concurrency import placed_delivery
@@ -22,7 +22,7 @@ def _amend(delivery_id, items):
 def amendment_first(monkeypatch, delivery_id: int, items: list) -> None:
     """The next write of the delivery finds the customer's amendment (to `items`) committed before it: it loses the
     race, reads again and is checked again."""
-    write, raced = delivery_writing.change, []
+    write, raced = write_units.commit, []
 
     def amended_then_written(*args, **kwargs):
         if not raced:
@@ -30,7 +30,7 @@ def amendment_first(monkeypatch, delivery_id: int, items: list) -> None:
             _amend(delivery_id, items)
         return write(*args, **kwargs)
 
-    monkeypatch.setattr(delivery_writing, "change", amended_then_written)
+    monkeypatch.setattr(write_units, "commit", amended_then_written)
 
 
 def _water():

@@ -254,8 +254,8 @@ def test_types_stored_before_they_had_their_own_item_are_given_it(engine, drinks
 
 
 def test_a_type_others_keep_changing_is_contended_and_the_service_answers_busy(engine, monkeypatch):
-    """Like a category or the webhook settings (issue 26.4): save_type answers the outcome Contended after
-    PUT_ATTEMPTS lost races, never a service error; the service makes it the 409 every contended write gives."""
+    """Like a category or the webhook settings: after PUT_ATTEMPTS lost races save_type gives up with the 409 every
+    contended write gives (the one retry idiom, service/contention.retried)."""
     from chalicelib.domain.errors import Busy
     from chalicelib.service import contention
     from chalicelib.service import deposits as service
@@ -269,7 +269,8 @@ def test_a_type_others_keep_changing_is_contended_and_the_service_answers_busy(e
 
     with monkeypatch.context() as patched:
         patched.setattr(UnitOfWork, "commit", lost_race)
-        assert deposit_uses.save_type(ACCOUNT, "bottle", "Bottle", 8) == outcomes.Contended()
+        with pytest.raises(Busy, match=contention.ACCOUNT_BUSY):
+            deposit_uses.save_type(ACCOUNT, "bottle", "Bottle", 8)
         assert len(tries) == service.PUT_ATTEMPTS
         with pytest.raises(Busy, match=contention.ACCOUNT_BUSY) as raised:
             service.put_deposit(ACCOUNT, "bottle", {"name": "Bottle", "price": 8})

@@ -15,7 +15,7 @@ from chalicelib.domain.feed import Change, ChangeType
 from chalicelib.service import catalogue, clock, webhooks
 from chalicelib.service import feed_forwarding as forwarding
 from chalicelib.service import feed_numbering as numbering
-from chalicelib.store import batch, event_lists, feed, feed_marks, feed_numbering, keys, table
+from chalicelib.store import batch, event_lists, feed, feed_marks, feed_sequencer, keys, table
 from tests.stream import drain, poller
 from tests.transactions import intercept, record_changes
 
@@ -137,9 +137,9 @@ def test_an_import_backlog_left_for_lack_of_time_comes_back_at_once_and_is_numbe
 def test_an_account_whose_numbering_fails_holds_no_other_account_and_is_numbered_once_when_it_recovers(
     fake_clock, monkeypatch
 ):
-    real = feed_numbering.number
+    real = feed_sequencer.number
     monkeypatch.setattr(
-        feed_numbering,
+        feed_sequencer,
         "number",
         lambda account, *a, **k: (_ for _ in ()).throw(RuntimeError("down"))
         if account == "acme"
@@ -154,7 +154,7 @@ def test_an_account_whose_numbering_fails_holds_no_other_account_and_is_numbered
     catalogue.put_category("acme", "second", {"name": "Second"})
     drain()
     assert feed.read_head("acme").sequence == 0  # its messages wait behind the failed one: none out of order
-    monkeypatch.setattr(feed_numbering, "number", real)
+    monkeypatch.setattr(feed_sequencer, "number", real)
     _back_now(poller())
     drain()
     assert fed("acme") == [("category.created", "first"), ("category.created", "second")]
@@ -182,9 +182,9 @@ def test_an_accounts_small_messages_in_a_hand_over_are_numbered_together_up_to_a
     them, not one per message (issue 43: numbered per second at 64 shards no lower than at 1)."""
     monkeypatch.setattr(numbering, "TURN_RECORDS", turn_records)
     calls = []
-    real = feed_numbering.number
+    real = feed_sequencer.number
     monkeypatch.setattr(
-        feed_numbering, "number", lambda account, records: calls.append(len(records)) or real(account, records)
+        feed_sequencer, "number", lambda account, records: calls.append(len(records)) or real(account, records)
     )
     left = numbering.number_messages(messages_of("acme", [3] * 8), clock.now() + dt.timedelta(minutes=1))
     assert (left, len(calls), sum(calls)) == (set(), numberings, 24)
@@ -194,16 +194,16 @@ def test_an_accounts_small_messages_in_a_hand_over_are_numbered_together_up_to_a
 def test_a_turn_numbered_in_part_is_done_up_to_its_first_message_not_numbered(fake_clock, monkeypatch):
     """Messages whose records are all numbered are done; from the first that is not, the account's messages go back
     to the queue (in order) and are skipped where numbered when they come again."""
-    real = feed_numbering.number
+    real = feed_sequencer.number
 
     def first_four(account, records):
         outcome = real(account, records[:4])
-        return feed_numbering.Numbered(outcome.count, outcome.done, outcome.head)
+        return feed_sequencer.Numbered(outcome.count, outcome.done, outcome.head)
 
-    monkeypatch.setattr(feed_numbering, "number", first_four)
+    monkeypatch.setattr(feed_sequencer, "number", first_four)
     messages = messages_of("acme", [3, 3, 3])
     assert numbering.number_messages(messages, clock.now() + dt.timedelta(minutes=1)) == {"m1", "m2"}
-    monkeypatch.setattr(feed_numbering, "number", real)
+    monkeypatch.setattr(feed_sequencer, "number", real)
     assert numbering.number_messages(messages[1:], clock.now() + dt.timedelta(minutes=1)) == set()
     assert fed("acme") == [("category.created", f"c{n}") for n in range(9)]
 

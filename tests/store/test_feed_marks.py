@@ -1,6 +1,6 @@
 """Reading marks back from the table's stream (store/feed_marks.record_of) and a batch's marked records in the
-stream's order (service/feed_forwarding.marked, from Chalice's DynamoDBRecords as Lambda hands them over): what each
-record says, and its id, the same however often and from wherever it is handed over."""
+stream's order (service/feed_forwarding.records_marked, from Chalice's DynamoDBRecords as Lambda hands them over):
+what each record says, and its id, the same however often and from wherever it is handed over."""
 
 import datetime as dt
 
@@ -176,7 +176,7 @@ def test_a_batch_is_its_marked_records_in_the_streams_order_with_their_sequence_
         stream_record("105", "REMOVE", created, old=image(cola)),
         stream_record("106", "INSERT", created, image(keys.token_key("f00d"))),  # not a feed item
     ]
-    found = forwarding.marked(DynamoDBEvent({"Records": records}, None))
+    found = forwarding.records_marked(DynamoDBEvent({"Records": records}, None))
     epoch = int(created.timestamp())
     deleted = {"type": "product.deleted", "resource": "product", "id": "cola", "at": "2026-05-04T09:29:55.000Z"}
     drinks, other = feed_marks._item_id(DRINKS), feed_marks._item_id(keys.category_key("other", "x"))

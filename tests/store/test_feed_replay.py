@@ -10,7 +10,7 @@ import pytest
 
 from chalicelib import cli
 from chalicelib.service import catalogue, clock, feed_replay, webhooks
-from chalicelib.store import feed, feed_numbering, keys, stream_records, table
+from chalicelib.store import feed, feed_sequencer, keys, stream_records, table
 from tests.stream import drain
 
 pytestmark = pytest.mark.pending_feed
@@ -197,14 +197,14 @@ def test_an_account_whose_numbering_fails_keeps_the_rest_of_its_changes_for_the_
     for category in ("a", "b", "c"):
         write("acme", category)
     write("other", "d")
-    real = feed_numbering.number
+    real = feed_sequencer.number
 
     def failing(account, records, sleep=None):
         if account == "acme":
             raise RuntimeError("throttled")
         return real(account, records, sleep)
 
-    monkeypatch.setattr(feed_numbering, "number", failing)
+    monkeypatch.setattr(feed_sequencer, "number", failing)
     code, out, err = run(capsys, "replay-feed")
     assert (code, out) == (
         1,
@@ -217,7 +217,7 @@ def test_an_account_whose_numbering_fails_keeps_the_rest_of_its_changes_for_the_
     assert err.endswith("error: 3 changes left unnumbered; fix the cause and run replay-feed again\n")
     assert (fed("acme"), fed("other")) == ([], [(1, "category.created", "d")])
 
-    monkeypatch.setattr(feed_numbering, "number", real)
+    monkeypatch.setattr(feed_sequencer, "number", real)
     assert run(capsys, "replay-feed")[:2] == (
         0,
         [
@@ -274,7 +274,7 @@ def test_marked_record_items_are_kept_as_long_as_the_numbering_keeps_its_own(eng
     )["Items"]
     [item] = [table.from_item(found) for found in items]
     created = dt.datetime.now(dt.timezone.utc).timestamp()
-    assert abs(int(item["expires_at"]) - feed_numbering.RECORD_KEPT_SECONDS - created) < 120
+    assert abs(int(item["expires_at"]) - feed_sequencer.RECORD_KEPT_SECONDS - created) < 120
     assert set(item) == {"PK", "SK", "expires_at"}
 
 

@@ -8,7 +8,7 @@ in the order they were made.
   both there or both missing, and the sequence goes on without a gap.
 - The stream handing a batch over again (whole, or from a record in the middle) numbers nothing twice.
 Writes here wait in the stream until a test drains it (pending_feed; the numbering's own steps:
-test_feed_numbering.py).
+test_feed_sequencer.py).
 """
 
 import datetime as dt

@@ -72,7 +72,12 @@ def test_a_part_key_never_names_another_key_s_part():
     assert keys.idempotency_part_key(ACCOUNT, "S", "a", 1)["PK"] != keys.idempotency_key(ACCOUNT, "S", "a#1")["PK"]
 
 
-def test_a_record_that_needs_parts_is_refused_where_only_one_item_can_be_written(engine):
+def test_a_unit_of_work_with_no_change_records_a_long_answer_with_its_parts(engine):
+    """A resend's or an import's answer (a unit of work with no change) is no longer bound to one record."""
     claimed = idempotency.claim(ACCOUNT, "SUPPLIER", "k", "f" * 64, 1_000)
-    with pytest.raises(ValueError):
-        idempotency.complete_operation(idempotency.Completion(claimed, 202, {}, LONG))
+    with unit_of_work(ACCOUNT, NOW) as uow:
+        uow.answer(idempotency.Completion(claimed, 202, {}, LONG))
+        assert uow.commit() is None
+    assert _parts_stored() == 3  # 999,999 bytes: the record's 300,000 and three parts
+    replay = idempotency.claim(ACCOUNT, "SUPPLIER", "k", "f" * 64, 1_001)
+    assert (replay.status, replay.body) == (202, LONG)

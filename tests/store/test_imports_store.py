@@ -7,15 +7,24 @@ from chalicelib.domain.feed import Change, ChangeType
 from chalicelib.service import deposits as deposit_uses
 from chalicelib.service import importing
 from chalicelib.store import categories, feed, import_chunks, import_items, outcomes, products, table
+from chalicelib.store.unit_of_work import unit_of_work
 from tests.store.conftest import ACCOUNT, committed, sample_product, save_product
 
 NOW = dt.datetime(2026, 5, 4, 10, 0, tzinfo=dt.timezone.utc)
 
 
+def create(account: str, record: dict, rows: list, now: dt.datetime) -> None:
+    """The import queued as the submit use case writes it: its rows, then its item in a unit of work."""
+    starts = import_items.storing_rows(account, record["id"], rows)
+    with unit_of_work(account, now) as uow:
+        uow.add(import_items.queuing(account, record, len(rows), starts, now))
+        assert uow.commit() is None
+
+
 def queued(engine, rows=(), dry_run=False) -> import_items.QueuedImport:
     record = {"id": import_items.new_import_id(NOW), "status": "RUNNING", "dry_run": dry_run,
               "submitted_at": "2026-05-04T10:00:00.000Z"}  # fmt: skip
-    import_items.create(ACCOUNT, record, list(rows), NOW)
+    create(ACCOUNT, record, list(rows), NOW)
     [item] = import_items.due(NOW + dt.timedelta(seconds=1), 10)
     return item
 
@@ -292,7 +301,7 @@ def test_import_ids_sort_by_time_and_list_newest_first(engine):
     later = import_items.new_import_id(NOW + dt.timedelta(milliseconds=5))
     assert later > first.id
     record = {"id": later, "status": "RUNNING", "dry_run": True, "submitted_at": "x"}
-    import_items.create(ACCOUNT, record, [], NOW)
+    create(ACCOUNT, record, [], NOW)
     page = import_items.list_page(ACCOUNT, 1, None)
     assert [i["id"] for i in page.items] == [later] and page.cursor
     assert [i["id"] for i in import_items.list_page(ACCOUNT, 1, page.cursor).items] == [first.id]

@@ -287,13 +287,13 @@ def copy_delivery(delivery: dict, delivery_id: int) -> None:
     event its feed entry makes, then the change)."""
     copy = {**delivery, "id": delivery_id, "status": "REQUESTED", "responses": []}
     from chalicelib.domain.feed import STATUS_CHANGE, ChangeType, delivery_change
-    from chalicelib.service import delivery_writing
+    from tests import delivery_units
 
     placed = [delivery_change(ChangeType.DELIVERY_REQUESTED, copy)]
-    assert delivery_writing.place("acme", [copy], [], None, None, changes=placed, now=NOW) is None
+    assert delivery_units.place("acme", [copy], [], None, None, changes=placed, now=NOW) is None
     changed = {**delivery, "id": delivery_id}
     change = [delivery_change(STATUS_CHANGE[changed["status"]], changed)]
-    assert delivery_writing.change("acme", changed, 0, changes=change, now=NOW) is None
+    assert delivery_units.change("acme", changed, 0, changes=change, now=NOW) is None
 
 
 def test_a_delivery_at_every_limit_can_still_be_rejected_cancelled_or_received(api):

@@ -14,7 +14,7 @@ from botocore.exceptions import ClientError
 from chalicelib.jobs.wakeups import Bells
 from chalicelib.localdev import stream
 from chalicelib.service import catalogue, clock
-from chalicelib.store import feed, feed_numbering, table
+from chalicelib.store import feed, feed_sequencer, table
 from tests import stream as test_stream
 
 pytestmark = pytest.mark.pending_feed
@@ -194,15 +194,15 @@ def test_the_place_kept_never_passes_a_record_whose_changes_are_not_numbered(loc
     write("one")
     drained(first)
     place_after_one = kept(first, checkpoints)
-    real = feed_numbering.number
-    monkeypatch.setattr(feed_numbering, "number", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("down")))
+    real = feed_sequencer.number
+    monkeypatch.setattr(feed_sequencer, "number", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("down")))
     write("two")
     write("three")
     first.poll_once()  # forwarded; the numbering fails: the messages wait in the queue
     assert test_stream.poller().drain() == 1
     first.poll_once()
     assert kept(first, checkpoints) == place_after_one
-    monkeypatch.setattr(feed_numbering, "number", real)
+    monkeypatch.setattr(feed_sequencer, "number", real)
     test_stream.lose_queue()  # the kill -9: the queue and what it held are gone
     second, after = feeder(checkpoints)
     drained(second)

@@ -6,15 +6,7 @@ both sides of every race are shown. On that engine only: moto serialises every r
 import pytest
 
 from chalicelib.domain.errors import InvalidTransition, PreconditionFailed, ValidationFailed
-from chalicelib.service import (
-    amendments,
-    catalogue,
-    deliveries,
-    delivery_notes,
-    delivery_reads,
-    delivery_writing,
-    ordering,
-)
+from chalicelib.service import amendments, catalogue, deliveries, delivery_notes, delivery_reads, ordering, write_units
 from chalicelib.service import deposits as deposit_service
 from chalicelib.store import deliveries as delivery_store
 from chalicelib.store import keys, table
@@ -154,7 +146,7 @@ def test_a_note_with_if_match_never_delivers_a_version_it_has_not_read(delivery_
 
 def _winner_first(monkeypatch, winner) -> list:
     """Run `winner` between the note's read and its write (the note loses that race): what the winner returned."""
-    write, done = delivery_writing.change, []
+    write, done = write_units.commit, []
 
     def racing(*args, **kwargs):
         if not done:
@@ -162,7 +154,7 @@ def _winner_first(monkeypatch, winner) -> list:
             done.append(winner())
         return write(*args, **kwargs)
 
-    monkeypatch.setattr(delivery_writing, "change", racing)
+    monkeypatch.setattr(write_units, "commit", racing)
     return done
 
 
@@ -175,12 +167,12 @@ def test_a_note_that_lost_to_a_response_delivers_what_the_response_confirmed(del
 
 
 def test_a_note_that_lost_to_an_amendment_is_checked_against_the_amended_order(delivery_id, monkeypatch):
-    write = delivery_writing.change
+    write = write_units.commit
     _winner_first(monkeypatch, _amend(delivery_id, [{"id": "lager", "count": 12}]))  # cider removed
     with pytest.raises(ValidationFailed) as refused:
         _note(delivery_id, {"items": [{"id": "cider", "count": 1}]})()
     assert [e.path for e in refused.value.errors] == ["items[0].id"]
-    monkeypatch.setattr(delivery_writing, "change", write)
+    monkeypatch.setattr(write_units, "commit", write)
     stored = _stored(delivery_id)
     assert stored.delivery["status"] == "REQUESTED" and len(stored.delivery["amendments"]) == 1
     delivered = _note(delivery_id)()
@@ -207,7 +199,7 @@ def test_a_note_that_lost_to_a_cancel_or_a_receive_is_refused(delivery_id, monke
     ids=["response", "amendment", "cancel", "receive"],
 )
 def test_whatever_lost_to_a_note_finds_the_delivery_delivered(delivery_id, monkeypatch, loser, refused):
-    write, done = delivery_writing.change, []
+    write, done = write_units.commit, []
 
     def racing(*args, **kwargs):  # the note commits between the loser's read and its write
         if not done:
@@ -215,7 +207,7 @@ def test_whatever_lost_to_a_note_finds_the_delivery_delivered(delivery_id, monke
             done.append(_note(delivery_id)())
         return write(*args, **kwargs)
 
-    monkeypatch.setattr(delivery_writing, "change", racing)
+    monkeypatch.setattr(write_units, "commit", racing)
     with pytest.raises(refused):
         loser(delivery_id)()
     stored = _stored(delivery_id)

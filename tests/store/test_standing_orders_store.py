@@ -56,7 +56,7 @@ def test_a_customer_holds_at_most_fifty_even_when_writes_race(engine):
         thread.join()
     written = [r for r in results if not isinstance(r, outcomes.Refusal)]
     assert len(results) == 6 and len(written) <= 2
-    assert all(isinstance(r, (store.Full, outcomes.Contended)) for r in results if r not in written)
+    assert all(isinstance(r, (outcomes.Full, outcomes.Contended)) for r in results if r not in written)
     listed = store.list_page(ACCOUNT, "c1", 100, None).items
     assert len(listed) == MAX_PER_CUSTOMER - 2 + len(written) <= MAX_PER_CUSTOMER
     assert put(ACCOUNT, "c2", "s0", stored(), None, created("s0", "c2"), NOW) == stored()  # another customer's own

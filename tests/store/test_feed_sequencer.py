@@ -1,4 +1,4 @@
-"""The sequencer (store/feed_numbering.py) on moto and DynamoDB Local: one account's marked records get their
+"""The sequencer (store/feed_sequencer.py) on moto and DynamoDB Local: one account's marked records get their
 sequences, each record exactly once, whatever is handed over again (at any age, from any shard, in any order),
 whichever step a numbering dies at, and with two numberings of the account at once (a replay beside the queue's).
 The head stays the same few numbers. The records are built here (as the stream's marks show them:
@@ -13,9 +13,9 @@ import pytest
 
 from chalicelib.domain.feed import RETENTION_DAYS
 from chalicelib.domain.timestamps import iso
-from chalicelib.store import feed, feed_numbering, keys, table
+from chalicelib.store import feed, feed_sequencer, keys, table
 from chalicelib.store.feed_marks import Marked
-from chalicelib.store.feed_numbering import number
+from chalicelib.store.feed_sequencer import number
 from tests.transactions import cancelled, intercept
 
 from .conftest import ACCOUNT, NOW
@@ -71,7 +71,7 @@ def select_events(*types: str, account: str = ACCOUNT) -> None:
 def no_pauses(monkeypatch) -> list[float]:
     """The pauses a numbering that lost a race takes, recorded instead of slept."""
     waits: list[float] = []
-    monkeypatch.setattr(feed_numbering, "time", SimpleNamespace(sleep=waits.append))
+    monkeypatch.setattr(feed_sequencer, "time", SimpleNamespace(sleep=waits.append))
     return waits
 
 
@@ -115,7 +115,7 @@ def test_a_records_item_is_kept_longer_than_the_stream_and_the_queue_keep_it_fro
     number(ACCOUNT, [marked(1, category("x"), created=EPOCH - 3600)])
     stored = table.client().get_item(TableName=table.name(), Key=table.to_item(keys.feed_record_key(ACCOUNT, "r1")))
     kept = int(table.from_item(stored["Item"])[table.TTL_ATTRIBUTE]) - (EPOCH - 3600)
-    assert kept == feed_numbering.RECORD_KEPT_SECONDS > 86400 + 14 * 86400  # the stream's day, the queue's 14 days
+    assert kept == feed_sequencer.RECORD_KEPT_SECONDS > 86400 + 14 * 86400  # the stream's day, the queue's 14 days
 
 
 def test_the_head_stays_the_same_few_numbers_however_many_records_it_numbered(engine):
@@ -178,7 +178,7 @@ def test_a_put_between_the_numberings_read_and_its_move_refuses_it_and_its_event
 ):
     (put_selection if kept_before else select_events)("category.created")
     waits = no_pauses(monkeypatch)
-    real, raced = feed_numbering.read_head, []
+    real, raced = feed_sequencer.read_head, []
 
     def read_head(account, consistent=True):
         head = real(account, consistent)
@@ -186,7 +186,7 @@ def test_a_put_between_the_numberings_read_and_its_move_refuses_it_and_its_event
             raced.append(put_selection("category.updated"))
         return head
 
-    monkeypatch.setattr(feed_numbering, "read_head", read_head)
+    monkeypatch.setattr(feed_sequencer, "read_head", read_head)
     outcome = number(ACCOUNT, [marked(1, category("x")), marked(2, said("category.created", "y"))])
     assert (outcome.count, len(waits)) == (2, 1)
     assert [event[:3] for event in events()] == [(1, 0, "category.updated")]
@@ -253,7 +253,7 @@ def test_a_numbering_raced_by_another_reads_the_head_again_and_numbers_after_it(
     waits = no_pauses(monkeypatch)
     mine = [marked(101 + n, category(f"a{n}")) for n in range(3)]
     theirs = [marked(201 + n, category(f"b{n}")) for n in range(2)]
-    real, raced = feed_numbering._selection, []
+    real, raced = feed_sequencer._selection, []
 
     def racing(account):
         selected = real(account)
@@ -262,7 +262,7 @@ def test_a_numbering_raced_by_another_reads_the_head_again_and_numbers_after_it(
             raced[0] = number(account, theirs)  # commits between our reads and our transaction
         return selected
 
-    monkeypatch.setattr(feed_numbering, "_selection", racing)
+    monkeypatch.setattr(feed_sequencer, "_selection", racing)
     outcome = number(ACCOUNT, mine)
     assert (raced[0].count, outcome.count, outcome.head.sequence) == (2, 3, 5)
     assert outcome.done == {"r101", "r102", "r103"}
@@ -282,7 +282,7 @@ def test_the_head_is_read_eventually_consistent_and_a_stale_one_is_read_again_co
         reads.append(consistent)
         return stale if len(reads) == 1 else feed.read_head(account, consistent)
 
-    monkeypatch.setattr(feed_numbering, "read_head", read_head)
+    monkeypatch.setattr(feed_sequencer, "read_head", read_head)
     outcome = number(ACCOUNT, [marked(4, category("w"))])
     assert reads == [False, True]
     assert (outcome.count, outcome.head.sequence, len(waits)) == (1, 4, 1)
@@ -299,7 +299,7 @@ def test_a_numbering_that_keeps_losing_leaves_the_rest_and_the_next_numbers_it(e
     real = intercept(monkeypatch, refused)
     outcome = number(ACCOUNT, [marked(2, category("y")), marked(3, category("z"))])
     assert (outcome.count, outcome.done, outcome.head.sequence) == (0, set(), 1)
-    assert len(waits) == feed_numbering.MAX_ATTEMPTS - 1
+    assert len(waits) == feed_sequencer.MAX_ATTEMPTS - 1
     monkeypatch.setattr(table, "client", lambda: real)
     assert number(ACCOUNT, [marked(2, category("y")), marked(3, category("z"))]).count == 2
     assert ids() == ["x", "y", "z"]
