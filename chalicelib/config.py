@@ -8,6 +8,18 @@ DEFAULT_TABLE_NAME = "supplier-ordering"
 _DEV_SECRET = "dev-signing-secret-change-me"
 
 
+def aws_client_settings() -> dict:
+    """The region and settings every AWS client of the service is made with (the table's, the feed queue's):
+    standard retries, 4 attempts, TCP keep-alive."""
+    from botocore.config import Config
+
+    region = os.environ.get("AWS_DEFAULT_REGION") or os.environ.get("AWS_REGION") or "us-east-1"
+    return {
+        "region_name": region,
+        "config": Config(retries={"mode": "standard", "max_attempts": 4}, tcp_keepalive=True),
+    }
+
+
 def table_name() -> str:
     return os.environ.get("TABLE_NAME", DEFAULT_TABLE_NAME)
 

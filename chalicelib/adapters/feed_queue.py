@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from .. import config
+
 MAX_MESSAGE_BYTES = 200_000  # under SQS's 256 KiB with room for the attributes
 SEND_BATCH = 10  # SendMessageBatch's most
 # The queue's redrive (the deploy template's and make run's): a message the numbering keeps failing goes to the dead
@@ -30,13 +32,8 @@ def client():
         with _lock:
             if _client is None:
                 import boto3
-                from botocore.config import Config
 
-                _client = boto3.client(
-                    "sqs",
-                    region_name=os.environ.get("AWS_DEFAULT_REGION") or os.environ.get("AWS_REGION") or "us-east-1",
-                    config=Config(retries={"mode": "standard", "max_attempts": 4}, tcp_keepalive=True),
-                )
+                _client = boto3.client("sqs", **config.aws_client_settings())
     return _client
 
 

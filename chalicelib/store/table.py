@@ -1,7 +1,6 @@
 """The DynamoDB client and the item codec. The client is made on first use, not at import: making it reads the
 environment (tests and `make run` set the endpoint first) and loads DynamoDB's service model."""
 
-import os
 import secrets
 import threading
 import time
@@ -11,7 +10,6 @@ from typing import Any
 import botocore.loaders
 import botocore.session
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
-from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from .. import config
@@ -35,11 +33,7 @@ def client():
             if _client is None:
                 session = botocore.session.get_session()  # what boto3.client() makes, with the models shared
                 session.register_component("data_loader", _models)
-                _client = session.create_client(
-                    "dynamodb",
-                    region_name=os.environ.get("AWS_DEFAULT_REGION") or os.environ.get("AWS_REGION") or "us-east-1",
-                    config=Config(retries={"mode": "standard", "max_attempts": 4}, tcp_keepalive=True),
-                )
+                _client = session.create_client("dynamodb", **config.aws_client_settings())
     return _client
 
 
