@@ -162,4 +162,11 @@ def counting(account: str, step: int) -> Operation:
         return Operation({"Update": update}, Stale())
     update["ConditionExpression"] += " AND #count <= :most"
     update["ExpressionAttributeValues"] = table.values(step=step, most=CATEGORIES - step)
-    return Operation({"Update": update}, lambda: Full() if _held(account) is not None else Stale())
+    return Operation({"Update": update}, lambda: _full_or_stale(account, step))
+
+
+def _full_or_stale(account: str, step: int) -> Full | Stale:
+    """Why a creation's count refused it, read after the refusal: Full only when the count is at the bound now; a
+    count kept by another process since (or moved by a delete) is Stale, and the creation writes again."""
+    held_now = _held(account)
+    return Full() if held_now is not None and held_now > CATEGORIES - step else Stale()
