@@ -10,7 +10,7 @@ import hashlib
 import re
 import unicodedata
 from dataclasses import dataclass, field
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation, localcontext
 from enum import StrEnum
 from typing import Annotated
 
@@ -78,13 +78,21 @@ def decimal(text: str) -> Decimal | None:
         return None
 
 
+def _exact(value: Decimal):
+    """A context that holds every digit of `value` and a hundredfold: a cell may hold hundreds of digits, and the
+    default 28 would round them (or raise), where the product's bounds are what should refuse them."""
+    return localcontext(prec=max(28, len(value.as_tuple().digits) + 3))
+
+
 def cents(amount: Decimal) -> int:
     """Currency units to cents, rounded half up: 2.505 -> 251."""
-    return int((amount * 100).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+    with _exact(amount):
+        return int((amount * 100).quantize(Decimal(1), rounding=ROUND_HALF_UP))
 
 
 def _number(value: Decimal) -> int | Decimal:
-    return int(value) if value == value.to_integral_value() else value.normalize()
+    with _exact(value):
+        return int(value) if value == value.to_integral_value() else value.normalize()
 
 
 @dataclass(frozen=True)

@@ -165,6 +165,16 @@ def test_price_is_cents_rounded_half_up(text, cents):
     assert body(Price=text)["price"] == cents
 
 
+@pytest.mark.parametrize("digits", [27, 28, 30, 400])
+def test_a_price_of_any_length_is_mapped_and_its_bound_named_in_the_price_column(digits):
+    """A CI run found a 28-digit price raising out of the mapping (the row's import answered 500)."""
+    row = mapped(**BASE, Price="9" * digits + ",5")
+    assert row.body["price"] == int("9" * digits) * 100 + 50
+    with pytest.raises(ValidationFailed) as failed:
+        validate_product({**row.body, "category": "drinks"})
+    assert [e.column for e in ci.row_errors(2, failed.value)] == ["Price"]
+
+
 def test_a_price_that_is_no_number_names_the_column():
     row = mapped(**BASE, Price="12 EUR")
     assert row.body is None
