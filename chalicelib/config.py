@@ -8,16 +8,26 @@ DEFAULT_TABLE_NAME = "supplier-ordering"
 _DEV_SECRET = "dev-signing-secret-change-me"
 
 
-def aws_client_settings() -> dict:
-    """The region and settings every AWS client of the service is made with (the table's, the feed queue's):
-    standard retries, 4 attempts, TCP keep-alive."""
+_models = None  # botocore's loader of service models, shared by every client this process makes
+
+
+def aws_client(service: str):
+    """A client of `service` (the table's, the feed queue's) in the region, with standard retries, 4 attempts and TCP
+    keep-alive, its endpoint from the environment as boto3 takes it. The service models (API, endpoint rules) are
+    read from disk once per process: a new session would parse them again, and tests make clients per test."""
+    global _models
+    import botocore.loaders
+    import botocore.session
     from botocore.config import Config
 
+    if _models is None:
+        _models = botocore.loaders.create_loader()
+    session = botocore.session.get_session()  # what boto3.client() makes, with the models shared
+    session.register_component("data_loader", _models)
     region = os.environ.get("AWS_DEFAULT_REGION") or os.environ.get("AWS_REGION") or "us-east-1"
-    return {
-        "region_name": region,
-        "config": Config(retries={"mode": "standard", "max_attempts": 4}, tcp_keepalive=True),
-    }
+    return session.create_client(
+        service, region_name=region, config=Config(retries={"mode": "standard", "max_attempts": 4}, tcp_keepalive=True)
+    )
 
 
 def table_name() -> str:

@@ -31,9 +31,7 @@ def client():
     if _client is None:
         with _lock:
             if _client is None:
-                import boto3
-
-                _client = boto3.client("sqs", **config.aws_client_settings())
+                _client = config.aws_client("sqs")
     return _client
 
 

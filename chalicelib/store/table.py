@@ -7,8 +7,6 @@ import time
 from decimal import Decimal
 from typing import Any
 
-import botocore.loaders
-import botocore.session
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
@@ -21,9 +19,6 @@ _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
 _client = None
 _lock = threading.Lock()
-# botocore's service models (DynamoDB's API, endpoint rules, waiters), read from disk once per process: each new
-# session would parse them again. A Lambda instance makes one client; tests make one per test (reset_client).
-_models = botocore.loaders.create_loader()
 
 
 def client():
@@ -31,9 +26,7 @@ def client():
     if _client is None:
         with _lock:
             if _client is None:
-                session = botocore.session.get_session()  # what boto3.client() makes, with the models shared
-                session.register_component("data_loader", _models)
-                _client = session.create_client("dynamodb", **config.aws_client_settings())
+                _client = config.aws_client("dynamodb")
     return _client
 
 
