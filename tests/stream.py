@@ -86,13 +86,21 @@ def drain(handler=_forward_only, polls: int = 20) -> int:
     handed, found = 0, feeder(handler)
     queue = poller()
     queue.numbered = found.numbered
+    progress = found.progress
+    found.polls = 0  # read the shards first: a test may have made the table a moment ago
     for _ in range(polls):
-        found.polls = 0  # read the shards on every poll: a test may have made the table a moment ago
-        count = found.poll_once()
-        handed += count
-        numbered = queue.drain()
-        if not count and not numbered:
-            break
+        before = progress.forwarded
+        handed += found.poll_once()
+        forwarded = progress.forwarded > before
+        numbered = 0
+        while forwarded or progress.waiting():  # the queue holds what was forwarded: numbered until none waits
+            count = queue.poll_once()
+            numbered += count
+            if not count or not progress.waiting():
+                break
+        if not forwarded and not numbered:
+            queue.drain()  # and whatever else the queue holds (sent by another feeder, a replay)
+            return handed
     return handed
 
 

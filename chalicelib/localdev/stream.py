@@ -54,9 +54,11 @@ class Progress:
         self._lock = threading.Lock()
         self._waiting: dict[str, list[tuple[str, set[str]]]] = {}
         self._done: set[str] = set()  # numbered before the feeder counted them as handed over (a race of threads)
+        self.forwarded = 0  # records forwarded so far (a test's drain asks whether a poll forwarded any)
 
     def handed(self, shard_id: str, last: str, forwarded: set[str]) -> None:
         with self._lock:
+            self.forwarded += len(forwarded)
             early = forwarded & self._done
             self._done -= early
             self._waiting.setdefault(shard_id, []).append((last, forwarded - early))
@@ -69,6 +71,11 @@ class Progress:
                     left -= waiting & left
                     waiting -= sequence_numbers
             self._done |= left
+
+    def waiting(self) -> bool:
+        """Whether a record forwarded is not numbered yet."""
+        with self._lock:
+            return any(waiting for batches in self._waiting.values() for _, waiting in batches)
 
     def keepable(self, shard_id: str) -> str | None:
         """The place to keep for the shard now (None: no further than before)."""
