@@ -8,11 +8,14 @@ and owns only the scheduling.
 
 Fairness: due events are grouped by account into lanes. Lanes run concurrently (at most MAX_LANES at once),
 each giving its account one turn (service `send_turn`), so one account's slow or dead receiver holds only its
-own lane.
+own lane. Nor does it hold the account's new receiver (decisions §10): an account whose lane sends under webhook
+settings a PUT has replaced gets a new lane for its due events at once, and the old lane ends after the attempt
+it is making.
 """
 
 import concurrent.futures
 import datetime as dt
+import itertools
 import logging
 import threading
 from collections import defaultdict
@@ -36,16 +39,19 @@ class Dispatcher:
         self.transport = transport
         self.bell = bell
         self._pool = concurrent.futures.ThreadPoolExecutor(lanes, thread_name_prefix="event-lane")
-        self._busy: set[str] = set()
+        self._lanes: dict[str, int] = {}  # each busy account's newest lane
+        self._under: dict[int, int] = {}  # each running lane's webhook settings version (once it sent)
+        self._numbers = itertools.count(1)
         self._waiting: dict[str, list[dict]] = defaultdict(list)  # known events of busy accounts (with a bell)
         self._lock = threading.Lock()
 
     def active(self) -> int:
         with self._lock:
-            return len(self._busy)
+            return len(self._lanes)
 
     def poll(self, deadline: dt.datetime | None = None, known: list[dict] = (), scan: bool = True) -> list:
-        """Start a lane for every account with due events and no lane running; returns their futures.
+        """Start a lane for every account with due events and no lane running, or whose lane sends under webhook
+        settings replaced since; returns their futures.
 
         `known` are events the caller holds (the stream's), taken even if the index, which is eventually
         consistent, does not show them yet; scan=False takes only those. No lane claims an event after
@@ -61,34 +67,49 @@ class Dispatcher:
         for event in found.values():  # send_turn orders each account's events
             by_account[event["account"]].append(event)
         with self._lock:
-            accounts = [account for account in by_account if account not in self._busy]
-            self._busy.update(accounts)
+            running = {a: self._lanes[a] for a in by_account if self._lanes.get(a) in self._under}
+        # A read per busy account with due events: only they can wait for an old receiver.
+        replaced = {a: lane for a, lane in running.items() if sending.settings_version(a) != self._under.get(lane)}
+        with self._lock:
+            accounts = [a for a in by_account if a not in self._lanes or self._lanes[a] == replaced.get(a)]
+            lanes = {account: next(self._numbers) for account in accounts}
+            self._lanes.update(lanes)
             if self.bell is not None:
                 for event in known:
-                    if event["account"] not in accounts and event["account"] in by_account:
+                    if event["account"] not in lanes and event["account"] in by_account:
                         self._waiting[event["account"]].append(event)
         try:
             parked = sending.parked(accounts)
         except Exception:
-            self._release(accounts)
+            for account, number in lanes.items():
+                self._release(account, number)
             raise
         return [
-            self._pool.submit(self._lane, account, by_account[account], parked.get(account), deadline)
-            for account in accounts
+            self._pool.submit(self._lane, account, number, by_account[account], parked.get(account), deadline)
+            for account, number in lanes.items()
         ]
 
-    def _release(self, accounts) -> None:
+    def _release(self, account: str, number: int) -> None:
         with self._lock:
-            self._busy.difference_update(accounts)
-            waiting = [event for account in accounts for event in self._waiting.pop(account, [])]
-        if waiting:
+            self._under.pop(number, None)
+            newest = self._lanes.get(account) == number
+            if newest:
+                del self._lanes[account]
+            waiting = self._waiting.pop(account, []) if newest else []
+        # A lane a newer one replaced leaves its last event due again at once: the loop reads the queue now.
+        if self.bell is not None and (waiting or not newest):
             self.bell.ring(waiting)
 
-    def _lane(self, account: str, due: list[dict], lane, deadline) -> dict:
+    def _lane(self, account: str, number: int, due: list[dict], lane, deadline) -> dict:
         from ..service import event_sending as sending
 
+        def under(version: int) -> None:
+            with self._lock:
+                self._under[number] = version
+
+        watch = sending.Watch(under, retired=lambda: self._lanes.get(account) != number)
         try:
-            turn = sending.send_turn(account, due, lane, deadline, self.transport)
+            turn = sending.send_turn(account, due, lane, deadline, self.transport, watch)
             if self.bell is not None and sum(turn.get(name, 0) for name in _ATTEMPTS) >= sending.PER_TURN:
                 self.bell.ring()  # the turn may have left events behind: the loop reads the queue again at once
             return turn
@@ -96,7 +117,7 @@ class Dispatcher:
             log.exception("events of account %s: the lane stopped; the next poll tries again", account)
             return {"due": len(due)}
         finally:
-            self._release([account])
+            self._release(account, number)
 
     def wait(self, futures: list, timeout: float | None = None) -> dict:
         total = defaultdict(int)

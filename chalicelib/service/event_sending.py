@@ -201,34 +201,49 @@ def parked(accounts: list[str]) -> dict[str, outbox_accounts.Lane]:
     return outbox_accounts.lanes(accounts) if accounts else {}
 
 
+@dataclass(frozen=True)
+class Watch:
+    """How a dispatcher follows a turn: `under(version)` is told the webhook settings' version of each send before
+    it is made; once `retired()`, the turn sends nothing more (a newer turn sends under newer settings)."""
+
+    under: Callable[[int], None] = lambda version: None
+    retired: Callable[[], bool] = lambda: False
+
+
+def settings_version(account: str) -> int:
+    """The version of the account's webhook settings now (each PUT and DELETE moves it)."""
+    return webhook_settings.receiver(account).version
+
+
 def send_turn(
     account: str,
     due: list[dict],
     lane: outbox_accounts.Lane | None,
     deadline: dt.datetime | None,
     transport: Transport | None = None,
+    watch: Watch = Watch(),
 ) -> dict:
     """One account's turn: its due events (oldest first), at most PER_TURN sends, none started after
     `deadline`; returns counts of what happened. `transport` replaces the outbound HTTP client (benchmarks).
     Each send reads the webhook settings as they are when it starts, so a PUT during the turn takes effect at
-    its next send."""
+    its next send; `watch` ends the turn once a dispatcher started another under newer settings."""
     transport = transport or outbound.request
     summary = defaultdict(int, due=len(due))
     if lane is not None and lane.parked_until > iso(clock.now()):
         # Only events read before the lane are held: one made since may be for settings a PUT unparked it for.
         due = sorted(due, key=policy.attempt_order)
         # Resends are asked for: tried even while the account is parked, within the turn's budget and cap.
-        _send_within([event for event in due if _resent(event)], deadline, summary, transport)
+        _send_within([event for event in due if _resent(event)], deadline, summary, transport, watch)
         held = [event for event in due if not _resent(event)]
         _hold(held, parse_iso(lane.parked_until), lane.reason, deadline, summary)
         return summary
     waiting = deque(_in_sequence(account, due))
     for _ in range(PER_TURN):
-        if not waiting or (deadline is not None and clock.now() >= deadline):
+        if not waiting or (deadline is not None and clock.now() >= deadline) or watch.retired():
             break
         event = waiting.popleft()
         try:
-            recorded, again = _send(event, summary, transport, park=True)
+            recorded, again = _send(event, summary, transport, watch, park=True)
         except Exception:  # noqa: BLE001 - one event's trouble never stops the others
             log.exception("event %s: could not be processed; its lease will bring it back", event["event_id"])
             continue
@@ -270,16 +285,16 @@ def _in_sequence(account: str, due: list[dict]) -> list[dict]:
     return sorted(others + list(firsts.values()), key=policy.attempt_order)
 
 
-def _send_within(due: list[dict], deadline, summary: dict, transport: Transport) -> None:
+def _send_within(due: list[dict], deadline, summary: dict, transport: Transport, watch: Watch) -> None:
     """Send at most PER_TURN of `due`, none started after `deadline`, parking nothing (the account is parked
     already); the rest wait for the next turn."""
     waiting = deque(due)
     for _ in range(PER_TURN):
-        if not waiting or (deadline is not None and clock.now() >= deadline):
+        if not waiting or (deadline is not None and clock.now() >= deadline) or watch.retired():
             return
         event = waiting.popleft()
         try:
-            again = _send(event, summary, transport)[1]
+            again = _send(event, summary, transport, watch)[1]
         except Exception:  # noqa: BLE001 - one event's trouble never stops the others
             log.exception("event %s: could not be processed; its lease will bring it back", event["event_id"])
             continue
@@ -292,7 +307,9 @@ def _resent(event: dict) -> bool:
     return events.queued_resends(event) > 0
 
 
-def _send(event: dict, summary, transport: Transport, park: bool = False) -> tuple[Recorded | None, dict | None]:
+def _send(
+    event: dict, summary, transport: Transport, watch: Watch, park: bool = False
+) -> tuple[Recorded | None, dict | None]:
     """One attempt, under the webhook settings as they are now: (what its record decided, None when another
     dispatcher had claimed it; the event again when it is due again at once: another queued resend, or the
     settings changed while it was sent)."""
@@ -305,6 +322,7 @@ def _send(event: dict, summary, transport: Transport, park: bool = False) -> tup
             summary["failed"] += 1
         return Recorded(EventStatus.FAILED, None), None
     receiver = webhook_settings.receiver(claimed["account"])
+    watch.under(receiver.version)
     result = attempt(claimed, receiver.webhook, transport)
     recorded = record(claimed, result, clock.now(), receiver.version, park)
     if _resent(claimed) and recorded.status == EventStatus.DELIVERED:

@@ -81,10 +81,12 @@ def dispatcher():
 
 
 def the_next_turn(dispatcher, by: str) -> None:
-    """The lane's next turn, with no time passed: `make run`'s loop answering its bell, or the schedule's run."""
+    """The lane's next turn, with no time passed: `make run`'s loop answering its bell (with the events that waited
+    for the lane, or none: then it reads the queue), or the schedule's run."""
     if by == "make run":
-        assert dispatcher.bells.events.wait(0)  # rung when the lane ended, with the events that waited for it
-        dispatcher.wait(dispatcher.poll(known=dispatcher.bells.events.take_events(), scan=False), GENEROUS)
+        assert dispatcher.bells.events.wait(0)  # rung when the lane ended
+        known = dispatcher.bells.events.take_events()
+        dispatcher.wait(dispatcher.poll(known=known, scan=not known), GENEROUS)
     else:
         event_lanes.dispatch_due()
 
@@ -107,13 +109,15 @@ def test_an_old_receivers_failure_after_a_put_neither_parks_the_account_nor_dela
         configure(ACCOUNT, url=between.url)
     configure(ACCOUNT, url=new.url)  # the supplier points its webhooks at a healthy receiver
     second = write_event(ACCOUNT, data=delivery(2), now=clock.now())  # an order after the PUT was answered
-    assert dispatcher.poll(known=[second], scan=False) == []  # as the stream rings it: it waits for the busy lane
+    newer = dispatcher.poll(known=[second], scan=False)  # as the stream rings it: a lane of its own, at once
+    dispatcher.wait(newer, GENEROUS)
+    assert new.ids == ids(second) and old.ids == ids(first)  # sent while the old attempt still runs (§10)
     old.release.set()  # the old receiver fails, after the PUT
-    dispatcher.wait(lane, GENEROUS)
+    dispatcher.wait(lane, GENEROUS)  # the old lane ends after that attempt: it sends nothing under the new settings
     the_next_turn(dispatcher, by)
 
     assert old.ids == ids(first) and between.ids == []
-    assert new.ids == ids(first, second)  # the failed attempt's event is tried again at once, at the new receiver
+    assert new.ids == ids(second, first)  # the failed attempt's event is tried again at once, at the new receiver
     assert outbox_accounts.lanes([ACCOUNT]) == {}  # never parked
     retried, sent = stored(first), stored(second)
     assert (retried["status"], retried["attempts"]) == ("DELIVERED", 2)
@@ -131,12 +135,12 @@ def test_the_same_settings_put_again_once_the_receiver_is_fixed_start_anew_too(r
     assert receiver.arrived.wait(GENEROUS)
     configure(ACCOUNT, url=receiver.url)  # identical: no feed entry, but a new version of the settings
     second = write_event(ACCOUNT, data=delivery(2), now=clock.now())
-    assert dispatcher.poll(known=[second], scan=False) == []
+    dispatcher.wait(dispatcher.poll(known=[second], scan=False), GENEROUS)  # not held by the attempt made before
     receiver.release.set()
     dispatcher.wait(lane, GENEROUS)
     the_next_turn(dispatcher, "make run")
 
-    assert receiver.ids == ids(first, first, second)
+    assert receiver.ids == ids(first, second, first)
     assert outbox_accounts.lanes([ACCOUNT]) == {}
     assert [entry["status_code"] for entry in stored(first)["attempt_log"]] == [503, 200]
     assert stored(second)["status"] == "DELIVERED"
@@ -153,13 +157,14 @@ def test_an_old_receivers_success_after_a_put_is_kept_and_the_turns_next_send_go
     assert old.arrived.wait(GENEROUS)
     configure(ACCOUNT, url=new.url)
     third = write_event(ACCOUNT, data=delivery(3), now=clock.now())
-    assert dispatcher.poll(known=[third], scan=False) == []
+    dispatcher.wait(dispatcher.poll(known=[third], scan=False), GENEROUS)  # a lane of its own at once
+    assert new.ids == ids(behind, third) and old.ids == ids(first)  # in sequence, while `first` is still held
     old.release.set()  # the old receiver takes `first`, after the PUT
-    dispatcher.wait(lane, GENEROUS)
+    dispatcher.wait(lane, GENEROUS)  # the old lane ends after that attempt: `behind` was the new lane's
     the_next_turn(dispatcher, "make run")
 
     assert old.ids == ids(first)
-    assert new.ids == ids(behind, third)  # the turn read the settings again before its next send
+    assert new.ids == ids(behind, third)
     assert outbox_accounts.lanes([ACCOUNT]) == {}
     for event in (first, behind, third):
         assert (stored(event)["status"], stored(event)["attempts"]) == ("DELIVERED", 1)
