@@ -124,6 +124,13 @@ DEFAULT_EVENTS = tuple(str(t) for t in EventType)  # what a webhook configured w
 EVENT_TYPES = DEFAULT_EVENTS + tuple(str(t) for t in ChangeType)
 
 
+def events_of(settings: dict) -> list[str]:
+    """The event types webhook settings send: without `events` (a PUT without it, settings stored before it
+    existed) the legacy default; an empty selection sends none."""
+    selected = settings.get("events")
+    return list(DEFAULT_EVENTS if selected is None else selected)
+
+
 def event_selection_errors(selected: list[str]) -> list[str]:
     """Why a selection of event types cannot be stored (empty when it can)."""
     problems = [f"{name!r} is not an event type" for name in selected if name not in EVENT_TYPES]

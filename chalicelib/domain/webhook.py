@@ -9,7 +9,7 @@ from pydantic import AfterValidator, Field, Strict
 
 from .common import FieldError, Shape, ValidationFailed, absolute_http_url, dump, parse
 from .event_policy import EventStatus, EventType  # noqa: F401 - the shapes below list them
-from .feed import DEFAULT_EVENTS, EVENT_TYPES, event_selection_errors
+from .feed import EVENT_TYPES, event_selection_errors, events_of
 
 MAX_URL_LENGTH = 2048
 MAX_HEADERS = 20
@@ -138,13 +138,8 @@ def validate_settings(data) -> dict:
     if errors:
         raise ValidationFailed(errors)
     stored = dump(settings)
-    stored["events"] = list(dict.fromkeys(stored.get("events") or DEFAULT_EVENTS))  # absent: the legacy default
+    stored["events"] = list(dict.fromkeys(events_of(stored)))
     return stored
-
-
-def events_of(settings: dict) -> list[str]:
-    """The event types the settings send; settings stored before `events` existed send the default."""
-    return list(settings.get("events") or DEFAULT_EVENTS)
 
 
 def shown(settings: dict, signing_secret: str) -> dict:

@@ -1,7 +1,7 @@
 """Use case: read the account's change feed (decisions §13; docs/feed.md)."""
 
 from ..domain.errors import FeedExpired, invalid
-from ..domain.feed import DEFAULT_EVENTS, SETTINGS_WEBHOOKS, Resource
+from ..domain.feed import DEFAULT_EVENTS, SETTINGS_WEBHOOKS, Resource, events_of
 from ..domain.field_order import BY_MODEL, FEED_DATA, ordered
 from ..domain.limits import PAGE_BYTES
 from ..domain.rendering import json_text
@@ -16,11 +16,7 @@ def _travels(entry: dict, data):
     """What of a resource may travel in the feed (the webhook settings without secrets or header values), in
     the field order of its GET."""
     if entry["resource"] == Resource.SETTINGS and entry["id"] == SETTINGS_WEBHOOKS and data is not None:
-        return {
-            "url": data["url"],
-            "method": data.get("method", "POST"),
-            "events": list(data.get("events") or DEFAULT_EVENTS),
-        }
+        return {"url": data["url"], "method": data.get("method", "POST"), "events": events_of(data)}
     if entry["resource"] == Resource.SETTINGS:
         return ordered(data, BY_MODEL["AccountDeliverySettings"])
     if entry["resource"] == Resource.STANDING_ORDER and entry.get("date"):  # a failed date (decisions §17)

@@ -6,6 +6,7 @@ import json
 import pytest
 from standardwebhooks import Webhook
 
+from tests.api.deliveries_helpers import place, shop  # noqa: F401 - a fixture
 from tests.conftest import OTHER_TOKEN, problem_paths
 from tests.problems import assert_problem
 
@@ -58,6 +59,20 @@ def test_a_legacy_type_with_its_twin_or_an_unknown_type_is_400_naming_events(api
     assert response.status_code == 400
     assert {path.split("[")[0] for path in problem_paths(response)} == {"events"}
     assert api.get(PATH).status_code == 404  # nothing stored
+
+
+def test_an_empty_selection_is_answered_back_and_sends_nothing_while_null_is_the_default(shop):
+    """An audit found `"events": []` stored as the legacy default: the account got delivery events it deselected."""
+    response = shop.put(PATH, {"url": HOOK, "events": []})
+    assert (response.status_code, response.data["events"]) == (200, [])
+    assert shop.get(PATH).data["events"] == []
+    place(shop, [{"id": "beer", "count": 1}])
+    assert shop.get("/account/events").data == {"events": []}
+    changes = shop.get("/changes?include=data&limit=1000").data["changes"]
+    assert [c["data"] for c in changes if c["resource"] == "settings"] == [
+        {"url": HOOK, "method": "POST", "events": []}
+    ]
+    assert shop.put(PATH, {"url": HOOK, "events": None}).data["events"] == LEGACY
 
 
 def test_the_signing_secret_is_kept_across_puts_and_differs_between_accounts(api):
