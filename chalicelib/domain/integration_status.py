@@ -44,7 +44,13 @@ def state_text(stored: dict | None) -> str:
     return "{" + ",".join(named + encode_basestring(state[name]) for name, named in _NAMED if name in state) + "}"
 
 
+_STANDING_ORDER = ',"standing_order":'  # no string holds it: a quote inside one is escaped
+
+
 def supplier_text(delivery_text: str, state: str) -> str:
     """supplier_view of a delivery kept as its JSON text (a list page's item, store/rendered.py), with its state's
-    text (state_text): the state is appended before the closing brace, so neither text is parsed."""
-    return f'{delivery_text[:-1]},"integration":{state}}}'
+    text (state_text), in field order: the state goes before `standing_order`, the last field where there is one
+    (decisions §17), else before the closing brace, so neither text is parsed."""
+    at = delivery_text.rfind(_STANDING_ORDER)
+    end = at if at != -1 else len(delivery_text) - 1
+    return f'{delivery_text[:end]},"integration":{state}{delivery_text[end:]}'

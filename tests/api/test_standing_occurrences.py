@@ -101,6 +101,8 @@ def test_a_due_date_is_placed_as_the_customer_would_with_the_standing_order_on_t
     }
     supplier = shop.get("/deliveries/1").json_body
     assert list(supplier)[-2:] == ["integration", "standing_order"]
+    for page in ("/deliveries", "/deliveries?integration=PENDING", "/deliveries?status=REQUESTED"):
+        assert list(shop.get(page).json_body["deliveries"][0])[-2:] == ["integration", "standing_order"], page
     assert run_placer()["placed"] == 0  # nothing else is due yet
     at("2026-05-06T23:58:59+00:00")
     assert run_placer()["placed"] == 0

@@ -18,6 +18,15 @@ DELIVERY_DOC = {
 TEXT = json_text(ordered(DELIVERY_DOC, DELIVERY))
 
 
+def test_the_text_of_a_standing_orders_delivery_keeps_standing_order_last():
+    """An audit found supplier list pages showing `integration` after `standing_order` (single reads had it right)."""
+    placed = {**DELIVERY_DOC, "standing_order": {"id": "weekly", "date": "2026-05-05"}}
+    stored = {"status": "IMPORTED", "reference": "R"}
+    text = supplier_text(json_text(ordered(placed, DELIVERY)), state_text(stored))
+    assert text == json_text(ordered(supplier_view(placed, stored), DELIVERY))
+    assert list(json.loads(text))[-2:] == ["integration", "standing_order"]
+
+
 @pytest.mark.parametrize(
     "stored",
     [
