@@ -25,17 +25,28 @@ from .values import literal
 
 NOTE = "delivery_note"
 _RFC_3339 = re.compile(
-    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?([Zz]|[+-][0-9]{2}:[0-9]{2})"
+    r"([0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:)([0-9]{2})(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})"
 )
 
 
-def _rfc_3339(value: str) -> str:
-    if not _RFC_3339.fullmatch(value):
+def _moment(value: str) -> dt.datetime:
+    """An RFC 3339 date and time as a moment: a fraction of any length (to the microsecond), a leap second (:60)
+    as the last microsecond before it; ValueError for anything else."""
+    found = _RFC_3339.fullmatch(value)
+    if found is None:
         raise ValueError("must be an RFC 3339 date and time with its offset, such as 2026-05-04T11:30:00+03:00")
+    start, second, fraction, offset = found.groups()
+    fraction = (fraction or "")[:7]
+    if second == "60":
+        second, fraction = "59", ".999999"
     try:
-        moment = dt.datetime.fromisoformat(value.upper().replace("Z", "+00:00"))
+        return dt.datetime.fromisoformat(f"{start.upper()}{second}{fraction}{offset.upper().replace('Z', '+00:00')}")
     except ValueError:
         raise ValueError("is not a calendar date and time") from None
+
+
+def _rfc_3339(value: str) -> str:
+    moment = _moment(value)
     if not 1900 <= moment.year <= 2999:
         raise ValueError("must be between the years 1900 and 2999")
     return value
@@ -87,7 +98,7 @@ def check_deliverable(delivery: dict) -> None:
 
 
 def _delivered_at(given: str | None, delivery: dict, now: dt.datetime) -> tuple[dt.datetime, list[FieldError]]:
-    moment = parse_iso(given.upper()) if given is not None else now
+    moment = _moment(given) if given is not None else now
     ahead = dt.timedelta(seconds=limits.DELIVERED_AT_AHEAD_SECONDS)
     if moment > now + ahead:
         return moment, [FieldError("delivered_at", "must not be more than 5 minutes in the future")]

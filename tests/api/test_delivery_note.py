@@ -146,6 +146,11 @@ def test_delivered_at_defaults_to_now_and_is_shown_with_the_account_s_offset(sho
         ("04.05.2026 09:30", False),
         ("2026-02-30T09:30:00Z", False),
         ("2026-05-04t09:31:00z", True),
+        ("2026-05-04T09:31:00.123456789+00:00", True),  # RFC 3339 takes any number of fraction digits
+        ("2026-05-04T09:29:59.9999999Z", False),  # ... and they are compared to the microsecond
+        ("2026-05-04T09:31:60Z", True),  # a leap second
+        ("2026-05-04T09:31:61Z", False),
+        ("2026-05-04T09:31:00.Z", False),
     ],
 )
 def test_delivered_at_is_rfc_3339_not_before_the_request_and_at_most_5_minutes_ahead(shop, value, accepted):
