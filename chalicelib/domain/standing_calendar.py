@@ -77,8 +77,12 @@ RULE_FIELDS = ("delivery_days", "delivery_date_overrides", "dates_with_no_delive
 def moves_moments(before: Mapping | None, after: Mapping | None) -> bool:
     """Whether a change of a product, a customer or the account's delivery settings may bring a placing moment
     forward (decisions §17: acted on within a minute): a delivery rule or the zone changed, or a product became
-    ACTIVE (its line decides a cutoff again). A product or customer made anew names no line yet, and one deleted
-    only leaves a line out, which never brings a moment forward."""
+    ACTIVE (its line decides a cutoff again). A product made anew ACTIVE with delivery rules of its own may be one a
+    line named before it was deleted, whose rules now decide (an audit found such a moment missed); one without
+    follows the account's rules, and is not looked at again (that would cost every creation a write). A customer
+    made anew names no line yet, and a deletion only leaves a line out, which never brings a moment forward."""
+    if before is None and after is not None:
+        return after.get("status") == "ACTIVE" and any(after.get(name) for name in RULE_FIELDS)
     if before is None or after is None:
         return False
     if any(before.get(name) != after.get(name) for name in RULE_FIELDS):

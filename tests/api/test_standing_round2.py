@@ -128,6 +128,21 @@ def test_a_product_back_in_stock_with_a_stricter_cutoff_is_acted_on_within_a_min
     ] == ["beer", "wine"]
 
 
+def test_a_product_deleted_and_made_again_with_a_stricter_cutoff_is_acted_on_within_a_minute(shop):
+    """An audit found the moment missed: a product made anew was taken to name no line, but a line still names it."""
+    juice = {"status": "ACTIVE", "category": "drinks", "name": "Juice", "price": 200}
+    put_product(shop, "juice", juice)
+    put_standing(shop, items=[{"id": "beer", "count": 1}, {"id": "juice", "count": 2}], starts_on="2026-05-06")
+    assert shop.delete("/products/juice").status_code == 204
+    at("2026-05-04T09:31:00+00:00")
+    put_product(
+        shop, "juice", {**juice, "delivery_date_overrides": {"2026-05-08": {"lead_days": 4, "cutoff": "12:00"}}}
+    )
+    clock.current().advance(59)
+    assert run_placer()["placed"] == 1
+    assert statuses(shop, "?from=2026-05-08&to=2026-05-08") == {"2026-05-08": "PLACED"}
+
+
 def test_an_imported_rule_change_of_status_is_acted_on_within_a_minute(shop):
     from chalicelib.jobs import import_turns
 

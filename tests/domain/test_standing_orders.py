@@ -174,7 +174,10 @@ def test_which_changes_may_bring_a_placing_moment_forward():
     assert calendar.moves_moments({"status": "OUT_OF_STOCK"}, {"status": "ACTIVE"})
     assert not calendar.moves_moments({"status": "ACTIVE"}, {"status": "OUT_OF_STOCK"})
     assert not calendar.moves_moments({"price": 1, "delivery_days": rule}, {"price": 2, "delivery_days": rule})
-    assert not calendar.moves_moments(None, {"delivery_days": rule})
+    assert not calendar.moves_moments(None, {"delivery_days": rule})  # a customer made anew
+    assert calendar.moves_moments(None, {"status": "ACTIVE", "delivery_days": rule})  # a product: a line may name it
+    assert not calendar.moves_moments(None, {"status": "ACTIVE"})  # it follows the account's rules
+    assert not calendar.moves_moments(None, {"status": "INACTIVE", "delivery_days": rule})
 
 
 CUTOFF = dt.datetime(2026, 5, 11, 14, 0, 59, tzinfo=UTC)
