@@ -127,6 +127,9 @@ def amend(delivery: dict, basis: dict | None, body: AmendmentBody, context: Orde
     scheduled = (dump(body.scheduled) if body.scheduled is not None else None) if "scheduled" in given else None
     date = scheduled if "scheduled" in given else planned  # what the amended order is checked against
     scheduled = scheduled if "scheduled" in given else request.get("scheduled")
+    # The date moves when it differs from the one the delivery is for, which a response may have set: the requested
+    # date asked for again after the supplier accepted another is a change.
+    moved_from = planned if "scheduled" in given and scheduled != planned else _UNMOVED
     message = body.message or None if "message" in given else request.get("message")
     errors: list[FieldError] = []
     if (
@@ -166,14 +169,9 @@ def amend(delivery: dict, basis: dict | None, body: AmendmentBody, context: Orde
     if message:
         amended_request["message"] = message
     changed_empties = empties is not None and _counts(empties) != _counts(request.get("empties"))
-    if (
-        not lines
-        and scheduled == request.get("scheduled")
-        and message == request.get("message")
-        and not changed_empties
-    ):
+    if not lines and moved_from is _UNMOVED and message == request.get("message") and not changed_empties:
         return Amended(None)
-    amended = _applied(delivery, basis, body, now, amended_request, lines, packaging, empties, context)
+    amended = _applied(delivery, basis, body, now, amended_request, lines, packaging, empties, context, moved_from)
     return Amended(amended.delivery, amended.basis, tuple(added))
 
 
@@ -265,8 +263,12 @@ def _entry(item: dict, action: LineAction, before: dict | None) -> dict:
     }
 
 
-def _applied(delivery, basis, body, now, request, lines, packaging, empties, context) -> Amended:
-    """The amended delivery: new request, REQUESTED, its deposits and empties as the delivery names its types."""
+_UNMOVED = object()  # the amendment leaves the delivery's date as it is
+
+
+def _applied(delivery, basis, body, now, request, lines, packaging, empties, context, moved_from) -> Amended:
+    """The amended delivery: new request, REQUESTED, its deposits and empties as the delivery names its types;
+    `moved_from` the date it was for when the amendment moves it (else _UNMOVED)."""
     types = {**context.deposit_types, **((basis or {}).get("types") or {}), **deposits.known_types(delivery, basis)}
     amended = {
         **delivery,
@@ -281,7 +283,7 @@ def _applied(delivery, basis, body, now, request, lines, packaging, empties, con
     deposit_orders.finish(amended, packaging, types, [SimpleNamespace(**e) for e in kept_empties])
     new_basis = amended.pop(BASIS) or {"packaging": {}, "types": {}}
     new_basis[RESPONSES_FROM] = len(delivery.get("responses") or ())
-    dated = request.get("scheduled") != delivery["request"].get("scheduled")
+    dated = moved_from is not _UNMOVED
     new_basis[DATED_FROM] = new_basis[RESPONSES_FROM] if dated else (basis or {}).get(DATED_FROM, 0)
     record = {
         "sequence": len(delivery.get("amendments") or ()) + 1,
@@ -290,8 +292,8 @@ def _applied(delivery, basis, body, now, request, lines, packaging, empties, con
     }
     if body.message:
         record["message"] = body.message
-    if request.get("scheduled") != delivery["request"].get("scheduled"):
-        record["scheduled"] = {"from": delivery["request"].get("scheduled"), "to": request.get("scheduled")}
+    if dated:
+        record["scheduled"] = {"from": moved_from, "to": request.get("scheduled")}
     record["items"] = lines
     amended["amendments"] = [*(delivery.get("amendments") or ()), record]
     errors = _limit_errors(amended)

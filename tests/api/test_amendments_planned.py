@@ -148,6 +148,23 @@ def test_a_date_the_amendment_sets_replaces_the_one_responses_stated(shop, monke
     assert amend(shop, delivery["id"], {"items": [{**CRATES, "count": 4}]}).status_code == 200  # accepted for 20 May
 
 
+def test_the_requested_date_asked_for_again_after_the_supplier_moved_it_is_a_change(shop, monkeypatch):
+    """An audit found it taken for no change (200, nothing recorded) and the delivery still for the moved date."""
+    wednesdays_by_noon_the_day_before()
+    delivery = place(shop, [CRATES], scheduled={"date": WEDNESDAY})
+    respond(shop, delivery["id"], {"type": "ACCEPT", "scheduled": {"date": NEXT_WEDNESDAY}})
+    back = amend(shop, delivery["id"], {"items": [CRATES], "scheduled": {"date": WEDNESDAY}})
+    assert (back.status_code, back.data["status"]) == (200, "REQUESTED")
+    (record,) = back.data["amendments"]
+    assert (record["scheduled"], record["items"]) == ({"from": {"date": NEXT_WEDNESDAY}, "to": {"date": WEDNESDAY}}, [])
+    assert amend(shop, delivery["id"], {"items": [CRATES], "scheduled": {"date": WEDNESDAY}}).data["amendments"] == [
+        record
+    ]  # now no change
+    at(monkeypatch, "2026-05-05T09:01:00+00:00")  # past Wednesday's cutoff: the date it is for now
+    refused = amend(shop, delivery["id"], {"items": [{**CRATES, "count": 3}]})
+    assert (refused.status_code, problem_paths(refused)) == (400, ["scheduled"])
+
+
 # --- a line whose message alone changes keeps its price (decisions §16) ---
 
 
