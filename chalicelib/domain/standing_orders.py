@@ -193,8 +193,11 @@ UNDELIVERABLE_ERROR = {"path": "scheduled", "message": "is a date on which the s
 def status_of(
     record: Mapping | None, skipped: bool, paused: bool, cutoff: dt.datetime | None, now: dt.datetime
 ) -> OccurrenceStatus:
-    """A date's status: its recorded outcome, else UNDELIVERABLE while the rules deliver nothing that day (`cutoff`
-    None), else the customer's skip, MISSED once its cutoff passed, PAUSED or PLANNED."""
+    """A date's status: its recorded outcome (a FAILED one unless the customer skipped the date), else UNDELIVERABLE
+    while the rules deliver nothing that day (`cutoff` None), else the customer's skip, MISSED once its cutoff
+    passed, PAUSED or PLANNED."""
+    if record is not None and skipped and record["status"] == OccurrenceStatus.FAILED:
+        return OccurrenceStatus.SKIPPED
     if record is not None:
         return OccurrenceStatus(record["status"])
     if cutoff is None:

@@ -209,7 +209,8 @@ def delete_customers_standing_order(account: str, customer_id: str, standing_id:
 def _occurrence(calendar: calendar_rules.Calendar, date: dt.date, record, skipped: bool, paused: bool, now) -> dict:
     status = rules.status_of(record, skipped, paused, calendar.cutoff(date), now)
     place_at = local_iso(calendar.place_at(date), calendar.zone)
-    return rules.occurrence(date, status, place_at, record)
+    shown_record = record if record is not None and status == record["status"] else None  # not a skipped failure's
+    return rules.occurrence(date, status, place_at, shown_record)
 
 
 def occurrences(account: str, customer_id: str, standing_id: str, start: str | None, end: str | None) -> dict:
@@ -232,7 +233,8 @@ def customers_occurrences(account: str, customer_id: str, standing_id: str, star
 
 
 def skip(account: str, customer_id: str, standing_id: str, day: str, data) -> dict:
-    """Skip one counted date, or take the skip back (skip false); a placed or failed date stays as it is."""
+    """Skip one counted date, or take the skip back (skip false); a placed date stays as it is (400). A FAILED date
+    may be skipped (it was not placed): it shows SKIPPED, and FAILED again when the skip is taken back."""
     body = parse(rules.SkipBody, data)
 
     def attempt() -> dict | outcomes.Refusal:
@@ -242,10 +244,9 @@ def skip(account: str, customer_id: str, standing_id: str, day: str, data) -> di
         date = _counted_date(calendar, day, standing_id)
         recorded = store.records(account, customer_id, standing_id, *horizon(calendar, now))
         recorded.update(store.records(account, customer_id, standing_id, day, day))
-        if day in recorded:
-            placed = recorded[day]["status"] == rules.OccurrenceStatus.PLACED
-            reason = "was placed; amend or cancel its delivery instead" if placed else "failed and is not placed again"
-            raise InvalidTransition(f"{day} {reason}")
+        record = recorded.get(day)
+        if record is not None and record["status"] == rules.OccurrenceStatus.PLACED:
+            raise InvalidTransition(f"{day} was placed; amend or cancel its delivery instead")
         skips = set(stored.skips) | {day} if body.skip else set(stored.skips) - {day}
         kept = rules.kept_skips(skips, min(calendar.today(now), date))
         errors = rules.skip_errors(kept)
@@ -256,7 +257,7 @@ def skip(account: str, customer_id: str, standing_id: str, day: str, data) -> di
         written = store.update(account, customer_id, standing_id, stored, kept, iso(due) if due else None)
         if isinstance(written, outcomes.Refusal):
             return written
-        return _occurrence(calendar, date, None, body.skip, stored.data["paused"], now)
+        return _occurrence(calendar, date, record, body.skip, stored.data["paused"], now)
 
     return _retried(attempt)
 

@@ -1,0 +1,45 @@
+"""FAILED dates of standing orders (decisions §17): a failed date is not placed, so the customer may skip it."""
+
+from .deliveries_helpers import CUSTOMER_TOKEN, shop  # noqa: F401
+from .standing_support import BASE, occurrences, put_standing, run_placer
+
+FAILED_ON_TUESDAY = {
+    "date": "2026-05-05",
+    "status": "FAILED",
+    "place_at": "2026-05-03T23:59:00+00:00",
+    "left_out": [{"id": "wine", "reason": "OUT_OF_STOCK"}],
+    "errors": [{"path": "items", "message": "none of its lines can go on this date"}],
+}
+
+
+def tuesday(api) -> dict:
+    return occurrences(api, query="?to=2026-05-05").json_body["occurrences"][0]
+
+
+def fail_tuesday(api) -> None:
+    """Its only line out of stock: Tuesday's placing moment has passed (its cutoff has not), so it fails at once."""
+    assert put_standing(api, items=[{"id": "wine", "count": 1}]).status_code == 200
+    assert run_placer()["failed"] == 1
+    assert tuesday(api) == FAILED_ON_TUESDAY
+
+
+def test_a_failed_date_can_be_skipped_and_the_skip_taken_back(shop):
+    fail_tuesday(shop)
+    skipped = shop.put(f"{BASE}/weekly/occurrences/2026-05-05", body={"skip": True}, token=CUSTOMER_TOKEN)
+    assert (skipped.status_code, skipped.json_body) == (
+        200,
+        {"date": "2026-05-05", "status": "SKIPPED", "place_at": "2026-05-03T23:59:00+00:00"},
+    )
+    assert tuesday(shop) == skipped.json_body
+    taken_back = shop.put(f"{BASE}/weekly/occurrences/2026-05-05", body={"skip": False}, token=CUSTOMER_TOKEN)
+    assert (taken_back.status_code, taken_back.json_body) == (200, FAILED_ON_TUESDAY)
+    assert tuesday(shop) == FAILED_ON_TUESDAY
+
+
+def test_a_placed_date_still_cannot_be_skipped(shop):
+    put_standing(shop)
+    assert run_placer()["placed"] == 1
+    refused = shop.put(f"{BASE}/weekly/occurrences/2026-05-05", body={"skip": True}, token=CUSTOMER_TOKEN)
+    assert refused.status_code == 400
+    assert refused.json_body["type"].endswith("invalid-transition")
+    assert refused.json_body["detail"] == "2026-05-05 was placed; amend or cancel its delivery instead"
