@@ -6,6 +6,7 @@ as the API shows it (every field, defaults filled in).
 """
 
 import datetime as dt
+import hashlib
 from enum import StrEnum
 from typing import Annotated, Mapping
 
@@ -188,6 +189,14 @@ def shown(body: StandingOrderBody, standing_id: str, customer_id: str, created: 
 
 
 UNDELIVERABLE_ERROR = {"path": "scheduled", "message": "is a date on which the supplier delivers none of it"}
+
+
+PLACING_SCOPE = "standing-order"  # the Idempotency-Key scope of placings
+
+
+def placing_key(customer_id: str, standing_id: str, date: str) -> str:
+    """The Idempotency-Key of placing a date: per customer, standing order id and date, not per creation."""
+    return hashlib.sha256(f"{customer_id}/{standing_id}/{date}".encode()).hexdigest()
 
 
 def status_of(

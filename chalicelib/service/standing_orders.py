@@ -76,10 +76,13 @@ def _write(
     customer_id: str,
     standing_id: str,
     written: Callable[[store.Stored | None, dt.datetime], tuple[dict, object] | None],
+    replacing: bool = False,
 ) -> dict:
     """Create or replace the standing order with `written(previous, now)`: (its document, the context it was
     checked against), or None when nothing changes. Placed dates stay placed (and so do those a standing order
-    deleted under the id placed), skips of dates that still count are kept, and its place in the queue follows."""
+    deleted under the id placed), skips of dates that still count are kept, and its place in the queue follows.
+    `replacing` (a PUT): FAILED dates whose cutoff has not passed were not placed, so they count again (`_reopened`)
+    and the replacement places them."""
 
     def attempt() -> dict | outcomes.Refusal:
         previous = store.get(account, customer_id, standing_id)
@@ -98,6 +101,9 @@ def _write(
                 day for day in kept if calendar_rules.counts(document, dt.date.fromisoformat(day), calendar.first_day)
             ]
         recorded = store.records(account, customer_id, standing_id, *horizon(calendar, now))
+        reopened = _reopened(calendar, recorded, now) if replacing else []
+        for day in reopened:
+            del recorded[day]
         due = calendar_rules.next_due(
             calendar.open_dates(now, recorded, set(skips)), document["paused"], document["ends_on"], now
         )
@@ -106,6 +112,9 @@ def _write(
         kind = ChangeType.STANDING_ORDER_CREATED if previous is None else ChangeType.STANDING_ORDER_UPDATED
         with unit_of_work(account, now) as uow:
             uow.add(*store.putting(account, customer_id, standing_id, stored, previous))
+            for day in reopened:
+                key = rules.placing_key(customer_id, standing_id, day)
+                uow.add(*store.reopening(account, customer_id, standing_id, day, rules.PLACING_SCOPE, key))
             uow.record(Change(kind, standing_id, customer_id=customer_id))
             refused = uow.commit()
         if isinstance(refused, outcomes.Full):
@@ -113,6 +122,19 @@ def _write(
         return refused or document
 
     return _retried(attempt)
+
+
+def _reopened(calendar: calendar_rules.Calendar, recorded: dict[str, dict], now: dt.datetime) -> list[str]:
+    """The FAILED dates a replacement places again: those whose cutoff under it has not passed (one the rules
+    deliver nothing on has none: it shows UNDELIVERABLE). A placed date's outcome always stays."""
+    reopened = []
+    for day, record in sorted(recorded.items()):
+        if record["status"] != rules.OccurrenceStatus.FAILED:
+            continue
+        cutoff = calendar.cutoff(dt.date.fromisoformat(day))
+        if cutoff is None or now <= cutoff:
+            reopened.append(day)
+    return reopened
 
 
 def _retried(attempt):
@@ -142,7 +164,7 @@ def put_standing_order(account: str, customer_id: str, standing_id: str, data) -
             raise ValidationFailed([FieldError("weekdays", message)])
         return document, context
 
-    return _write(account, customer_id, standing_id, written)
+    return _write(account, customer_id, standing_id, written, replacing=True)
 
 
 def pause(account: str, customer_id: str, standing_id: str, data) -> dict:
