@@ -6,6 +6,7 @@ as the API shows it (every field, defaults filled in).
 """
 
 import datetime as dt
+import hashlib
 from enum import StrEnum
 from typing import Annotated, Mapping
 
@@ -190,11 +191,22 @@ def shown(body: StandingOrderBody, standing_id: str, customer_id: str, created: 
 UNDELIVERABLE_ERROR = {"path": "scheduled", "message": "is a date on which the supplier delivers none of it"}
 
 
+PLACING_SCOPE = "standing-order"  # the Idempotency-Key scope of placings
+
+
+def placing_key(customer_id: str, standing_id: str, date: str) -> str:
+    """The Idempotency-Key of placing a date: per customer, standing order id and date, not per creation."""
+    return hashlib.sha256(f"{customer_id}/{standing_id}/{date}".encode()).hexdigest()
+
+
 def status_of(
     record: Mapping | None, skipped: bool, paused: bool, cutoff: dt.datetime | None, now: dt.datetime
 ) -> OccurrenceStatus:
-    """A date's status: its recorded outcome, else UNDELIVERABLE while the rules deliver nothing that day (`cutoff`
-    None), else the customer's skip, MISSED once its cutoff passed, PAUSED or PLANNED."""
+    """A date's status: its recorded outcome (a FAILED one unless the customer skipped the date), else UNDELIVERABLE
+    while the rules deliver nothing that day (`cutoff` None), else the customer's skip, MISSED once its cutoff
+    passed, PAUSED or PLANNED."""
+    if record is not None and skipped and record["status"] == OccurrenceStatus.FAILED:
+        return OccurrenceStatus.SKIPPED
     if record is not None:
         return OccurrenceStatus(record["status"])
     if cutoff is None:

@@ -76,10 +76,13 @@ def _write(
     customer_id: str,
     standing_id: str,
     written: Callable[[store.Stored | None, dt.datetime], tuple[dict, object] | None],
+    replacing: bool = False,
 ) -> dict:
     """Create or replace the standing order with `written(previous, now)`: (its document, the context it was
     checked against), or None when nothing changes. Placed dates stay placed (and so do those a standing order
-    deleted under the id placed), skips of dates that still count are kept, and its place in the queue follows."""
+    deleted under the id placed), skips of dates that still count are kept, and its place in the queue follows.
+    `replacing` (a PUT): FAILED dates whose cutoff has not passed were not placed, so they count again (`_reopened`)
+    and the replacement places them."""
 
     def attempt() -> dict | outcomes.Refusal:
         previous = store.get(account, customer_id, standing_id)
@@ -98,6 +101,9 @@ def _write(
                 day for day in kept if calendar_rules.counts(document, dt.date.fromisoformat(day), calendar.first_day)
             ]
         recorded = store.records(account, customer_id, standing_id, *horizon(calendar, now))
+        reopened = _reopened(calendar, recorded, now) if replacing else []
+        for day in reopened:
+            del recorded[day]
         due = calendar_rules.next_due(
             calendar.open_dates(now, recorded, set(skips)), document["paused"], document["ends_on"], now
         )
@@ -106,6 +112,9 @@ def _write(
         kind = ChangeType.STANDING_ORDER_CREATED if previous is None else ChangeType.STANDING_ORDER_UPDATED
         with unit_of_work(account, now) as uow:
             uow.add(*store.putting(account, customer_id, standing_id, stored, previous))
+            for day in reopened:
+                key = rules.placing_key(customer_id, standing_id, day)
+                uow.add(*store.reopening(account, customer_id, standing_id, day, rules.PLACING_SCOPE, key))
             uow.record(Change(kind, standing_id, customer_id=customer_id))
             refused = uow.commit()
         if isinstance(refused, outcomes.Full):
@@ -113,6 +122,19 @@ def _write(
         return refused or document
 
     return _retried(attempt)
+
+
+def _reopened(calendar: calendar_rules.Calendar, recorded: dict[str, dict], now: dt.datetime) -> list[str]:
+    """The FAILED dates a replacement places again: those whose cutoff under it has not passed (one the rules
+    deliver nothing on has none: it shows UNDELIVERABLE). A placed date's outcome always stays."""
+    reopened = []
+    for day, record in sorted(recorded.items()):
+        if record["status"] != rules.OccurrenceStatus.FAILED:
+            continue
+        cutoff = calendar.cutoff(dt.date.fromisoformat(day))
+        if cutoff is None or now <= cutoff:
+            reopened.append(day)
+    return reopened
 
 
 def _retried(attempt):
@@ -142,7 +164,7 @@ def put_standing_order(account: str, customer_id: str, standing_id: str, data) -
             raise ValidationFailed([FieldError("weekdays", message)])
         return document, context
 
-    return _write(account, customer_id, standing_id, written)
+    return _write(account, customer_id, standing_id, written, replacing=True)
 
 
 def pause(account: str, customer_id: str, standing_id: str, data) -> dict:
@@ -209,7 +231,8 @@ def delete_customers_standing_order(account: str, customer_id: str, standing_id:
 def _occurrence(calendar: calendar_rules.Calendar, date: dt.date, record, skipped: bool, paused: bool, now) -> dict:
     status = rules.status_of(record, skipped, paused, calendar.cutoff(date), now)
     place_at = local_iso(calendar.place_at(date), calendar.zone)
-    return rules.occurrence(date, status, place_at, record)
+    shown_record = record if record is not None and status == record["status"] else None  # not a skipped failure's
+    return rules.occurrence(date, status, place_at, shown_record)
 
 
 def occurrences(account: str, customer_id: str, standing_id: str, start: str | None, end: str | None) -> dict:
@@ -232,7 +255,8 @@ def customers_occurrences(account: str, customer_id: str, standing_id: str, star
 
 
 def skip(account: str, customer_id: str, standing_id: str, day: str, data) -> dict:
-    """Skip one counted date, or take the skip back (skip false); a placed or failed date stays as it is."""
+    """Skip one counted date, or take the skip back (skip false); a placed date stays as it is (400). A FAILED date
+    may be skipped (it was not placed): it shows SKIPPED, and FAILED again when the skip is taken back."""
     body = parse(rules.SkipBody, data)
 
     def attempt() -> dict | outcomes.Refusal:
@@ -242,10 +266,9 @@ def skip(account: str, customer_id: str, standing_id: str, day: str, data) -> di
         date = _counted_date(calendar, day, standing_id)
         recorded = store.records(account, customer_id, standing_id, *horizon(calendar, now))
         recorded.update(store.records(account, customer_id, standing_id, day, day))
-        if day in recorded:
-            placed = recorded[day]["status"] == rules.OccurrenceStatus.PLACED
-            reason = "was placed; amend or cancel its delivery instead" if placed else "failed and is not placed again"
-            raise InvalidTransition(f"{day} {reason}")
+        record = recorded.get(day)
+        if record is not None and record["status"] == rules.OccurrenceStatus.PLACED:
+            raise InvalidTransition(f"{day} was placed; amend or cancel its delivery instead")
         skips = set(stored.skips) | {day} if body.skip else set(stored.skips) - {day}
         kept = rules.kept_skips(skips, min(calendar.today(now), date))
         errors = rules.skip_errors(kept)
@@ -256,7 +279,7 @@ def skip(account: str, customer_id: str, standing_id: str, day: str, data) -> di
         written = store.update(account, customer_id, standing_id, stored, kept, iso(due) if due else None)
         if isinstance(written, outcomes.Refusal):
             return written
-        return _occurrence(calendar, date, None, body.skip, stored.data["paused"], now)
+        return _occurrence(calendar, date, record, body.skip, stored.data["paused"], now)
 
     return _retried(attempt)
 

@@ -11,7 +11,6 @@ the answer left by one that crashed records it from there); a failed date is nev
 """
 
 import datetime as dt
-import hashlib
 import json
 import logging
 from dataclasses import dataclass
@@ -32,7 +31,7 @@ from .standing_orders import calendar_of, horizon
 
 log = logging.getLogger("supplier-ordering.standing-orders")
 
-SCOPE = "standing-order"  # the Idempotency-Key scope of placings
+SCOPE = rules.PLACING_SCOPE
 PER_TURN = 3  # dates of one standing order placed in one turn; the rest wait for its next turn
 PLACED, FAILED = rules.OccurrenceStatus.PLACED.value, rules.OccurrenceStatus.FAILED.value
 NOTHING_LEFT = FieldError("items", "none of its lines can go on this date")
@@ -114,7 +113,7 @@ def _context(item: store.Due, stored: store.Stored):
 
 def _key(item: store.Due, date: dt.date) -> str:
     """Per customer, standing order id and date: not per creation (decisions §17)."""
-    return hashlib.sha256(f"{item.customer_id}/{item.standing_id}/{date.isoformat()}".encode()).hexdigest()
+    return rules.placing_key(item.customer_id, item.standing_id, date.isoformat())
 
 
 def place_date(item: store.Due, stored: store.Stored, date: dt.date, context, calendar) -> dict | None:
@@ -131,12 +130,13 @@ def place_date(item: store.Due, stored: store.Stored, date: dt.date, context, ca
         outcome = _placed(item, stored, date, context, calendar, claim)
         if outcome is None or outcome["status"] == PLACED:
             return outcome  # a placed date's outcome is recorded in the order's own write
-    return _recorded(item, date, calendar, outcome)
+    return _recorded(item, stored, date, calendar, outcome)
 
 
-def _recorded(item: store.Due, date: dt.date, calendar, outcome: dict) -> dict | None:
+def _recorded(item: store.Due, stored: store.Stored, date: dt.date, calendar, outcome: dict) -> dict | None:
     """Record a failed date (with its `standing-order.failed` entry), or one an earlier placer left in its key's
-    answer; None when the write was contended (the next turn records it)."""
+    answer; None when the write was contended or the standing order changed since the turn read it (a replacement
+    may have made the date open again: the next turn decides)."""
     changes, shown, day = [], None, date.isoformat()
     if outcome["status"] == FAILED:
         changes = [Change(ChangeType.STANDING_ORDER_FAILED, item.standing_id, customer_id=item.customer_id, date=day)]
@@ -144,10 +144,11 @@ def _recorded(item: store.Due, date: dt.date, calendar, outcome: dict) -> dict |
         shown = rules.occurrence(date, rules.OccurrenceStatus.FAILED, place_at, outcome)
     now = clock.now()
     with unit_of_work(item.account, now) as uow:
-        uow.add(*store.recording(item.account, item.customer_id, item.standing_id, day, outcome, now, shown))
+        pinned = stored.content_version
+        uow.add(*store.recording(item.account, item.customer_id, item.standing_id, day, outcome, now, shown, pinned))
         uow.record(*changes)
-        refused = uow.commit()  # Taken: another placer recorded the date first; Gone: the standing order was deleted
-    return None if isinstance(refused, outcomes.Contended) else outcome
+        refused = uow.commit()  # Taken: another placer recorded the date first; Changed: written or deleted meanwhile
+    return None if isinstance(refused, (outcomes.Contended, outcomes.Changed)) else outcome
 
 
 def _replayed(replay: idempotency.Replay) -> dict:

@@ -202,11 +202,13 @@ def recording(
     outcome: dict,
     now: dt.datetime,
     shown: dict | None = None,
+    pinned: int | None = None,
 ) -> list[Operation]:
     """Record a date's outcome once: Taken when it is recorded already (another placer was first). `shown`: the
     failed date as reads show it, kept for its feed entry's `data` in the same transaction; its change is marked on
     the standing order's own item (store/feed_marks.py), which must still exist (Gone), so the feed keeps it in
-    order with the standing order's other changes."""
+    order with the standing order's other changes. `pinned`: the content version the failure was decided under,
+    which the standing order must still have (Changed: a replacement may have opened the date again)."""
     key = keys.standing_occurrence_key(account, customer_id, standing_id, date)
     expires = _expires_at(date)
     item = {**key, **outcome, "at": iso(now), table.TTL_ATTRIBUTE: expires}
@@ -224,8 +226,27 @@ def recording(
             "Key": table.to_item(keys.standing_order_key(account, customer_id, standing_id)),
             "ConditionExpression": "attribute_exists(PK)",
         }
-        operations.append(Operation({"ConditionCheck": exists}, Gone()))
+        if pinned is not None:
+            exists["ConditionExpression"] = "content = :content"
+            exists["ExpressionAttributeValues"] = table.values(content=pinned)
+        operations.append(Operation({"ConditionCheck": exists}, Gone() if pinned is None else Changed()))
     return operations
+
+
+def reopening(account: str, customer_id: str, standing_id: str, date: str, scope: str, key: str) -> list[Operation]:
+    """In a replacement's write: a FAILED date stops counting (decisions §17: a replacement applies to dates not yet
+    placed), so the replacement places it. Its outcome goes, conditional on it being FAILED (Stale otherwise: a placed
+    date's outcome is never removed), and so does its placing key's answer (`scope`, `key`), which would replay the
+    failure. Its `standing-order.failed` copy stays for the feed entry that reads it."""
+    outcome = {
+        "TableName": table.name(),
+        "Key": table.to_item(keys.standing_occurrence_key(account, customer_id, standing_id, date)),
+        "ConditionExpression": "#status = :failed",
+        "ExpressionAttributeNames": {"#status": "status"},
+        "ExpressionAttributeValues": table.values(failed="FAILED"),
+    }
+    answer = {"TableName": table.name(), "Key": table.to_item(keys.idempotency_key(account, scope, key))}
+    return [Operation({"Delete": outcome}, Stale()), Operation({"Delete": answer})]
 
 
 # The queue.
