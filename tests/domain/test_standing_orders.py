@@ -188,7 +188,9 @@ CUTOFF = dt.datetime(2026, 5, 11, 14, 0, 59, tzinfo=UTC)
     [
         ({"status": "PLACED"}, False, False, CUTOFF, CUTOFF, "PLACED"),
         ({"status": "PLACED"}, False, False, None, CUTOFF, "PLACED"),  # placed, then the day became a holiday
-        ({"status": "FAILED"}, True, True, CUTOFF, CUTOFF, "FAILED"),
+        ({"status": "FAILED"}, True, True, CUTOFF, CUTOFF, "SKIPPED"),  # a failed date the customer skipped
+        ({"status": "FAILED"}, False, True, CUTOFF, CUTOFF, "FAILED"),
+        ({"status": "PLACED"}, True, False, CUTOFF, CUTOFF, "PLACED"),  # a placed one is never skipped
         (None, True, False, None, CUTOFF, "UNDELIVERABLE"),
         (None, False, True, None, CUTOFF + dt.timedelta(days=9), "UNDELIVERABLE"),
         (None, True, False, CUTOFF, CUTOFF + dt.timedelta(days=1), "SKIPPED"),
