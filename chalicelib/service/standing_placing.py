@@ -62,9 +62,8 @@ def recheck(item: store.Due) -> Turn:
     if token is None:
         return Turn()
     now = clock.now()
-    for customer_id, standing_id, moment in store.queued(item.account):
-        if moment > iso(now):
-            store.look_now(item.account, customer_id, standing_id, now)
+    for customer_id, standing_id, _ in store.queued(item.account):
+        store.look_now(item.account, customer_id, standing_id, now)
     store.rechecked(item.account, token)
     return Turn()
 

@@ -321,8 +321,9 @@ def queued(account: str) -> list[tuple[str, str, str]]:
 
 def look_now(account: str, customer_id: str, standing_id: str, now: dt.datetime) -> None:
     """Move a queued standing order to the front of the queue (its turn recomputes its moments), and its version on,
-    so a turn that computed its next moment from the rules before is not written over this (Stale). Nothing when it
-    is no longer queued, or due already."""
+    so a turn that computed its next moment from the rules before is not written over this (Stale). One due already
+    (a turn may be placing it now, with the rules before) only has its version moved on: that turn's next moment is
+    refused, and it stays due for the next run to compute. Nothing when it is no longer queued."""
     moment = iso(now)
     queue = keys.standing_due(moment, account, customer_id, standing_id)
     update = {
@@ -333,4 +334,10 @@ def look_now(account: str, customer_id: str, standing_id: str, now: dt.datetime)
         "ExpressionAttributeNames": {"#due": "due", "#version": "version"},
         "ExpressionAttributeValues": table.values(due=moment, pk=queue["GSI3PK"], sk=queue["GSI3SK"], one=1),
     }
-    operations.write(Operation({"Update": update}, Stale()))  # Stale: not queued or due already; Contended: held
+    if operations.write(Operation({"Update": update}, Stale())) is None:  # Stale: not queued, or due already
+        return
+    update["UpdateExpression"] = "ADD #version :one"
+    update["ConditionExpression"] = "attribute_exists(#due)"
+    update["ExpressionAttributeNames"] = {"#due": "due", "#version": "version"}
+    update["ExpressionAttributeValues"] = table.values(one=1)
+    operations.write(Operation({"Update": update}, Stale()))  # Stale: not queued; Contended: a write holds it

@@ -143,6 +143,34 @@ def test_a_product_deleted_and_made_again_with_a_stricter_cutoff_is_acted_on_wit
     assert statuses(shop, "?from=2026-05-08&to=2026-05-08") == {"2026-05-08": "PLACED"}
 
 
+def test_a_rule_change_committed_while_the_standing_order_is_being_placed_is_acted_on_within_a_minute(
+    shop, monkeypatch
+):
+    """An audit found it missed: the look again left alone a standing order that was due, whose turn then queued
+    its next moment from the rules it had read before the change."""
+    from chalicelib.service import standing_placing
+    from chalicelib.store import standing_orders
+
+    put_standing(shop)  # Tuesdays and Fridays: Tuesday 05-05 is due at once, Friday 05-08 on Wednesday
+    read_context, changed = standing_placing._context, []
+
+    def context_then_a_rule_change(item, stored):
+        context = read_context(item, stored)
+        if not changed:  # the supplier's change commits after this turn read the rules, and its look again runs
+            early = {"2026-05-08": {"lead_days": 4, "cutoff": "12:00"}}  # Friday's moment: gone by, cutoff at noon
+            changed.append(shop.patch("/account/settings/deliveries", {"delivery_date_overrides": early}))
+            (recheck,) = [due for due in standing_orders.due(clock.now(), 100) if due.recheck]
+            standing_placing.recheck(recheck)
+        return context
+
+    monkeypatch.setattr(standing_placing, "_context", context_then_a_rule_change)
+    assert run_placer()["placed"] == 1 and changed[0].status_code == 200  # 05-05, with the rules read before
+    monkeypatch.setattr(standing_placing, "_context", read_context)
+    clock.current().advance(59)
+    assert run_placer()["placed"] == 1
+    assert statuses(shop, "?from=2026-05-05&to=2026-05-08") == {"2026-05-05": "PLACED", "2026-05-08": "PLACED"}
+
+
 def test_an_imported_rule_change_of_status_is_acted_on_within_a_minute(shop):
     from chalicelib.jobs import import_turns
 
