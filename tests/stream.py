@@ -89,9 +89,9 @@ def drain(handler=_forward_only, polls: int = 20) -> int:
     progress = found.progress
     found.polls = 0  # read the shards first: a test may have made the table a moment ago
     for _ in range(polls):
-        before = progress.forwarded
+        before = progress.records_forwarded
         handed += found.poll_once()
-        forwarded = progress.forwarded > before
+        forwarded = progress.records_forwarded > before
         numbered = 0
         while forwarded or progress.waiting():  # the queue holds what was forwarded: numbered until none waits
             count = queue.poll_once()

@@ -54,11 +54,11 @@ class Progress:
         self._lock = threading.Lock()
         self._waiting: dict[str, list[tuple[str, set[str]]]] = {}
         self._done: set[str] = set()  # numbered before the feeder counted them as handed over (a race of threads)
-        self.forwarded = 0  # records forwarded so far (a test's drain asks whether a poll forwarded any)
+        self.records_forwarded = 0  # so far (a test's drain asks whether a poll forwarded any)
 
     def handed(self, shard_id: str, last: str, forwarded: set[str]) -> None:
         with self._lock:
-            self.forwarded += len(forwarded)
+            self.records_forwarded += len(forwarded)
             early = forwarded & self._done
             self._done -= early
             self._waiting.setdefault(shard_id, []).append((last, forwarded - early))
