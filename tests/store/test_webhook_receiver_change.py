@@ -66,7 +66,10 @@ def receivers():
 @pytest.fixture(autouse=True)
 def patient_sends(monkeypatch):
     """A held receiver answers when the test lets it, however long the steps before take on a loaded machine: no
-    send may time out first (the rule is the same with the service's 10 s)."""
+    send may time out first (the rule is the same with the service's 10 s). The Lambda handlers are imported first:
+    their phases take the timeout when they load, and a later test on them would keep this one."""
+    import chalicelib.jobs.handlers  # noqa: F401
+
     monkeypatch.setattr(sending.policy, "SEND_TIMEOUT_SECONDS", 4 * GENEROUS)
 
 
