@@ -109,7 +109,8 @@ def _turn(messages: list[QueueMessage], records: dict[str, list[Marked]]) -> lis
 def _numbered(account: str, turn: list[QueueMessage], records: dict[str, list[Marked]]) -> int:
     """How many of the turn's messages, from its first, are numbered."""
     try:
-        outcome = feed_sequencer.number(account, [record for message in turn for record in records[message.id]])
+        taken = [record for message in turn for record in records[message.id]]
+        outcome = feed_sequencer.number(account, taken, now=clock.now())
     except Exception:  # noqa: BLE001 - one account's failure is its own: logged, retried, never another's
         log.exception("numbering the feed of account %s failed (messages %s)", account, [m.id for m in turn])
         return 0

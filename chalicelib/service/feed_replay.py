@@ -18,6 +18,7 @@ from chalice.app import DynamoDBEvent
 
 from ..store import feed_records, feed_sequencer, stream_records
 from ..store.feed_marks import Marked
+from . import clock
 from .feed_forwarding import records_marked
 
 log = logging.getLogger("supplier-ordering.feed")
@@ -89,7 +90,7 @@ def _number(account: str, records: list[Marked], tally: Tally) -> None:
         if not todo:
             return
         try:
-            done = feed_sequencer.number(account, todo).done
+            done = feed_sequencer.number(account, todo, now=clock.now()).done
         except Exception as error:  # noqa: BLE001 - one account's failure is its own: reported, the others go on
             log.exception("replaying the feed of account %s failed", account)
             tally.error = f"{type(error).__name__}: {error}"

@@ -9,6 +9,7 @@ small and stays so: the last sequence, where the move before it ended, and the a
 import datetime as dt
 from dataclasses import dataclass
 
+from ..domain.timestamps import parse_iso
 from . import keys, table
 from .operations import Operation
 from .outcomes import Beyond, Expired
@@ -27,6 +28,9 @@ class Head:
     # numbering reads one item; `selection_version` None: not kept here yet (settings put by an earlier release).
     selection: tuple[str, ...] | None = None
     selection_version: int | None = None
+    # When the head last moved (iso; "" for a head moved before it was kept): long after it, an entry of that move a
+    # read does not find was removed by its TTL, not still being written.
+    moved_at: str = ""
 
 
 def head_of(item: dict | None) -> Head:
@@ -49,6 +53,7 @@ def head_of(item: dict | None) -> Head:
         # A head moved before `previous` was kept: every earlier move is long over.
         int(item.get("previous", sequence)),
         **selection,
+        moved_at=item.get("moved_at", ""),
     )
 
 
@@ -121,6 +126,14 @@ def _entries_from(account: str, after: int, newest: int, limit: int, now: dt.dat
     return entries, False
 
 
+MOVE_SETTLED = dt.timedelta(minutes=1)  # far longer than a numbering transaction takes to be seen whole
+
+
+def _settled(head: Head, now: dt.datetime) -> bool:
+    """Whether the head's last move is long over, so every entry it wrote is readable unless its TTL removed it."""
+    return bool(head.moved_at) and now - parse_iso(head.moved_at) > MOVE_SETTLED
+
+
 def read(account: str, after: int | None, limit: int, now: dt.datetime) -> Entries | Beyond | Expired:
     """Entries after `after` (None: the newest position), at most `limit`, up to the head read here, with one
     consistent Query bounded by it. A Query may see part of the numbering transaction that moved the head last (its
@@ -135,7 +148,7 @@ def read(account: str, after: int | None, limit: int, now: dt.datetime) -> Entri
     entries, expired = _entries_from(account, after, newest, limit, now)
     if expired:
         return Expired()
-    if not entries and after + 1 <= head.previous:
+    if not entries and (after + 1 <= head.previous or _settled(head, now)):
         return Expired()
     readable = after + len(entries)
     if readable < newest and len(entries) < limit:

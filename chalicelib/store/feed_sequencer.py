@@ -117,6 +117,9 @@ def _head_update(head: Head, account: str, moved: Head) -> dict:
     if moved.last_event_at:
         update["UpdateExpression"] = update["UpdateExpression"].replace(" REMOVE", ", last_event_at = :at REMOVE")
         update["ExpressionAttributeValues"].update(table.values(at=moved.last_event_at))
+    if moved.moved_at:
+        update["UpdateExpression"] = update["UpdateExpression"].replace(" REMOVE", ", moved_at = :moved REMOVE")
+        update["ExpressionAttributeValues"].update(table.values(moved=moved.moved_at))
     if head.exists:
         update["ConditionExpression"] = "#seq = :seen"
         update["ExpressionAttributeValues"].update(table.values(seen=head.sequence))
@@ -150,7 +153,9 @@ def _event_type(change_type: str, selected, by: str | None = None) -> str | None
     return event_type_of(known, selected, by)
 
 
-def _plan(account: str, records: list[Marked], head: Head, selected) -> tuple[list[dict], Head, list[Marked]]:
+def _plan(
+    account: str, records: list[Marked], head: Head, selected, moved_at: str
+) -> tuple[list[dict], Head, list[Marked]]:
     """The numbering transaction for as many whole records as one transaction holds, in their order; the head it
     moves to, and the records it takes (each record's changes in one transaction, never split)."""
     room = MAX_TRANSACTION_ITEMS - 1
@@ -187,15 +192,18 @@ def _plan(account: str, records: list[Marked], head: Head, selected) -> tuple[li
                 written.append(events.feed_event(account, event_type, change_of(change), sequence, last_event, made_at))
                 last_event = sequence
     event_at = iso(made_at) if last_event != head.last_event_sequence else head.last_event_at
-    moved = Head(sequence, True, last_event, event_at, head.sequence, selected, head.selection_version or 0)
+    moved = Head(sequence, True, last_event, event_at, head.sequence, selected, head.selection_version or 0, moved_at)
     return [_head_update(head, account, moved)] + written, moved, taken
 
 
-def number(account: str, records: list[Marked], sleep: Callable[[float], None] | None = None) -> Numbered:
+def number(
+    account: str, records: list[Marked], sleep: Callable[[float], None] | None = None, now: dt.datetime | None = None
+) -> Numbered:
     """Number the account's `records` (in the order the stream gave them) that were not numbered before: as many
     transactions as they need. `done` holds the longest run of them from the first that is numbered (now or before):
     the rest are left to a retry when the head kept moving under this numbering (another numbering of the account,
-    a replay) or its items kept being held by other writes; another failure raises."""
+    a replay) or its items kept being held by other writes; another failure raises. `now` is kept on the head as
+    when it moved (reads tell an entry removed by its TTL from one still being written by it)."""
     todo, seen = [], set()
     for record in records:  # a record twice in one hand-over: once
         if record.id not in seen:
@@ -207,7 +215,7 @@ def number(account: str, records: list[Marked], sleep: Callable[[float], None] |
     head = read_head(account, consistent=False)
     selected = _selected(account, head) if todo else None
     while todo:
-        items, moved, taken = _plan(account, todo, head, selected)
+        items, moved, taken = _plan(account, todo, head, selected, iso(now) if now is not None else "")
         if not taken:
             raise ValueError(f"a stream record of account {account} makes more changes than one transaction holds")
         try:

@@ -162,10 +162,10 @@ def test_a_queue_batch_numbers_each_account_in_order_and_answers_a_failing_accou
     assert [m["Attributes"]["MessageGroupId"] for m in messages] == ["acme", "other", "other"]
     real, pauses = feed_sequencer.number, []
 
-    def failing(account, records, sleep=None):
+    def failing(account, records, **named):
         if account == "other":
             raise RuntimeError("the other account's numbering fails")
-        return real(account, records, sleep)
+        return real(account, records, **named)
 
     monkeypatch.setattr(feed_sequencer, "number", failing)
     monkeypatch.setattr(feed_queue, "postpone", pauses.extend)

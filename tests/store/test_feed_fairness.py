@@ -184,7 +184,9 @@ def test_an_accounts_small_messages_in_a_hand_over_are_numbered_together_up_to_a
     calls = []
     real = feed_sequencer.number
     monkeypatch.setattr(
-        feed_sequencer, "number", lambda account, records: calls.append(len(records)) or real(account, records)
+        feed_sequencer,
+        "number",
+        lambda account, records, **k: calls.append(len(records)) or real(account, records, **k),
     )
     left = numbering.number_messages(messages_of("acme", [3] * 8), clock.now() + dt.timedelta(minutes=1))
     assert (left, len(calls), sum(calls)) == (set(), numberings, 24)
@@ -196,8 +198,8 @@ def test_a_turn_numbered_in_part_is_done_up_to_its_first_message_not_numbered(fa
     to the queue (in order) and are skipped where numbered when they come again."""
     real = feed_sequencer.number
 
-    def first_four(account, records):
-        outcome = real(account, records[:4])
+    def first_four(account, records, **named):
+        outcome = real(account, records[:4], **named)
         return feed_sequencer.Numbered(outcome.count, outcome.done, outcome.head)
 
     monkeypatch.setattr(feed_sequencer, "number", first_four)

@@ -97,3 +97,24 @@ def test_a_numbering_seen_in_part_by_a_read_ends_the_page_before_it_never_410(wr
     table.client().delete_item(TableName=table.name(), Key=table.to_item(keys.feed_entry_key(ACCOUNT, 28)))
     with pytest.raises(FeedExpired):  # at or before `previous`: gone for good
         changes.read_changes(ACCOUNT, 27, 100, False)
+
+
+def test_entries_of_the_heads_last_move_removed_long_after_it_are_410_never_a_caught_up_page(fake_clock, written):
+    """An audit found a reader behind a quiet account's last move, whose entries the TTL had removed, answered 200
+    with max_sequence lowered to its own position: caught up, it would never read them. The head keeps when it
+    moved; a minute on, an entry of that move that is not there is gone for good."""
+    from chalicelib.domain.errors import FeedExpired
+    from chalicelib.domain.timestamps import iso
+    from chalicelib.store import feed, keys
+
+    catalogue.put_category(ACCOUNT, "late", {"name": "Late"})
+    number_all()
+    head = feed.read_head(ACCOUNT)
+    assert (head.sequence, head.previous, head.moved_at) == (31, 30, iso(fake_clock.now()))
+    table.client().delete_item(TableName=table.name(), Key=table.to_item(keys.feed_entry_key(ACCOUNT, 31)))
+    fake_clock.advance(60)  # a move is seen whole well within this: until then, "still being written" is possible
+    assert changes.read_changes(ACCOUNT, 30, 100, False) == {"changes": [], "last_sequence": 30, "max_sequence": 30}
+    fake_clock.advance(1)
+    with pytest.raises(FeedExpired):
+        changes.read_changes(ACCOUNT, 30, 100, False)
+    assert changes.read_changes(ACCOUNT, 31, 100, False)["max_sequence"] == 31  # a reader past it is caught up

@@ -199,10 +199,10 @@ def test_an_account_whose_numbering_fails_keeps_the_rest_of_its_changes_for_the_
     write("other", "d")
     real = feed_sequencer.number
 
-    def failing(account, records, sleep=None):
+    def failing(account, records, **named):
         if account == "acme":
             raise RuntimeError("throttled")
-        return real(account, records, sleep)
+        return real(account, records, **named)
 
     monkeypatch.setattr(feed_sequencer, "number", failing)
     code, out, err = run(capsys, "replay-feed")
