@@ -65,13 +65,12 @@ def is_deliverable(
         return False
     last_order_day = date - dt.timedelta(days=rule["lead_days"])
     zone = account_timezone(account)
-    # A cutoff that a daylight-saving change skips is the first wall time after the gap (as decisions §17 reads it).
-    deadline = wall_moment(dt.datetime.combine(last_order_day, _parse_cutoff(rule["cutoff"])), zone).replace(
-        tzinfo=None
-    )
-    wall_clock = local_now(now, zone).replace(tzinfo=None)
-    # Minute precision: 23:59:59 is still "no later than 23:59".
-    return wall_clock.replace(second=0, microsecond=0) <= deadline
+    # A cutoff that a daylight-saving change skips is the first wall time after the gap (as decisions §17 reads it);
+    # one in an hour that repeats is in time until its second pass.
+    deadline = wall_moment(dt.datetime.combine(last_order_day, _parse_cutoff(rule["cutoff"])), zone, last=True)
+    # In UTC: arithmetic and comparison across zones are plain there (an hour that repeats has two offsets).
+    end = deadline.astimezone(dt.timezone.utc) + dt.timedelta(minutes=1)  # 23:59:59 is still "no later than 23:59"
+    return local_now(now, zone).astimezone(dt.timezone.utc) < end
 
 
 def order_deliverable_on(
@@ -110,14 +109,14 @@ def is_time_zone(name: str) -> bool:
     return name in _time_zones()
 
 
-def wall_moment(wall: dt.datetime, timezone_name: str) -> dt.datetime:
+def wall_moment(wall: dt.datetime, timezone_name: str, last: bool = False) -> dt.datetime:
     """The moment a wall-clock time (naive) of the zone names; one that a daylight-saving change skips (02:30 when
     clocks go from 02:00 to 03:00) is read as the first moment after the gap (03:00). An hour that repeats reads as
-    its first occurrence."""
+    its first occurrence, or with `last` its second (a cutoff: the wall clock shows it until then)."""
     zone = ZoneInfo(timezone_name)
     for minutes in range(0, 2 * 24 * 60):  # gaps are an hour or two; Samoa skipped a day
         probe = wall + dt.timedelta(minutes=minutes)
-        moment = probe.replace(tzinfo=zone)
+        moment = probe.replace(tzinfo=zone, fold=int(last))
         if moment.astimezone(dt.timezone.utc).astimezone(zone).replace(tzinfo=None) == probe:
             return moment if minutes == 0 else moment.replace(second=0, microsecond=0)
     raise ValueError(f"{wall} names no moment in {timezone_name}")

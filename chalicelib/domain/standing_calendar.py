@@ -128,7 +128,9 @@ class Calendar:
     def cutoff(self, date: dt.date) -> dt.datetime | None:
         """The last moment an order for `date` is in time: the cutoff minute's last second."""
         wall = self.cutoff_wall(date)
-        return None if wall is None else self._instant(wall) + CUTOFF_SECONDS
+        if wall is None:
+            return None
+        return schedule.wall_moment(wall, self.zone, last=True).astimezone(dt.timezone.utc) + CUTOFF_SECONDS
 
     def place_at(self, date: dt.date) -> dt.datetime:
         """place_days_ahead calendar days before the cutoff, at the same wall-clock time (a time a daylight-saving

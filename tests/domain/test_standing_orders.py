@@ -262,3 +262,19 @@ def test_the_placer_looks_only_as_far_as_a_placing_moment_can_come_within_a_day(
     dates = ahead.open_dates(now, {}, set())
     assert dates == [(D(2026, 6, 3), dt.datetime(2026, 5, 2, 23, 59, tzinfo=ZoneInfo("UTC")))]
     assert calendar.next_due(dates, False, None, now) <= now
+
+
+def test_a_cutoff_in_the_hour_that_repeats_is_its_second_pass_as_the_order_rules_read_it():
+    """Berlin falls back from 03:00 CEST to 02:00 CET on Sunday 2026-10-25: 02:30 comes twice. An audit found the
+    date MISSED at the first 02:30 while §7 took the order again from 02:00 CET; both now end at the second 02:30
+    (the wall clock shows the cutoff until then), and the placing moment stays the first (the earlier)."""
+    rules_ = {"timezone": "Europe/Berlin", "delivery_days": {"0": {"lead_days": 0, "cutoff": "02:30"}}}
+    fall = cal(settings=rules_, weekdays=[0], place_days_ahead=0)
+    assert fall.cutoff(D(2026, 10, 25)) == dt.datetime(2026, 10, 25, 1, 30, 59, tzinfo=UTC)  # 02:30:59 CET
+    assert fall.place_at(D(2026, 10, 25)).astimezone(UTC) == dt.datetime(2026, 10, 25, 0, 30, tzinfo=UTC)
+    zone, rule = {"timezone": "Europe/Berlin"}, {"delivery_days": rules_["delivery_days"]}
+    for moment in ("00:30:59", "00:45", "01:00", "01:30:59"):  # the first 02:30, 02:45 CEST, 02:00 and 02:30 CET
+        in_time = dt.datetime.fromisoformat(f"2026-10-25T{moment}+00:00")
+        assert schedule.is_deliverable(D(2026, 10, 25), in_time, rule, None, zone), moment
+    late = dt.datetime(2026, 10, 25, 1, 31, tzinfo=UTC)
+    assert not schedule.is_deliverable(D(2026, 10, 25), late, rule, None, zone)
