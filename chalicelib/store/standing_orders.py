@@ -334,6 +334,8 @@ def look_now(account: str, customer_id: str, standing_id: str, now: dt.datetime)
         "ExpressionAttributeNames": {"#due": "due", "#version": "version"},
         "ExpressionAttributeValues": table.values(due=moment, pk=queue["GSI3PK"], sk=queue["GSI3SK"], one=1),
     }
+    # Both tried in this order whatever the queue's index showed the caller: it lags, and a turn may have just
+    # queued a later moment from the rules before (the first write moves it; a due one refuses it and is bumped).
     if operations.write(Operation({"Update": update}, Stale())) is None:  # Stale: not queued, or due already
         return
     update["UpdateExpression"] = "ADD #version :one"
