@@ -19,10 +19,12 @@ from chalicelib.http import auth  # noqa: E402
 from chalicelib.service import accounts  # noqa: E402
 from chalicelib.store import table  # noqa: E402
 
+from .moto_in_process import install as moto_in_process  # noqa: E402
 from .moto_transactions import install as lean_moto_transactions  # noqa: E402
 from .stream import forget as forget_stream  # noqa: E402
 
 lean_moto_transactions()
+moto_in_process()
 
 SUPPLIER_TOKEN = "test-supplier-token"
 OTHER_TOKEN = "other-supplier-token"
