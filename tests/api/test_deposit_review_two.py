@@ -1,10 +1,10 @@
 """The second review of deposits (issue 36): its reproductions, each failing before its fix."""
 
 from chalicelib.service import deposits as deposit_uses
-from chalicelib.store.unit_of_work import UnitOfWork
 from tests.api.deliveries_helpers import CUSTOMER, shop  # noqa: F401
 from tests.api.test_deposit_deliveries import drinks  # noqa: F401
 from tests.problems import assert_problem
+from tests.unit_of_work import fake_commits
 
 
 def crate_balance(api) -> int:
@@ -13,17 +13,15 @@ def crate_balance(api) -> int:
 
 def test_a_keyed_adjustment_whose_process_dies_after_its_write_is_not_applied_again(drinks, monkeypatch):
     """The answer is recorded in the write that adjusts (§11): the retry replays it (5, not 10)."""
-    real = UnitOfWork.commit
 
-    def commit_then_die(uow):
+    def commit_then_die(uow, real):
         real(uow)
         raise RuntimeError("the process died after its write")
 
-    monkeypatch.setattr(UnitOfWork, "commit", commit_then_die)
+    fake_commits(monkeypatch, commit_then_die)  # the first commit only
     body = {"id": "crate", "count": 5, "message": "opening balance"}
     headers = {"Idempotency-Key": "adjust-1"}
     assert drinks.post(f"/customers/{CUSTOMER}/deposits", body, headers=headers).status_code == 500
-    monkeypatch.setattr(UnitOfWork, "commit", real)
     retried = drinks.post(f"/customers/{CUSTOMER}/deposits", body, headers=headers)
     assert retried.status_code == 200, retried.data
     assert retried.headers.get("Idempotent-Replayed") == "true"

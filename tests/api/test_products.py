@@ -428,17 +428,15 @@ def lose_races(monkeypatch, clock, losses, seconds_each):
     """The next `losses` saves of a product lose to another write, each costing `seconds_each` of the clock."""
     from chalicelib.service import contention
     from chalicelib.store import outcomes
-    from chalicelib.store.unit_of_work import UnitOfWork
+    from tests.unit_of_work import fake_commits
 
-    real, lost = UnitOfWork.commit, []
+    lost = []
 
-    def commit(uow):
-        if len(lost) < losses:
-            lost.append(clock.advance(seconds_each))
-            return outcomes.Stale()
-        return real(uow)
+    def lose(uow, real):
+        lost.append(clock.advance(seconds_each))
+        return outcomes.Stale()
 
-    monkeypatch.setattr(UnitOfWork, "commit", commit)
+    fake_commits(monkeypatch, *[lose] * losses)
     monkeypatch.setattr(contention, "back_off", lambda attempt: None)
     return lost
 

@@ -10,6 +10,7 @@ from chalicelib.service import catalogue
 from chalicelib.service import deposits as deposit_uses
 from chalicelib.store import deposits, keys, outcomes, products, table
 from tests.store.conftest import ACCOUNT, NOW, sample_product, save_product
+from tests.unit_of_work import fake_commits
 
 
 def bottled(product_id="cola", deposit="bottle"):
@@ -259,19 +260,12 @@ def test_a_type_others_keep_changing_is_contended_and_the_service_answers_busy(e
     from chalicelib.domain.errors import Busy
     from chalicelib.service import contention
     from chalicelib.service import deposits as service
-    from chalicelib.store.unit_of_work import UnitOfWork
-
-    tries = []
-
-    def lost_race(uow):
-        tries.append(len(uow.operations))
-        return outcomes.Stale()
 
     with monkeypatch.context() as patched:
-        patched.setattr(UnitOfWork, "commit", lost_race)
+        commits = fake_commits(patched, always=outcomes.Stale())
         with pytest.raises(Busy, match=contention.ACCOUNT_BUSY):
             deposit_uses.save_type(ACCOUNT, "bottle", "Bottle", 8)
-        assert len(tries) == service.PUT_ATTEMPTS
+        assert len(commits.units) == service.PUT_ATTEMPTS
         with pytest.raises(Busy, match=contention.ACCOUNT_BUSY) as raised:
             service.put_deposit(ACCOUNT, "bottle", {"name": "Bottle", "price": 8})
         assert raised.value.status == 409

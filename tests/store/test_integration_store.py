@@ -15,6 +15,7 @@ from chalicelib.service import catalogue, deliveries, ordering, write_units
 from chalicelib.store import deliveries as delivery_store
 from chalicelib.store import delivery_lists, keys, table
 from tests.transactions import cancelled
+from tests.unit_of_work import fake_commits
 
 ACCOUNT = "acme"
 CUSTOMER = "c1"
@@ -324,16 +325,14 @@ def test_the_migration_tries_again_while_the_counts_are_held(shop, monkeypatch, 
     )
     for key in keys.integration_counts_keys(ACCOUNT):
         table.client().delete_item(TableName=table.name(), Key=table.to_item(key))
-    from chalicelib.store.unit_of_work import UnitOfWork
-
-    add, pauses = UnitOfWork.commit, []  # the migration's only writes: each delivery's first state
+    pauses = []  # the migration's only writes: each delivery's first state
     monkeypatch.setattr(contention, "back_off", pauses.append)
-    monkeypatch.setattr(UnitOfWork, "commit", lambda uow: outcomes.Contended() if len(pauses) < 2 else add(uow))
+    fake_commits(monkeypatch, outcomes.Contended(), outcomes.Contended())
     assert migrations.migrate_integration(ACCOUNT) == 1
     assert pauses == [0, 1]
     assert_counts_exact([delivery_id])
 
-    monkeypatch.setattr(UnitOfWork, "commit", lambda uow: outcomes.Contended())
+    fake_commits(monkeypatch, always=outcomes.Contended())
     pauses.clear()
     table.client().update_item(
         TableName=table.name(),

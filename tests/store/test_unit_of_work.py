@@ -312,3 +312,17 @@ def test_a_transaction_conflict_on_an_operation_is_contended(engine, monkeypatch
     operations = [Operation(_put("drinks", "Drinks"), Taken()), Operation(_put("food", "Food"), Taken())]
     assert _write(*operations, changes=changes) == Contended()
     assert _items() == {}
+
+
+def test_the_fake_unit_of_work_answers_its_script_writing_nothing_then_commits_for_real(engine, monkeypatch):
+    from tests.unit_of_work import REAL, fake_commits
+
+    commits = fake_commits(monkeypatch, Contended(), REAL, Stale())
+    assert _write(Operation(_put("drinks", "Drinks"), Taken()), changes=[_created("drinks")]) == Contended()
+    assert _items() == {}
+    assert _write(Operation(_put("drinks", "Drinks"), Taken()), changes=[_created("drinks")]) is None
+    assert _write(Operation(_update("drinks", "SET #n = :n", n="Beer"), Gone())) == Stale()
+    assert _names() == {"drinks": "Drinks"}
+    assert _write(Operation(_put("drinks", "Again"), Taken())) == Taken()  # the script used up: real answers
+    assert commits.answers == [Contended(), None, Stale(), Taken()] and len(commits.units) == 4
+    assert _marked_on("drinks") == [_said("category.created", "drinks")]
