@@ -82,3 +82,22 @@ def test_a_note_larger_than_its_bound_names_the_body(monkeypatch):
             _delivery(), None, _note(proof={"note": "x" * 2000}, message="y" * 2000), None, None, NOW, "UTC"
         )
     assert [e.path for e in refused.value.errors] == ["body"]
+
+
+def _wide_order(bundle_id: str) -> dict:
+    """50 lines, each bundle and pallet bundle named by `bundle_id` (docs/limits.md: what a note repeats)."""
+    pallet = {"id": bundle_id, "type": "CHEP", "size": 2}
+    bundle = {"id": bundle_id, "type": "CS", "size": 6, "pallet_bundle": pallet}
+    items = [{"id": f"p{n:02}-{'x' * 124}", "count": 12, "bundle": bundle, "vessel_count": 72} for n in range(50)]
+    return _delivery(request={**REQUEST, "items": items})
+
+
+def test_a_note_repeats_each_lines_bundle_so_an_order_of_the_widest_bundle_ids_takes_none():
+    from chalicelib.domain import limits
+
+    ascii_ids = delivery_note.deliver(_wide_order("b" * 256), None, _note(), None, None, NOW, "UTC")
+    assert limits.size_in_bytes(ascii_ids["delivery_note"]) < limits.NOTE_BYTES
+    with pytest.raises(ValidationFailed) as refused:
+        delivery_note.deliver(_wide_order("\U0001f37a" * 256), None, _note(), None, None, NOW, "UTC")
+    assert [e.path for e in refused.value.errors] == ["body"]
+    assert "at most 90,000" in refused.value.errors[0].message
