@@ -7,17 +7,16 @@
 - no body on HEAD; CORS headers when CORS_ALLOW_ORIGINS allows the Origin.
 """
 
-import json
-
 from chalice import Response
 
 from ..domain.problems import ProblemType
 from ..service import write_units
 from . import cors, fallbacks
 from .bodies import limit_for
+from .idempotency import REPLAYED
 from .request_ids import HEADER as REQUEST_ID
 from .request_ids import request_id
-from .responses import PROBLEM, problem
+from .responses import PROBLEM, problem, with_instance
 
 RETRY_AFTER_SECONDS = "1"
 FEED_UNIT = "X-Feed-Unit"
@@ -42,16 +41,6 @@ def _reshape_chalice_error(response: Response, route: str | None) -> Response:
     return problem(status, type_, "the request failed")
 
 
-def _with_instance(response: Response, instance: str) -> None:
-    try:
-        body = json.loads(response.body)
-    except (TypeError, ValueError):
-        return
-    if isinstance(body, dict):
-        ordered = {key: body[key] for key in ("type", "title", "status", "detail") if key in body}
-        response.body = json.dumps({**ordered, "instance": instance, **body})
-
-
 def edge_middleware(event, get_response):
     raw = event.raw_body
     route = (event.context or {}).get("resourcePath")
@@ -68,8 +57,8 @@ def edge_middleware(event, get_response):
         response = _reshape_chalice_error(response, route)
     identifier = request_id(event)
     response.headers[REQUEST_ID] = identifier
-    if response.headers.get("Content-Type", "").startswith(PROBLEM):
-        _with_instance(response, identifier)
+    if response.headers.get(REPLAYED) != "true":  # a replay is the first answer byte for byte, its `instance` too
+        with_instance(response, identifier)
     if response.status_code == 409:
         response.headers.setdefault("Retry-After", RETRY_AFTER_SECONDS)
     headers = event.headers or {}

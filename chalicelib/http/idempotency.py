@@ -8,7 +8,8 @@ from ..domain.errors import ServiceError
 from ..domain.field_order import Order
 from ..service import idempotency
 from ..service.authentication import Principal
-from .responses import from_error
+from .request_ids import request_id
+from .responses import from_error, with_instance
 
 REPLAYED = "Idempotent-Replayed"
 
@@ -80,6 +81,7 @@ def handle(
     except BaseException:
         idempotency.abandon(outcome)
         raise
+    with_instance(response, request_id(request))  # kept in the answer: its replays name the first request (§11)
     headers = {k: v for k, v in response.headers.items() if isinstance(v, str)}
     idempotency.finish(outcome, response.status_code, headers, _text(response.body), work_failed=failed)
     return response

@@ -68,3 +68,16 @@ def page(name: str, items: list, cursor: str | None) -> Response:
     if cursor:
         body["cursor"] = cursor
     return ok(body)
+
+
+def with_instance(response: Response, instance: str) -> None:
+    """A problem body names the request that got it as `instance` (decisions §3), after `detail`."""
+    if not response.headers.get("Content-Type", "").startswith(PROBLEM):
+        return
+    try:
+        body = json.loads(response.body)
+    except (TypeError, ValueError):
+        return
+    if isinstance(body, dict):
+        ordered = {key: body[key] for key in ("type", "title", "status", "detail") if key in body}
+        response.body = json.dumps({**ordered, "instance": instance, **body})

@@ -101,10 +101,10 @@ def test_errors_are_answers_too(shop):
     assert first.status_code == 400
     put_product(shop, "nope", {"status": "ACTIVE", "category": "drinks", "name": "Now it exists"})
     again = order(shop, "k-1", {**ORDER, "items": [{"id": "nope", "count": 1}]})
-    # The same answer; only `instance` names the request that got it.
-    assert again.status_code == 400
-    assert {**again.data, "instance": None} == {**first.data, "instance": None}
-    assert again.data["instance"] == again.headers["X-Request-Id"] != first.data["instance"]
+    # The first answer byte for byte (decisions §11): its `instance` names the first request; X-Request-Id this one.
+    assert again.status_code == 400 and again.headers["Idempotent-Replayed"] == "true"
+    assert again.body == first.body
+    assert again.data["instance"] == first.headers["X-Request-Id"] != again.headers["X-Request-Id"]
     assert again.headers["Content-Type"] == "application/problem+json"
 
 
