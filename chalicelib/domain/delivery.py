@@ -171,6 +171,14 @@ def customer_action(now: dt.datetime, body: CustomerActionBody, fallback_user: d
 # --- supplier responses ---
 
 
+def check_response_allowed(status: str, data: Any) -> None:
+    """InvalidTransition when §8 forbids the response in `data` on a delivery in `status`, whatever else its body
+    says: a final delivery takes none, and an UPDATE waits for an ACCEPT (decisions §8 and §3)."""
+    kind = data.get("type") if isinstance(data, dict) else None
+    if status in FINAL or kind in set(ResponseType):
+        status_after_response(status, kind)
+
+
 def parse_response(data: Any) -> ResponseBody:
     response = parse(ResponseBody, data)
     errors = []

@@ -179,9 +179,14 @@ def respond(
     """Append a supplier response and move the status per decisions §8; the delivery in full. Its items and empties
     are checked against the delivery as it stands when the response is written: after a lost race (an amendment
     that changed the lines), against what won."""
-    body = delivery.parse_response(data)
+    try:
+        body = delivery.parse_response(data)
+    except ValidationFailed:
+        _forbidden_response(account, delivery_id, data)
+        raise
     stored = _read(account, delivery_id, consistent=True)
     require_version(stored, if_match)
+    delivery.check_response_allowed(stored.delivery["status"], data)
     checked: dict[int, tuple] = {}
 
     def checked_against(current: deliveries.StoredDelivery) -> tuple:
@@ -215,6 +220,15 @@ def respond(
         empties=body.empties,
         read_again=substitutes.read_again,
     )
+
+
+def _forbidden_response(account: str, delivery_id: str, data) -> None:
+    """A response the state machine forbids is answered as that (400 invalid-transition) before its field problems."""
+    try:
+        stored = _read(account, delivery_id, consistent=True)
+    except NotFound:
+        return  # the field problems answer
+    delivery.check_response_allowed(stored.delivery["status"], data)
 
 
 def _response_checked(account: str, body, stored: deliveries.StoredDelivery) -> tuple[list | None, list | None, list]:

@@ -56,6 +56,27 @@ def test_forbidden_responses_are_refused(shop, start, kind):
     assert shop.get(f"/deliveries/{delivery_id}").data == before
 
 
+@pytest.mark.parametrize("start, kind", FORBIDDEN)
+def test_a_forbidden_response_is_an_invalid_transition_whatever_else_its_body_says(shop, start, kind):
+    """decisions §8: any response to a final delivery, and an UPDATE before an ACCEPT, is 400 invalid-transition,
+    even when its fields are wrong too."""
+    delivery_id = delivery_in(shop, start)
+    before = shop.get(f"/deliveries/{delivery_id}").data
+    wrong = {"type": kind, "items": [{"id": "nope", "count": -1}], "scheduled": {"date": "not a date"}}
+    assert_problem(respond(shop, delivery_id, wrong), 400, "invalid-transition")
+    if start != "REQUESTED":  # a final delivery takes no response of any kind
+        assert_problem(respond(shop, delivery_id, {"type": "MAYBE"}), 400, "invalid-transition")
+    assert shop.get(f"/deliveries/{delivery_id}").data == before
+
+
+def test_a_wrong_field_in_an_allowed_response_is_a_validation_error(shop):
+    delivery_id = delivery_in(shop, "REQUESTED")
+    wrong = {"type": "ACCEPT", "items": [{"id": "nope"}]}
+    assert_problem(respond(shop, delivery_id, wrong), 400, "validation-error")
+    assert problem_paths(respond(shop, delivery_id, {"type": "MAYBE"})) == ["type"]
+    assert problem_paths(respond(shop, 99, {"type": "UPDATE", "items": 1})) == ["items"]  # no delivery: the fields
+
+
 def test_several_updates_after_an_accept(shop):
     delivery_id = delivery_in(shop, "ACCEPTED")
     for reference in ("R-1", "R-2"):
