@@ -4,14 +4,11 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Strict
 
-from .common import Identifier, Shape
+from .common import Identifier, Shape, one_line_name
 
 
 def _category_name(name: str) -> str:
-    name = name.strip()
-    if not 1 <= len(name) <= 64 or any(c in name for c in "\n\r\t"):
-        raise ValueError("must be 1 to 64 characters without newlines or tabs")
-    return name
+    return one_line_name(name, 1, 64, "must be 1 to 64 characters without newlines or tabs")
 
 
 class CategoryBody(Shape):

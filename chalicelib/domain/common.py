@@ -33,6 +33,21 @@ ShortText = Annotated[str, Strict(), Field(min_length=1, max_length=limits.SHORT
 Cents = Annotated[int, Strict(), Field(ge=0, le=10**12)]
 
 
+# Tabs, and every line break Unicode knows (what str.splitlines breaks on: U+2028, U+0085, ...), not only \n and \r.
+_BREAKS_AND_TABS = frozenset("\t\n\v\f\r\x1c\x1d\x1e\x85\u2028\u2029")
+
+
+def one_line_name(value: str, shortest: int, longest: int, message: str | None = None) -> str:
+    """A name as decisions §5 and §15 take it: trimmed, then `shortest` to `longest` characters with no newline or
+    tab; ValueError saying which rule it breaks (`message`: one text for both)."""
+    value = value.strip()
+    if not _BREAKS_AND_TABS.isdisjoint(value):
+        raise ValueError(message or "must not contain newlines or tabs")
+    if not shortest <= len(value) <= longest:
+        raise ValueError(message or f"must be {shortest} to {longest} characters after trimming")
+    return value
+
+
 def absolute_http_url(value: str) -> str:
     """An absolute http or https URL without whitespace (a product image; a webhook adds its own rules)."""
     parts = urlsplit(value)

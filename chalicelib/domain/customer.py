@@ -22,6 +22,7 @@ from .common import (
     Shape,
     ShortText,
     ValidationFailed,
+    one_line_name,
     parse,
 )
 from .scaled_pricing import PriceGroupName
@@ -53,12 +54,7 @@ def _email(value: str) -> str:
 
 
 def _customer_name(value: str) -> str:
-    value = value.strip()
-    if not 1 <= len(value) <= 128:
-        raise ValueError("must be 1 to 128 characters after trimming")
-    if any(c in value for c in "\n\r\t"):
-        raise ValueError("must not contain newlines or tabs")
-    return value
+    return one_line_name(value, 1, 128)
 
 
 CountryCode = Annotated[str, Strict(), AfterValidator(_country)]

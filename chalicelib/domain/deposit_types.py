@@ -6,16 +6,11 @@ from typing import Annotated
 from pydantic import AfterValidator, Field, Strict
 
 from . import limits
-from .common import FieldError, Identifier, Shape
+from .common import FieldError, Identifier, Shape, one_line_name
 
 
 def _deposit_name(name: str) -> str:
-    name = name.strip()
-    if any(c in name for c in "\n\r\t"):
-        raise ValueError("must not contain newlines or tabs")
-    if not 3 <= len(name) <= 64:
-        raise ValueError("must be 3 to 64 characters after trimming")
-    return name
+    return one_line_name(name, 3, 64)
 
 
 DEPOSIT_ID_LENGTH = 64

@@ -24,6 +24,7 @@ from .common import (
     absolute_http_url,
     dump,
     is_whole,
+    one_line_name,
     parse,
 )
 from .deposit_types import DepositId
@@ -100,12 +101,7 @@ class Image(Shape):
 
 
 def _name(value: str) -> str:
-    value = value.strip()
-    if any(c in value for c in "\n\r\t"):
-        raise ValueError("must not contain newlines or tabs")
-    if not 3 <= len(value) <= 64:
-        raise ValueError("must be 3 to 64 characters after trimming")
-    return value
+    return one_line_name(value, 3, 64)
 
 
 CustomString = Annotated[str, Strict(), Field(max_length=limits.CUSTOM_STRING_LENGTH)]

@@ -40,14 +40,14 @@ def test_put_refuses_a_body_id_other_than_the_url_id(api):
     assert problem_paths(response) == ["id"]
 
 
-@pytest.mark.parametrize("name", ["D", "x" * 64, "Getränke & Säfte"])
+@pytest.mark.parametrize("name", ["D", "x" * 64, "Getränke & Säfte", "a\u00a0b\u200bc"])
 def test_name_1_to_64_characters(api, name):
     response = api.put("/categories/drinks", {"name": name})
     assert response.status_code == 200
     assert response.data["name"] == name
 
 
-@pytest.mark.parametrize("name", ["", "   ", "x" * 65, 12, None, "a\nb"])
+@pytest.mark.parametrize("name", ["", "   ", "x" * 65, 12, None, "a\nb", "a\u2028b", "a\x85b", "a\x0bb"])
 def test_name_refused(api, name):
     response = api.put("/categories/drinks", {"name": name})
     problem(response, 400, "validation-error")

@@ -55,7 +55,9 @@ def test_names_3_to_64(api, name):
     assert api.put("/deposits/crate", {"name": name, "price": 1}).data["name"] == name.strip()
 
 
-@pytest.mark.parametrize("name", ["ab", "x" * 65, "   ab  ", "a\tbc", "ab\ncd", 12, None])
+@pytest.mark.parametrize(
+    "name", ["ab", "x" * 65, "   ab  ", "a\tbc", "ab\ncd", "ab\u2028cd", "ab\u2029cd", "ab\x85cd", "ab\x0ccd", 12, None]
+)
 def test_bad_names(api, name):
     fail(api.put("/deposits/crate", {"name": name, "price": 1}), 400, "validation-error", ["name"])
 
