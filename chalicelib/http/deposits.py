@@ -86,7 +86,8 @@ def _statement(call: Call, customer_id: str):
     from ..service import deposits
 
     limit, cursor = call.page()
-    page = deposits.movements(call.account, customer_id, call.queries.get("deposit"), limit, cursor)
+    reader = call.principal.role  # the supplier's route and the customer's page apart: a cursor is one route's (§4)
+    page = deposits.movements(call.account, customer_id, call.queries.get("deposit"), limit, cursor, reader)
     return page_body("movements", page.items, page.cursor)
 
 

@@ -215,7 +215,7 @@ def adjusted(
 
 
 @paged
-def movements(account: str, customer_id: str, deposit: str | None, limit: int, cursor: str | None) -> Page:
+def movements(account: str, customer_id: str, deposit: str | None, limit: int, cursor: str | None, reader: str) -> Page:
     """GET /customers/:id/deposits/movements and GET /customer/deposits/movements: the statement, newest first."""
     from ..store import customers, deposit_statement
 
@@ -225,7 +225,7 @@ def movements(account: str, customer_id: str, deposit: str | None, limit: int, c
 
     if deposit is not None and (not is_identifier(deposit) or len(deposit) > DEPOSIT_ID_LENGTH):
         raise invalid("deposit", DEPOSIT_ID_RULE)
-    return deposit_statement.read_page(account, customer_id, deposit, limit, cursor)
+    return deposit_statement.read_page(account, customer_id, deposit, limit, cursor, reader)
 
 
 def new_empties_check(account: str, empties, delivery: dict, basis: dict | None) -> list:

@@ -45,9 +45,10 @@ def record_operation(
     return Operation({"Put": put})
 
 
-def read_page(account: str, customer_id: str, deposit: str | None, limit: int, cursor: str | None) -> Page:
-    """A page of the customer's movements, newest first (only `deposit`'s when given). Raises BadCursor."""
-    query = f"deposit-movements:{customer_id}:{deposit or ''}"
+def read_page(account: str, customer_id: str, deposit: str | None, limit: int, cursor: str | None, reader: str) -> Page:
+    """A page of the customer's movements, newest first (only `deposit`'s when given), as `reader` (the route's
+    role) pages them. Raises BadCursor."""
+    query = f"deposit-movements:{reader}:{customer_id}:{deposit or ''}"
     start = cursors.decode(account, query, cursor) if cursor else None
     prefix = keys.deposit_movements_prefix(customer_id)
     request = {

@@ -154,6 +154,15 @@ def test_bad_queries_and_unknown_customers(drinks):
     assert response.status_code == 400 and problem_paths(response) == ["cursor"]
     response = drinks.get(f"{STATEMENT}?cursor=garbage")
     assert response.status_code == 400 and problem_paths(response) == ["cursor"]
+    # The customer's own page of the same statement is another route: the supplier's cursor is not its (§4), and back.
+    response = drinks.get(f"/customer/deposits/movements?limit=1&cursor={cursor}", token=CUSTOMER_TOKEN)
+    assert response.status_code == 400 and problem_paths(response) == ["cursor"]
+    own = statement(drinks, "?limit=1", token=CUSTOMER_TOKEN)["cursor"]
+    response = drinks.get(f"{STATEMENT}?limit=1&cursor={own}")
+    assert response.status_code == 400 and problem_paths(response) == ["cursor"]
+    assert statement(drinks, f"?limit=1&cursor={own}", token=CUSTOMER_TOKEN)["movements"] == [
+        statement(drinks, "?limit=2")["movements"][1]
+    ]
 
 
 def test_who_may_read_which_statement(drinks):

@@ -321,7 +321,7 @@ def test_the_statement_adds_up_to_the_balances_under_concurrent_receives_and_adj
     summed: dict[str, int] = {}
     movements, cursor = [], None
     while True:
-        page = deposit_service.movements(ACCOUNT, "bar", None, 7, cursor)
+        page = deposit_service.movements(ACCOUNT, "bar", None, 7, cursor, "supplier")
         movements += page.items
         cursor = page.cursor
         if cursor is None:

@@ -70,7 +70,7 @@ def _stored(delivery_id: int):
 def _moved_once_or_never(delivered: bool, bottles: int) -> None:
     """The balances moved by the one write that delivered, or not at all; the statement says the same."""
     held = deposit_service.customer_balances(ACCOUNT, CUSTOMER)["deposits"][0]["balance"]
-    moves = deposit_service.movements(ACCOUNT, CUSTOMER, None, 100, None).items
+    moves = deposit_service.movements(ACCOUNT, CUSTOMER, None, 100, None, "supplier").items
     assert held == sum(m["count"] for m in moves) == (bottles if delivered else 0)
 
 
