@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ..domain import substitutions as rules
 from ..domain.deposits import counted_responses
-from ..store import order_context, products
+from ..store import delivery_writes, order_context, outcomes
 from .ordering import load_context, pinned_products
 
 
@@ -35,9 +35,15 @@ class Substitutes:
         return rules.with_packagings(basis, added, self.context.deposit_types)
 
     def checks(self) -> list:
-        """Each substitute whose packaging charges deposits must be as read when the write commits (Changed)."""
-        pinned = pinned_products(self.context, [s.id for s in self.given]) if self.given else {}
-        return [products.unchanged_check(self.account, pid, revision) for pid, revision in pinned.items()]
+        """Each substitute is marked used in the write, as an ordered product is (decisions §5: a product a delivery
+        holds is not deleted), and one whose packaging charges deposits must still be as read (Changed otherwise)."""
+        named = list(dict.fromkeys(s.id for s in self.given or ()))
+        pinned = pinned_products(self.context, named)
+        changed = outcomes.Changed()
+        return [
+            delivery_writes.marking_used(self.account, pid, pinned.get(pid), pid in self.context.used, changed)
+            for pid in named
+        ]
 
     def read_again(self) -> None:
         """A pinned product changed meanwhile (Changed): read what they are checked against again, consistently."""

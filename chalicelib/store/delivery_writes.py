@@ -13,7 +13,7 @@ from ..domain.rendering import json_text
 from . import keys, rendered, table
 from .deliveries import DEPOSIT_BASIS, INTEGRATION, LEGACY, REVISION, IntegrationWrite
 from .operations import Operation
-from .outcomes import ProductsGone, Stale, Taken
+from .outcomes import ProductsGone, Refusal, Stale, Taken
 
 
 def _summary_attributes(account: str, delivery: dict) -> dict:
@@ -89,11 +89,14 @@ def _creating(
     ]
 
 
-def marking_used(account: str, product_id: str, revision: str | None = None, already: bool = False) -> Operation:
+def marking_used(
+    account: str, product_id: str, revision: str | None = None, already: bool = False, refused: Refusal | None = None
+) -> Operation:
     """Flag a product as used by a delivery (so it can no longer be deleted); with `revision`, only while the
-    product is still as read. ProductsGone naming it otherwise (the unit of work names them all), answered first.
-    `already`: it was read flagged: a check that it still is (no write, so orders of one product placed at once do
-    not contend for its item; a product deleted and made again meanwhile has no flag, and the order plans again)."""
+    product is still as read. ProductsGone naming it otherwise (the unit of work names them all), answered first,
+    or `refused` (a substitute: Changed, read again). `already`: it was read flagged: a check that it still is (no
+    write, so orders of one product placed at once do not contend for its item; a product deleted and made again
+    meanwhile has no flag, and the order plans again)."""
     condition, values = "attribute_exists(PK)", {"true": True}
     if revision is not None:
         condition, values = "rev = :rev", {**values, "rev": revision}
@@ -103,11 +106,10 @@ def marking_used(account: str, product_id: str, revision: str | None = None, alr
         "ConditionExpression": condition + (" AND used = :true" if already else ""),
         "ExpressionAttributeValues": table.values(**values),
     }
+    refused = refused or ProductsGone(frozenset({product_id}))
     if already:
-        return Operation({"ConditionCheck": request}, ProductsGone(frozenset({product_id})), rank=2)
-    return Operation(
-        {"Update": {**request, "UpdateExpression": "SET used = :true"}}, ProductsGone(frozenset({product_id})), rank=2
-    )
+        return Operation({"ConditionCheck": request}, refused, rank=2)
+    return Operation({"Update": {**request, "UpdateExpression": "SET used = :true"}}, refused, rank=2)
 
 
 def placing(

@@ -262,3 +262,23 @@ def test_a_receive_moves_the_balances_of_the_substitute_s_deposits(helles):
         ("bottle", 40, delivery["id"]),
         ("crate", 2, delivery["id"]),
     ]
+
+
+def test_a_product_a_delivery_holds_only_as_a_substitute_is_not_deleted(helles):
+    """decisions §5: DELETE /products/:id is 400 conflict once any delivery contains the product; a substitute is a
+    line the delivery holds (§18), whether a response or the delivery note names it, with deposits or without."""
+    put_product(helles, "cola", {"status": "ACTIVE", "category": "drinks", "name": "Cola", "price": 90})
+    assert helles.delete("/products/cola").status_code == 204  # held by no delivery yet
+    put_product(helles, "cola", {"status": "ACTIVE", "category": "drinks", "name": "Cola", "price": 90})
+    accepted = place(helles, [{"id": "beer", "count": 20}])
+    body = {"type": "ACCEPT", "substitutions": [_helles_for_beer()]}
+    assert respond(helles, accepted["id"], body).status_code == 200
+    noted = place(helles, [{"id": "beer", "count": 20}])
+    note = {"number": "LS-1", "substitutions": [{"for": "beer", "id": "cola", "count": 2}]}
+    assert helles.post(f"/deliveries/{noted['id']}/delivery-note", note).status_code == 200
+    for product_id in ("helles", "cola"):
+        refused = helles.delete(f"/products/{product_id}")
+        assert (refused.status_code, refused.data["type"]) == (400, "conflict")
+        assert helles.get(f"/products/{product_id}").status_code == 200
+    shown = helles.get(f"/deliveries/{noted['id']}").data["delivery_note"]["substitutions"]
+    assert [s["id"] for s in shown] == ["cola"]
