@@ -8,8 +8,8 @@ cannot: how many of them add up. Sizes are bytes of the JSON text the API answer
 which is never smaller than what DynamoDB counts for the same document.
 
 - Every object a list page shows is at most LISTED_BYTES, so 100 of them and the envelope stay under 5 MiB.
-- A delivery's summary (what lists show) is at most LISTED_BYTES: its integration state (decisions §14, supplier
-  reads only) takes at most INTEGRATION_BYTES of it, the delivery itself DELIVERY_SUMMARY_BYTES. While the delivery
+- A delivery's summary (what lists show) is at most LISTED_DELIVERY_BYTES: the delivery itself DELIVERY_SUMMARY_BYTES
+  and its integration state (decisions §14, supplier reads only) INTEGRATION_BYTES. While the delivery
   is open its responses may fill it only up to OPEN_DELIVERY_BYTES: the rest is kept for the one final change (a
   REJECT without items, a cancel or a receive), so limits never trap a delivery.
 - The request items of one order together are at most ORDER_ITEMS_BYTES, so a delivery in full (summary and
@@ -76,11 +76,13 @@ AMENDMENTS_BYTES = 60_000
 # with user and message. 6 bytes per character is the worst case (a control character renders as \u0001).
 _WORST_CHAR_BYTES = 6
 # The integration state (decisions §14) a supplier read adds to the delivery. Its reference and message at their
-# longest in any alphabet of up to 2 bytes a character (Latin, Greek, Cyrillic, Hebrew, Arabic) take 4,400 bytes;
-# at 6 bytes a character they would take 13,000 of the delivery's room, so the state is bounded in bytes too.
+# longest in any character of up to 3 bytes (all of Unicode's basic plane: every alphabet, Chinese, Japanese,
+# Korean) take 6,500 bytes; at 6 bytes a character (control characters) they would take 13,000, so the state is
+# bounded in bytes too. A supplier's listed delivery is then at most 52,000 bytes: 100 of them still fit a page.
 INTEGRATION_REFERENCE_LENGTH = 128
-INTEGRATION_BYTES = 5_000
-DELIVERY_SUMMARY_BYTES = LISTED_BYTES - INTEGRATION_BYTES  # 45,000
+INTEGRATION_BYTES = 7_000
+DELIVERY_SUMMARY_BYTES = 45_000
+LISTED_DELIVERY_BYTES = DELIVERY_SUMMARY_BYTES + INTEGRATION_BYTES  # 52,000: 100 x 52,000 + the envelope < 5 MiB
 FINAL_CHANGE_BYTES = 1_000 + _WORST_CHAR_BYTES * (256 + 256 + 254 + MESSAGE_LENGTH)  # 17,596
 OPEN_DELIVERY_BYTES = DELIVERY_SUMMARY_BYTES - FINAL_CHANGE_BYTES  # 27,404
 
@@ -109,9 +111,9 @@ DEPOSITS_BYTES = DEPOSIT_TYPES * DEPOSIT_ENTRY_BYTES + EMPTIES_BYTES + 100  # 11
 # The delivery in full, as single reads, the feed's data and a webhook event's body show it: the summary with its
 # integration state, the request items, amendments, deposits, note and claims. An event's body carries it whole
 # (at most MAX_BODY_BYTES); an Idempotency-Key answer this long is kept in parts (store/idempotency.py).
-FULL_DELIVERY_BYTES = (LISTED_BYTES + ORDER_ITEMS_BYTES + AMENDMENTS_BYTES + DEPOSITS_BYTES + NOTE_BYTES) + CLAIMS * (
-    CLAIM_BYTES + CLAIM_ANSWER_BYTES
-)  # 921,100
+FULL_DELIVERY_BYTES = (
+    LISTED_DELIVERY_BYTES + ORDER_ITEMS_BYTES + AMENDMENTS_BYTES + DEPOSITS_BYTES + NOTE_BYTES
+) + CLAIMS * (CLAIM_BYTES + CLAIM_ANSWER_BYTES)  # 923,100
 ITEMS_ITEM_BYTES = ORDER_ITEMS_BYTES + AMENDMENTS_BYTES + NOTE_BYTES  # 400,000 of DynamoDB's 409,600
 
 

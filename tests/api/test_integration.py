@@ -473,21 +473,23 @@ def test_a_delivery_stored_before_is_counted_when_the_customer_changes_it(shop):
 # --- sizes ---
 
 
-def test_the_state_is_bounded_in_bytes_within_the_room_kept_for_it(shop):
-    """Reference and message at their longest in two-byte characters fit; control characters (6 bytes of JSON
-    each) at those lengths do not, and are refused naming the field."""
+@pytest.mark.parametrize("character", ["ä", "ж", "漢", "한"])
+def test_the_state_is_bounded_in_bytes_within_the_room_kept_for_it(shop, character):
+    """Reference and message at their longest in characters of up to 3 bytes (every alphabet, CJK) fit; control
+    characters (6 bytes of JSON each) at those lengths do not, and are refused naming the field."""
     from chalicelib.domain.rendering import size_in_bytes
 
     delivery = beer(shop)
-    widest = {"status": "FAILED", "reference": "ä" * 128, "message": "ж" * 2000}
+    widest = {"status": "FAILED", "reference": character * 128, "message": character * 2000}
     response = put(shop, delivery["id"], widest)
     assert response.status_code == 200, response.data
     listed = shop.get("/deliveries").data["deliveries"][0]
     assert size_in_bytes({"integration": listed["integration"]}) <= limits.INTEGRATION_BYTES
-    assert limits.DELIVERY_SUMMARY_BYTES + limits.INTEGRATION_BYTES == limits.LISTED_BYTES
+    assert limits.DELIVERY_SUMMARY_BYTES + limits.INTEGRATION_BYTES == limits.LISTED_DELIVERY_BYTES
+    assert limits.PAGE_ITEMS * limits.LISTED_DELIVERY_BYTES + 10_000 < limits.PAGE_BYTES
     control = put(shop, delivery["id"], {"status": "FAILED", "message": "\x01" * 2000})
     assert (control.status_code, paths(control)) == (400, ["message"])
-    assert "at most 5,000" in control.data["errors"][0]["message"]
+    assert "at most 7,000" in control.data["errors"][0]["message"]
     reference_only = put(shop, delivery["id"], {"status": "IMPORTED", "reference": "\x01" * 128})
     assert reference_only.status_code == 200  # 768 bytes: well within
     assert shop.get(f"/deliveries/{delivery['id']}").data["integration"]["reference"] == "\x01" * 128

@@ -74,7 +74,7 @@ def test_the_delivery_in_full_with_its_note_and_ten_claims_fits_an_event_body():
     widest_entry = {"id": "d" * 64, "name": WORST * 64, "price": limits.DEPOSIT_PRICE, "count": 10**15}
     assert size_in_bytes(widest_entry) <= limits.DEPOSIT_ENTRY_BYTES
     in_full = (
-        limits.LISTED_BYTES  # the summary with its integration state
+        limits.LISTED_DELIVERY_BYTES  # the summary with its integration state
         + limits.ORDER_ITEMS_BYTES
         + limits.AMENDMENTS_BYTES
         + limits.DEPOSIT_TYPES * limits.DEPOSIT_ENTRY_BYTES

@@ -267,8 +267,8 @@ def _summary(delivery: dict) -> dict:
     return without_items(_delivery_only(delivery))
 
 
-# 4,000 + 720 bytes of text: near limits.INTEGRATION_BYTES.
-WIDEST_INTEGRATION = {"status": "FAILED", "reference": WORST * 120, "message": "ж" * limits.MESSAGE_LENGTH}
+# 6,000 + 720 bytes of text: near limits.INTEGRATION_BYTES.
+WIDEST_INTEGRATION = {"status": "FAILED", "reference": WORST * 120, "message": "漢" * limits.MESSAGE_LENGTH}
 FINAL_BODY = {"user": USER, "message": WORST * limits.MESSAGE_LENGTH}
 FINAL = {  # (path, body, token) of each final change, at its largest
     "REJECT": ("/deliveries/{}/responses", {"type": "REJECT", "reference": WORST * 256, **FINAL_BODY}, SUPPLIER_TOKEN),
@@ -340,8 +340,8 @@ def test_full_pages_of_the_largest_deliveries_and_their_events_stay_under_5_mib(
         assert api.put(f"/deliveries/{delivery_id}/integration", WIDEST_INTEGRATION).status_code == 200
 
     for path, token, shown in (
-        ("/deliveries?limit=100", SUPPLIER_TOKEN, limits.LISTED_BYTES),
-        ("/deliveries?integration=FAILED&limit=100", SUPPLIER_TOKEN, limits.LISTED_BYTES),
+        ("/deliveries?limit=100", SUPPLIER_TOKEN, limits.LISTED_DELIVERY_BYTES),
+        ("/deliveries?integration=FAILED&limit=100", SUPPLIER_TOKEN, limits.LISTED_DELIVERY_BYTES),
         ("/customer/deliveries?limit=100", CUSTOMER_TOKEN, limits.DELIVERY_SUMMARY_BYTES),
     ):
         response = api.get(path, token=token)
