@@ -7,7 +7,8 @@ Field limits (lengths, counts) live on the shapes; the byte budgets here bound w
 cannot: how many of them add up. Sizes are bytes of the JSON text the API answers (rendering.size_in_bytes),
 which is never smaller than what DynamoDB counts for the same document.
 
-- Every object a list page shows is at most LISTED_BYTES, so 100 of them and the envelope stay under 5 MiB.
+- Every object a list page shows is at most LISTED_BYTES (a supplier's delivery: LISTED_DELIVERY_BYTES), so 100 of
+  them and the envelope stay under 5 MiB.
 - A delivery's summary (what lists show) is at most LISTED_DELIVERY_BYTES: the delivery itself DELIVERY_SUMMARY_BYTES
   and its integration state (decisions §14, supplier reads only) INTEGRATION_BYTES. While the delivery
   is open its responses may fill it only up to OPEN_DELIVERY_BYTES: the rest is kept for the one final change (a
