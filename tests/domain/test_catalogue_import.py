@@ -139,10 +139,17 @@ def test_row_limit():
     assert f"more than {import_file.MAX_ROWS} rows" in file_error(header + "a\n" * (import_file.MAX_ROWS + 1))
 
 
-def test_a_row_longer_than_the_limit_is_a_row_problem():
-    long, short = records(f"Item ID,Description\na,{'x' * import_file.MAX_ROW_CHARS}\nb,{'x' * 100}\n")
-    assert long.problem == f"the row is longer than {import_file.MAX_ROW_CHARS} characters"
-    assert short.problem is None
+def test_a_row_whose_known_columns_hold_more_than_the_limit_is_a_row_problem():
+    limit = import_file.MAX_ROW_CHARS
+    long, short, at_limit = records(f"Item ID,Description\na,{'x' * limit}\nb,{'x' * 100}\nc,{'x' * (limit - 1)}\n")
+    assert long.problem == f"the row's known columns hold more than {limit} characters"
+    assert short.problem is None and at_limit.problem is None
+
+
+def test_a_long_cell_in_a_column_the_import_ignores_leaves_the_row_valid():
+    """decisions §12: other columns are ignored, and no cell however long keeps a valid row out."""
+    (noted,) = records(f"Item ID;Item name;Notes\nig1;Ignored long;{'z' * 40_000}\n")
+    assert noted.problem is None and noted.cells == {"Item ID": "ig1", "Item name": "Ignored long"}
 
 
 # --- numbers and prices ------------------------------------------------------------------------------------------
