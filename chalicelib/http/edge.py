@@ -13,10 +13,9 @@ from ..domain.problems import ProblemType
 from ..service import write_units
 from . import cors, fallbacks
 from .bodies import limit_for
-from .idempotency import REPLAYED
 from .request_ids import HEADER as REQUEST_ID
 from .request_ids import request_id
-from .responses import PROBLEM, problem, with_instance
+from .responses import PROBLEM, REPLAYED, problem, with_instance
 
 RETRY_AFTER_SECONDS = "1"
 FEED_UNIT = "X-Feed-Unit"

@@ -9,9 +9,7 @@ from ..domain.field_order import Order
 from ..service import idempotency
 from ..service.authentication import Principal
 from .request_ids import request_id
-from .responses import from_error, with_instance
-
-REPLAYED = "Idempotent-Replayed"
+from .responses import REPLAYED, from_error, with_instance
 
 
 def _scope(principal: Principal) -> str:

@@ -11,6 +11,7 @@ from ..domain.rendering import json_text
 
 JSON = "application/json"
 PROBLEM = "application/problem+json"
+REPLAYED = "Idempotent-Replayed"  # the header of an Idempotency-Key replay (decisions §11)
 
 
 def to_json(body, order: Order | None = None) -> str:
