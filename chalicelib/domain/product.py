@@ -237,15 +237,42 @@ def deposits_named(data: dict) -> set[str]:
     return set(deposit_paths(data).values())
 
 
+NO_CATEGORY = "does not name an existing category"
+
+
 def check_deposits(data: dict, deposit_types: dict) -> None:
     """Every deposit type the packaging names must exist (ValidationFailed naming each field otherwise)."""
-    errors = [
-        FieldError(path, "is not a deposit type of this supplier")
-        for path, deposit_id in deposit_paths(data).items()
-        if deposit_id not in deposit_types
-    ]
+    errors = reference_errors(None, True, deposit_paths(data), deposit_types)
     if errors:
         raise ValidationFailed(errors)
+
+
+def named_references(data: Any) -> tuple[str | None, dict[str, str]]:
+    """The category and the deposit types (by field path) a product body names, read from a body that may have
+    failed validation: only ids, where a valid body has them."""
+    if not isinstance(data, dict):
+        return None, {}
+    category = data.get("category") if isinstance(data.get("category"), str) else None
+    vessel, bundles = data.get("vessel"), data.get("bundles")
+    named = [("vessel.deposit", vessel)] + [
+        (f"bundles[{i}].deposit", bundle) for i, bundle in enumerate(bundles if isinstance(bundles, list) else ())
+    ]
+    deposits = {
+        path: part["deposit"] for path, part in named if isinstance(part, dict) and isinstance(part.get("deposit"), str)
+    }
+    return category, deposits
+
+
+def reference_errors(
+    category: str | None, category_exists: bool, deposits: dict[str, str], deposit_types: dict
+) -> list[FieldError]:
+    """What a product's references get wrong: a category that does not exist, deposit types the supplier lacks."""
+    errors = [] if category is None or category_exists else [FieldError("category", NO_CATEGORY)]
+    return errors + [
+        FieldError(path, "is not a deposit type of this supplier")
+        for path, deposit_id in deposits.items()
+        if deposit_id not in deposit_types
+    ]
 
 
 def _rule_errors(product: Product) -> list[FieldError]:

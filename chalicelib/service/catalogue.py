@@ -3,7 +3,7 @@
 import json
 from typing import NamedTuple
 
-from ..domain.errors import Conflict, NotFound, PreconditionFailed, invalid
+from ..domain.errors import Conflict, NotFound, PreconditionFailed, ValidationFailed, invalid
 from ..domain.identifiers import ID_RULE, is_identifier
 from ..store import products
 from ..store.paging import Page
@@ -64,7 +64,10 @@ def _write(account: str, product_id: str, build, if_match: str | None, create_on
         if if_match is not None and (current is None or if_match != current.revision):
             raise PreconditionFailed(STALE_ETAG)
         data = build(current)
-        product_rules.check_deposits(data, deposit_types)
+        try:
+            product_rules.check_deposits(data, deposit_types)
+        except ValidationFailed as failed:
+            raise with_references(account, data, failed) from None
         if current is not None and current.same_as(data):
             return ProductView(current.data, current.revision)
         now = clock.now()
@@ -82,7 +85,7 @@ def _write(account: str, product_id: str, build, if_match: str | None, create_on
             uow.record(changes.product_change("updated" if current is not None else "created", product_id))
             saved = uow.commit()
         if isinstance(saved, outcomes.NoCategory):
-            raise invalid("category", "does not name an existing category")
+            raise invalid("category", product_rules.NO_CATEGORY)
         if isinstance(saved, outcomes.Taken) and create_only:
             raise Conflict(f"product {product_id} already exists; use PUT to replace it")
         if saved is None:
@@ -97,19 +100,40 @@ def _write(account: str, product_id: str, build, if_match: str | None, create_on
 PRODUCT_BUSY = "the product is being changed by many requests at once; try again"
 
 
-def create_product(account: str, body) -> ProductView:
+def with_references(account: str, body, failed: ValidationFailed) -> ValidationFailed:
+    """`failed` with what the body's references get wrong too, read only once the body is refused anyway: every
+    field problem at once (decisions §3), a missing category and unknown deposit types beside the shape's."""
+    from ..domain import product as product_rules
+    from ..store import categories, deposits
+
+    category, named = product_rules.named_references(body)
+    known = {error.path for error in failed.errors}
+    category = category if category is not None and "category" not in known and is_identifier(category) else None
+    named = {path: deposit_id for path, deposit_id in named.items() if path not in known}
+    exists = category is None or categories.get(account, category) is not None
+    types = deposits.read_types(account, consistent=True) if named else {}
+    more = product_rules.reference_errors(category, exists, named, types)
+    return ValidationFailed([*failed.errors, *more]) if more else failed
+
+
+def _validated(account: str, body, product_id: str | None = None) -> dict:
     from ..domain import product as product_rules
 
-    data = product_rules.validate_product(body)
+    try:
+        return product_rules.validate_product(body, product_id)
+    except ValidationFailed as failed:
+        raise with_references(account, body, failed) from None
+
+
+def create_product(account: str, body) -> ProductView:
+    data = _validated(account, body)
     return _write(account, data["id"], lambda current: data, None, create_only=True)
 
 
 def put_product(account: str, product_id: str, body, if_match: str | None) -> ProductView:
-    from ..domain import product as product_rules
-
     if not is_identifier(product_id):
         raise invalid("id", ID_RULE)
-    data = product_rules.validate_product(body, product_id)
+    data = _validated(account, body, product_id)
     return _write(account, product_id, lambda current: data, if_match)
 
 
@@ -123,7 +147,7 @@ def patch_product(account: str, product_id: str, patch, if_match: str | None) ->
 
         if current is None:
             raise _product_gone(product_id)
-        return product_rules.validate_product(product_rules.merge_patch(current.document(), patch), product_id)
+        return _validated(account, product_rules.merge_patch(current.document(), patch), product_id)
 
     return _write(account, product_id, merged, if_match)
 

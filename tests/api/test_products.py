@@ -85,6 +85,32 @@ def test_post_with_unknown_category_names_category(catalogue):
     assert catalogue.get("/products/p1").status_code == 404
 
 
+@pytest.mark.parametrize(
+    "fields, paths",
+    [
+        ({"category": "food", "price": -1}, ["price", "category"]),
+        ({"category": "food", "vessel": {"size": 1, "unit": "l", "deposit": "nodep"}}, ["category", "vessel.deposit"]),
+        (
+            {"bundles": [{"type": "CR", "size": 0, "deposit": "nodep"}], "price": "1"},
+            ["bundles[0].size", "price", "bundles[0].deposit"],
+        ),
+        ({"category": "drinks", "price": -1}, ["price"]),  # an existing category is no problem
+        ({"category": "Food!", "price": -1}, ["category", "price"]),  # a wrong id is named once, by its rule
+    ],
+)
+def test_every_problem_is_named_at_once_references_among_them(catalogue, fields, paths):
+    """decisions §3: `errors` lists every field problem, the category and deposit types a body names included."""
+    response = catalogue.post("/products", minimal(**fields))
+    problem(response, 400, "validation-error")
+    assert sorted(problem_paths(response)) == sorted(paths)
+    put = catalogue.put("/products/p1", {k: v for k, v in minimal(**fields).items() if k != "id"})
+    assert sorted(problem_paths(put)) == sorted(paths)
+    assert catalogue.get("/products/p1").status_code == 404
+    assert catalogue.put("/products/p1", minimal()).status_code == 200
+    patched = catalogue.patch("/products/p1", fields)
+    assert sorted(problem_paths(patched)) == sorted(paths)
+
+
 # --- PUT /products/:id ---
 
 
