@@ -163,10 +163,14 @@ def seeded(service) -> Seeded:
             placed = _call("POST", f"{service}/customer/deliveries", order, token=seeded.customer_token)
             ids["delivery_id"] = str(placed["deliveries"][0]["id"])
     if documented("get", "/account/events"):
-        # Each order made an event; resend generated for it is checked on a real event, not only as 404s.
-        listed = _call("GET", f"{service}/account/events")["events"]
-        if listed:
-            seeded.ids["event_id"] = listed[0]["id"]
+        # Each order made an event; resend generated for it is checked on a real event, not only as 404s. The
+        # events come from the stream's numbering in the background (decisions §10): read until they are there.
+        for _ in range(120):
+            listed = _call("GET", f"{service}/account/events")["events"]
+            if listed:
+                seeded.ids["event_id"] = listed[0]["id"]
+                break
+            time.sleep(0.25)
     return seeded
 
 
