@@ -12,7 +12,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import NamedTuple
 
 from . import limits
-from .claim_shapes import AnswerBody, ClaimBody
+from .claim_shapes import AnswerBody, ClaimBody, ClaimItemBody
 from .claim_status import ACCEPTED, DECLINED, HOLDING, OPEN, PARTIALLY_ACCEPTED, WITHDRAWN, ClaimResolution
 from .common import dump, is_whole
 from .delivery_status import DELIVERED, DELIVERY
@@ -154,18 +154,14 @@ def _claimed_line_errors(item, path: str, line: Line, by_kg: bool, claimed_befor
     return errors
 
 
-def opened(
-    delivery: dict, basis: dict | None, body: ClaimBody, now: dt.datetime, substitutes_by_kg: dict[str, bool]
-) -> tuple[dict, dict]:
-    """The delivery with its next claim, and that claim; ValidationFailed naming every wrong field."""
-    claims = list(delivery.get(CLAIMS) or [])
-    if len(claims) >= limits.CLAIMS:
-        raise ValidationFailed(
-            [FieldError("items", f"a delivery takes at most {limits.CLAIMS} claims, and this one has them")]
-        )
-    lines, before = delivered_lines(delivery, basis), held(claims)
+def claimed_items(
+    delivery: dict, basis: dict | None, given: list[tuple[int, ClaimItemBody]], substitutes_by_kg: dict[str, bool]
+) -> tuple[list[dict], list[FieldError]]:
+    """The claimed items (each given with its position in the body) as the claim keeps them, and what each gets
+    wrong against the delivery: a line it lacks or names twice, a count past what is left to claim."""
+    lines, before = delivered_lines(delivery, basis), held(delivery.get(CLAIMS) or [])
     errors, seen, items = [], set(), []
-    for i, item in enumerate(body.items):
+    for i, item in given:
         path, line = f"items[{i}]", lines.get(item.id)
         if line is None or item.id in seen:
             why = "is not a delivered line or substitute of this delivery" if line is None else "is claimed twice"
@@ -175,6 +171,34 @@ def opened(
         by_kg = _by_kg(line, item.id, substitutes_by_kg)
         errors += _claimed_line_errors(item, path, line, by_kg, before.get(item.id, Decimal(0)))
         items.append(dump(item))
+    return items, errors
+
+
+def items_that_parse(data) -> list[tuple[int, ClaimItemBody]]:
+    """The items of a refused claim body that are well formed on their own, with their positions: what they get
+    wrong against the delivery is named beside the body's own problems (decisions §3: every problem at once)."""
+    from .common import parse
+
+    raw = data.get("items") if isinstance(data, dict) else None
+    found = []
+    for i, item in enumerate(raw[: limits.CLAIM_LINES] if isinstance(raw, list) else ()):
+        try:
+            found.append((i, parse(ClaimItemBody, item)))
+        except ValidationFailed:
+            continue
+    return found
+
+
+def opened(
+    delivery: dict, basis: dict | None, body: ClaimBody, now: dt.datetime, substitutes_by_kg: dict[str, bool]
+) -> tuple[dict, dict]:
+    """The delivery with its next claim, and that claim; ValidationFailed naming every wrong field."""
+    claims = list(delivery.get(CLAIMS) or [])
+    if len(claims) >= limits.CLAIMS:
+        raise ValidationFailed(
+            [FieldError("items", f"a delivery takes at most {limits.CLAIMS} claims, and this one has them")]
+        )
+    items, errors = claimed_items(delivery, basis, list(enumerate(body.items)), substitutes_by_kg)
     if errors:
         raise ValidationFailed(errors)
     claim = {"number": len(claims) + 1, "status": OPEN.value, "opened_at": iso(now)}

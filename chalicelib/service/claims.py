@@ -16,13 +16,13 @@ from ..domain import delivery as delivery_rules
 from ..domain.claim_shapes import AnswerBody, ClaimBody, ReceiveBody, WithdrawBody
 from ..domain.claim_status import claim_id, parse_number
 from ..domain.common import parse
-from ..domain.errors import NotFound
+from ..domain.errors import NotFound, ValidationFailed
 from ..domain.feed import CUSTOMER_BY, Change, ChangeType, delivery_change
 from ..domain.schedule import account_timezone
 from ..domain.values import is_by_kg
 from ..store import claims as claim_store
 from ..store.deliveries import StoredDelivery
-from . import delivery_reads
+from . import clock, delivery_reads
 from .deliveries import Written, _change, require_version
 from .deliveries import receive as plain_receive
 from .idempotency import IdempotencyClaim
@@ -112,7 +112,10 @@ def open_claim(
     if_match: str | None = None,
 ) -> dict:
     """POST /customer/deliveries/:id/claims: the delivery as the customer's single read shows it, with its new claim."""
-    body = parse(ClaimBody, data)
+    try:
+        body = parse(ClaimBody, data)
+    except ValidationFailed as failed:
+        raise _with_line_problems(account, customer_id, delivery_id, data, failed) from None
     stored = delivery_reads.read(account, delivery_id, customer_id, consistent=True)
     require_version(stored, if_match)
     settings, by_kg = _context(account, stored, [item.id for item in body.items], settings=True)
@@ -125,6 +128,22 @@ def open_claim(
 
     entries = _entry(ChangeType.CLAIM_OPENED, 0)
     return _change(account, stored, step, None, idempotency, by_customer=True, if_match=if_match, entries=entries)
+
+
+def _with_line_problems(account: str, customer_id: str, delivery_id: str, data, failed: ValidationFailed):
+    """`failed` with what its well-formed items get wrong against the delivery (decisions §3), read only once the
+    body is refused anyway; a delivery that takes no claim now says so first (400 invalid-transition)."""
+    known = {error.path for error in failed.errors}
+    given = rules.items_that_parse(data) if "items" not in known else []  # a wrong list: its items are not checked
+    try:
+        stored = delivery_reads.read(account, delivery_id, customer_id, consistent=True)
+    except NotFound:
+        return failed
+    settings, by_kg = _context(account, stored, [item.id for _, item in given], settings=True)
+    rules.check_claimable(stored.delivery, clock.now(), int(settings["claim_window_hours"]), account_timezone(settings))
+    _, errors = rules.claimed_items(stored.delivery, stored.deposit_basis, given, by_kg)
+    more = [error for error in errors if error.path not in known]
+    return ValidationFailed([*failed.errors, *more]) if more else failed
 
 
 def withdraw(

@@ -54,6 +54,8 @@ def test_only_a_delivered_delivery_takes_claims(shop, status):
     response = claim(shop, delivery["id"], line("beer", 1))
     assert (response.status_code, response.data["type"]) == (400, "invalid-transition")
     assert f"a {status} delivery takes no claims" in response.data["detail"]
+    wrong_too = claim(shop, delivery["id"], line("beer", 1, "LOST"))  # the transition is named first (§8, §18)
+    assert (wrong_too.status_code, wrong_too.data["type"]) == (400, "invalid-transition")
 
 
 def test_a_delivered_return_takes_no_claims(shop):
@@ -151,6 +153,13 @@ LINK = "https://photos.example/" + "a" * (2000 - len("https://photos.example/"))
         ([line("beer", 1)], {"message": TEXT + "x"}, ["message"]),
         ([line("beer", 1)], {"user": {"name": "A", "email": "not-an-address"}}, ["user.email"]),
         ([line("beer", 1, colour="red")], {"reason": "x"}, ["items[0].colour", "reason"]),
+        # Every problem at once (decisions §3): the body's own, then what its well-formed items get wrong.
+        (
+            [line("beer", 11), line("nope", 1), line("water", 1, evidence=["http://photos.example/a.jpg"])],
+            {"message": TEXT + "x"},
+            ["items[2].evidence[0]", "message", "items[0].count", "items[1].id"],
+        ),
+        ([line("beer", 1.5), line("beer", 1, "LOST")], {}, ["items[1].issue", "items[0].count"]),
     ],
 )
 def test_every_wrong_field_is_named(shop, items, fields, paths):
