@@ -12,7 +12,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import NamedTuple
 
 from . import limits
-from .claim_shapes import AnswerBody, ClaimBody, ClaimItemBody
+from .claim_shapes import AnswerBody, AnswerItemBody, ClaimBody, ClaimItemBody
 from .claim_status import ACCEPTED, DECLINED, HOLDING, OPEN, PARTIALLY_ACCEPTED, WITHDRAWN, ClaimResolution
 from .common import dump, is_whole
 from .delivery_status import DELIVERED, DELIVERY
@@ -239,10 +239,15 @@ def default_credit(line: Line | None, accepted: Decimal) -> int:
     return int(cents.quantize(Decimal(1), rounding=ROUND_HALF_UP))
 
 
-def _answered_items(claim: dict, body: AnswerBody, lines: dict, substitutes_by_kg: dict) -> list[dict]:
+def _answer_errors(
+    claim: dict, answered: list[tuple[int, AnswerItemBody]], named: set[str], lines: dict, substitutes_by_kg: dict
+) -> tuple[dict, list[FieldError]]:
+    """The answers by line and what they get wrong against the claim: a line it lacks or answered twice, more
+    accepted than claimed, a claimed line no item answers (`named`: the ids the body's items give, well formed or
+    not: a malformed answer of a line is that line's problem, not a missing answer)."""
     claimed = {item["id"]: item for item in claim["items"]}
     errors, answers = [], {}
-    for i, given in enumerate(body.items):
+    for i, given in answered:
         path = f"items[{i}]"
         item = claimed.get(given.id)
         if item is None or given.id in answers:
@@ -261,8 +266,30 @@ def _answered_items(claim: dict, body: AnswerBody, lines: dict, substitutes_by_k
     errors += [
         FieldError("items", f"must answer the claimed line {item_id!r}: every line of the claim exactly once")
         for item_id in claimed
-        if item_id not in answers
+        if item_id not in answers and item_id not in named
     ]
+    return answers, errors
+
+
+def answer_problems(claim: dict, data, lines: dict, substitutes_by_kg: dict) -> list[FieldError]:
+    """What the well-formed items of a refused answer body get wrong against the claim (decisions §3: named beside
+    the body's own problems)."""
+    from .common import parse
+
+    raw = data.get("items") if isinstance(data, dict) else None
+    raw = raw[: limits.CLAIM_LINES] if isinstance(raw, list) else []
+    given = []
+    for i, item in enumerate(raw):
+        try:
+            given.append((i, parse(AnswerItemBody, item)))
+        except ValidationFailed:
+            continue
+    named = {item["id"] for item in raw if isinstance(item, dict) and isinstance(item.get("id"), str)}
+    return _answer_errors(claim, given, named, lines, substitutes_by_kg)[1]
+
+
+def _answered_items(claim: dict, body: AnswerBody, lines: dict, substitutes_by_kg: dict) -> list[dict]:
+    answers, errors = _answer_errors(claim, list(enumerate(body.items)), set(), lines, substitutes_by_kg)
     if errors:
         raise ValidationFailed(errors)
     result = []

@@ -183,9 +183,16 @@ def answer(
     number = _number(delivery_id, number_text)
     stored = delivery_reads.read(account, delivery_id, consistent=True)
     claim = rules.found(stored.delivery, number)
-    body = parse(AnswerBody, data)
-    require_version(stored, if_match)
     _, by_kg = _context(account, stored, [item["id"] for item in claim["items"]])
+    try:
+        body = parse(AnswerBody, data)
+    except ValidationFailed as failed:
+        lines = rules.delivered_lines(stored.delivery, stored.deposit_basis)
+        more = rules.answer_problems(claim, data, lines, by_kg)  # every problem at once (decisions §3)
+        known = {error.path for error in failed.errors}
+        extra = [error for error in more if error.path not in known] if "items" not in known else []
+        raise (ValidationFailed([*failed.errors, *extra]) if extra else failed) from None
+    require_version(stored, if_match)
 
     def step(current: StoredDelivery, now) -> Written:
         changed, answered = rules.answered(current.delivery, current.deposit_basis, number, body, now, by_kg)

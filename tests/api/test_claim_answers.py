@@ -108,6 +108,9 @@ TEXT = "x" * 2000
         ([accepted("beer", 1, reason=TEXT + "x"), accepted("water", 1)], {}, ["items[0].reason"]),
         ([accepted("beer", 1), accepted("water", 1)], {"message": TEXT + "x"}, ["message"]),
         ([accepted("beer", 1), accepted("water", 1)], {"status": "ACCEPTED"}, ["status"]),
+        # Every problem at once (decisions §3): a wrong credit beside a line the claim lacks and one left unanswered.
+        ([accepted("beer", 1, credit=-5), accepted("zz", 1)], {}, ["items[0].credit", "items[1].id", "items"]),
+        ([accepted("beer", 3), accepted("water", 1, "REFUND")], {}, ["items[1].resolution", "items[0].accepted"]),
     ],
 )
 def test_every_wrong_field_of_an_answer_is_named(shop, items, fields, paths):
