@@ -79,7 +79,10 @@ def receive(
     if_match: str | None = None,
 ) -> dict:
     """POST /customer/deliveries/:id/receive: DELIVERED as before; with `items`, claim 1 opened in the same write."""
-    body = parse(ReceiveBody, data)
+    try:
+        body = parse(ReceiveBody, data)
+    except ValidationFailed as failed:
+        raise _with_line_problems(account, customer_id, delivery_id, data, failed, receiving=True) from None
     if body.items is None:
         plain = {name: value for name, value in data.items() if name != "items"}
         return plain_receive(account, customer_id, delivery_id, plain, idempotency, if_match)
@@ -130,17 +133,26 @@ def open_claim(
     return _change(account, stored, step, None, idempotency, by_customer=True, if_match=if_match, entries=entries)
 
 
-def _with_line_problems(account: str, customer_id: str, delivery_id: str, data, failed: ValidationFailed):
+def _with_line_problems(
+    account: str, customer_id: str, delivery_id: str, data, failed: ValidationFailed, receiving: bool = False
+):
     """`failed` with what its well-formed items get wrong against the delivery (decisions §3), read only once the
-    body is refused anyway; a delivery that takes no claim now says so first (400 invalid-transition)."""
+    body is refused anyway; a delivery that takes no claim now (or, `receiving`, no receipt) says so first (400
+    invalid-transition)."""
     known = {error.path for error in failed.errors}
     given = rules.items_that_parse(data) if "items" not in known else []  # a wrong list: its items are not checked
     try:
         stored = delivery_reads.read(account, delivery_id, customer_id, consistent=True)
     except NotFound:
         return failed
-    settings, by_kg = _context(account, stored, [item.id for _, item in given], settings=True)
-    rules.check_claimable(stored.delivery, clock.now(), int(settings["claim_window_hours"]), account_timezone(settings))
+    settings, by_kg = _context(account, stored, [item.id for _, item in given], settings=not receiving)
+    if receiving:
+        delivery_rules.status_after_receive(stored.delivery["status"])
+        if given:
+            rules.check_type(stored.delivery)
+    else:
+        hours, zone = int(settings["claim_window_hours"]), account_timezone(settings)
+        rules.check_claimable(stored.delivery, clock.now(), hours, zone)
     _, errors = rules.claimed_items(stored.delivery, stored.deposit_basis, given, by_kg)
     more = [error for error in errors if error.path not in known]
     return ValidationFailed([*failed.errors, *more]) if more else failed
