@@ -128,6 +128,9 @@ class MappedRow:
     body: dict | None  # the product as a PUT body would give it, without its category; None when the row is bad
     category: CategoryRef
     errors: list[RowError]
+    # A bad row's body from the cells that could be read: the product rules name its other problems (one entry per
+    # problem, decisions §12); None when nothing of the row can be read (a whole-row problem).
+    partial: dict | None = None
 
 
 @dataclass
@@ -154,10 +157,11 @@ class ImportRow:
         )  # fmt: skip
 
     def mapped(self) -> MappedRow:
-        """The row's product body without its category, or the problems that stop it (the mapping's first)."""
+        """The row's product body without its category, or the problems that stop it (the category's among them)."""
         row = map_record(self.record)
-        if row.body is not None and self.category_error is not None:
-            row.body, row.errors = None, [self.category_error]
+        if self.category_error is not None and not self.record.problem:
+            row.partial = row.body if row.body is not None else row.partial
+            row.body, row.errors = None, [*row.errors, self.category_error]
         return row
 
 
@@ -227,7 +231,7 @@ def map_record(record: Record) -> MappedRow:
         body["custom_properties"] = properties
     body = {k: v for k, v in body.items() if v is not None}
     category = CategoryRef(cells.get(CATEGORY_ID), cells.get(CATEGORY_NAME))
-    return MappedRow(line, cells.get(ITEM_ID), None if errors else body, category, errors)
+    return MappedRow(line, cells.get(ITEM_ID), None if errors else body, category, errors, body if errors else None)
 
 
 def column_of(path: str) -> str | None:

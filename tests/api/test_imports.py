@@ -142,10 +142,20 @@ def test_bad_rows_are_reported_with_line_and_column_and_the_rest_is_imported(api
     )
     report = imported(api, text)
     assert counts(report) == {"rows": 3, "processed": 3, "created": 2, "updated": 0, "unchanged": 0, "invalid": 1}
-    assert report["errors"] == [
-        {"row": 4, "column": "Price", "message": "must be a decimal number such as 12.90 or 12,90"}
-    ]
+    # Every problem of the row, one entry each (decisions §12): the cell that cannot be read, then the rules' verdict
+    # on the cells that can.
+    assert [(e["row"], e["column"]) for e in report["errors"]] == [(4, "Price"), (4, "Item ID"), (4, "Status")]
+    assert report["errors"][0]["message"] == "must be a decimal number such as 12.90 or 12,90"
     assert api.get("/products/good").data["custom_properties"] == {"description": "two\nlines"}
+
+
+def test_a_cell_that_cannot_be_read_hides_no_other_problem_of_its_row(api):
+    text = "Item ID;Item name;Category name;Order by;Minimum order count;Image;Vessel size\n"
+    text += "ig4;Good name;cat;box;abc;notaurl;x\nfine;Fine one;cat;;;;\n"
+    report = imported(api, text)
+    assert report["invalid"] == 1 and report["created"] == 1
+    columns = [e["column"] for e in report["errors"]]
+    assert columns == ["Minimum order count", "Vessel size", "Order by", "Image"], report["errors"]
 
 
 def test_each_product_rule_problem_is_one_entry(api):
