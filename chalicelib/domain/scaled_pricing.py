@@ -99,6 +99,12 @@ def pricing_errors(pricing: ScaledPricing, order_by: str, path: str = "pricing")
     return errors
 
 
+def levels_broken_by(levels: list[tuple[str, dict]], order_by: str) -> list[str]:
+    """The names of the price levels (customer pricing, price groups) whose scaled pricing the rules of `order_by`
+    refuse (decisions §6): a product cannot switch between vessel and kg under them."""
+    return [name for name, level in levels if _rules_of(level.get("pricing"), order_by, "pricing")]
+
+
 def _rules_of(raw: Any, order_by: str, path: str) -> list[FieldError]:
     """Rule errors of a pricing that is well-shaped on its own, even when a sibling field is not."""
     try:

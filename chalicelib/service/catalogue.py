@@ -5,6 +5,7 @@ from typing import NamedTuple
 
 from ..domain.errors import Conflict, NotFound, PreconditionFailed, ValidationFailed, invalid
 from ..domain.identifiers import ID_RULE, is_identifier
+from ..domain.values import order_by_of
 from ..store import products
 from ..store.paging import Page
 from . import clock, contention
@@ -70,6 +71,10 @@ def _write(account: str, product_id: str, build, if_match: str | None, create_on
             raise with_references(account, data, failed) from None
         if current is not None and current.same_as(data):
             return ProductView(current.data, current.revision)
+        if current is not None and order_by_of(current.data) != order_by_of(data):
+            unfit = levels_unfit(account, product_id, current.born, order_by_of(data))
+            if unfit is not None:
+                raise invalid("order_by", unfit)
         now = clock.now()
         before = frozenset(product_rules.deposits_named(current.data)) if current is not None else frozenset()
         saving = products.saving(
@@ -98,6 +103,20 @@ def _write(account: str, product_id: str, build, if_match: str | None, create_on
 
 
 PRODUCT_BUSY = "the product is being changed by many requests at once; try again"
+
+
+def levels_unfit(account: str, product_id: str, born: str | None, order_by: str) -> str | None:
+    """Why the product's customer pricing or price groups forbid switching it to `order_by` (§6's rules, a
+    fractional `from` or INCREMENTAL by kg: they were validated against the old one), or None when they allow it.
+    A product write (API or import) that switches order_by reads them; no other write does."""
+    from ..domain.scaled_pricing import levels_broken_by
+    from ..store import pricing
+
+    broken = levels_broken_by(pricing.levels_of(account, product_id, born), order_by)
+    if not broken:
+        return None
+    shown = ", ".join(broken[:5]) + (f" and {len(broken) - 5} more" if len(broken) > 5 else "")
+    return f"the pricing of {shown} does not fit order_by {order_by}: change or remove it first"
 
 
 def with_references(account: str, body, failed: ValidationFailed) -> ValidationFailed:

@@ -30,10 +30,12 @@ from ..domain.limits import CATEGORIES, IMPORT_CHUNK_SECONDS
 from ..domain.product import deposits_named, validate_product
 from ..domain.standing_calendar import moves_moments
 from ..domain.timestamps import iso
+from ..domain.values import order_by_of
 from ..store import categories, import_chunks, import_items, outcomes, product_images, standing_orders
 from ..store.paging import Page
 from ..store.unit_of_work import unit_of_work
 from . import clock, contention
+from .catalogue import levels_unfit
 from .idempotency import IdempotencyClaim
 from .paging import paged
 
@@ -324,6 +326,12 @@ def _evaluate(claimed: import_items.ClaimedImport, stored_rows: list, now: dt.da
         if current is not None and current.product.same_as(data):
             results.append(import_chunks.ChunkRow(Outcome.UNCHANGED.value))
             continue
+        if current is not None and order_by_of(current.product.data) != order_by_of(data):
+            unfit = levels_unfit(account, row.product_id, current.product.born, order_by_of(data))
+            if unfit is not None:
+                error = catalogue_import.RowError(row.line, import_file.ORDER_BY, unfit)
+                results.append(import_chunks.ChunkRow(Outcome.INVALID.value, [error.as_dict()]))
+                continue
         outcome = Outcome.UPDATED if current else Outcome.CREATED
         if dry_run:
             # Nothing is written, so a category to create is counted once: at the first row that needs it.

@@ -144,6 +144,32 @@ def deleting_customer_pricing(account: str, product_id: str, customer_id: str, r
 RETIRED = "retired"  # the `born` of a retired pricing item: no product is born so, so it belongs to none
 
 
+def levels_of(account: str, product_id: str, born: str | None) -> list[tuple[str, dict]]:
+    """Every price level of the product born `born`, named as a person would: ("customer <id>", its level) for each
+    customer's pricing, ("price group <name>", its level) for each group, numbers as a JSON body has them. Queried
+    consistently, page by page."""
+    request = {
+        "TableName": table.name(),
+        "KeyConditionExpression": "PK = :pk",
+        "ExpressionAttributeValues": table.values(pk=keys.product_pricing_pk(account, product_id)),
+        "ConsistentRead": True,
+    }
+    levels = []
+    while True:
+        response = table.client().query(**request)
+        for item in map(table.from_item, response.get("Items", [])):
+            if not belongs(item, born):
+                continue
+            data = table.json_numbers(item["data"])  # as a body gives it: the rules validate it again
+            if item["SK"] == keys.price_groups_key(account, product_id)["SK"]:
+                levels += [(f"price group {group}", level) for group, level in sorted(data.items())]
+            else:
+                levels.append((f"customer {item['SK'].removeprefix(keys.CUSTOMER_PREFIX)}", data))
+        if "LastEvaluatedKey" not in response:
+            return levels
+        request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+
 def retiring_all_of_product(account: str, product_id: str, born: str | None, now: int) -> list[Operation]:
     """Housekeeping after a product's delete: its customer pricing and price groups are left to the table's TTL.
     Nothing depends on it (a product created again with the id is born anew, so the old items no longer count:

@@ -130,6 +130,29 @@ def test_kg_products_take_fractional_volume_points(ready):
     assert response.data == body
 
 
+def test_a_product_does_not_switch_between_kg_and_vessel_under_pricing_that_would_break(ready):
+    """decisions §6: `from` is whole unless the product goes by kg with VOLUME, and kg takes only VOLUME. Pricing was
+    validated against the product's order_by, so a switch that would break it is refused naming order_by."""
+    make_product(ready, "cheese", order_by="kg", price=1500)
+    kg_only = {"pricing": volume((0.5, 1600), (2.5, 1400))}
+    assert ready.put("/products/cheese/customer-pricing/bar-1", kg_only).status_code == 200
+    before = ready.get("/products/cheese").data
+    refused = ready.patch("/products/cheese", {"order_by": "vessel"})
+    assert_problem(refused, 400, "validation-error")
+    assert problem_paths(refused) == ["order_by"] and "customer bar-1" in refused.data["errors"][0]["message"]
+    assert ready.get("/products/cheese").data == before
+    make_product(ready, "beer", price=250)  # vessel, with a price group only kg refuses
+    incremental = {"strategy": "INCREMENTAL", "price_points": [{"from": 1, "price": 100}]}
+    assert ready.put("/products/beer/price-groups", {"gold": {"pricing": incremental}}).status_code == 200
+    refused = ready.put("/products/beer", {**ready.get("/products/beer").data, "order_by": "kg"})
+    assert problem_paths(refused) == ["order_by"] and "price group gold" in refused.data["errors"][0]["message"]
+    assert ready.delete("/products/cheese/customer-pricing/bar-1").status_code == 204
+    assert ready.patch("/products/cheese", {"order_by": "vessel"}).data["order_by"] == "vessel"
+    make_product(ready, "water", price=90)  # whole points fit both: the switch is taken
+    assert ready.put("/products/water/customer-pricing/bar-1", {"pricing": volume((1, 80))}).status_code == 200
+    assert ready.patch("/products/water", {"order_by": "kg"}).status_code == 200
+
+
 def test_the_smallest_from_need_not_match_the_product_minimum(ready):
     make_product(ready, "crate", min_order_count=6, pricing=volume((6, 100)))
     assert ready.put("/products/crate/customer-pricing/bar-1", {"pricing": volume((12, 90))}).status_code == 200

@@ -158,6 +158,25 @@ def test_a_cell_that_cannot_be_read_hides_no_other_problem_of_its_row(api):
     assert columns == ["Minimum order count", "Vessel size", "Order by", "Image"], report["errors"]
 
 
+def test_a_row_that_switches_order_by_under_pricing_that_would_break_is_refused_in_its_column(api):
+    """decisions §6, as PATCH /products/:id says it: kg pricing with a fractional `from` keeps the product by kg."""
+    api.put("/categories/food", {"name": "Food"})
+    assert (
+        api.put(
+            "/products/cheese", {"status": "ACTIVE", "category": "food", "name": "Cheese", "order_by": "kg"}
+        ).status_code
+        == 200
+    )
+    assert api.put("/customers/bar-1", {"name": "Bar"}).status_code == 200
+    level = {"pricing": {"strategy": "VOLUME", "price_points": [{"from": 0.5, "price": 1600}]}}
+    assert api.put("/products/cheese/customer-pricing/bar-1", level).status_code == 200
+    report = imported(api, "Item ID,Item name,Category ID,Order by\ncheese,Cheese,food,vessel\n")
+    assert report["invalid"] == 1
+    assert [(e["row"], e["column"]) for e in report["errors"]] == [(2, "Order by")]
+    assert "customer bar-1" in report["errors"][0]["message"]
+    assert api.get("/products/cheese").data["order_by"] == "kg"
+
+
 def test_each_product_rule_problem_is_one_entry(api):
     text = "Item ID,Item name,Category name,Status,Vessel size,Vessel unit\nbad id!,ab,Drinks,SOLD,0,l\n"
     report = imported(api, text)
