@@ -174,19 +174,23 @@ def claimed_items(
     return items, errors
 
 
-def items_that_parse(data) -> list[tuple[int, ClaimItemBody]]:
-    """The items of a refused claim body that are well formed on their own, with their positions: what they get
-    wrong against the delivery is named beside the body's own problems (decisions §3: every problem at once)."""
+def _well_formed(data, model) -> list[tuple[int, object]]:
+    """The `items` of a refused body that are well formed on their own as `model`, with their positions: what they
+    get wrong against the delivery or the claim is named beside the body's own problems (decisions §3)."""
     from .common import parse
 
     raw = data.get("items") if isinstance(data, dict) else None
     found = []
     for i, item in enumerate(raw[: limits.CLAIM_LINES] if isinstance(raw, list) else ()):
         try:
-            found.append((i, parse(ClaimItemBody, item)))
+            found.append((i, parse(model, item)))
         except ValidationFailed:
             continue
     return found
+
+
+def items_that_parse(data) -> list[tuple[int, ClaimItemBody]]:
+    return _well_formed(data, ClaimItemBody)
 
 
 def opened(
@@ -274,18 +278,11 @@ def _answer_errors(
 def answer_problems(claim: dict, data, lines: dict, substitutes_by_kg: dict) -> list[FieldError]:
     """What the well-formed items of a refused answer body get wrong against the claim (decisions §3: named beside
     the body's own problems)."""
-    from .common import parse
-
     raw = data.get("items") if isinstance(data, dict) else None
-    raw = raw[: limits.CLAIM_LINES] if isinstance(raw, list) else []
-    given = []
-    for i, item in enumerate(raw):
-        try:
-            given.append((i, parse(AnswerItemBody, item)))
-        except ValidationFailed:
-            continue
-    named = {item["id"] for item in raw if isinstance(item, dict) and isinstance(item.get("id"), str)}
-    return _answer_errors(claim, given, named, lines, substitutes_by_kg)[1]
+    named = {
+        i["id"] for i in (raw if isinstance(raw, list) else ()) if isinstance(i, dict) and isinstance(i.get("id"), str)
+    }
+    return _answer_errors(claim, _well_formed(data, AnswerItemBody), named, lines, substitutes_by_kg)[1]
 
 
 def _answered_items(claim: dict, body: AnswerBody, lines: dict, substitutes_by_kg: dict) -> list[dict]:

@@ -28,6 +28,15 @@ class ValidationFailed(ServiceError):
     def __init__(self, errors: list[FieldError], detail: str | None = None):
         super().__init__(detail or f"{len(errors)} field(s) are invalid", errors)
 
+    def named(self) -> set[str]:
+        return {error.path for error in self.errors}
+
+    def joined(self, more: list[FieldError]) -> "ValidationFailed":
+        """These problems and those of `more` on fields not named yet (decisions §3: every problem at once)."""
+        named = self.named()
+        extra = [error for error in more if error.path not in named]
+        return ValidationFailed([*self.errors, *extra]) if extra else self
+
 
 class NotFound(ServiceError):
     type, status = ProblemType.NOT_FOUND, 404

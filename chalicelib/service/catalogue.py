@@ -126,13 +126,12 @@ def with_references(account: str, body, failed: ValidationFailed) -> ValidationF
     from ..store import categories, deposits
 
     category, named = product_rules.named_references(body)
-    known = {error.path for error in failed.errors}
+    known = failed.named()
     category = category if category is not None and "category" not in known and is_identifier(category) else None
     named = {path: deposit_id for path, deposit_id in named.items() if path not in known}
     exists = category is None or categories.get(account, category) is not None
     types = deposits.read_types(account, consistent=True) if named else {}
-    more = product_rules.reference_errors(category, exists, named, types)
-    return ValidationFailed([*failed.errors, *more]) if more else failed
+    return failed.joined(product_rules.reference_errors(category, exists, named, types))
 
 
 def _validated(account: str, body, product_id: str | None = None) -> dict:

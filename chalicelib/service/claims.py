@@ -139,8 +139,7 @@ def _with_line_problems(
     """`failed` with what its well-formed items get wrong against the delivery (decisions §3), read only once the
     body is refused anyway; a delivery that takes no claim now (or, `receiving`, no receipt) says so first (400
     invalid-transition)."""
-    known = {error.path for error in failed.errors}
-    given = rules.items_that_parse(data) if "items" not in known else []  # a wrong list: its items are not checked
+    given = rules.items_that_parse(data) if "items" not in failed.named() else []  # a wrong list: items unchecked
     try:
         stored = delivery_reads.read(account, delivery_id, customer_id, consistent=True)
     except NotFound:
@@ -153,9 +152,7 @@ def _with_line_problems(
     else:
         hours, zone = int(settings["claim_window_hours"]), account_timezone(settings)
         rules.check_claimable(stored.delivery, clock.now(), hours, zone)
-    _, errors = rules.claimed_items(stored.delivery, stored.deposit_basis, given, by_kg)
-    more = [error for error in errors if error.path not in known]
-    return ValidationFailed([*failed.errors, *more]) if more else failed
+    return failed.joined(rules.claimed_items(stored.delivery, stored.deposit_basis, given, by_kg)[1])
 
 
 def withdraw(
@@ -199,11 +196,10 @@ def answer(
     try:
         body = parse(AnswerBody, data)
     except ValidationFailed as failed:
+        if "items" in failed.named():  # a wrong list: its items are not checked
+            raise
         lines = rules.delivered_lines(stored.delivery, stored.deposit_basis)
-        more = rules.answer_problems(claim, data, lines, by_kg)  # every problem at once (decisions §3)
-        known = {error.path for error in failed.errors}
-        extra = [error for error in more if error.path not in known] if "items" not in known else []
-        raise (ValidationFailed([*failed.errors, *extra]) if extra else failed) from None
+        raise failed.joined(rules.answer_problems(claim, data, lines, by_kg)) from None
     require_version(stored, if_match)
 
     def step(current: StoredDelivery, now) -> Written:
