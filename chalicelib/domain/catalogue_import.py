@@ -34,7 +34,6 @@ from .import_file import (
     LIST_COLUMNS,
     MIN_ORDER,
     ORDER_BY,
-    PATH_COLUMNS,
     PRICE,
     PRICE_PER,
     STATUS,
@@ -44,9 +43,8 @@ from .import_file import (
     Record,
     RowError,
     property_name,
-    quoted,
+    row_errors,
 )
-from .limits import IMPORT_QUOTED_CHARS
 from .values import ProductStatus
 
 
@@ -234,37 +232,20 @@ def map_record(record: Record) -> MappedRow:
     return MappedRow(line, cells.get(ITEM_ID), None if errors else body, category, errors, body if errors else None)
 
 
-def column_of(path: str) -> str | None:
-    """The file's column for a product rule's field path; None for data the file does not hold (kept fields)."""
-    while path:
-        if path in PATH_COLUMNS:
-            return PATH_COLUMNS[path]
-        path = path.rpartition(".")[0] if "." in path else ""
-    return None
+def problems(row: MappedRow, category: str | None) -> list[RowError]:
+    """Every problem of a bad row, one entry each (decisions §12): the mapping's, then what the product rules say of
+    its readable cells in columns not named already. Its category is taken as `category` (None: none was found, and
+    that is among the row's problems), so only the row's own cells are judged."""
+    from .product import validate_product
 
-
-def _strings(value) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return []
-
-
-def row_errors(line: int, failed: ValidationFailed, body: dict | None = None) -> list[RowError]:
-    """The product rules' verdict on a row, in the file's words: one entry per problem, with its column. A
-    message that repeats a long cell of the row quotes only its start."""
-    long_cells = sorted((s for s in _strings(body or {}) if len(s) > IMPORT_QUOTED_CHARS), key=len, reverse=True)
-    result = []
-    for error in failed.errors:
-        column = column_of(error.path)
-        message = error.message if column else f"{error.path} (kept from the stored product) {error.message}"
-        for cell in long_cells:
-            message = message.replace(cell, quoted(cell))
-        result.append(RowError(line, column, message))
-    return result
+    if row.partial is None:
+        return row.errors
+    try:
+        validate_product({**row.partial, **({"category": category} if category is not None else {})})
+    except ValidationFailed as failed:
+        named = {error.column for error in row.errors} | {CATEGORY_ID, CATEGORY_NAME}
+        return [*row.errors, *(e for e in row_errors(row.line, failed, row.partial) if e.column not in named)]
+    return row.errors
 
 
 # --- categories --------------------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """Reading a catalogue file (decisions §12): its charset and delimiter, its header's columns, its records, and
-how an error names a cell (RowError, quoted). Pure: no storage, no clock. What a row becomes is
+how an error names a cell (RowError, quoted) and puts the product rules' verdict in the file's words (row_errors).
+Pure: no storage, no clock. What a row becomes is
 domain/catalogue_import.py's.
 """
 
@@ -220,3 +221,39 @@ def _record(line: int, cells: list[str], columns: list[str | None], seen_ids: di
         else:
             seen_ids[product_id] = line
     return Record(line, values, problem)
+
+
+# --- the rules' verdict in the file's words ----------------------------------------------------------------------
+
+
+def column_of(path: str) -> str | None:
+    """The file's column for a product rule's field path; None for data the file does not hold (kept fields)."""
+    while path:
+        if path in PATH_COLUMNS:
+            return PATH_COLUMNS[path]
+        path = path.rpartition(".")[0] if "." in path else ""
+    return None
+
+
+def _strings(value) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def row_errors(line: int, failed: ValidationFailed, body: dict | None = None) -> list[RowError]:
+    """The product rules' verdict on a row, in the file's words: one entry per problem, with its column. A
+    message that repeats a long cell of the row quotes only its start."""
+    long_cells = sorted((s for s in _strings(body or {}) if len(s) > IMPORT_QUOTED_CHARS), key=len, reverse=True)
+    result = []
+    for error in failed.errors:
+        column = column_of(error.path)
+        message = error.message if column else f"{error.path} (kept from the stored product) {error.message}"
+        for cell in long_cells:
+            message = message.replace(cell, quoted(cell))
+        result.append(RowError(line, column, message))
+    return result

@@ -269,29 +269,6 @@ def _category_of(target: catalogue_import.CategoryTarget, present: set[str]) -> 
     return target.create_id, target.create_id not in present
 
 
-def _other_problems(
-    row: catalogue_import.MappedRow, decided: ImportRow, present: set[str]
-) -> list[catalogue_import.RowError]:
-    """What the product rules say of a bad row's readable cells, in columns not named already: one entry per
-    problem of the row (decisions §12). Its category is taken as found, so only the row's own cells are judged."""
-    if row.partial is None:
-        return []
-    body = dict(row.partial)
-    if decided.target is not None:
-        body["category"] = _category_of(decided.target, present)[0]
-    try:
-        validate_product(body)
-    except ValidationFailed as failed:
-        named = {error.column for error in row.errors}
-        found = catalogue_import.row_errors(row.line, failed, row.partial)
-        return [
-            e
-            for e in found
-            if e.column not in named and e.column not in (import_file.CATEGORY_ID, import_file.CATEGORY_NAME)
-        ]
-    return []
-
-
 def _evaluate(claimed: import_items.ClaimedImport, stored_rows: list, now: dt.datetime) -> list[import_chunks.ChunkRow]:
     """What each row of a chunk comes to, against the products and categories as they are now."""
     account, dry_run = claimed.account, claimed.dry_run
@@ -305,7 +282,8 @@ def _evaluate(claimed: import_items.ClaimedImport, stored_rows: list, now: dt.da
     results = []
     for row, decided in zip(mapped, kept):
         if row.body is None:
-            errors = [*row.errors, *_other_problems(row, decided, present)]
+            category = _category_of(decided.target, present)[0] if decided.target is not None else None
+            errors = catalogue_import.problems(row, category)
             results.append(import_chunks.ChunkRow(Outcome.INVALID.value, [e.as_dict() for e in errors]))
             continue
         body, new_category = dict(row.body), None
@@ -320,7 +298,7 @@ def _evaluate(claimed: import_items.ClaimedImport, stored_rows: list, now: dt.da
         try:
             data = validate_product(_with_kept_fields(body, current))
         except ValidationFailed as failed:
-            errors = [e.as_dict() for e in catalogue_import.row_errors(row.line, failed, row.body)]
+            errors = [e.as_dict() for e in import_file.row_errors(row.line, failed, row.body)]
             results.append(import_chunks.ChunkRow(Outcome.INVALID.value, errors))
             continue
         if current is not None and current.product.same_as(data):

@@ -179,7 +179,7 @@ def test_a_price_of_any_length_is_mapped_and_its_bound_named_in_the_price_column
     assert row.body["price"] == int("9" * digits) * 100 + 50
     with pytest.raises(ValidationFailed) as failed:
         validate_product({**row.body, "category": "drinks"})
-    assert [e.column for e in ci.row_errors(2, failed.value)] == ["Price"]
+    assert [e.column for e in import_file.row_errors(2, failed.value)] == ["Price"]
 
 
 def test_a_price_that_is_no_number_names_the_column():
@@ -260,7 +260,7 @@ def test_the_product_rules_speak_in_the_files_columns():
     )
     with pytest.raises(ValidationFailed) as failed:
         validate_product({**row.body, "category": "drinks"})
-    columns = {e.column for e in ci.row_errors(2, failed.value)}
+    columns = {e.column for e in import_file.row_errors(2, failed.value)}
     assert columns == {"Vessel size", "Bundle size", "Status"}
     valid = {**body(**{"Vessel size": "1", "Vessel unit": "l"}), "category": "drinks"}
     assert validate_product(valid)["vessel"] == {"size": 1, "unit": "l"}
@@ -268,13 +268,13 @@ def test_the_product_rules_speak_in_the_files_columns():
 
 def test_kept_fields_that_clash_with_the_row_are_reported_without_a_column():
     failed = ValidationFailed([FieldError("pricing.price_points[0].from", "must be whole")])
-    assert ci.row_errors(5, failed)[0].as_dict() == {
+    assert import_file.row_errors(5, failed)[0].as_dict() == {
         "row": 5,
         "column": None,
         "message": "pricing.price_points[0].from (kept from the stored product) must be whole",
     }
-    assert ci.column_of("custom_properties.storage_advice") == "Storage advice"
-    assert ci.column_of("bundles[0].pallet_bundle") == "Bundle type"
+    assert import_file.column_of("custom_properties.storage_advice") == "Storage advice"
+    assert import_file.column_of("bundles[0].pallet_bundle") == "Bundle type"
 
 
 # --- categories --------------------------------------------------------------------------------------------------
@@ -382,5 +382,5 @@ def test_a_rule_message_that_repeats_a_long_cell_quotes_only_its_start():
 
     cell = "y" * 5_000
     failed = ValidationFailed([FieldError("name", f"{cell} is not allowed")])
-    [error] = ci.row_errors(7, failed, {"name": cell})
+    [error] = import_file.row_errors(7, failed, {"name": cell})
     assert error.message == import_file.quoted(cell) + " is not allowed" and error.column == "Item name"
