@@ -57,11 +57,12 @@ class Amended:
 
 
 def planned_date(delivery: dict, basis: dict | None) -> dict | None:
-    """The date the delivery is for (decisions §16): the one the latest response states (responses made before an
-    amendment that set a new date state none), else the requested one; None: as soon as possible."""
+    """The date the delivery is for (decisions §16): the one the latest response states, with its time if it gave
+    one (responses made before an amendment that set a new date state none), else the requested one; None: as soon
+    as possible."""
     for response in reversed((delivery.get("responses") or [])[(basis or {}).get(DATED_FROM, 0) :]):
         if response.get("scheduled"):
-            return {"date": response["scheduled"]["date"]}
+            return dict(response["scheduled"])
     return delivery["request"].get("scheduled")
 
 

@@ -165,6 +165,21 @@ def test_the_requested_date_asked_for_again_after_the_supplier_moved_it_is_a_cha
     assert (refused.status_code, problem_paths(refused)) == (400, ["scheduled"])
 
 
+def test_the_date_and_time_the_supplier_accepted_asked_for_again_is_no_change(shop):
+    """decisions §16: an amendment that changes nothing is 200 with the delivery, nothing recorded (an audit found a
+    response's time dropped, and the same date and time taken for a move that undid the ACCEPT)."""
+    same = {"date": WEDNESDAY, "time": "10:00"}
+    delivery = place(shop, [CRATES], scheduled=same)
+    assert respond(shop, delivery["id"], {"type": "ACCEPT", "scheduled": same}).status_code == 200
+    accepted = shop.get(f"/deliveries/{delivery['id']}").headers["ETag"]
+    again = amend(shop, delivery["id"], {"items": [CRATES], "scheduled": same})
+    assert (again.status_code, again.data["status"]) == (200, "ACCEPTED") and "amendments" not in again.data
+    assert shop.get(f"/deliveries/{delivery['id']}").headers["ETag"] == accepted
+    moved = amend(shop, delivery["id"], {"items": [CRATES], "scheduled": {"date": WEDNESDAY, "time": "12:00"}})
+    (record,) = moved.data["amendments"]
+    assert record["scheduled"] == {"from": same, "to": {"date": WEDNESDAY, "time": "12:00"}}
+
+
 # --- a line whose message alone changes keeps its price (decisions §16) ---
 
 
