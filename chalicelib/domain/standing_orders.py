@@ -202,11 +202,15 @@ def placing_key(customer_id: str, standing_id: str, date: str) -> str:
 def status_of(
     record: Mapping | None, skipped: bool, paused: bool, cutoff: dt.datetime | None, now: dt.datetime
 ) -> OccurrenceStatus:
-    """A date's status: its recorded outcome (a FAILED one unless the customer skipped the date), else UNDELIVERABLE
-    while the rules deliver nothing that day (`cutoff` None), else the customer's skip, MISSED once its cutoff
+    """A date's status: a placed date's recorded outcome; UNDELIVERABLE while the rules deliver nothing that day
+    (`cutoff` None), a date that failed before included (decisions §17: from the moment the rules say so, in every
+    listing); a FAILED one unless the customer skipped the date; else the customer's skip, MISSED once its cutoff
     passed, PAUSED or PLANNED."""
-    if record is not None and skipped and record["status"] == OccurrenceStatus.FAILED:
-        return OccurrenceStatus.SKIPPED
+    if record is not None and record["status"] == OccurrenceStatus.FAILED:
+        if cutoff is None:
+            return OccurrenceStatus.UNDELIVERABLE
+        if skipped:
+            return OccurrenceStatus.SKIPPED
     if record is not None:
         return OccurrenceStatus(record["status"])
     if cutoff is None:
@@ -224,7 +228,7 @@ def occurrence(date: dt.date, status: OccurrenceStatus, place_at: str, record: M
     record = record or {}
     if record.get("delivery_ids") is not None:
         shown_["delivery_ids"] = [int(i) for i in record["delivery_ids"]]
-    if record.get("left_out"):
+    if record.get("left_out") and status != OccurrenceStatus.UNDELIVERABLE:
         shown_["left_out"] = [{"id": line["id"], "reason": line["reason"]} for line in record["left_out"]]
     errors = [UNDELIVERABLE_ERROR] if status == OccurrenceStatus.UNDELIVERABLE else record.get("errors")
     if errors:
@@ -235,7 +239,8 @@ def occurrence(date: dt.date, status: OccurrenceStatus, place_at: str, record: M
 def occurrence_range(today: dt.date, start: str | None, end: str | None) -> tuple[dt.date, dt.date]:
     """from (default today) and to (default from + 27 days), at most OCCURRENCE_DAYS apart."""
     first = _date_param("from", start) if start is not None else today
-    last = _date_param("to", end) if end is not None else first + dt.timedelta(days=DEFAULT_OCCURRENCE_DAYS)
+    default_days = min(DEFAULT_OCCURRENCE_DAYS, (dt.date.max - first).days)  # from near the calendar's end: to its end
+    last = _date_param("to", end) if end is not None else first + dt.timedelta(days=default_days)
     if last < first:
         raise ValidationFailed([FieldError("to", "must not be before from")])
     if (last - first).days > OCCURRENCE_DAYS:

@@ -106,3 +106,29 @@ def test_a_placed_date_still_cannot_be_skipped(shop):
     assert refused.status_code == 400
     assert refused.json_body["type"].endswith("invalid-transition")
     assert refused.json_body["detail"] == "2026-05-05 was placed; amend or cancel its delivery instead"
+
+
+def test_a_failed_date_the_rules_then_deliver_nothing_on_lists_as_undeliverable(shop):
+    """decisions §17: UNDELIVERABLE from the moment the rules say so, in every listing; only placed dates stay as
+    they are. An audit found it still listed FAILED."""
+    fail_tuesday(shop)
+    assert shop.patch("/account/settings/deliveries", {"dates_with_no_delivery": ["2026-05-05"]}).status_code == 200
+    undeliverable = {
+        "date": "2026-05-05",
+        "status": "UNDELIVERABLE",
+        "place_at": "2026-05-03T23:59:00+00:00",
+        "errors": [{"path": "scheduled", "message": "is a date on which the supplier delivers none of it"}],
+    }
+    assert {**tuesday(shop), "place_at": undeliverable["place_at"]} == undeliverable
+    assert shop.patch("/account/settings/deliveries", {"dates_with_no_delivery": None}).status_code == 200
+    assert tuesday(shop) == FAILED_ON_TUESDAY
+
+
+def test_occurrences_from_the_calendars_last_days_end_at_its_end(shop):
+    """The default `to` is `from` + 27 days, never past 9999-12-31 (an audit found a 500)."""
+    assert put_standing(shop).status_code == 200
+    listed = occurrences(shop, query="?from=9999-12-30")
+    assert listed.status_code == 200
+    assert all(o["date"] >= "9999-12-30" for o in listed.json_body["occurrences"])
+    assert occurrences(shop, query="?from=9999-12-31&to=9999-12-31").status_code == 200
+    assert occurrences(shop, query="?from=10000-01-01").status_code == 400
