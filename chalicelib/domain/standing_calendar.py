@@ -162,10 +162,11 @@ class Calendar:
         return result
 
     def all_undeliverable(self, today: dt.date, days: int) -> bool:
-        """Whether the standing order has counted dates in the `days` from today (or from starts_on, when later) and
-        the rules deliver nothing on any of them."""
-        start = max(today, dt.date.fromisoformat(self.standing["starts_on"]))
-        dates = self.dates(start, start + dt.timedelta(days=days - 1))
+        """Whether the standing order has counted dates in the next `days` from today (decisions §17) and the rules
+        deliver nothing on any of them; one that starts later than that is judged on its first `days`."""
+        starts, last = dt.date.fromisoformat(self.standing["starts_on"]), today + dt.timedelta(days=days - 1)
+        start = max(today, starts)
+        dates = self.dates(start, last if starts <= last else starts + dt.timedelta(days=days - 1))
         return bool(dates) and all(self.undeliverable(date) for date in dates)
 
 

@@ -250,6 +250,18 @@ def test_a_weekday_never_delivered_is_undeliverable_and_a_put_of_only_such_days_
     }
 
 
+def test_the_next_92_days_count_from_today_for_an_order_that_starts_within_them(shop):
+    """decisions §17: every counted date in the next 92 days undeliverable → 400 naming weekdays, also when the
+    standing order starts later within them (an audit found the window counted from starts_on)."""
+    fridays = ["2026-07-03", "2026-07-10", "2026-07-17", "2026-07-24", "2026-07-31"]  # today 2026-05-04: up to 08-03
+    put_settings(dates_with_no_delivery=fridays)
+    refused = put_standing(shop, weekdays=[5], starts_on="2026-07-03")
+    assert (refused.status_code, problem_paths(refused)) == (400, ["weekdays"])
+    assert put_standing(shop, weekdays=[5], starts_on="2026-06-26").status_code == 200  # 26 June is delivered
+    later = put_standing(shop, "later", weekdays=[5], starts_on="2026-09-04")  # beyond them: its own first 92 days
+    assert later.status_code == 200
+
+
 def test_a_line_with_a_no_delivery_date_of_its_own_is_left_out_and_the_rest_placed(shop):
     put_product(shop, "beer", {**BEER, "dates_with_no_delivery": ["2026-05-05"]})
     put_standing(shop, items=[{"id": "beer", "count": 1}, {"id": "water", "count": 2}])
