@@ -281,7 +281,12 @@ def _applied(delivery, basis, body, now, request, lines, packaging, empties, con
         if empties is not None
         else [{"id": e["id"], "count": e["count"]} for e in delivery["request"].get("empties") or ()]
     )
-    deposit_orders.finish(amended, packaging, types, [SimpleNamespace(**e) for e in kept_empties])
+    overridden = {}
+    for item in request.get("items") or ():
+        product_id = _product_of(item, context.products) or deposit_orders.products_of(basis).get(item["id"])
+        if product_id is not None and product_id != item["id"]:
+            overridden[item["id"]] = product_id
+    deposit_orders.finish(amended, packaging, types, [SimpleNamespace(**e) for e in kept_empties], overridden)
     new_basis = amended.pop(BASIS) or {"packaging": {}, "types": {}}
     new_basis[RESPONSES_FROM] = len(delivery.get("responses") or ())
     dated = moved_from is not _UNMOVED

@@ -39,8 +39,12 @@ def order_errors(body, deposit_types: dict) -> list[FieldError]:
     return errors + empties_wrong
 
 
-def finish(delivery: dict, packagings: dict[str, dict], deposit_types: dict, empties) -> None:
-    """Add `request.deposits` and `request.empties` (absent when empty, names and prices as now) and the basis."""
+def finish(
+    delivery: dict, packagings: dict[str, dict], deposit_types: dict, empties, products: dict[str, str] | None = None
+) -> None:
+    """Add `request.deposits` and `request.empties` (absent when empty, names and prices as now) and the basis;
+    `products`: the product of each item shown under another id (a bundle's id_override), kept in the basis so an
+    amendment reads that product's rules (decisions §16)."""
     charged: dict[str, int] = {}
     for item in delivery["request"]["items"]:
         for entry in item.get("deposits", ()):
@@ -56,7 +60,16 @@ def finish(delivery: dict, packagings: dict[str, dict], deposit_types: dict, emp
     if empties:
         delivery["request"]["empties"] = empties_entries(empties, deposit_types)
     packaging = {item_id: p for item_id, p in packagings.items() if p}
-    delivery[BASIS] = {"packaging": packaging, "types": types} if packaging or empties else None
+    delivery[BASIS] = {"packaging": packaging, "types": types} if packaging or empties or products else None
+    if products:
+        delivery[BASIS][PRODUCTS] = dict(products)
+
+
+PRODUCTS = "products"  # in the basis: item id -> product id, for items shown under a bundle's id_override
+
+
+def products_of(basis: dict | None) -> dict[str, str]:
+    return dict((basis or {}).get(PRODUCTS) or {})
 
 
 FRACTION_OF_A_VESSEL = "makes a fraction of a vessel, and deposits are charged on whole vessels only"

@@ -200,7 +200,9 @@ def plan_order(body: OrderBody, customer_id: str, context: OrderContext, now: dt
             deliveries.append(_delivery(body, customer_id, customer, address, scheduled, items, now))
             packagings = {line.item["id"]: deposit_orders.deposit_packaging(line.product) for line in lines[stock]}
             empties = body.empties if len(deliveries) == 1 else None  # they come back once, with the first
-            deposit_orders.finish(deliveries[-1], packagings, context.deposit_types, empties)
+            shown = [(line.item["id"], line.product["id"]) for line in lines[stock]]
+            overridden = {item_id: product_id for item_id, product_id in shown if item_id != product_id}
+            deposit_orders.finish(deliveries[-1], packagings, context.deposit_types, empties, overridden)
     size_errors = order_size_errors(deliveries)
     if size_errors:
         raise ValidationFailed(size_errors)

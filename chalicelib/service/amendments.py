@@ -7,7 +7,7 @@ the feed adds one GetItem of its head. An order costs the same four (its UpdateI
 delivery read). A lost race re-reads the delivery and checks the amendment again against what won.
 """
 
-from ..domain import amendments, deposits
+from ..domain import amendments, deposit_orders, deposits
 from ..domain.common import parse
 from ..domain.feed import ChangeType, delivery_change
 from ..domain.rendering import json_text
@@ -35,7 +35,9 @@ def amend(
     amendments.check_amendable(stored.delivery)  # before reading the catalogue: a final delivery reads nothing more
     product_ids = [item.id for item in body.items]
     # The order's own lines too: an ACCEPTED delivery is amended only before their cutoff (decisions §16).
-    read_ids = list(dict.fromkeys(product_ids + [item["id"] for item in stored.delivery["request"].get("items") or ()]))
+    ordered = [item["id"] for item in stored.delivery["request"].get("items") or ()]
+    overridden = deposit_orders.products_of(stored.deposit_basis)  # lines shown under a bundle's id_override
+    read_ids = list(dict.fromkeys(product_ids + [overridden.get(item_id, item_id) for item_id in ordered]))
     context = load_context(account, customer_id, read_ids)
     guards = new_empties_check(account, body.empties, stored.delivery, stored.deposit_basis)
 

@@ -165,6 +165,24 @@ def test_the_requested_date_asked_for_again_after_the_supplier_moved_it_is_a_cha
     assert (refused.status_code, problem_paths(refused)) == (400, ["scheduled"])
 
 
+def test_a_line_shown_under_a_bundles_id_override_keeps_its_products_cutoff(shop, monkeypatch):
+    """decisions §16: after the cutoff of the date it is accepted for, an ACCEPTED delivery is not amended. The
+    product's own rules decide that cutoff (§7) even when the amendment leaves its line out, which is shown under
+    the bundle's id_override (an audit found the product not read, and the amendment taken)."""
+    put_product(shop, "beer", {**BEER, "delivery_days": {"3": {"lead_days": 1, "cutoff": "12:00"}}})
+    delivery = place(shop, [CRATES], scheduled={"date": WEDNESDAY})
+    assert [item["id"] for item in delivery["request"]["items"]] == ["beer-crate"]
+    assert respond(shop, delivery["id"], {"type": "ACCEPT"}).status_code == 200
+    at(monkeypatch, "2026-05-05T11:59:00+00:00")  # before Tuesday 12:00 UTC, Wednesday's cutoff for beer
+    before = amend(shop, delivery["id"], {"items": [{**CRATES, "count": 3}]})
+    assert before.status_code == 200, before.data
+    assert respond(shop, delivery["id"], {"type": "ACCEPT"}).status_code == 200
+    at(monkeypatch, "2026-05-05T13:00:00+00:00")
+    for items in ([{"id": "water", "count": 6}], [CRATES]):
+        refused = amend(shop, delivery["id"], {"items": items})
+        assert (refused.status_code, refused.data["type"]) == (400, "invalid-transition"), items
+
+
 def test_the_date_and_time_the_supplier_accepted_asked_for_again_is_no_change(shop):
     """decisions §16: an amendment that changes nothing is 200 with the delivery, nothing recorded (an audit found a
     response's time dropped, and the same date and time taken for a move that undid the ACCEPT)."""
