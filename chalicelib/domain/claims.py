@@ -14,7 +14,7 @@ from typing import NamedTuple
 from . import limits
 from .claim_shapes import AnswerBody, AnswerItemBody, ClaimBody, ClaimItemBody
 from .claim_status import ACCEPTED, DECLINED, HOLDING, OPEN, PARTIALLY_ACCEPTED, WITHDRAWN, ClaimResolution
-from .common import dump, is_whole
+from .common import dump, is_whole, well_formed_items
 from .delivery_status import DELIVERED, DELIVERY
 from .deposits import counted_responses, lines_now, substitutes_of
 from .errors import ClaimWindowClosed, FieldError, InvalidTransition, NotFound, ValidationFailed
@@ -174,23 +174,8 @@ def claimed_items(
     return items, errors
 
 
-def _well_formed(data, model) -> list[tuple[int, object]]:
-    """The `items` of a refused body that are well formed on their own as `model`, with their positions: what they
-    get wrong against the delivery or the claim is named beside the body's own problems (decisions §3)."""
-    from .common import parse
-
-    raw = data.get("items") if isinstance(data, dict) else None
-    found = []
-    for i, item in enumerate(raw[: limits.CLAIM_LINES] if isinstance(raw, list) else ()):
-        try:
-            found.append((i, parse(model, item)))
-        except ValidationFailed:
-            continue
-    return found
-
-
 def items_that_parse(data) -> list[tuple[int, ClaimItemBody]]:
-    return _well_formed(data, ClaimItemBody)
+    return well_formed_items(data, ClaimItemBody, limits.CLAIM_LINES)
 
 
 def opened(
@@ -282,7 +267,8 @@ def answer_problems(claim: dict, data, lines: dict, substitutes_by_kg: dict) -> 
     named = {
         i["id"] for i in (raw if isinstance(raw, list) else ()) if isinstance(i, dict) and isinstance(i.get("id"), str)
     }
-    return _answer_errors(claim, _well_formed(data, AnswerItemBody), named, lines, substitutes_by_kg)[1]
+    given = well_formed_items(data, AnswerItemBody, limits.CLAIM_LINES)
+    return _answer_errors(claim, given, named, lines, substitutes_by_kg)[1]
 
 
 def _answered_items(claim: dict, body: AnswerBody, lines: dict, substitutes_by_kg: dict) -> list[dict]:

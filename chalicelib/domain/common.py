@@ -233,3 +233,16 @@ def parse(model: type[BaseModel], data: Any, prefix: tuple = ()):
 def dump(model: BaseModel) -> dict:
     """The stored form: only what was given, numbers kept as Decimal/int."""
     return model.model_dump(exclude_none=True, by_alias=True)
+
+
+def well_formed_items(data: Any, model: type[BaseModel], limit: int) -> list[tuple[int, Any]]:
+    """The `items` of a refused body that are well formed on their own as `model` (the first `limit`), with their
+    positions: what they get wrong beyond their shape is named beside the body's own problems (decisions §3)."""
+    raw = data.get("items") if isinstance(data, dict) else None
+    found = []
+    for i, item in enumerate(raw[:limit] if isinstance(raw, list) else ()):
+        try:
+            found.append((i, parse(model, item)))
+        except ValidationFailed:
+            continue
+    return found

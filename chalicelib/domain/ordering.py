@@ -147,6 +147,32 @@ def _request_item(product: dict, item: OrderItem, bundle: dict | None, price: in
     return shown
 
 
+def _unorderable(product: dict | None, split: bool) -> str | None:
+    """Why an item of this product cannot be ordered (None: it can)."""
+    if product is None:
+        return "is not a product of this supplier"
+    if product.get("status") not in ORDERABLE_STATUSES:
+        return "is not available for ordering"
+    if product["status"] == OUT_OF_STOCK and not split:
+        return "is out of stock"
+    return None
+
+
+def item_problems(given: list, context: OrderContext, now: dt.datetime, split: bool = True) -> list[FieldError]:
+    """What the well-formed items of a refused order body (each with its position) get wrong against the catalogue:
+    named beside the body's own problems (decisions §3, §8: one error per problem). Prices as of today."""
+    today = schedule.local_now(now, schedule.account_timezone(context.settings)).date()
+    errors = []
+    for i, item in given:
+        product = context.products.get(item.id)
+        unorderable = _unorderable(product, split)
+        if unorderable is not None:
+            errors.append(FieldError(f"items[{i}].id", unorderable))
+        else:
+            errors += _line(item, f"items[{i}]", product, context, today)[1]
+    return errors
+
+
 def plan_order(body: OrderBody, customer_id: str, context: OrderContext, now: dt.datetime, split: bool = True) -> Order:
     """The deliveries an order creates: one for ACTIVE products and one for OUT_OF_STOCK products.
 
@@ -165,14 +191,11 @@ def plan_order(body: OrderBody, customer_id: str, context: OrderContext, now: dt
     for i, item in enumerate(body.items):
         path = f"items[{i}]"
         product = context.products.get(item.id)
-        if product is None or product.get("status") not in ORDERABLE_STATUSES:
-            reason = "is not a product of this supplier" if product is None else "is not available for ordering"
-            errors.append(FieldError(f"{path}.id", reason))
+        unorderable = _unorderable(product, split)
+        if unorderable is not None:
+            errors.append(FieldError(f"{path}.id", unorderable))
             continue
         stock = product["status"]
-        if stock == OUT_OF_STOCK and not split:
-            errors.append(FieldError(f"{path}.id", "is out of stock"))
-            continue
         price_date = (scheduled_date or order_date) if stock == ACTIVE else order_date
         shown, item_errors = _line(item, path, product, context, price_date)
         errors += item_errors

@@ -7,7 +7,7 @@ integration counts and the products' "used" flags together; the feed adds one Ge
 from dataclasses import dataclass
 from typing import Callable
 
-from ..domain import integration
+from ..domain import integration, limits
 from ..domain.common import FieldError, ValidationFailed, parse
 from ..domain.delivery import OrderBody
 from ..domain.deposit_orders import BASIS
@@ -118,13 +118,30 @@ class _PlanAgain:
     """A plan that lost to a catalogue change it was pinned to: made again (not an outcome of the store's)."""
 
 
+def _with_item_problems(account: str, customer_id: str, data, failed: ValidationFailed, split: bool):
+    """`failed` with what its well-formed items get wrong against the catalogue (decisions §3: every problem at
+    once), read only once the body is refused anyway."""
+    from ..domain.common import well_formed_items
+    from ..domain.delivery import OrderItem
+    from ..domain.ordering import item_problems
+
+    given = well_formed_items(data, OrderItem, limits.ORDER_ITEMS) if "items" not in failed.named() else []
+    if not given:
+        return failed
+    context = load_context(account, customer_id, list(dict.fromkeys(item.id for _, item in given)))
+    return failed.joined(item_problems(given, context, clock.now(), split))
+
+
 def place_order(
     account: str, customer_id: str, data, idempotency: IdempotencyClaim | None = None, placing: Placing | None = None
 ) -> list[dict]:
     """The deliveries created, in full; ValidationFailed with one error per problem. `placing`: a standing order's
     (decisions §17): it places one delivery, never a second one "as soon as possible" for OUT_OF_STOCK items
     (refused naming them)."""
-    body = parse(OrderBody, data)
+    try:
+        body = parse(OrderBody, data)
+    except ValidationFailed as failed:
+        raise _with_item_problems(account, customer_id, data, failed, placing is None) from None
     plans = iter([False])  # the first plan reads as a GET would; those after it, consistently
 
     def plan() -> tuple | _PlanAgain:

@@ -265,6 +265,20 @@ def test_every_problem_is_reported_at_once(shop):
     ]
 
 
+def test_a_shape_problem_hides_none_of_the_catalogues(shop):
+    """decisions §3, §8: one error per problem, those the body's shape has and those its well-formed items have
+    against the catalogue alike (an audit found an unknown product named only once the shape was right)."""
+    response = order(
+        shop,
+        [{"id": "nope", "count": 1}, {"id": "beer", "count": "2"}, {"id": "beer", "count": 1, "bundle": {"id": "keg"}}],
+        user={"name": "A"},
+    )
+    assert response.status_code == 400
+    assert problem_paths(response) == ["items[1].count", "user.email", "items[0].id", "items[2].bundle"]
+    too_many = order(shop, [{"id": "nope", "count": 1}] * 51)
+    assert problem_paths(too_many) == ["items"]  # a wrong list: its items are not checked one by one
+
+
 def test_comments_are_refused_unless_the_account_allows_them(shop):
     put_settings(allow_delivery_comments=False, allow_product_comments=True)
     assert problem_paths(order(shop, [{"id": "beer", "count": 1}], message="hi")) == ["message"]
