@@ -118,7 +118,7 @@ class _PlanAgain:
     """A plan that lost to a catalogue change it was pinned to: made again (not an outcome of the store's)."""
 
 
-def _with_item_problems(account: str, customer_id: str, data, failed: ValidationFailed, split: bool):
+def with_item_problems(account: str, customer_id: str, data, failed: ValidationFailed, split: bool):
     """`failed` with what its well-formed items get wrong against the catalogue (decisions §3: every problem at
     once), read only once the body is refused anyway."""
     from ..domain.common import well_formed_items
@@ -141,7 +141,7 @@ def place_order(
     try:
         body = parse(OrderBody, data)
     except ValidationFailed as failed:
-        raise _with_item_problems(account, customer_id, data, failed, placing is None) from None
+        raise with_item_problems(account, customer_id, data, failed, placing is None) from None
     plans = iter([False])  # the first plan reads as a GET would; those after it, consistently
 
     def plan() -> tuple | _PlanAgain:

@@ -146,11 +146,14 @@ def put_standing_order(account: str, customer_id: str, standing_id: str, data) -
     """Create or replace (decisions §17): checked as an order is, and refused naming `weekdays` when the rules
     deliver nothing on any of its dates in the next OCCURRENCE_DAYS days."""
     from ..domain.ordering import plan_order
-    from .ordering import load_context
+    from .ordering import load_context, with_item_problems
 
     if not is_identifier(standing_id):
         raise invalid("id", ID_RULE)
-    body = rules.parse_body(data)
+    try:
+        body = rules.parse_body(data)
+    except ValidationFailed as failed:  # its items' catalogue problems too (decisions §3)
+        raise with_item_problems(account, customer_id, data, failed, True) from None
     context = load_context(account, customer_id, [item.id for item in body.items])
     plan_order(rules.order_body(dump(body)), customer_id, context, clock.now())  # the order's own checks
 

@@ -250,6 +250,15 @@ def test_a_weekday_never_delivered_is_undeliverable_and_a_put_of_only_such_days_
     }
 
 
+def test_a_shape_problem_hides_none_of_the_items_catalogue_problems(shop):
+    """decisions §3: every problem at once, as for an order (an audit found an unknown product hidden behind a
+    weekday of 9)."""
+    refused = put_standing(shop, weekdays=[9], items=[{"id": "nope", "count": 1}, {"id": "beer", "count": 1.5}])
+    assert (refused.status_code, problem_paths(refused)) == (400, ["weekdays[0]", "items[0].id", "items[1].count"])
+    repeated = put_standing(shop, weekdays=[2, 2], items=[{"id": "nope", "count": 1}])
+    assert problem_paths(repeated) == ["weekdays", "items[0].id"]
+
+
 def test_the_next_92_days_count_from_today_for_an_order_that_starts_within_them(shop):
     """decisions §17: every counted date in the next 92 days undeliverable → 400 naming weekdays, also when the
     standing order starts later within them (an audit found the window counted from starts_on)."""
