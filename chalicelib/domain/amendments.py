@@ -140,7 +140,7 @@ def amend(delivery: dict, basis: dict | None, body: AmendmentBody, context: Orde
         and not context.settings.get("allow_delivery_comments")
     ):
         errors.append(FieldError("message", "the supplier does not allow comments on deliveries"))
-    order_date = schedule.local_now(now, schedule.account_timezone(context.settings)).date()
+    order_date = schedule.account_today(now, context.settings)
     price_date = dt.date.fromisoformat(date["date"]) if date else order_date
     items, lines, packaging, line_errors, added = _lines(request, basis, body.items, context, price_date, date is None)
     errors += line_errors
@@ -281,9 +281,9 @@ def _applied(delivery, basis, body, now, request, lines, packaging, empties, con
         if empties is not None
         else [{"id": e["id"], "count": e["count"]} for e in delivery["request"].get("empties") or ()]
     )
-    overridden = {}
+    overridden, known = {}, deposit_orders.products_of(basis)
     for item in request.get("items") or ():
-        product_id = _product_of(item, context.products) or deposit_orders.products_of(basis).get(item["id"])
+        product_id = _product_of(item, context.products) or known.get(item["id"])
         if product_id is not None and product_id != item["id"]:
             overridden[item["id"]] = product_id
     deposit_orders.finish(amended, packaging, types, [SimpleNamespace(**e) for e in kept_empties], overridden)

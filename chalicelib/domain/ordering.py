@@ -161,7 +161,7 @@ def _unorderable(product: dict | None, split: bool) -> str | None:
 def item_problems(given: list, context: OrderContext, now: dt.datetime, split: bool = True) -> list[FieldError]:
     """What the well-formed items of a refused order body (each with its position) get wrong against the catalogue:
     named beside the body's own problems (decisions §3, §8: one error per problem). Prices as of today."""
-    today = schedule.local_now(now, schedule.account_timezone(context.settings)).date()
+    today = schedule.account_today(now, context.settings)
     errors = []
     for i, item in given:
         product = context.products.get(item.id)
@@ -184,7 +184,7 @@ def plan_order(body: OrderBody, customer_id: str, context: OrderContext, now: dt
     errors = []
     if body.message and not settings.get("allow_delivery_comments"):
         errors.append(FieldError("message", "the supplier does not allow comments on deliveries"))
-    order_date = schedule.local_now(now, schedule.account_timezone(settings)).date()
+    order_date = schedule.account_today(now, settings)
     scheduled_date = dt.date.fromisoformat(body.scheduled.date) if body.scheduled else None
     lines: dict[str, list[_Line]] = {ACTIVE: [], OUT_OF_STOCK: []}
     shown_ids: dict[str, int] = {}

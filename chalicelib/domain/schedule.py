@@ -90,7 +90,7 @@ def next_deliverable_dates(
     """The next ``days`` deliverable dates from local today, looking at most a year ahead."""
     if not 1 <= days <= MAX_DAYS:
         raise ValueError(f"days must be between 1 and {MAX_DAYS}, got {days}")
-    today = local_now(now, account_timezone(account)).date()
+    today = account_today(now, account)
     candidates = (today + dt.timedelta(days=offset) for offset in range(SCAN_HORIZON_DAYS))
     deliverable = (d for d in candidates if order_deliverable_on(d, now, products, customer, account))
     return list(islice(deliverable, days))
@@ -125,6 +125,11 @@ def wall_moment(wall: dt.datetime, timezone_name: str, last: bool = False) -> dt
 def account_timezone(account: Mapping) -> str:
     """The account's IANA zone; the service stores one, ``UTC`` is the last-resort default."""
     return account.get("timezone") or DEFAULT_TIMEZONE
+
+
+def account_today(now: dt.datetime, account: Mapping) -> dt.date:
+    """The date `now` is on the account's wall clock."""
+    return local_now(now, account_timezone(account)).date()
 
 
 def _levels(product: Mapping, customer: Mapping | None, account: Mapping) -> tuple[Mapping, ...]:

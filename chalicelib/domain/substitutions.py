@@ -28,7 +28,7 @@ def price_date(request: dict, responses: list[dict], stated: dict | None, settin
         if scheduled:
             return dt.date.fromisoformat(scheduled["date"])
     ordered_at = dt.datetime.fromisoformat(request["timestamp"].replace("Z", "+00:00"))
-    return schedule.local_now(ordered_at, schedule.account_timezone(settings)).date()
+    return schedule.account_today(ordered_at, settings)
 
 
 def _product_of_line(item_id: str, products: dict) -> str | None:

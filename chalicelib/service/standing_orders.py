@@ -50,10 +50,6 @@ def calendar_of(
     )
 
 
-def local_today(settings: dict, now: dt.datetime) -> dt.date:
-    return schedule.local_now(now, schedule.account_timezone(settings)).date()
-
-
 def horizon(calendar: calendar_rules.Calendar, now: dt.datetime) -> tuple[str, str]:
     today = calendar.today(now)
     return today.isoformat(), (today + dt.timedelta(days=calendar_rules.LOOK_AHEAD_DAYS)).isoformat()
@@ -91,7 +87,7 @@ def _write(
         if made is None:
             return previous.data
         document, context = made
-        first_day = previous.first_day if previous else local_today(context.settings, now).isoformat()
+        first_day = previous.first_day if previous else schedule.account_today(now, context.settings).isoformat()
         calendar = calendar_of(account, customer_id, document, first_day, context)
         today = calendar.today(now)
         skips = []
@@ -160,7 +156,7 @@ def put_standing_order(account: str, customer_id: str, standing_id: str, data) -
     def written(previous: store.Stored | None, now: dt.datetime) -> tuple[dict, object]:
         created = previous.data["created"] if previous else iso(now)
         document = rules.shown(body, standing_id, customer_id, created, iso(now))
-        first_day = previous.first_day if previous else local_today(context.settings, now).isoformat()
+        first_day = previous.first_day if previous else schedule.account_today(now, context.settings).isoformat()
         calendar = calendar_of(account, customer_id, document, first_day, context)
         if calendar.all_undeliverable(calendar.today(now), rules.OCCURRENCE_DAYS):
             message = f"the supplier delivers none of it on any of its dates in the next {rules.OCCURRENCE_DAYS} days"
